@@ -1,0 +1,89 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/comm_command.h"
+#include "cli/command.h"
+#include "common/environment.h"
+#include "common/error.h"
+#include "common/strings.h"
+
+namespace plumb::cli {
+namespace {
+
+// Under a launcher every rank parses the same argv: only rank 0 speaks about usage.
+bool speaks() { return launcher_rank() == 0; }
+
+void print_error(const std::string& message) {
+  if (speaks()) fmt::print(stderr, "plumb: error: {}\n", message);
+}
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const Command& c : commands()) names.push_back(c.name);
+  return names;
+}
+
+// argv[1] when it is meant as a command but names none: ninja's "did you mean" for subtools.
+std::optional<std::string> unknown_command(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  for (const Command& c : commands()) {
+    if (c.name == word) return std::nullopt;
+  }
+  return word;
+}
+
+}  // namespace
+
+std::span<const Command> commands() {
+  static const std::vector<Command> kTable = {
+      {"comm", "Collective benchmark per topology layer: bandwidth and tail latency",
+       [](CLI::App& sub) {
+         auto options = std::make_shared<CommOptions>();
+         setup_comm(sub, *options);
+         return std::function<int()>([options] { return run_comm(*options); });
+       }},
+  };
+  return kTable;
+}
+
+int run_main(int argc, char** argv) {
+  if (auto word = unknown_command(argc, argv)) {
+    const std::vector<std::string> names = command_names();
+    print_error(fmt::format("unknown command '{}'{}; commands: {}", *word,
+                            did_you_mean(*word, names), join(names, ", ")));
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  CLI::App app("plumb measures an AI training cluster and keeps what it measured as a baseline.",
+               "plumb");
+  app.set_version_flag("--version", std::string("plumb ") + PLUMB_VERSION);
+  app.require_subcommand(1);
+  std::function<int()> selected;
+  for (const Command& c : commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    auto run = c.setup(*sub);
+    sub->callback([&selected, run] { selected = run; });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      if (speaks()) app.exit(e);
+      return 0;
+    }
+    print_error(std::string(e.what()) + "; run 'plumb --help' for usage");
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  try {
+    return selected();
+  } catch (const Error& e) {
+    print_error(e.what());
+    return static_cast<int>(e.code());
+  }
+}
+
+}  // namespace plumb::cli

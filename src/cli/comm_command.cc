@@ -1,0 +1,208 @@
+#include "cli/comm_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "comm/backends.h"
+#include "comm/cluster_map.h"
+#include "comm/mpi_backend.h"
+#include "common/environment.h"
+#include "common/error.h"
+#include "common/progress.h"
+#include "common/strings.h"
+#include "common/units.h"
+#include "report/comm_reporter.h"
+
+namespace plumb::cli {
+namespace {
+
+// Environment variables that change collective results, recorded with every run.
+constexpr std::string_view kEnvPrefixes[] = {"NCCL_", "HCCL_", "OMPI_", "UCX_"};
+
+// Runs `parse` and keeps its message instead of stopping, so all problems are reported at once.
+template <class Fn>
+void collect(std::vector<std::string>& problems, Fn&& parse) {
+  try {
+    parse();
+  } catch (const Error& e) {
+    problems.push_back(e.what());
+  }
+}
+
+// Output files are opened before the sweep runs, so a bad path fails in a second, not after the
+// measurement. "-" is standard output.
+struct Outputs {
+  std::ofstream json_file;
+  std::ofstream csv_file;
+  std::ostream* json = nullptr;
+  std::ostream* csv = nullptr;
+  std::ostream* console = &std::cout;
+};
+
+void open_output(const std::string& path, const char* option, std::ofstream& file,
+                 std::ostream*& stream) {
+  if (path.empty()) return;
+  if (path == "-") {
+    stream = &std::cout;
+    return;
+  }
+  file.open(path);
+  if (!file) throw Error(fmt::format("{} {}: cannot write: {}", option, path, std::strerror(errno)));
+  stream = &file;
+}
+
+std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
+  auto out = std::make_unique<Outputs>();
+  if (o.json == "-" && o.csv == "-") throw Error("--json - and --csv - cannot both use standard output");
+  open_output(o.json, "--json", out->json_file, out->json);
+  open_output(o.csv, "--csv", out->csv_file, out->csv);
+  if (o.json == "-" || o.csv == "-") out->console = &std::cerr;
+  return out;
+}
+
+comm::Placement place_ranks(comm::Communicator& world, const std::optional<comm::ClusterMap>& map) {
+  const std::vector<std::string> hosts = world.all_gather_strings(host_name());
+  const std::vector<std::string> ids = world.all_gather_strings(std::to_string(world.node_id()));
+  if (map) return comm::place_by_map(*map, hosts);
+  std::vector<int> node_ids;
+  for (const std::string& id : ids) node_ids.push_back(std::stoi(id));
+  return comm::place_by_host(hosts, node_ids);
+}
+
+void fill_context(comm::Result& result, const CommOptions& o, const comm::SweepOptions& s) {
+  result.created = utc_timestamp();
+  result.env = capture_environment(kEnvPrefixes);
+  std::set<std::string> seen;
+  for (const comm::RankPlace& r : result.placement.ranks) {
+    if (seen.insert(r.host).second) result.hosts.push_back(r.host);
+  }
+  result.settings = {s.min_bytes, s.max_bytes, s.step_bytes ? 0 : s.step_factor, s.step_bytes,
+                     s.iters,     s.warmup,    s.check,     std::string(comm::info(s.type).name),
+                     std::string(comm::name(s.op)), s.root};
+  (void)o;
+}
+
+void write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
+  if (result.ranks == 1) {
+    fmt::print(stderr, "plumb: note: only 1 rank: nothing to measure; start plumb under an MPI "
+                       "launcher, e.g. mpirun -np 4 plumb comm\n");
+  }
+  for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
+  if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);
+  if (out.json) report::CommJsonReporter().report(result, *out.json);
+  if (out.csv) report::CommCsvReporter().report(result, *out.csv);
+  if (out.json_file.is_open()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
+  if (out.csv_file.is_open()) fmt::print(stderr, "plumb: wrote {}\n", o.csv);
+}
+
+// Rank 0 decides; every rank returns the same, so mpirun's exit code is meaningful.
+int agree(comm::Communicator& world, int code) { return world.broadcast_int(code, 0); }
+
+}  // namespace
+
+void setup_comm(CLI::App& app, CommOptions& o) {
+  app.add_option("-b,--min-bytes", o.min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-e,--max-bytes", o.max_bytes, "Largest size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-f,--step-factor", o.step_factor, "Multiply the size by this at each step")
+      ->capture_default_str();
+  app.add_option("-i,--step-bytes", o.step_bytes, "Add this many bytes at each step instead");
+  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->capture_default_str();
+  app.add_option("-w,--warmup", o.warmup, "Untimed iterations before each size")->capture_default_str();
+  app.add_option("-d,--dtype", o.dtype, "float32, float16, bfloat16, float64, int32, int8")
+      ->capture_default_str();
+  app.add_option("-o,--op", o.op, "Reduction: sum, prod, max, min, avg")->capture_default_str();
+  app.add_option("-r,--root", o.root, "Root rank of broadcast and reduce")->capture_default_str();
+  app.add_option("-c,--check", o.check, "Check results (1) or not (0)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
+  app.add_option("--collectives", o.collectives, "Comma-separated list")->capture_default_str();
+  app.add_option("--layers", o.layers, "Comma-separated: world, node, rail, spine")
+      ->capture_default_str();
+  app.add_option("--cluster", o.cluster, "Cluster map (YAML: racks -> nodes; see docs/comm.md)");
+  app.add_option("--backend", o.backend, "mpi or nccl")->capture_default_str();
+  app.add_option("--json", o.json, "Write plumb.comm/1 JSON here (- for standard output)");
+  app.add_option("--csv", o.csv, "Write CSV here (- for standard output)");
+  app.add_flag("-q,--quiet", o.quiet, "No console table");
+}
+
+comm::SweepOptions to_sweep_options(const CommOptions& o) {
+  comm::SweepOptions s;
+  std::vector<std::string> problems;
+  collect(problems, [&] { s.min_bytes = parse_bytes(o.min_bytes, "--min-bytes"); });
+  collect(problems, [&] { s.max_bytes = parse_bytes(o.max_bytes, "--max-bytes"); });
+  collect(problems, [&] {
+    if (!o.step_bytes.empty()) s.step_bytes = parse_bytes(o.step_bytes, "--step-bytes");
+  });
+  collect(problems, [&] { s.type = comm::parse_data_type(o.dtype); });
+  collect(problems, [&] { s.op = comm::parse_reduce_op(o.op); });
+  collect(problems, [&] {
+    for (const std::string& name : split_list(o.collectives)) {
+      s.collectives.push_back(&comm::find_collective(name));
+    }
+  });
+  collect(problems, [&] {
+    s.layers = split_list(o.layers);
+    comm::make_layers(comm::Placement{}, s.layers);  // rejects unknown names
+  });
+  collect(problems, [&] { comm::find_backend(o.backend); });
+  s.step_factor = o.step_factor;
+  s.iters = o.iters;
+  s.warmup = o.warmup;
+  s.root = o.root;
+  s.check = o.check != 0;
+  if (problems.empty()) collect(problems, [&] { comm::validate(s); });
+  if (!problems.empty()) throw Error(join(problems, "\n"));
+  return s;
+}
+
+int run_comm(const CommOptions& o) {
+  const comm::SweepOptions sweep = to_sweep_options(o);
+  std::optional<comm::ClusterMap> map;
+  if (!o.cluster.empty()) map = comm::load_cluster_map(o.cluster);
+
+  comm::MpiSession mpi(nullptr, nullptr);
+  std::unique_ptr<comm::Communicator> world =
+      comm::find_backend(o.backend).make(comm::MpiCommunicator::world());
+  const bool leader = world->rank() == 0;
+
+  std::unique_ptr<Outputs> outputs;
+  std::string open_error;
+  if (leader) {
+    try {
+      outputs = open_outputs(o);
+    } catch (const Error& e) {
+      open_error = e.what();
+    }
+  }
+  if (agree(*world, open_error.empty() ? 0 : 1) != 0) {
+    throw Error(leader ? open_error : "output files could not be opened on rank 0");
+  }
+
+  const comm::Placement placement = place_ranks(*world, map);
+  Progress progress(stderr, leader && !o.quiet && Progress::is_terminal(stderr));
+  comm::Result result = comm::run_sweep(
+      *world, placement, sweep,
+      [&](size_t done, size_t total, const std::string& what) { progress.update(done, total, what); });
+  progress.clear();
+
+  int code = 0;
+  if (leader) {
+    fill_context(result, o, sweep);
+    write_reports(result, o, *outputs);
+    const int64_t wrong = comm::total_wrong(result);
+    if (wrong > 0) {
+      fmt::print(stderr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
+      code = static_cast<int>(ExitCode::kCheckFailed);
+    }
+  }
+  return agree(*world, code);
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,42 @@
+// plumb comm: the collective benchmark.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "comm/sweep.h"
+
+namespace plumb::cli {
+
+// As the user typed them; to_sweep_options() checks and converts.
+struct CommOptions {
+  std::string min_bytes = "8";
+  std::string max_bytes = "16M";
+  uint64_t step_factor = 4;
+  std::string step_bytes;
+  int iters = 20;
+  int warmup = 5;
+  std::string dtype = "float32";
+  std::string op = "sum";
+  int root = 0;
+  int check = 1;
+  std::string collectives = "allreduce,allgather,reducescatter,alltoall,broadcast,reduce,sendrecv";
+  std::string layers = "world,node,rail,spine";
+  std::string cluster;
+  std::string backend = "mpi";
+  std::string json;
+  std::string csv;
+  bool quiet = false;
+};
+
+void setup_comm(CLI::App& app, CommOptions& options);
+
+// Every problem with the options at once, as one plumb::Error.
+comm::SweepOptions to_sweep_options(const CommOptions& options);
+
+// Runs the benchmark on the MPI ranks this process belongs to (a singleton when started alone).
+int run_comm(const CommOptions& options);
+
+}  // namespace plumb::cli

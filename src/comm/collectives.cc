@@ -1,0 +1,49 @@
+// The table of collectives. Adding one: write <name>.cc filling Collective, declare its
+// accessor in collective.h, and list it here.
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "comm/collective.h"
+#include "common/error.h"
+#include "common/strings.h"
+
+namespace plumb::comm {
+namespace {
+
+// "all_reduce_perf" -> "allreduce": nccl-tests' binary and function names map to plumb's.
+std::string normalize(std::string_view name) {
+  std::string out(name);
+  if (out.ends_with("_perf")) out.resize(out.size() - 5);
+  std::erase(out, '_');
+  std::erase(out, '-');
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::span<const Collective* const> all_collectives() {
+  static const std::array<const Collective*, 7> kTable = {
+      &allreduce_collective(), &allgather_collective(), &reducescatter_collective(),
+      &alltoall_collective(),  &broadcast_collective(), &reduce_collective(),
+      &sendrecv_collective(),
+  };
+  return kTable;
+}
+
+const Collective& find_collective(std::string_view name) {
+  const std::string wanted = normalize(name);
+  std::vector<std::string> names;
+  for (const Collective* c : all_collectives()) {
+    if (c->name() == wanted) return *c;
+    names.emplace_back(c->name());
+  }
+  throw Error(fmt::format("--collectives: unknown collective '{}'{}; expected one of {}", name,
+                          did_you_mean(wanted, names), join(names, ", ")));
+}
+
+}  // namespace plumb::comm

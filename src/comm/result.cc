@@ -1,0 +1,105 @@
+#include "comm/result.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace plumb::comm {
+
+std::vector<Summary> summarize(const Result& result) {
+  // (layer, collective) -> group -> (sum of busbw, sizes counted), in first-seen order.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<double, int>>> acc;
+  for (const Row& row : result.rows) {
+    const auto key = std::make_pair(row.layer, row.collective);
+    if (!acc.contains(key)) order.push_back(key);
+    auto& groups = acc[key];
+    if (row.bytes < kSummaryMinBytes) {
+      groups.try_emplace(row.group, 0.0, 0);
+      continue;
+    }
+    auto& [sum, n] = groups[row.group];
+    sum += row.busbw_gbps;
+    ++n;
+  }
+  std::vector<Summary> out;
+  for (const auto& key : order) {
+    Summary s{key.first, key.second, 0, 0, "", 0, 0};
+    double best = 0;
+    double total = 0;
+    int counted_groups = 0;
+    for (const auto& [group, acc_group] : acc[key]) {
+      const auto& [sum, n] = acc_group;
+      if (n == 0) continue;
+      const double avg = sum / n;
+      s.sizes = std::max(s.sizes, n);
+      total += avg;
+      ++counted_groups;
+      best = std::max(best, avg);
+      if (s.slowest_group.empty() || avg < s.slowest_busbw_gbps) {
+        s.slowest_group = group;
+        s.slowest_busbw_gbps = avg;
+      }
+    }
+    if (counted_groups > 0) {
+      s.avg_busbw_gbps = total / counted_groups;
+      s.spread = best > 0 ? (best - s.slowest_busbw_gbps) / best : 0.0;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+int64_t total_wrong(const Result& result) {
+  int64_t total = 0;
+  for (const Row& row : result.rows) total += std::max<int64_t>(0, row.wrong);
+  return total;
+}
+
+void to_json(nlohmann::json& j, const Row& row) {
+  j = nlohmann::json{
+      {"layer", row.layer},
+      {"group", row.group},
+      {"group_ranks", row.group_ranks},
+      {"collective", row.collective},
+      {"dtype", row.dtype},
+      {"op", row.op},
+      {"root", row.root},
+      {"requested_bytes", row.requested_bytes},
+      {"bytes", row.bytes},
+      {"count", row.count},
+      {"time_us", row.time_us},
+      {"algbw_gbps", row.algbw_gbps},
+      {"busbw_gbps", row.busbw_gbps},
+      {"wrong", row.wrong < 0 ? nlohmann::json(nullptr) : nlohmann::json(row.wrong)},
+      {"p50_us", row.p50_us},
+      {"p99_us", row.p99_us},
+      {"max_us", row.max_us},
+      {"straggler_rank", row.straggler},
+      {"straggler_share", row.straggler_share},
+  };
+}
+
+void from_json(const nlohmann::json& j, Row& row) {
+  j.at("layer").get_to(row.layer);
+  j.at("group").get_to(row.group);
+  j.at("group_ranks").get_to(row.group_ranks);
+  j.at("collective").get_to(row.collective);
+  j.at("dtype").get_to(row.dtype);
+  j.at("op").get_to(row.op);
+  j.at("root").get_to(row.root);
+  j.at("requested_bytes").get_to(row.requested_bytes);
+  j.at("bytes").get_to(row.bytes);
+  j.at("count").get_to(row.count);
+  j.at("time_us").get_to(row.time_us);
+  j.at("algbw_gbps").get_to(row.algbw_gbps);
+  j.at("busbw_gbps").get_to(row.busbw_gbps);
+  row.wrong = j.at("wrong").is_null() ? -1 : j.at("wrong").get<int64_t>();
+  j.at("p50_us").get_to(row.p50_us);
+  j.at("p99_us").get_to(row.p99_us);
+  j.at("max_us").get_to(row.max_us);
+  j.at("straggler_rank").get_to(row.straggler);
+  j.at("straggler_share").get_to(row.straggler_share);
+}
+
+}  // namespace plumb::comm

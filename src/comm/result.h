@@ -1,0 +1,88 @@
+// The record `plumb comm` produces: plain data, no printing. Reporters (src/report/) turn it into
+// a console table, JSON (schema plumb.comm/1) or CSV.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "comm/placement.h"
+
+namespace plumb::comm {
+
+inline constexpr const char* kCommSchema = "plumb.comm/1";
+
+// One (layer, group, collective, size) measurement.
+struct Row {
+  std::string layer;
+  std::string group;
+  int group_ranks = 0;
+  std::string collective;
+  std::string dtype;
+  std::string op;           // "none" for collectives that do not reduce
+  int root = -1;            // -1 for collectives without a root
+  uint64_t requested_bytes = 0;
+  uint64_t bytes = 0;       // after rounding to whole elements per rank
+  uint64_t count = 0;
+  double time_us = 0;       // mean over ranks of each rank's average in the timed loop
+  double algbw_gbps = 0;    // bytes / 1e9 / time
+  double busbw_gbps = 0;    // algbw × bus factor
+  int64_t wrong = -1;       // wrong elements over all ranks; -1 when not checked
+  double p50_us = 0;        // percentiles of per-iteration time, each the max over ranks
+  double p99_us = 0;
+  double max_us = 0;
+  int straggler = -1;       // world rank slowest in most iterations
+  double straggler_share = 0;  // fraction of iterations it was slowest
+};
+
+struct SweepSettings {
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  uint64_t step_factor = 0;  // 0 when stepping by step_bytes
+  uint64_t step_bytes = 0;
+  int iters = 0;
+  int warmup = 0;
+  bool check = true;
+  std::string dtype;
+  std::string op;
+  int root = 0;
+};
+
+struct Result {
+  std::string created;  // ISO 8601 UTC
+  std::string backend;
+  int ranks = 0;
+  std::vector<std::string> hosts;  // distinct, in rank order of first appearance
+  std::map<std::string, std::string> env;
+  SweepSettings settings;
+  Placement placement;
+  std::vector<Layer> layers;
+  std::vector<Row> rows;
+  std::vector<std::string> notes;  // what the user should know (rounded sizes, skipped layers)
+};
+
+// Average busbw of one (layer, collective) over the sizes of at least kSummaryMinBytes.
+inline constexpr uint64_t kSummaryMinBytes = 1024 * 1024;
+
+struct Summary {
+  std::string layer;
+  std::string collective;
+  int sizes = 0;                 // sizes ≥ 1 MiB that were measured
+  double avg_busbw_gbps = 0;     // mean over groups of each group's average
+  std::string slowest_group;     // group with the lowest average
+  double slowest_busbw_gbps = 0;
+  double spread = 0;             // (best − worst group average) / best
+};
+
+std::vector<Summary> summarize(const Result& result);
+
+// Total wrong elements over all rows (0 when nothing was checked).
+int64_t total_wrong(const Result& result);
+
+void to_json(nlohmann::json& j, const Row& row);
+void from_json(const nlohmann::json& j, Row& row);
+
+}  // namespace plumb::comm

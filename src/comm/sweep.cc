@@ -1,0 +1,300 @@
+#include "comm/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "comm/bandwidth.h"
+#include "common/error.h"
+#include "common/stats.h"
+#include "common/units.h"
+
+namespace plumb::comm {
+namespace {
+
+// Receive buffers start filled with this byte: as int8 it is -128, as int32 −2139062144, as any
+// float a tiny negative non-integer -- never a value the patterns produce, so an operation that
+// writes nothing shows up as wrong elements.
+constexpr unsigned char kSentinelByte = 0x80;
+
+// What one group needs for one collective: buffers sized for the largest size, inputs written once
+// (an input element i is pattern.value(rank, i) whatever the size).
+class Bench {
+ public:
+  Bench(Communicator& group, const Collective& collective, const SweepOptions& options)
+      : group_(group),
+        collective_(collective),
+        options_(options),
+        args_{options.type, options.op, options.root},
+        element_size_(info(options.type).size),
+        pattern_(collective.uses_op() ? Pattern(options.type, options.op, group.size())
+                                      : Pattern(options.type, group.size())) {
+    const Counts most = collective_.counts(options.max_bytes, element_size_, group_.size());
+    send_ = group_.allocate(most.send_count * element_size_);
+    recv_ = group_.allocate(most.recv_count * element_size_);
+    std::vector<unsigned char> input(most.send_count * element_size_);
+    for (size_t i = 0; i < most.send_count; ++i) {
+      store(options.type, input.data(), i, pattern_.value(group_.rank(), i));
+    }
+    send_->upload(input.data(), input.size());
+    recv_has_input_ = collective_.recv_starts_with_input(group_.rank(), args_);
+    if (recv_has_input_) recv_->upload(input.data(), std::min(input.size(), recv_->size()));
+  }
+
+  Row measure(uint64_t bytes);
+
+ private:
+  void run_once(const Counts& counts) {
+    collective_.run(group_, send_->data(), recv_->data(), counts, args_);
+  }
+  int64_t count_wrong(const Counts& counts) const;
+  Row make_row(uint64_t bytes, const Counts& counts, const std::vector<double>& gathered) const;
+
+  Communicator& group_;
+  const Collective& collective_;
+  const SweepOptions& options_;
+  CollArgs args_;
+  size_t element_size_;
+  Pattern pattern_;
+  std::unique_ptr<Buffer> send_;
+  std::unique_ptr<Buffer> recv_;
+  bool recv_has_input_ = false;
+};
+
+Row Bench::measure(uint64_t bytes) {
+  const Counts counts = collective_.counts(bytes, element_size_, group_.size());
+  if (!recv_has_input_) recv_->fill(kSentinelByte, counts.recv_count * element_size_);
+  for (int i = 0; i < options_.warmup; ++i) run_once(counts);
+  group_.synchronize();
+
+  // Back-to-back loop, timed as nccl-tests times it: this rank's average per operation.
+  group_.barrier();
+  group_.start_timer();
+  for (int i = 0; i < options_.iters; ++i) run_once(counts);
+  const double average = group_.stop_timer() / options_.iters;
+
+  // One operation at a time from a common start, for the tail and the straggler.
+  std::vector<double> sample = {average, 0.0};
+  sample.reserve(2 + static_cast<size_t>(options_.iters));
+  for (int i = 0; i < options_.iters; ++i) {
+    group_.barrier();
+    group_.start_timer();
+    run_once(counts);
+    sample.push_back(group_.stop_timer());
+  }
+  sample[1] = options_.check ? static_cast<double>(count_wrong(counts)) : -1.0;
+  const std::vector<double> gathered = group_.gather(sample, 0);
+  return make_row(bytes, counts, gathered);
+}
+
+int64_t Bench::count_wrong(const Counts& counts) const {
+  std::vector<unsigned char> out(counts.recv_count * element_size_);
+  recv_->download(out.data(), out.size());
+  const bool premultiplied = group_.avg_premultiplies(options_.type);
+  int64_t wrong = 0;
+  for (size_t j = 0; j < counts.recv_count; ++j) {
+    const auto want = collective_.expected(pattern_, group_.rank(), group_.size(), counts, args_, j);
+    if (!want) continue;
+    const double got = load(options_.type, out.data(), j);
+    const double slack = pattern_.tolerance(*want, premultiplied);
+    if (!(got == *want || std::abs(got - *want) <= slack)) ++wrong;
+  }
+  return wrong;
+}
+
+Row Bench::make_row(uint64_t bytes, const Counts& counts,
+                    const std::vector<double>& gathered) const {
+  Row row;
+  row.collective = std::string(collective_.name());
+  row.group_ranks = group_.size();
+  row.dtype = std::string(info(options_.type).name);
+  row.op = collective_.uses_op() ? std::string(name(options_.op)) : "none";
+  row.root = collective_.uses_root() ? options_.root : -1;
+  row.requested_bytes = bytes;
+  row.bytes = counts.bytes;
+  row.count = counts.count;
+  if (gathered.empty()) return row;  // not the group's rank 0
+
+  const size_t stride = 2 + static_cast<size_t>(options_.iters);
+  const auto n = static_cast<size_t>(group_.size());
+  std::vector<double> averages;
+  std::vector<double> per_iteration;
+  for (size_t r = 0; r < n; ++r) {
+    averages.push_back(gathered[r * stride]);
+    per_iteration.insert(per_iteration.end(), gathered.begin() + static_cast<long>(r * stride + 2),
+                         gathered.begin() + static_cast<long>((r + 1) * stride));
+  }
+  if (options_.check) {
+    row.wrong = 0;
+    for (size_t r = 0; r < n; ++r) row.wrong += static_cast<int64_t>(gathered[r * stride + 1]);
+  }
+  const double seconds = mean(averages);
+  row.time_us = seconds * 1e6;
+  row.algbw_gbps = algbw_gbps(row.bytes, seconds);
+  row.busbw_gbps = busbw_gbps(row.algbw_gbps, collective_.bus_factor(group_.size()));
+  const IterationStats tail = iteration_stats(per_iteration, group_.size(), options_.iters);
+  row.p50_us = tail.p50_s * 1e6;
+  row.p99_us = tail.p99_s * 1e6;
+  row.max_us = tail.max_s * 1e6;
+  row.straggler = tail.straggler;  // group rank; run_sweep maps it to the world rank
+  row.straggler_share = tail.straggler_share;
+  return row;
+}
+
+void check_roots(const std::vector<Layer>& layers, const SweepOptions& options) {
+  const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
+                                  [](const Collective* c) { return c->uses_root(); });
+  if (!rooted) return;
+  for (const Layer& layer : layers) {
+    if (!layer.skipped.empty()) continue;
+    for (const Group& g : layer.groups) {
+      if (options.root < static_cast<int>(g.ranks.size())) continue;
+      throw Error(fmt::format("--root {}: group '{}' of layer {} has {} ranks; the root must be "
+                              "below that",
+                              options.root, g.name, layer.name, g.ranks.size()));
+    }
+  }
+}
+
+// Rows that nccl-tests-style rounding shrank, one note per (layer, collective).
+std::vector<std::string> rounding_notes(const std::vector<Row>& rows, const SweepOptions& options) {
+  std::map<std::pair<std::string, std::string>, std::pair<int, int>> rounded;  // -> (count, ranks)
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const Row& row : rows) {
+    if (row.bytes == row.requested_bytes) continue;
+    const auto key = std::make_pair(row.layer, row.collective);
+    if (!rounded.contains(key)) order.push_back(key);
+    auto& [count, ranks] = rounded[key];
+    ++count;
+    ranks = row.group_ranks;
+  }
+  std::vector<std::string> notes;
+  const size_t element = info(options.type).size;
+  for (const auto& key : order) {
+    const auto [count, ranks] = rounded[key];
+    const Collective& c = find_collective(key.second);
+    const bool per_rank = c.counts(element, element, ranks).bytes == 0 && ranks > 1;
+    const size_t unit = per_rank ? element * static_cast<size_t>(ranks) : element;
+    notes.push_back(fmt::format(
+        "{} on layer {}: {} row(s) rounded down to a multiple of {} ({} B {}{}), as nccl-tests "
+        "does",
+        key.second, key.first, count, format_bytes(unit), element, info(options.type).name,
+        per_rank ? fmt::format(" × {} ranks", ranks) : std::string()));
+  }
+  return notes;
+}
+
+}  // namespace
+
+void validate(const SweepOptions& o) {
+  std::vector<std::string> problems;
+  if (o.min_bytes > o.max_bytes) {
+    problems.push_back(fmt::format("--min-bytes {} is larger than --max-bytes {}", o.min_bytes,
+                                   o.max_bytes));
+  }
+  if (o.step_bytes == 0 && o.step_factor < 2) {
+    problems.push_back(fmt::format("--step-factor must be at least 2, got {}", o.step_factor));
+  }
+  if (o.step_bytes == 0 && o.min_bytes == 0 && o.max_bytes > 0) {
+    problems.push_back("--min-bytes 0 never grows by a factor; use --step-bytes or --min-bytes > 0");
+  }
+  if (o.iters < 1) problems.push_back(fmt::format("--iters must be at least 1, got {}", o.iters));
+  if (o.warmup < 0) problems.push_back(fmt::format("--warmup must be 0 or more, got {}", o.warmup));
+  if (o.root < 0) problems.push_back(fmt::format("--root must be 0 or more, got {}", o.root));
+  if (o.collectives.empty()) problems.push_back("--collectives: no collective to run");
+  if (!problems.empty()) {
+    std::string message = problems.front();
+    for (size_t i = 1; i < problems.size(); ++i) message += "\n" + problems[i];
+    throw Error(message);
+  }
+}
+
+std::vector<uint64_t> sweep_sizes(const SweepOptions& o) {
+  validate(o);
+  std::vector<uint64_t> sizes;
+  for (uint64_t size = o.min_bytes; size <= o.max_bytes;) {
+    sizes.push_back(size);
+    const uint64_t next = o.step_bytes ? size + o.step_bytes : size * o.step_factor;
+    if (next <= size) break;  // overflow guard
+    size = next;
+  }
+  return sizes;
+}
+
+Row measure(Communicator& group, const Collective& collective, uint64_t bytes,
+            const SweepOptions& options) {
+  Bench bench(group, collective, options);
+  return bench.measure(bytes);
+}
+
+Result run_sweep(Communicator& world, const Placement& placement, const SweepOptions& options,
+                 const ProgressFn& progress) {
+  const std::vector<uint64_t> sizes = sweep_sizes(options);
+  Result result;
+  result.backend = std::string(world.backend());
+  result.ranks = world.size();
+  result.placement = placement;
+  result.layers = make_layers(placement, options.layers);
+  check_roots(result.layers, options);
+
+  size_t total = 0;
+  for (const Layer& layer : result.layers) {
+    if (layer.skipped.empty()) total += options.collectives.size() * sizes.size();
+  }
+  size_t done = 0;
+  nlohmann::json my_rows = nlohmann::json::array();
+  for (const Layer& layer : result.layers) {
+    if (!layer.skipped.empty()) continue;
+    const int group_index = group_of(layer, world.rank());
+    std::unique_ptr<Communicator> group = world.split(group_index, world.rank());
+    for (const Collective* collective : options.collectives) {
+      std::unique_ptr<Bench> bench;
+      if (group) bench = std::make_unique<Bench>(*group, *collective, options);
+      for (uint64_t bytes : sizes) {
+        if (progress && world.rank() == 0) {
+          progress(done, total, fmt::format("{} · {} · {}", layer.name, collective->name(),
+                                            format_bytes(bytes)));
+        }
+        ++done;
+        world.barrier();  // every group of the layer starts each size together
+        if (!bench) continue;
+        Row row = bench->measure(bytes);
+        if (group->rank() != 0) continue;
+        const Group& g = layer.groups[static_cast<size_t>(group_index)];
+        row.layer = layer.name;
+        row.group = g.name;
+        row.straggler = g.ranks[static_cast<size_t>(row.straggler)];
+        my_rows.push_back(row);
+      }
+    }
+  }
+  const std::vector<std::string> all = world.gather_strings(my_rows.dump(), 0);
+  if (world.rank() != 0) return result;
+  // Leaders' rows, put back in (layer, collective, size, group) order.
+  std::vector<Row> rows;
+  for (const std::string& text : all) {
+    for (const auto& j : nlohmann::json::parse(text)) rows.push_back(j.get<Row>());
+  }
+  auto order_of = [&](const Row& r) {
+    const auto layer = std::find_if(result.layers.begin(), result.layers.end(),
+                                    [&](const Layer& l) { return l.name == r.layer; });
+    const auto coll = std::find_if(options.collectives.begin(), options.collectives.end(),
+                                   [&](const Collective* c) { return c->name() == r.collective; });
+    return std::make_tuple(layer - result.layers.begin(), coll - options.collectives.begin(),
+                           r.requested_bytes, group_of(*layer, r.straggler));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const Row& a, const Row& b) { return order_of(a) < order_of(b); });
+  result.rows = std::move(rows);
+  for (const Layer& layer : result.layers) {
+    if (!layer.skipped.empty()) {
+      result.notes.push_back(fmt::format("layer {} skipped: {}", layer.name, layer.skipped));
+    }
+  }
+  for (std::string& note : rounding_notes(result.rows, options)) result.notes.push_back(note);
+  return result;
+}
+
+}  // namespace plumb::comm

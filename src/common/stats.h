@@ -1,0 +1,20 @@
+// Small statistics used by every measurement: mean, percentiles.
+#pragma once
+
+#include <span>
+#include <vector>
+
+namespace plumb {
+
+double mean(std::span<const double> values);
+
+// Percentile p in [0, 100] with linear interpolation between closest ranks (the "linear" method
+// of Hyndman & Fan 1996, type 7; numpy.percentile's default): for sorted x of n values,
+// h = (n - 1) * p / 100, result = x[floor h] + (h - floor h) * (x[floor h + 1] - x[floor h]).
+// Returns 0 for an empty input.
+double percentile(std::span<const double> values, double p);
+
+// The same, on values already sorted ascending (no copy).
+double percentile_sorted(std::span<const double> sorted, double p);
+
+}  // namespace plumb

@@ -1,0 +1,28 @@
+// String helpers for option lists and "did you mean" suggestions.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace plumb {
+
+// "a,b,,c " -> {"a", "b", "c"}: splits on `sep`, trims spaces, drops empty items.
+std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+std::string join(std::span<const std::string> items, std::string_view sep);
+
+// Levenshtein edit distance (insert, delete, substitute each cost 1).
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` when it is close enough to be a likely typo (distance at most
+// max(1, word.size() / 3)); nothing otherwise.
+std::optional<std::string> closest_match(std::string_view word,
+                                         std::span<const std::string> candidates);
+
+// " (did you mean 'x'?)" or "" -- ready to append to an error message.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+}  // namespace plumb

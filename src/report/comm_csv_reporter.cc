@@ -1,0 +1,35 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "report/comm_reporter.h"
+
+namespace plumb::report {
+namespace {
+
+// RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes.
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+void CommCsvReporter::report(const comm::Result& result, std::ostream& out) const {
+  out << "layer,group,group_ranks,collective,dtype,op,root,requested_bytes,bytes,count,time_us,"
+         "algbw_gbps,busbw_gbps,wrong,p50_us,p99_us,max_us,straggler_rank,straggler_share\n";
+  for (const comm::Row& r : result.rows) {
+    // Times to the nanosecond, bandwidths to 0.1 MB/s: finer digits are noise.
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.3f},{:.3f},{},{:.3f}\n",
+               csv_field(r.layer), csv_field(r.group), r.group_ranks, r.collective, r.dtype, r.op,
+               r.root, r.requested_bytes, r.bytes, r.count, r.time_us, r.algbw_gbps, r.busbw_gbps,
+               r.wrong < 0 ? std::string() : std::to_string(r.wrong), r.p50_us, r.p99_us,
+               r.max_us, r.straggler, r.straggler_share);
+  }
+}
+
+}  // namespace plumb::report

@@ -1,0 +1,92 @@
+#include "comm/cluster_map.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+
+namespace plumb::comm {
+namespace {
+
+std::string error_of(std::string_view yaml) {
+  try {
+    parse_cluster_map(yaml, "map.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ClusterMap, ParsesRacksAndNodes) {
+  const ClusterMap map = parse_cluster_map(R"(
+ranks_per_node: 2
+racks:
+  - name: rack0
+    nodes: [node0, node1]
+  - name: rack1
+    nodes:
+      - node2
+      - node3
+)",
+                                           "map.yaml");
+  EXPECT_EQ(map.source, "map.yaml");
+  EXPECT_EQ(map.ranks_per_node, 2);
+  ASSERT_EQ(map.racks.size(), 2u);
+  EXPECT_EQ(map.racks[1].name, "rack1");
+  EXPECT_EQ(map.racks[1].nodes, (std::vector<std::string>{"node2", "node3"}));
+  EXPECT_EQ(map.node_count(), 4u);
+}
+
+TEST(ClusterMap, WithoutRanksPerNodeMatchesHosts) {
+  const ClusterMap map = parse_cluster_map("racks:\n  - {name: r, nodes: [a]}\n", "m");
+  EXPECT_EQ(map.ranks_per_node, 0);
+}
+
+TEST(ClusterMap, ReportsEveryProblemWithItsLine) {
+  EXPECT_EQ(error_of(R"(rank_per_node: 2
+racks:
+  - name: rack0
+    nodes: [node0, node1]
+  - name: rack1
+    nodes: [node1]
+    switch: s1
+)"),
+            "map.yaml:1: unknown key 'rank_per_node' in the cluster map (did you mean "
+            "'ranks_per_node'?); expected racks, ranks_per_node\n"
+            "map.yaml:6: node 'node1' is listed twice (first at line 4)\n"
+            "map.yaml:7: unknown key 'switch' in a rack; expected name, nodes");
+}
+
+TEST(ClusterMap, BadValues) {
+  EXPECT_EQ(error_of("ranks_per_node: two\nracks: [{name: r, nodes: [a]}]\n"),
+            "map.yaml:1: ranks_per_node must be a positive integer, got 'two'");
+  EXPECT_EQ(error_of("ranks_per_node: 0\nracks: [{name: r, nodes: [a]}]\n"),
+            "map.yaml:1: ranks_per_node must be a positive integer, got '0'");
+  EXPECT_EQ(error_of("racks: []\n"), "map.yaml:1: expected 'racks': a non-empty list of racks");
+  EXPECT_EQ(error_of("racks:\n  - name: r\n"),
+            "map.yaml:2: rack 'r' needs 'nodes': a non-empty list of host names");
+  EXPECT_EQ(error_of("racks:\n  - nodes: [a]\n  - name: b\n    nodes: [[x]]\n"),
+            "map.yaml:2: rack 1 needs a 'name'\nmap.yaml:4: a node must be a host name (a string)");
+  EXPECT_EQ(error_of("racks:\n  - {name: r, nodes: [a]}\n  - {name: r, nodes: [b]}\n"),
+            "map.yaml:3: rack name 'r' is used twice (first at line 2)");
+  EXPECT_EQ(error_of("- a\n- b\n"),
+            "map.yaml:1: expected a map with a 'racks' list (see docs/comm.md, \"Cluster map\")");
+  EXPECT_EQ(error_of(""),
+            "map.yaml: expected a map with a 'racks' list (see docs/comm.md, \"Cluster map\")");
+}
+
+TEST(ClusterMap, YamlSyntaxErrorNamesTheLine) {
+  EXPECT_EQ(error_of("racks:\n  - name: r\n    nodes: [a, b\n"),
+            "map.yaml:4: not valid YAML: end of sequence flow not found");
+}
+
+TEST(ClusterMap, MissingFile) {
+  try {
+    load_cluster_map("/nonexistent/map.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/map.yaml: cannot read the cluster map: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace plumb::comm

@@ -1,0 +1,116 @@
+#include "comm/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "support/fake_communicator.h"
+
+namespace plumb::comm {
+namespace {
+
+SweepOptions options_for(std::string_view collective) {
+  SweepOptions o;
+  o.collectives = {&find_collective(collective)};
+  o.iters = 4;
+  o.warmup = 2;
+  return o;
+}
+
+TEST(SweepSizes, FactorAndStep) {
+  SweepOptions o = options_for("allreduce");
+  o.min_bytes = 8;
+  o.max_bytes = 1024 * 1024;
+  o.step_factor = 4;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<uint64_t>{8, 32, 128, 512, 2048, 8192, 32768, 131072,
+                                                   524288}));
+  o.min_bytes = 100;
+  o.max_bytes = 400;
+  o.step_bytes = 150;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<uint64_t>{100, 250, 400}));
+  o.min_bytes = o.max_bytes = 64;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<uint64_t>{64}));
+}
+
+TEST(Validate, ListsEveryProblem) {
+  SweepOptions o;
+  o.min_bytes = 2 * 1024 * 1024;
+  o.max_bytes = 1024 * 1024;
+  o.step_factor = 1;
+  o.iters = 0;
+  try {
+    validate(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--min-bytes 2097152 is larger than --max-bytes 1048576\n"
+                           "--step-factor must be at least 2, got 1\n"
+                           "--iters must be at least 1, got 0\n"
+                           "--collectives: no collective to run");
+  }
+}
+
+// On the fake clock every operation takes 1 ms: time, bandwidth and tail follow exactly.
+TEST(Measure, TimesAndBandwidthFromTheClock) {
+  test::FakeCommunicator fake;
+  const SweepOptions o = options_for("allreduce");
+  const Row row = measure(fake, find_collective("allreduce"), 1 << 20, o);
+  EXPECT_EQ(row.bytes, 1u << 20);
+  EXPECT_EQ(row.count, (1u << 20) / 4);
+  EXPECT_NEAR(row.time_us, 1000.0, 1e-9);
+  EXPECT_NEAR(row.algbw_gbps, 1048576 / 1e9 / 1e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(row.busbw_gbps, 0.0);  // one rank: 2(n-1)/n = 0
+  EXPECT_NEAR(row.p50_us, 1000.0, 1e-9);
+  EXPECT_NEAR(row.max_us, 1000.0, 1e-9);
+  EXPECT_EQ(row.wrong, 0);
+  EXPECT_EQ(row.op, "sum");
+  EXPECT_EQ(row.root, -1);
+  EXPECT_EQ(fake.operations, 2 + 4 + 4);  // warm-up, timed loop, per-iteration pass
+}
+
+TEST(Measure, EveryCollectiveChecksCleanAndCatchesCorruption) {
+  for (const Collective* c : all_collectives()) {
+    for (const DataTypeInfo& t : all_data_types()) {
+      SweepOptions o = options_for(c->name());
+      o.type = t.type;
+      o.op = ReduceOp::kMax;
+      test::FakeCommunicator fake;
+      EXPECT_EQ(measure(fake, *c, 4096, o).wrong, 0) << c->name() << " " << t.name;
+      fake.corrupt = true;
+      EXPECT_EQ(measure(fake, *c, 4096, o).wrong, 1) << c->name() << " " << t.name;
+    }
+  }
+}
+
+TEST(Measure, NoCheckMeansUnknownWrong) {
+  test::FakeCommunicator fake;
+  SweepOptions o = options_for("broadcast");
+  o.check = false;
+  fake.corrupt = true;
+  const Row row = measure(fake, find_collective("broadcast"), 64, o);
+  EXPECT_EQ(row.wrong, -1);
+  EXPECT_EQ(row.root, 0);
+  EXPECT_EQ(row.op, "none");
+}
+
+TEST(Measure, OperationThatWritesNothingIsWrong) {
+  // A receive buffer left as it was (the 0x80 sentinel) never matches an expected value.
+  test::FakeCommunicator fake;
+  fake.write_nothing = true;
+  const SweepOptions o = options_for("allreduce");
+  EXPECT_EQ(measure(fake, find_collective("allreduce"), 4096, o).wrong, 1024);
+  SweepOptions i8 = options_for("alltoall");
+  i8.type = DataType::kInt8;
+  EXPECT_EQ(measure(fake, find_collective("alltoall"), 100, i8).wrong, 100);
+}
+
+TEST(Measure, ZeroBytesIsALatencyRow) {
+  test::FakeCommunicator fake;
+  const SweepOptions o = options_for("allgather");
+  const Row row = measure(fake, find_collective("allgather"), 0, o);
+  EXPECT_EQ(row.bytes, 0u);
+  EXPECT_EQ(row.wrong, 0);
+  EXPECT_DOUBLE_EQ(row.algbw_gbps, 0.0);
+  EXPECT_NEAR(row.time_us, 1000.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace plumb::comm

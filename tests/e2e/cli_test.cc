@@ -1,0 +1,125 @@
+// The CLI's answers to mistakes: one clear line, exit 2, nothing run.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+#include "support/subprocess.h"
+
+namespace plumb {
+namespace {
+
+using test::run_command;
+
+const std::string kPlumb = PLUMB_BIN;
+
+TEST(Cli, VersionAndHelp) {
+  test::Run v = run_command(kPlumb + " --version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out, std::string("plumb ") + PLUMB_VERSION + "\n");
+  test::Run h = run_command(kPlumb + " --help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("comm"), std::string::npos);
+  test::Run c = run_command(kPlumb + " comm --help");
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_NE(c.out.find("-b,--min-bytes"), std::string::npos);
+  EXPECT_NE(c.out.find("--cluster"), std::string::npos);
+}
+
+TEST(Cli, DidYouMean) {
+  test::Run r = run_command(kPlumb + " comn");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: comm\n");
+}
+
+TEST(Cli, NoCommand) {
+  test::Run r = run_command(kPlumb);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("plumb: error: A subcommand is required"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MinLargerThanMax) {
+  test::Run r = run_command(kPlumb + " comm -b 2M -e 1M");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: --min-bytes 2097152 is larger than --max-bytes 1048576\n");
+}
+
+TEST(Cli, EveryBadOptionAtOnce) {
+  test::Run r = run_command(kPlumb + " comm -d float33 -o mean --collectives allreduce,gather");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "plumb: error: --dtype: unknown data type 'float33' (did you mean 'float32'?); expected "
+            "one of int8, int32, float16, bfloat16, float32, float64\n"
+            "--op: unknown reduction 'mean'; expected one of sum, prod, max, min, avg\n"
+            "--collectives: unknown collective 'gather'; expected one of allreduce, allgather, "
+            "reducescatter, alltoall, broadcast, reduce, sendrecv\n");
+}
+
+TEST(Cli, BadSizeAndCheckValue) {
+  test::Run r = run_command(kPlumb + " comm -e 1Q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: --max-bytes: expected a byte count such as 8, 64K, 1M or 2G, got "
+                   "'1Q'\n");
+  test::Run c = run_command(kPlumb + " comm -c 2");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("--check"), std::string::npos) << c.err;
+}
+
+TEST(Cli, BrokenClusterMapNamesFileAndLine) {
+  const std::string dir = test::temp_dir("cli-map");
+  test::write_file(dir + "/map.yaml", "racks:\n  - name: r0\n    nodes: [a, a]\n");
+  test::Run r = run_command(kPlumb + " comm --cluster " + dir + "/map.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: " + dir + "/map.yaml:3: node 'a' is listed twice (first at line 3)\n");
+}
+
+TEST(Cli, UnwritableOutputFailsBeforeMeasuring) {
+  test::Run r = run_command(kPlumb + " comm --json /nonexistent/dir/out.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/dir/out.json: cannot write: No such file or "
+                   "directory\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, NcclBackendWithoutLibrariesIsOneLine) {
+  test::Run r = run_command("PLUMB_NCCL_LIBRARY=/nonexistent/libnccl.so.2 " + kPlumb +
+                            " comm --backend nccl");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: cannot load /nonexistent/libnccl.so.2 (/nonexistent/libnccl.so.2: "
+                   "cannot open shared object file: No such file or directory); install NCCL "
+                   "(libnccl2) or set PLUMB_NCCL_LIBRARY\n");
+  test::Run c = run_command("PLUMB_CUDART_LIBRARY=/nonexistent/libcudart.so " + kPlumb +
+                            " comm --backend nccl");
+  EXPECT_EQ(c.exit_code, 2);
+  // Whichever library is missing first is named; with NCCL present it is the CUDA runtime.
+  EXPECT_NE(c.err.find("plumb: error: cannot load "), std::string::npos) << c.err;
+}
+
+// Where the real NCCL and CUDA runtime are installed but no GPU is (this project's CI machines
+// carry CUDA 13 and NCCL without a driver), every symbol plumb uses resolves and the run stops at
+// the device count with one line.
+TEST(Cli, NcclBackendResolvesRealLibrariesWithoutAGpu) {
+  void* nccl = dlopen("libnccl.so.2", RTLD_NOW);
+  void* cudart = dlopen("libcudart.so", RTLD_NOW);
+  const bool installed = nccl && cudart;
+  if (nccl) dlclose(nccl);
+  if (cudart) dlclose(cudart);
+  if (!installed) GTEST_SKIP() << "NCCL or the CUDA runtime is not installed here";
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "a GPU is present";
+  test::Run r = run_command(kPlumb + " comm --backend nccl");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("plumb: error: --backend nccl: no CUDA device is visible (", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line";
+}
+
+TEST(Cli, SingleRankExplainsHowToLaunch) {
+  test::Run r = run_command(kPlumb + " comm -q -b 8 -e 8");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("plumb: note: only 1 rank: nothing to measure; start plumb under an MPI "
+                       "launcher, e.g. mpirun -np 4 plumb comm"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace plumb

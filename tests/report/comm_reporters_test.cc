@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "comm/result.h"
+#include "report/comm_reporter.h"
+#include "support/subprocess.h"
+
+namespace plumb::report {
+namespace {
+
+using comm::Row;
+
+Row make_row(std::string layer, std::string group, int ranks, std::string coll, uint64_t bytes,
+             double time_us, double busbw_factor, int straggler) {
+  Row r;
+  r.layer = std::move(layer);
+  r.group = std::move(group);
+  r.group_ranks = ranks;
+  r.collective = std::move(coll);
+  r.dtype = "float32";
+  r.op = r.collective == "allgather" ? "none" : "sum";
+  r.requested_bytes = bytes;
+  r.bytes = bytes;
+  r.count = bytes / 4 / (r.collective == "allgather" ? ranks : 1);
+  r.time_us = time_us;
+  r.algbw_gbps = static_cast<double>(bytes) / 1e9 / (time_us * 1e-6);
+  r.busbw_gbps = r.algbw_gbps * busbw_factor;
+  r.wrong = 0;
+  r.p50_us = time_us * 0.98;
+  r.p99_us = time_us * 1.5;
+  r.max_us = time_us * 2;
+  r.straggler = straggler;
+  r.straggler_share = 0.45;
+  return r;
+}
+
+// A hand-made result: 4 ranks, 2 nodes; world and node layers; two sizes.
+comm::Result sample() {
+  comm::Result res;
+  res.created = "2026-12-02T10:00:00Z";
+  res.backend = "mpi";
+  res.ranks = 4;
+  res.hosts = {"h0", "h1"};
+  res.env = {{"NCCL_ALGO", "Ring"}};
+  res.settings = {1024, 4 * 1024 * 1024, 4096, 0, 20, 5, true, "float32", "sum", 0};
+  res.placement.racks = {"rack0"};
+  res.placement.nodes = {{"h0", 0, 0}, {"h1", 0, 1}};
+  res.placement.ranks = {{"h0", 0, 0}, {"h0", 0, 1}, {"h1", 1, 0}, {"h1", 1, 1}};
+  res.layers = {{"world", {{"world", {0, 1, 2, 3}}}, ""},
+                {"node", {{"h0", {0, 1}}, {"h1", {2, 3}}}, ""},
+                {"rail", {}, "every group has a single rank"}};
+  res.rows = {
+      make_row("world", "world", 4, "allreduce", 1024, 12.5, 1.5, 2),
+      make_row("world", "world", 4, "allreduce", 4194304, 2500.0, 1.5, 3),
+      make_row("node", "h0", 2, "allgather", 1024, 8.0, 0.5, 1),
+      make_row("node", "h1", 2, "allgather", 1024, 10.0, 0.5, 3),
+      make_row("node", "h0", 2, "allgather", 4194304, 800.0, 0.5, 0),
+      make_row("node", "h1", 2, "allgather", 4194304, 1000.0, 0.5, 2),
+  };
+  res.rows[3].wrong = 2;
+  return res;
+}
+
+// Compares with tests/fixtures/golden/<name>. After an intended change of format, rerun with
+// PLUMB_UPDATE_GOLDEN=1 to rewrite the file, and review its diff.
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(PLUMB_TEST_FIXTURES) + "/golden/" + name;
+  if (std::getenv("PLUMB_UPDATE_GOLDEN")) test::write_file(path, actual);
+  EXPECT_EQ(actual, test::read_file(path)) << "golden file " << path;
+}
+
+TEST(CommConsoleReporter, Golden) {
+  std::ostringstream out;
+  CommConsoleReporter().report(sample(), out);
+  expect_golden("comm_console.txt", out.str());
+}
+
+TEST(CommCsvReporter, Golden) {
+  std::ostringstream out;
+  CommCsvReporter().report(sample(), out);
+  expect_golden("comm.csv", out.str());
+}
+
+TEST(CommJsonReporter, SchemaAndFields) {
+  std::ostringstream out;
+  CommJsonReporter().report(sample(), out);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema"], "plumb.comm/1");
+  EXPECT_EQ(j["created"], "2026-12-02T10:00:00Z");
+  EXPECT_EQ(j["backend"], "mpi");
+  EXPECT_EQ(j["ranks"], 4);
+  EXPECT_EQ(j["hosts"], nlohmann::json({"h0", "h1"}));
+  EXPECT_EQ(j["env"]["NCCL_ALGO"], "Ring");
+  ASSERT_EQ(j["results"].size(), 6u);
+  const auto& row = j["results"][5];
+  for (const char* key : {"layer", "group", "collective", "dtype", "op", "bytes", "count",
+                          "time_us", "algbw_gbps", "busbw_gbps", "wrong", "p50_us", "p99_us",
+                          "max_us"}) {
+    EXPECT_TRUE(row.contains(key)) << key;
+  }
+  EXPECT_EQ(row["group"], "h1");
+  EXPECT_EQ(row["wrong"], 0);
+  EXPECT_EQ(j["layers"][2]["skipped"], "every group has a single rank");
+  EXPECT_EQ(j["placement"]["ranks"][2]["node"], "h1");
+  // Round trip of a row through JSON.
+  EXPECT_EQ(row.get<Row>().time_us, 1000.0);
+}
+
+// Average over sizes ≥ 1 MiB only: allgather@node has one such size; groups 800 us and 1000 us.
+TEST(Summary, AveragesOnlyLargeSizesPerGroup) {
+  const auto summaries = comm::summarize(sample());
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[0].layer, "world");
+  EXPECT_EQ(summaries[0].sizes, 1);
+  EXPECT_NEAR(summaries[0].avg_busbw_gbps, 4194304 / 1e9 / 2500e-6 * 1.5, 1e-9);
+  const double fast = 4194304 / 1e9 / 800e-6 * 0.5;
+  const double slow = 4194304 / 1e9 / 1000e-6 * 0.5;
+  EXPECT_EQ(summaries[1].slowest_group, "h1");
+  EXPECT_NEAR(summaries[1].avg_busbw_gbps, (fast + slow) / 2, 1e-9);
+  EXPECT_NEAR(summaries[1].slowest_busbw_gbps, slow, 1e-9);
+  EXPECT_NEAR(summaries[1].spread, 0.2, 1e-12);
+  EXPECT_EQ(comm::total_wrong(sample()), 2);
+}
+
+}  // namespace
+}  // namespace plumb::report

@@ -1,0 +1,26 @@
+// Runs a shell command for end-to-end tests and captures what it printed and how it exited.
+#pragma once
+
+#include <string>
+
+namespace plumb::test {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;  // standard output
+  std::string err;  // standard error
+};
+
+// Runs `command` with /bin/sh; stdout and stderr are captured separately.
+Run run_command(const std::string& command);
+
+// A fresh empty directory under the build tree's temporary folder.
+std::string temp_dir(const std::string& name);
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+
+// "mpirun --allow-run-as-root --oversubscribe -np N" (root in CI; 2 cores for up to 8 ranks).
+std::string mpirun(int ranks);
+
+}  // namespace plumb::test
