@@ -83,7 +83,12 @@ int run_main(int argc, char** argv) {
   } catch (const Error& e) {
     print_error(e.what());
     return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory");
+  } catch (const std::exception& e) {
+    print_error(fmt::format("unexpected error: {}", e.what()));
   }
+  return static_cast<int>(ExitCode::kBadInput);
 }
 
 }  // namespace plumb::cli

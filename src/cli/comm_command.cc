@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
 
+#include "comm/agreement.h"
 #include "comm/backends.h"
 #include "comm/cluster_map.h"
 #include "comm/mpi_backend.h"
@@ -67,16 +71,7 @@ std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
   return out;
 }
 
-comm::Placement place_ranks(comm::Communicator& world, const std::optional<comm::ClusterMap>& map) {
-  const std::vector<std::string> hosts = world.all_gather_strings(host_name());
-  const std::vector<std::string> ids = world.all_gather_strings(std::to_string(world.node_id()));
-  if (map) return comm::place_by_map(*map, hosts);
-  std::vector<int> node_ids;
-  for (const std::string& id : ids) node_ids.push_back(std::stoi(id));
-  return comm::place_by_host(hosts, node_ids);
-}
-
-void fill_context(comm::Result& result, const CommOptions& o, const comm::SweepOptions& s) {
+void fill_context(comm::Result& result, const comm::SweepOptions& s) {
   result.created = utc_timestamp();
   result.env = capture_environment(kEnvPrefixes);
   std::set<std::string> seen;
@@ -86,10 +81,10 @@ void fill_context(comm::Result& result, const CommOptions& o, const comm::SweepO
   result.settings = {s.min_bytes, s.max_bytes, s.step_bytes ? 0 : s.step_factor, s.step_bytes,
                      s.iters,     s.warmup,    s.check,     std::string(comm::info(s.type).name),
                      std::string(comm::name(s.op)), s.root};
-  (void)o;
 }
 
-void write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
+// Returns the exit code: 1 when any element was wrong.
+int write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
   if (result.ranks == 1) {
     fmt::print(stderr, "plumb: note: only 1 rank: nothing to measure; start plumb under an MPI "
                        "launcher, e.g. mpirun -np 4 plumb comm\n");
@@ -98,12 +93,58 @@ void write_reports(const comm::Result& result, const CommOptions& o, Outputs& ou
   if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);
   if (out.json) report::CommJsonReporter().report(result, *out.json);
   if (out.csv) report::CommCsvReporter().report(result, *out.csv);
-  if (out.json_file.is_open()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
-  if (out.csv_file.is_open()) fmt::print(stderr, "plumb: wrote {}\n", o.csv);
+  for (auto [file, path] : {std::pair{&out.json_file, o.json}, std::pair{&out.csv_file, o.csv}}) {
+    if (!file->is_open()) continue;
+    file->close();
+    if (file->fail()) throw Error(fmt::format("{}: writing failed (disk full?)", path));
+    fmt::print(stderr, "plumb: wrote {}\n", path);
+  }
+  const int64_t wrong = comm::total_wrong(result);
+  if (wrong == 0) return 0;
+  fmt::print(stderr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
+  return static_cast<int>(ExitCode::kCheckFailed);
 }
 
-// Rank 0 decides; every rank returns the same, so mpirun's exit code is meaningful.
-int agree(comm::Communicator& world, int code) { return world.broadcast_int(code, 0); }
+// Ranks per host as the launcher placed them (real hosts, not the map's simulated nodes).
+int ranks_on_host(const comm::Placement& placement, const std::string& host) {
+  int count = 0;
+  for (const comm::RankPlace& r : placement.ranks) count += r.host == host ? 1 : 0;
+  return count;
+}
+
+// Everything `plumb comm` prepares before measuring, agreed by every rank.
+struct Prepared {
+  std::unique_ptr<Outputs> outputs;  // rank 0 only
+  comm::Placement placement;
+  std::vector<comm::Layer> layers;
+  std::unique_ptr<comm::Communicator> world;
+};
+
+Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
+                 comm::MpiCommunicator& control) {
+  Prepared p;
+  std::optional<comm::ClusterMap> map;
+  comm::agree(control, [&] {
+    if (control.rank() == 0) p.outputs = open_outputs(o);
+    if (!o.cluster.empty()) map = comm::load_cluster_map(o.cluster);
+  });
+  const std::vector<std::string> hosts = control.all_gather_strings(host_name());
+  const std::vector<std::string> ids = control.all_gather_strings(std::to_string(control.node_id()));
+  comm::agree(control, [&] {
+    std::vector<int> node_ids;
+    for (const std::string& id : ids) node_ids.push_back(std::stoi(id));
+    p.placement = map ? comm::place_by_map(*map, hosts) : comm::place_by_host(hosts, node_ids);
+    p.layers = comm::plan_layers(p.placement, sweep);
+    if (o.backend == "mpi") {
+      const auto pages = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES));
+      const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+      comm::check_host_memory(sweep, p.layers, ranks_on_host(p.placement, host_name()),
+                              pages * page);
+    }
+  });
+  p.world = comm::find_backend(o.backend).make(comm::MpiCommunicator::world());
+  return p;
+}
 
 }  // namespace
 
@@ -163,46 +204,42 @@ comm::SweepOptions to_sweep_options(const CommOptions& o) {
 }
 
 int run_comm(const CommOptions& o) {
-  const comm::SweepOptions sweep = to_sweep_options(o);
-  std::optional<comm::ClusterMap> map;
-  if (!o.cluster.empty()) map = comm::load_cluster_map(o.cluster);
-
+  const comm::SweepOptions sweep = to_sweep_options(o);  // the same on every rank
   comm::MpiSession mpi(nullptr, nullptr);
-  std::unique_ptr<comm::Communicator> world =
-      comm::find_backend(o.backend).make(comm::MpiCommunicator::world());
-  const bool leader = world->rank() == 0;
-
-  std::unique_ptr<Outputs> outputs;
-  std::string open_error;
-  if (leader) {
+  auto control = comm::MpiCommunicator::world();
+  const bool leader = control->rank() == 0;
+  try {
+    Prepared p = prepare(o, sweep, *control);
+    Progress progress(stderr, leader && !o.quiet && Progress::is_terminal(stderr));
+    comm::Result result;
     try {
-      outputs = open_outputs(o);
-    } catch (const Error& e) {
-      open_error = e.what();
+      result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,
+                               [&](size_t done, size_t total, const std::string& what) {
+                                 progress.update(done, total, what);
+                               });
+    } catch (const Error& e) {  // mid-measurement: other ranks may be blocked in a collective
+      comm::abort_all(static_cast<int>(e.code()), e.what());
+    } catch (const std::exception& e) {
+      comm::abort_all(static_cast<int>(ExitCode::kBadInput), e.what());
     }
-  }
-  if (agree(*world, open_error.empty() ? 0 : 1) != 0) {
-    throw Error(leader ? open_error : "output files could not be opened on rank 0");
-  }
-
-  const comm::Placement placement = place_ranks(*world, map);
-  Progress progress(stderr, leader && !o.quiet && Progress::is_terminal(stderr));
-  comm::Result result = comm::run_sweep(
-      *world, placement, sweep,
-      [&](size_t done, size_t total, const std::string& what) { progress.update(done, total, what); });
-  progress.clear();
-
-  int code = 0;
-  if (leader) {
-    fill_context(result, o, sweep);
-    write_reports(result, o, *outputs);
-    const int64_t wrong = comm::total_wrong(result);
-    if (wrong > 0) {
-      fmt::print(stderr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
-      code = static_cast<int>(ExitCode::kCheckFailed);
+    progress.clear();
+    int code = 0;
+    comm::agree(*control, [&] {
+      if (!leader) return;
+      fill_context(result, sweep);
+      code = write_reports(result, o, *p.outputs);
+    });
+    return control->broadcast_int(code, 0);
+  } catch (const Error& e) {
+    // Agreed by every rank: rank 0 speaks, and all wait for it before MPI shuts down so that
+    // the launcher does not cut the message off.
+    if (leader) {
+      fmt::print(stderr, "plumb: error: {}\n", e.what());
+      std::fflush(stderr);
     }
+    control->barrier();
+    return static_cast<int>(e.code());
   }
-  return agree(*world, code);
 }
 
 }  // namespace plumb::cli

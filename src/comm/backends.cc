@@ -28,8 +28,7 @@ const BackendEntry& find_backend(std::string_view name) {
     if (b.name == name) return b;
     names.push_back(b.name);
   }
-  throw Error(fmt::format("--backend: unknown backend '{}'{}; expected one of {}", name,
-                          did_you_mean(name, names), join(names, ", ")));
+  throw Error(unknown_name("--backend", "backend", name, names));
 }
 
 }  // namespace plumb::comm

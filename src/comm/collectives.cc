@@ -42,8 +42,7 @@ const Collective& find_collective(std::string_view name) {
     if (c->name() == wanted) return *c;
     names.emplace_back(c->name());
   }
-  throw Error(fmt::format("--collectives: unknown collective '{}'{}; expected one of {}", name,
-                          did_you_mean(wanted, names), join(names, ", ")));
+  throw Error(unknown_name("--collectives", "collective", name, names, wanted));
 }
 
 }  // namespace plumb::comm

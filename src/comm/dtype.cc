@@ -62,8 +62,7 @@ DataType parse_data_type(std::string_view name) {
   }
   std::vector<std::string> names;
   for (const DataTypeInfo& t : kTypes) names.emplace_back(t.name);
-  throw Error(fmt::format("--dtype: unknown data type '{}'{}; expected one of {}", name,
-                          did_you_mean(name, names), join(names, ", ")));
+  throw Error(unknown_name("--dtype", "data type", name, names));
 }
 
 uint16_t float_to_half(float value) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/agreement.h"
 #include "common/error.h"
 #include "common/shared_library.h"
 
@@ -176,22 +177,22 @@ class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(std::shared_ptr<Libraries> libs, std::unique_ptr<MpiCommunicator> control)
       : libs_(std::move(libs)), control_(std::move(control)) {
-    const Cuda& cuda = libs_->cuda;
-    NcclUniqueId id{};
-    if (control_->rank() == 0) libs_->nccl.check(libs_->nccl.get_unique_id(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, control_->handle());
-    libs_->nccl.check(libs_->nccl.comm_init_rank(&comm_, control_->size(), id, control_->rank()),
-                      "ncclCommInitRank");
-    cuda.check(cuda.stream_create(&stream_), "cudaStreamCreate");
-    cuda.check(cuda.event_create(&start_), "cudaEventCreate");
-    cuda.check(cuda.event_create(&stop_), "cudaEventCreate");
+    try {
+      const Cuda& cuda = libs_->cuda;
+      cuda.check(cuda.stream_create(&stream_), "cudaStreamCreate");
+      cuda.check(cuda.event_create(&start_), "cudaEventCreate");
+      cuda.check(cuda.event_create(&stop_), "cudaEventCreate");
+      NcclUniqueId id{};
+      if (control_->rank() == 0) nccl().check(nccl().get_unique_id(&id), "ncclGetUniqueId");
+      MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, control_->handle());
+      nccl().check(nccl().comm_init_rank(&comm_, control_->size(), id, control_->rank()),
+                   "ncclCommInitRank");
+    } catch (...) {
+      release();
+      throw;
+    }
   }
-  ~NcclCommunicator() override {
-    libs_->cuda.event_destroy(start_);
-    libs_->cuda.event_destroy(stop_);
-    libs_->cuda.stream_destroy(stream_);
-    libs_->nccl.comm_destroy(comm_);
-  }
+  ~NcclCommunicator() override { release(); }
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
@@ -292,6 +293,13 @@ class NcclCommunicator final : public Communicator {
  private:
   const Nccl& nccl() const { return libs_->nccl; }
 
+  void release() {
+    if (start_) libs_->cuda.event_destroy(start_);
+    if (stop_) libs_->cuda.event_destroy(stop_);
+    if (stream_) libs_->cuda.stream_destroy(stream_);
+    if (comm_) nccl().comm_destroy(comm_);
+  }
+
   std::shared_ptr<Libraries> libs_;
   std::unique_ptr<MpiCommunicator> control_;
   NcclComm comm_ = nullptr;
@@ -300,18 +308,43 @@ class NcclCommunicator final : public Communicator {
   CudaEvent stop_ = nullptr;
 };
 
-}  // namespace
 
-std::unique_ptr<Communicator> make_nccl_communicator(std::unique_ptr<MpiCommunicator> control) {
+// NCCL 2.10 brought ncclAvg and ncclBfloat16, which plumb's options may ask for.
+constexpr int kMinNcclVersion = 21000;
+
+// Opens the libraries and selects this rank's GPU; throws plumb::Error on this rank only.
+std::shared_ptr<Libraries> open_on_this_rank(int local_rank) {
   auto libs = std::make_shared<Libraries>();
+  int version = 0;
+  libs->nccl.check(libs->nccl.get_version(&version), "ncclGetVersion");
+  if (version < kMinNcclVersion) {
+    throw Error(fmt::format("--backend nccl: {} reports version code {}; plumb needs NCCL 2.10 or "
+                            "newer (code {})",
+                            libs->nccl.lib.name(), version, kMinNcclVersion));
+  }
   int devices = 0;
   const CudaError e = libs->cuda.get_device_count(&devices);
   if (e != 0 || devices == 0) {
     throw Error(fmt::format("--backend nccl: no CUDA device is visible ({})",
                             e != 0 ? libs->cuda.get_error_string(e) : "0 devices"));
   }
-  libs->cuda.check(libs->cuda.set_device(control->local_rank() % devices), "cudaSetDevice");
+  if (local_rank >= devices) {
+    throw Error(fmt::format("--backend nccl: local rank {} but only {} GPU(s) visible on this "
+                            "host; start at most {} ranks per host",
+                            local_rank, devices, devices));
+  }
+  libs->cuda.check(libs->cuda.set_device(local_rank), "cudaSetDevice");
+  return libs;
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(std::unique_ptr<MpiCommunicator> control) {
+  const int local_rank = control->local_rank();  // collective: before any rank can fail
+  std::shared_ptr<Libraries> libs;
+  agree(*control, [&] { libs = open_on_this_rank(local_rank); });
   return std::make_unique<NcclCommunicator>(std::move(libs), std::move(control));
 }
+
 
 }  // namespace plumb::comm

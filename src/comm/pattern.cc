@@ -17,8 +17,11 @@ size_t modulus_for(DataType type, std::optional<ReduceOp> op, int nranks) {
   switch (*op) {
     // value = (i % m) + [hot]: the sum n·(m−1) + 1 must stay ≤ limit.
     case ReduceOp::kSum: return static_cast<size_t>(std::floor((limit - 1.0) / n)) + 1;
-    // value = (i % m) ± 1 on two ranks: the sum n·(m−1) must stay ≤ limit.
-    case ReduceOp::kAvg: return std::max<size_t>(1, static_cast<size_t>(std::floor(limit / n)));
+    // value = (i % m) ± 1 on two ranks: the sum n·(m−1) must stay ≤ limit, and m ≤ limit/(4n)
+    // keeps the tolerance of a pre-multiplied avg, n·m·2/limit, below one half, so that a result
+    // off by one is never accepted.
+    case ReduceOp::kAvg:
+      return std::max<size_t>(1, static_cast<size_t>(std::floor(limit / (4.0 * n))));
     default: return 1;  // prod/max/min use fixed small values
   }
 }

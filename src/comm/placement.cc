@@ -155,8 +155,7 @@ std::vector<Layer> make_layers(const Placement& placement, std::span<const std::
     auto rule = std::find_if(layer_rules().begin(), layer_rules().end(),
                              [&](const LayerRule& r) { return r.name == name; });
     if (rule == layer_rules().end()) {
-      throw Error(fmt::format("--layers: unknown layer '{}'{}; expected one of {}", name,
-                              did_you_mean(name, layer_names()), join(layer_names(), ", ")));
+      throw Error(unknown_name("--layers", "layer", name, layer_names()));
     }
     Layer layer = build_layer(placement, *rule);
     if (layer.groups.empty()) {

@@ -24,8 +24,7 @@ ReduceOp parse_reduce_op(std::string_view text) {
     if (kNames[i] == text) return static_cast<ReduceOp>(i);
   }
   std::vector<std::string> names(kNames.begin(), kNames.end());
-  throw Error(fmt::format("--op: unknown reduction '{}'{}; expected one of {}", text,
-                          did_you_mean(text, names), join(names, ", ")));
+  throw Error(unknown_name("--op", "reduction", text, names));
 }
 
 double combine(ReduceOp op, double a, double b) {

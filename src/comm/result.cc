@@ -14,7 +14,7 @@ std::vector<Summary> summarize(const Result& result) {
     const auto key = std::make_pair(row.layer, row.collective);
     if (!acc.contains(key)) order.push_back(key);
     auto& groups = acc[key];
-    if (row.bytes < kSummaryMinBytes) {
+    if (row.requested_bytes < kSummaryMinBytes) {
       groups.try_emplace(row.group, 0.0, 0);
       continue;
     }

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "comm/bandwidth.h"
 #include "common/error.h"
 #include "common/stats.h"
+#include "common/strings.h"
 #include "common/units.h"
 
 namespace plumb::comm {
@@ -23,7 +25,8 @@ constexpr unsigned char kSentinelByte = 0x80;
 // (an input element i is pattern.value(rank, i) whatever the size).
 class Bench {
  public:
-  Bench(Communicator& group, const Collective& collective, const SweepOptions& options)
+  Bench(Communicator& group, const Collective& collective, const SweepOptions& options,
+        uint64_t largest)
       : group_(group),
         collective_(collective),
         options_(options),
@@ -31,7 +34,7 @@ class Bench {
         element_size_(info(options.type).size),
         pattern_(collective.uses_op() ? Pattern(options.type, options.op, group.size())
                                       : Pattern(options.type, group.size())) {
-    const Counts most = collective_.counts(options.max_bytes, element_size_, group_.size());
+    const Counts most = collective_.counts(largest, element_size_, group_.size());
     send_ = group_.allocate(most.send_count * element_size_);
     recv_ = group_.allocate(most.recv_count * element_size_);
     std::vector<unsigned char> input(most.send_count * element_size_);
@@ -143,45 +146,38 @@ Row Bench::make_row(uint64_t bytes, const Counts& counts,
   return row;
 }
 
-void check_roots(const std::vector<Layer>& layers, const SweepOptions& options) {
-  const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
-                                  [](const Collective* c) { return c->uses_root(); });
-  if (!rooted) return;
-  for (const Layer& layer : layers) {
-    if (!layer.skipped.empty()) continue;
-    for (const Group& g : layer.groups) {
-      if (options.root < static_cast<int>(g.ranks.size())) continue;
-      throw Error(fmt::format("--root {}: group '{}' of layer {} has {} ranks; the root must be "
-                              "below that",
-                              options.root, g.name, layer.name, g.ranks.size()));
-    }
-  }
-}
-
-// Rows that nccl-tests-style rounding shrank, one note per (layer, collective).
+// Sizes that nccl-tests-style rounding shrank, one note per (layer, collective).
 std::vector<std::string> rounding_notes(const std::vector<Row>& rows, const SweepOptions& options) {
-  std::map<std::pair<std::string, std::string>, std::pair<int, int>> rounded;  // -> (count, ranks)
+  struct Rounded {
+    std::set<uint64_t> sizes;  // requested sizes that were rounded
+    std::set<int> ranks;       // group sizes they were rounded for
+  };
+  std::map<std::pair<std::string, std::string>, Rounded> rounded;
   std::vector<std::pair<std::string, std::string>> order;
   for (const Row& row : rows) {
     if (row.bytes == row.requested_bytes) continue;
     const auto key = std::make_pair(row.layer, row.collective);
     if (!rounded.contains(key)) order.push_back(key);
-    auto& [count, ranks] = rounded[key];
-    ++count;
-    ranks = row.group_ranks;
+    rounded[key].sizes.insert(row.requested_bytes);
+    rounded[key].ranks.insert(row.group_ranks);
   }
   std::vector<std::string> notes;
   const size_t element = info(options.type).size;
+  const std::string_view type_name = info(options.type).name;
   for (const auto& key : order) {
-    const auto [count, ranks] = rounded[key];
-    const Collective& c = find_collective(key.second);
-    const bool per_rank = c.counts(element, element, ranks).bytes == 0 && ranks > 1;
-    const size_t unit = per_rank ? element * static_cast<size_t>(ranks) : element;
-    notes.push_back(fmt::format(
-        "{} on layer {}: {} row(s) rounded down to a multiple of {} ({} B {}{}), as nccl-tests "
-        "does",
-        key.second, key.first, count, format_bytes(unit), element, info(options.type).name,
-        per_rank ? fmt::format(" × {} ranks", ranks) : std::string()));
+    const Rounded& r = rounded[key];
+    const int ranks = *r.ranks.begin();
+    const bool per_rank = find_collective(key.second).counts(element, element, 2).bytes == 0;
+    std::string unit = fmt::format("{} B ({})", element, type_name);
+    if (per_rank && r.ranks.size() == 1) {
+      unit = fmt::format("{} ({} B {} × {} ranks)", format_bytes(element * static_cast<size_t>(ranks)),
+                         element, type_name, ranks);
+    } else if (per_rank) {
+      unit = fmt::format("{} B ({}) × the group's ranks", element, type_name);
+    }
+    notes.push_back(fmt::format("{} on layer {}: {} size(s) rounded down to a multiple of {}, as "
+                                "nccl-tests does",
+                                key.second, key.first, r.sizes.size(), unit));
   }
   return notes;
 }
@@ -200,15 +196,26 @@ void validate(const SweepOptions& o) {
   if (o.step_bytes == 0 && o.min_bytes == 0 && o.max_bytes > 0) {
     problems.push_back("--min-bytes 0 never grows by a factor; use --step-bytes or --min-bytes > 0");
   }
-  if (o.iters < 1) problems.push_back(fmt::format("--iters must be at least 1, got {}", o.iters));
+  if (o.iters < 1 || o.iters > kMaxIters) {
+    problems.push_back(fmt::format("--iters must be from 1 to {}, got {}", kMaxIters, o.iters));
+  }
   if (o.warmup < 0) problems.push_back(fmt::format("--warmup must be 0 or more, got {}", o.warmup));
   if (o.root < 0) problems.push_back(fmt::format("--root must be 0 or more, got {}", o.root));
   if (o.collectives.empty()) problems.push_back("--collectives: no collective to run");
-  if (!problems.empty()) {
-    std::string message = problems.front();
-    for (size_t i = 1; i < problems.size(); ++i) message += "\n" + problems[i];
-    throw Error(message);
+  if (o.layers.empty()) problems.push_back("--layers: no layer to run");
+  for (size_t i = 0; i < o.collectives.size(); ++i) {
+    if (std::find(o.collectives.begin(), o.collectives.begin() + static_cast<long>(i),
+                  o.collectives[i]) != o.collectives.begin() + static_cast<long>(i)) {
+      problems.push_back(fmt::format("--collectives: '{}' is listed twice", o.collectives[i]->name()));
+    }
   }
+  for (size_t i = 0; i < o.layers.size(); ++i) {
+    if (std::find(o.layers.begin(), o.layers.begin() + static_cast<long>(i), o.layers[i]) !=
+        o.layers.begin() + static_cast<long>(i)) {
+      problems.push_back(fmt::format("--layers: '{}' is listed twice", o.layers[i]));
+    }
+  }
+  if (!problems.empty()) throw Error(join(problems, "\n"));
 }
 
 std::vector<uint64_t> sweep_sizes(const SweepOptions& o) {
@@ -225,33 +232,73 @@ std::vector<uint64_t> sweep_sizes(const SweepOptions& o) {
 
 Row measure(Communicator& group, const Collective& collective, uint64_t bytes,
             const SweepOptions& options) {
-  Bench bench(group, collective, options);
+  Bench bench(group, collective, options, bytes);
   return bench.measure(bytes);
 }
 
-Result run_sweep(Communicator& world, const Placement& placement, const SweepOptions& options,
-                 const ProgressFn& progress) {
-  const std::vector<uint64_t> sizes = sweep_sizes(options);
-  Result result;
-  result.backend = std::string(world.backend());
-  result.ranks = world.size();
-  result.placement = placement;
-  result.layers = make_layers(placement, options.layers);
-  check_roots(result.layers, options);
+std::vector<Layer> plan_layers(const Placement& placement, const SweepOptions& options) {
+  std::vector<Layer> layers = make_layers(placement, options.layers);
+  const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
+                                  [](const Collective* c) { return c->uses_root(); });
+  for (const Layer& layer : layers) {
+    if (!rooted || !layer.skipped.empty()) continue;
+    for (const Group& g : layer.groups) {
+      if (options.root < static_cast<int>(g.ranks.size())) continue;
+      throw Error(fmt::format("--root {}: group '{}' of layer {} has {} ranks; the root must be "
+                              "below that",
+                              options.root, g.name, layer.name, g.ranks.size()));
+    }
+  }
+  return layers;
+}
 
+uint64_t host_bytes_per_rank(const SweepOptions& options, const std::vector<Layer>& layers) {
+  const uint64_t largest = sweep_sizes(options).back();
+  const size_t element = info(options.type).size;
+  uint64_t most = 0;
+  for (const Layer& layer : layers) {
+    for (const Group& g : layer.groups) {
+      for (const Collective* c : options.collectives) {
+        const Counts counts = c->counts(largest, element, static_cast<int>(g.ranks.size()));
+        // the buffers and, on the host, the input written once and the output read back
+        most = std::max<uint64_t>(most, 2 * (counts.send_count + counts.recv_count) * element);
+      }
+    }
+  }
+  return most;
+}
+
+void check_host_memory(const SweepOptions& options, const std::vector<Layer>& layers,
+                       int ranks_here, uint64_t host_memory) {
+  const uint64_t per_rank = host_bytes_per_rank(options, layers);
+  const uint64_t total = per_rank * static_cast<uint64_t>(ranks_here);
+  if (total <= host_memory) return;
+  throw Error(fmt::format("--max-bytes {}: each rank needs about {} of host memory (buffers and "
+                          "their checks), {} for the {} ranks on this host, which has {}; lower "
+                          "--max-bytes",
+                          format_bytes(options.max_bytes), format_bytes(per_rank),
+                          format_bytes(total), ranks_here, format_bytes(host_memory)));
+}
+
+namespace {
+
+// Every group of every layer measures; each group's rank 0 keeps its rows.
+std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& layers,
+                                const SweepOptions& options, const ProgressFn& progress) {
+  const std::vector<uint64_t> sizes = sweep_sizes(options);
   size_t total = 0;
-  for (const Layer& layer : result.layers) {
+  for (const Layer& layer : layers) {
     if (layer.skipped.empty()) total += options.collectives.size() * sizes.size();
   }
   size_t done = 0;
-  nlohmann::json my_rows = nlohmann::json::array();
-  for (const Layer& layer : result.layers) {
+  std::vector<Row> mine;
+  for (const Layer& layer : layers) {
     if (!layer.skipped.empty()) continue;
     const int group_index = group_of(layer, world.rank());
     std::unique_ptr<Communicator> group = world.split(group_index, world.rank());
     for (const Collective* collective : options.collectives) {
       std::unique_ptr<Bench> bench;
-      if (group) bench = std::make_unique<Bench>(*group, *collective, options);
+      if (group) bench = std::make_unique<Bench>(*group, *collective, options, sizes.back());
       for (uint64_t bytes : sizes) {
         if (progress && world.rank() == 0) {
           progress(done, total, fmt::format("{} · {} · {}", layer.name, collective->name(),
@@ -266,27 +313,48 @@ Result run_sweep(Communicator& world, const Placement& placement, const SweepOpt
         row.layer = layer.name;
         row.group = g.name;
         row.straggler = g.ranks[static_cast<size_t>(row.straggler)];
-        my_rows.push_back(row);
+        mine.push_back(std::move(row));
       }
     }
   }
-  const std::vector<std::string> all = world.gather_strings(my_rows.dump(), 0);
-  if (world.rank() != 0) return result;
-  // Leaders' rows, put back in (layer, collective, size, group) order.
+  return mine;
+}
+
+// All groups' rows on world rank 0, in (layer, collective, size, group) order.
+std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
+                             const std::vector<Layer>& layers, const SweepOptions& options) {
+  const nlohmann::json local = mine;
+  const std::vector<std::string> all = world.gather_strings(
+      local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
   std::vector<Row> rows;
   for (const std::string& text : all) {
     for (const auto& j : nlohmann::json::parse(text)) rows.push_back(j.get<Row>());
   }
   auto order_of = [&](const Row& r) {
-    const auto layer = std::find_if(result.layers.begin(), result.layers.end(),
+    const auto layer = std::find_if(layers.begin(), layers.end(),
                                     [&](const Layer& l) { return l.name == r.layer; });
     const auto coll = std::find_if(options.collectives.begin(), options.collectives.end(),
                                    [&](const Collective* c) { return c->name() == r.collective; });
-    return std::make_tuple(layer - result.layers.begin(), coll - options.collectives.begin(),
+    return std::make_tuple(layer - layers.begin(), coll - options.collectives.begin(),
                            r.requested_bytes, group_of(*layer, r.straggler));
   };
   std::stable_sort(rows.begin(), rows.end(),
                    [&](const Row& a, const Row& b) { return order_of(a) < order_of(b); });
+  return rows;
+}
+
+}  // namespace
+
+Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
+                 const SweepOptions& options, const ProgressFn& progress) {
+  Result result;
+  result.backend = std::string(world.backend());
+  result.ranks = world.size();
+  result.placement = placement;
+  result.layers = std::move(layers);
+  const std::vector<Row> mine = measure_layers(world, result.layers, options, progress);
+  std::vector<Row> rows = gather_rows(world, mine, result.layers, options);
+  if (world.rank() != 0) return result;
   result.rows = std::move(rows);
   for (const Layer& layer : result.layers) {
     if (!layer.skipped.empty()) {

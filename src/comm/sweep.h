@@ -29,8 +29,11 @@ struct SweepOptions {
   std::vector<std::string> layers = {"world", "node", "rail", "spine"};
 };
 
-// Throws plumb::Error for settings that cannot run: min > max, a step that does not grow,
-// non-positive iteration counts, no collective.
+// The most iterations per size: the per-iteration pass keeps one time per iteration and rank.
+inline constexpr int kMaxIters = 1000000;
+
+// Throws plumb::Error listing every setting that cannot run: min > max, a step that does not
+// grow, iteration counts out of range, no or repeated collectives or layers.
 void validate(const SweepOptions& options);
 
 // The requested sizes: min, min·f, min·f², ... ≤ max (or min, min+i, ... with step_bytes).
@@ -39,14 +42,27 @@ std::vector<uint64_t> sweep_sizes(const SweepOptions& options);
 // Called on world rank 0 before each measurement: (done, total, "layer · collective · size").
 using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
-// Runs the sweep. Collective over `world`: every rank calls it with the same arguments. Returns
-// the full Result (rows, layers, notes) on world rank 0; the other ranks get only their layers.
-Result run_sweep(Communicator& world, const Placement& placement, const SweepOptions& options,
-                 const ProgressFn& progress = {});
+// The layers to run and the checks that depend on them (the root must be a rank of every group).
+// Pure: every rank computes the same layers or throws the same Error.
+std::vector<Layer> plan_layers(const Placement& placement, const SweepOptions& options);
+
+// Host memory one rank needs at most (send and receive buffers, and their host copies for the
+// inputs and the check) for the largest size, over the collectives and group sizes of `layers`.
+uint64_t host_bytes_per_rank(const SweepOptions& options, const std::vector<Layer>& layers);
+
+// Throws plumb::Error when `ranks_here` ranks on one host would need more than `host_memory`.
+void check_host_memory(const SweepOptions& options, const std::vector<Layer>& layers,
+                       int ranks_here, uint64_t host_memory);
+
+// Runs the sweep over `layers` (from plan_layers). Collective over `world`: every rank calls it
+// with the same arguments. Returns the full Result (rows, layers, notes) on world rank 0; the
+// other ranks get the layers only.
+Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
+                 const SweepOptions& options, const ProgressFn& progress = {});
 
 // One group's measurement of one size, as every rank of `group` takes it (exposed for the
-// benchmark and the tests). Returns the row on group rank 0; other ranks get a row with only
-// `wrong` of their own.
+// benchmark and the tests). Returns the full row on group rank 0; the other ranks get the row's
+// size columns only.
 Row measure(Communicator& group, const Collective& collective, uint64_t bytes,
             const SweepOptions& options);
 

@@ -67,3 +67,14 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 }
 
 }  // namespace plumb
+
+namespace plumb {
+
+std::string unknown_name(std::string_view what, std::string_view noun, std::string_view word,
+                         std::span<const std::string> names, std::string_view suggest_for) {
+  return fmt::format("{}: unknown {} '{}'{}; expected one of {}", what, noun, word,
+                     did_you_mean(suggest_for.empty() ? word : suggest_for, names),
+                     join(names, ", "));
+}
+
+}  // namespace plumb

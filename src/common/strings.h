@@ -25,4 +25,10 @@ std::optional<std::string> closest_match(std::string_view word,
 // " (did you mean 'x'?)" or "" -- ready to append to an error message.
 std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
 
+// The one message for a name that is not in a table:
+// "<what>: unknown <noun> '<word>' (did you mean 'x'?); expected one of a, b, c".
+// `suggest_for` is the spelling to compare (a normalised form of `word`), when it differs.
+std::string unknown_name(std::string_view what, std::string_view noun, std::string_view word,
+                         std::span<const std::string> names, std::string_view suggest_for = {});
+
 }  // namespace plumb

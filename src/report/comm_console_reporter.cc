@@ -66,9 +66,15 @@ void print_header(const comm::Result& result, std::ostream& out) {
       fmt::print(out, "# layer {:<6} skipped: {}\n", layer.name, layer.skipped);
       continue;
     }
-    const size_t size = layer.groups.front().ranks.size();
+    size_t fewest = layer.groups.front().ranks.size();
+    size_t most = fewest;
+    for (const comm::Group& g : layer.groups) {
+      fewest = std::min(fewest, g.ranks.size());
+      most = std::max(most, g.ranks.size());
+    }
     fmt::print(out, "# layer {:<6} {} group{} of {} ranks\n", layer.name, layer.groups.size(),
-               layer.groups.size() == 1 ? "" : "s", size);
+               layer.groups.size() == 1 ? "" : "s",
+               fewest == most ? std::to_string(most) : fmt::format("{}–{}", fewest, most));
   }
 }
 

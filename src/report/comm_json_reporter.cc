@@ -1,4 +1,3 @@
-#include <iomanip>
 
 #include "report/comm_reporter.h"
 
@@ -70,7 +69,9 @@ nlohmann::json comm_result_json(const comm::Result& result) {
 }
 
 void CommJsonReporter::report(const comm::Result& result, std::ostream& out) const {
-  out << std::setw(2) << comm_result_json(result) << "\n";
+  // Host names and environment values are not always UTF-8: replace bad bytes, never fail.
+  out << comm_result_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+      << "\n";
 }
 
 }  // namespace plumb::report

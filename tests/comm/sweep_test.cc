@@ -43,9 +43,60 @@ TEST(Validate, ListsEveryProblem) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "--min-bytes 2097152 is larger than --max-bytes 1048576\n"
                            "--step-factor must be at least 2, got 1\n"
-                           "--iters must be at least 1, got 0\n"
+                           "--iters must be from 1 to 1000000, got 0\n"
                            "--collectives: no collective to run");
   }
+  SweepOptions twice = options_for("allreduce");
+  twice.collectives.push_back(&find_collective("allreduce"));
+  twice.layers = {"node", "node"};
+  try {
+    validate(twice);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--collectives: 'allreduce' is listed twice\n"
+                           "--layers: 'node' is listed twice");
+  }
+  SweepOptions none = options_for("allreduce");
+  none.layers.clear();
+  EXPECT_THROW(validate(none), Error);
+}
+
+TEST(HostMemory, EstimateAndRefusal) {
+  SweepOptions o = options_for("allgather");
+  o.min_bytes = 8;
+  o.max_bytes = 1024 * 1024;
+  o.step_factor = 2;
+  Layer world{"world", {{"world", {0, 1, 2, 3}}}, ""};
+  // allgather of 1 MiB on 4 ranks: send 64 Ki + receive 256 Ki float32 elements, twice (host
+  // copies) = 2 × (65536 + 262144) × 4 B = 2.5 MiB
+  EXPECT_EQ(host_bytes_per_rank(o, {world}), 2621440u);
+  EXPECT_NO_THROW(check_host_memory(o, {world}, 4, 16 * 1024 * 1024));
+  try {
+    check_host_memory(o, {world}, 4, 8 * 1024 * 1024);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--max-bytes 1 MiB: each rank needs about 2.5 MiB of host memory "
+                           "(buffers and their checks), 10 MiB for the 4 ranks on this host, which "
+                           "has 8 MiB; lower --max-bytes");
+  }
+}
+
+TEST(PlanLayers, RootMustBeInEveryGroup) {
+  SweepOptions o = options_for("broadcast");
+  o.root = 2;
+  o.layers = {"world", "node"};
+  const std::vector<std::string> hosts = {"a", "a", "b", "b"};
+  const std::vector<int> ids = {0, 0, 2, 2};
+  const Placement p = place_by_host(hosts, ids);
+  try {
+    plan_layers(p, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--root 2: group 'a' of layer node has 2 ranks; the root must be below "
+                           "that");
+  }
+  o.root = 1;
+  EXPECT_EQ(plan_layers(p, o).size(), 2u);
 }
 
 // On the fake clock every operation takes 1 ms: time, bandwidth and tail follow exactly.

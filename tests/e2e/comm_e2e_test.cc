@@ -69,7 +69,7 @@ TEST(CommE2E, EightRanksEveryLayerEveryCollective) {
   EXPECT_NE(run.out.find("# allreduce · layer spine · slowest of 4 groups per size"),
             std::string::npos);
   EXPECT_NE(run.out.find("# Out of bounds values : 0 OK"), std::string::npos);
-  EXPECT_NE(run.err.find("plumb: note: allgather on layer world: 1 row(s) rounded down to a "
+  EXPECT_NE(run.err.find("plumb: note: allgather on layer world: 1 size(s) rounded down to a "
                          "multiple of 32 B (4 B float32 × 8 ranks), as nccl-tests does"),
             std::string::npos)
       << run.err;
@@ -126,6 +126,25 @@ TEST(CommE2E, JsonOnStandardOutputMovesTheTableToStandardError) {
   ASSERT_EQ(j["results"].size(), 1u);
   EXPECT_EQ(j["results"][0]["bytes"], 64);
   EXPECT_NE(run.err.find("# sendrecv · layer world"), std::string::npos);
+}
+
+// Too large a size is refused before anything runs, once, agreed by every rank.
+TEST(CommE2E, SizeBeyondHostMemoryIsRefusedUpFront) {
+  const test::Run run = run_command(mpirun(2) + " " + kPlumb + " comm -b 1M -e 64T");
+  EXPECT_EQ(run.exit_code, 2);
+  const std::string start = "plumb: error: --max-bytes 64 TiB: each rank needs about ";
+  EXPECT_EQ(run.err.substr(0, start.size()), start) << run.err;
+  EXPECT_EQ(run.err.find("plumb: error:", 1), std::string::npos) << run.err;
+}
+
+// Environment values are recorded even when they are not UTF-8; the JSON stays valid.
+TEST(CommE2E, NonUtf8EnvironmentKeepsJsonValid) {
+  const test::Run run = run_command("NCCL_TEST_VALUE=$(printf 'a\\377b') " + mpirun(2) +
+                                    " -x NCCL_TEST_VALUE " + kPlumb +
+                                    " comm -q -b 64 -e 64 --collectives allreduce --json -");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["env"]["NCCL_TEST_VALUE"], "a\uFFFDb");
 }
 
 }  // namespace

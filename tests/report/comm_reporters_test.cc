@@ -124,5 +124,15 @@ TEST(Summary, AveragesOnlyLargeSizesPerGroup) {
   EXPECT_EQ(comm::total_wrong(sample()), 2);
 }
 
+// A 1 MiB allgather on 3 ranks measures 1048572 bytes: it still counts as a 1 MiB size.
+TEST(Summary, UsesTheRequestedSize) {
+  comm::Result res;
+  res.rows = {make_row("world", "world", 3, "allgather", 1048572, 100.0, 2.0 / 3, 0)};
+  res.rows[0].requested_bytes = 1048576;
+  const auto summaries = comm::summarize(res);
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].sizes, 1);
+}
+
 }  // namespace
 }  // namespace plumb::report

@@ -19,6 +19,8 @@ class FakeCommunicator final : public comm::Communicator {
   bool corrupt = false;
   // When set, operations write nothing at all.
   bool write_nothing = false;
+  // What "other ranks" contribute to all_gather_strings (for the agreement tests).
+  std::vector<std::string> peer_strings;
   int operations = 0;
 
   std::string_view backend() const override { return "fake"; }
@@ -59,7 +61,11 @@ class FakeCommunicator final : public comm::Communicator {
     return {v.begin(), v.end()};
   }
   std::vector<std::string> gather_strings(const std::string& v, int) override { return {v}; }
-  std::vector<std::string> all_gather_strings(const std::string& v) override { return {v}; }
+  std::vector<std::string> all_gather_strings(const std::string& v) override {
+    std::vector<std::string> all = {v};
+    all.insert(all.end(), peer_strings.begin(), peer_strings.end());
+    return all;
+  }
   int broadcast_int(int v, int) override { return v; }
 
  private:
