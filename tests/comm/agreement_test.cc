@@ -29,7 +29,7 @@ TEST(Agree, EveryRankFailedAlikeGivesTheMessageAlone) {
 // Wire format of a failure: code, host and message separated by the ASCII unit separator.
 TEST(Agree, AnotherRanksFailureReachesThisRank) {
   test::FakeCommunicator fake;
-  fake.peer_strings = {"", "1\x1fgpu-7\x1fCUDA error in cudaMalloc: out of memory"};
+  fake.peer_strings = {"", "1\x1f" "gpu-7\x1f" "CUDA error in cudaMalloc: out of memory"};
   try {
     agree(fake, [] {});
     FAIL();
