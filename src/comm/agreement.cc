@@ -61,9 +61,10 @@ void agree(Communicator& comm, const std::function<void()>& step) {
   }
   if (first < 0) return;
   const Failure f = decode(all[static_cast<size_t>(first)]);
-  if (alike && failed == comm.size()) throw Error(f.message, static_cast<ExitCode>(f.code));
+  const auto ranks = static_cast<int>(all.size());
+  if (alike && failed == ranks) throw Error(f.message, static_cast<ExitCode>(f.code));
   throw Error(fmt::format("rank {} on host {}: {} ({} of {} ranks failed)", first, f.host,
-                          f.message, failed, comm.size()),
+                          f.message, failed, ranks),
               static_cast<ExitCode>(f.code));
 }
 
