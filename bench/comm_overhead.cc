@@ -6,6 +6,12 @@
 // alternating which goes first. Prints each pair's ratio and the median over runs; the target is
 // a median ratio ≤ 1.03. Run under mpirun with 2 ranks (scripts/bench).
 //
+// The raw loop runs on plumb's own buffers (same addresses, same data): on this project's 2-core
+// VMs, MPI_Allreduce's speed depends on where its buffers lie -- vectors against page-aligned
+// buffers moved it by 20% at 64 MiB and 2x at 1 MiB, and fresh allocations made whichever of a
+// pair ran second up to 7x faster at 1 MiB -- which would swamp the harness overhead this
+// benchmark is about. Each timed loop runs 0.1 s or more, after as many warm-up iterations.
+//
 //   mpirun -np 2 build/bench/comm_overhead [--runs N] [--iters N] [--smoke]
 #include <mpi.h>
 
@@ -26,11 +32,14 @@ namespace {
 
 using plumb::kMiB;
 
+struct Case {
+  uint64_t bytes;
+  int iters;  // sized so that a timed loop lasts 0.1 s or more here
+};
+
 struct Settings {
-  int runs = 7;
-  int iters = 20;
-  int warmup = 5;
-  std::vector<uint64_t> sizes = {1 * kMiB, 8 * kMiB, 64 * kMiB};
+  int runs = 15;
+  std::vector<Case> cases = {{1 * kMiB, 400}, {8 * kMiB, 100}, {64 * kMiB, 20}};
   double budget = 1.03;
 };
 
@@ -39,30 +48,29 @@ Settings parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--runs" && i + 1 < argc) s.runs = std::stoi(argv[++i]);
-    if (arg == "--iters" && i + 1 < argc) s.iters = std::stoi(argv[++i]);
     if (arg == "--smoke") {  // a seconds-long run that proves the benchmark still works
       s.runs = 2;
-      s.iters = 3;
-      s.sizes = {64 * 1024};
+      s.cases = {{64 * 1024, 3}};
     }
   }
   return s;
 }
 
-// The reference: the loop a person would write by hand to time MPI_Allreduce.
-double raw_allreduce_seconds(uint64_t bytes, const Settings& s) {
-  const auto count = static_cast<int>(bytes / sizeof(float));
-  std::vector<float> send(static_cast<size_t>(count), 1.0f);
-  std::vector<float> recv(static_cast<size_t>(count), 0.0f);
-  for (int i = 0; i < s.warmup; ++i) {
-    MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+// The reference: the loop a person would write by hand to time MPI_Allreduce, run on plumb's
+// own buffers (same addresses, same data).
+double raw_allreduce_seconds(plumb::comm::Bench& bench, const Case& c) {
+  const auto count = static_cast<int>(c.bytes / sizeof(float));
+  void* send = bench.send_buffer().data();
+  void* recv = bench.recv_buffer().data();
+  for (int i = 0; i < c.iters; ++i) {
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
-  for (int i = 0; i < s.iters; ++i) {
-    MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < c.iters; ++i) {
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   }
-  const double mine = (MPI_Wtime() - start) / s.iters;
+  const double mine = (MPI_Wtime() - start) / c.iters;
   double sum = 0;
   MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   int ranks = 1;
@@ -70,16 +78,9 @@ double raw_allreduce_seconds(uint64_t bytes, const Settings& s) {
   return sum / ranks;
 }
 
-double plumb_allreduce_seconds(plumb::comm::Communicator& world, uint64_t bytes,
-                               const Settings& s) {
-  plumb::comm::SweepOptions o;
-  o.iters = s.iters;
-  o.warmup = s.warmup;
-  o.min_bytes = o.max_bytes = bytes;
-  const plumb::comm::Row row =
-      plumb::comm::measure(world, plumb::comm::find_collective("allreduce"), bytes, o);
-  // time_us is filled on rank 0 only; share it.
-  double seconds = row.time_us * 1e-6;
+// What `plumb comm` reports for the same size (the mean over ranks, on rank 0; shared here).
+double plumb_allreduce_seconds(plumb::comm::Bench& bench, const Case& c) {
+  double seconds = bench.measure(c.bytes).time_us * 1e-6;
   MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return seconds;
 }
@@ -93,22 +94,28 @@ int main(int argc, char** argv) {
   const bool leader = world->rank() == 0;
   if (leader) {
     fmt::print("# bench/comm_overhead: plumb comm vs a raw MPI_Allreduce loop, float32, {} ranks, "
-               "{} iters, {} runs (median of per-run ratios)\n",
-               world->size(), s.iters, s.runs);
-    fmt::print("# {:>8} {:>12} {:>12} {:>8}  {}\n", "size", "raw_us", "plumb_us", "ratio",
-               "ratio per run");
+               "{} runs (median of per-run ratios)\n",
+               world->size(), s.runs);
+    fmt::print("# {:>8} {:>6} {:>12} {:>12} {:>8}  {}\n", "size", "iters", "raw_us", "plumb_us",
+               "ratio", "ratio per run");
   }
   double worst = 0;
-  for (uint64_t bytes : s.sizes) {
+  for (const Case& c : s.cases) {
+    plumb::comm::SweepOptions o;
+    o.iters = c.iters;
+    o.warmup = c.iters;
+    o.min_bytes = o.max_bytes = c.bytes;
+    o.collectives = {&plumb::comm::find_collective("allreduce")};
+    plumb::comm::Bench bench(*world, *o.collectives.front(), o, c.bytes);
     std::vector<double> raw, ours, ratios;
     for (int run = 0; run < s.runs; ++run) {
       double r, p;
       if (run % 2 == 0) {  // alternate the order so that drift favours neither
-        r = raw_allreduce_seconds(bytes, s);
-        p = plumb_allreduce_seconds(*world, bytes, s);
+        r = raw_allreduce_seconds(bench, c);
+        p = plumb_allreduce_seconds(bench, c);
       } else {
-        p = plumb_allreduce_seconds(*world, bytes, s);
-        r = raw_allreduce_seconds(bytes, s);
+        p = plumb_allreduce_seconds(bench, c);
+        r = raw_allreduce_seconds(bench, c);
       }
       raw.push_back(r);
       ours.push_back(p);
@@ -119,7 +126,7 @@ int main(int argc, char** argv) {
     if (leader) {
       std::string each;
       for (double x : ratios) each += fmt::format(" {:.3f}", x);
-      fmt::print("  {:>8} {:>12.1f} {:>12.1f} {:>8.3f} {}\n", plumb::format_bytes(bytes),
+      fmt::print("  {:>8} {:>6} {:>12.1f} {:>12.1f} {:>8.3f} {}\n", plumb::format_bytes(c.bytes), c.iters,
                  plumb::percentile(raw, 50) * 1e6, plumb::percentile(ours, 50) * 1e6, ratio, each);
     }
   }

@@ -12,7 +12,7 @@ class AllGather final : public Collective {
   std::string_view name() const override { return "allgather"; }
 
   Counts counts(size_t bytes, size_t element_size, int nranks) const override {
-    const size_t per_rank = bytes / element_size / static_cast<size_t>(nranks);
+    const size_t per_rank = per_rank_count(bytes, element_size, nranks);
     const size_t total = per_rank * static_cast<size_t>(nranks);
     return {per_rank, total, per_rank, total * element_size};
   }

@@ -11,7 +11,7 @@ class AllToAll final : public Collective {
   std::string_view name() const override { return "alltoall"; }
 
   Counts counts(size_t bytes, size_t element_size, int nranks) const override {
-    const size_t per_peer = bytes / element_size / static_cast<size_t>(nranks);
+    const size_t per_peer = per_rank_count(bytes, element_size, nranks);
     const size_t total = per_peer * static_cast<size_t>(nranks);
     return {total, total, per_peer, total * element_size};
   }

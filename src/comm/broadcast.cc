@@ -12,8 +12,7 @@ class Broadcast final : public Collective {
   bool uses_root() const override { return true; }
 
   Counts counts(size_t bytes, size_t element_size, int /*nranks*/) const override {
-    const size_t count = bytes / element_size;
-    return {count, count, count, count * element_size};
+    return whole_counts(bytes, element_size);
   }
 
   double bus_factor(int /*nranks*/) const override { return 1.0; }

@@ -24,6 +24,13 @@ struct Counts {
   size_t bytes = 0;       // the table's "size" column: max(send, recv) × element size
 };
 
+// The counts of a collective whose buffers hold the whole message on every rank (allreduce,
+// broadcast, reduce, sendrecv): c = bytes / element_size elements each way.
+Counts whole_counts(size_t bytes, size_t element_size);
+
+// The per-rank block of a collective that splits its message over n ranks: ⌊bytes / e / n⌋.
+size_t per_rank_count(size_t bytes, size_t element_size, int nranks);
+
 struct CollArgs {
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;

@@ -26,6 +26,15 @@ std::string normalize(std::string_view name) {
 
 }  // namespace
 
+Counts whole_counts(size_t bytes, size_t element_size) {
+  const size_t count = bytes / element_size;
+  return {count, count, count, count * element_size};
+}
+
+size_t per_rank_count(size_t bytes, size_t element_size, int nranks) {
+  return bytes / element_size / static_cast<size_t>(nranks);
+}
+
 std::span<const Collective* const> all_collectives() {
   static const std::array<const Collective*, 7> kTable = {
       &allreduce_collective(), &allgather_collective(), &reducescatter_collective(),

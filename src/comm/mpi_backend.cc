@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <numeric>
 
 #include "common/error.h"
 
@@ -199,44 +198,72 @@ double MpiCommunicator::stop_timer() { return MPI_Wtime() - timer_start_; }
 
 void MpiCommunicator::barrier() { MPI_Barrier(comm_); }
 
+namespace {
+
+// Counts and displacements of a variable-size gather: what MPI_Gatherv/Allgatherv need.
+struct Layout {
+  std::vector<int> counts;
+  std::vector<int> offsets;
+  size_t total = 0;
+};
+
+Layout layout_of(std::vector<int> counts) {
+  Layout l;
+  l.counts = std::move(counts);
+  l.offsets.resize(l.counts.size());
+  size_t next = 0;
+  for (size_t r = 0; r < l.counts.size(); ++r) {
+    l.offsets[r] = mpi_count(next);
+    next += static_cast<size_t>(l.counts[r]);
+  }
+  l.total = next;
+  return l;
+}
+
+// The sizes of every rank's contribution, on `root` (or on every rank when root < 0).
+Layout gather_layout(MPI_Comm comm, int size, int rank, size_t mine, int root) {
+  const int count = mpi_count(mine);
+  std::vector<int> counts(root < 0 || rank == root ? static_cast<size_t>(size) : 0);
+  if (root < 0) {
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  } else {
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
+  }
+  return layout_of(std::move(counts));
+}
+
+std::vector<std::string> split_strings(const std::string& all, const Layout& l) {
+  std::vector<std::string> out;
+  for (size_t r = 0; r < l.counts.size(); ++r) {
+    out.push_back(all.substr(static_cast<size_t>(l.offsets[r]), static_cast<size_t>(l.counts[r])));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<double> MpiCommunicator::gather(std::span<const double> values, int root) {
-  const int mine = mpi_count(values.size());
-  std::vector<int> counts(rank_ == root ? size_ : 0);
-  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
-  std::vector<int> offsets(counts.size());
-  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
-  std::vector<double> out(rank_ == root ? static_cast<size_t>(offsets.back() + counts.back()) : 0);
-  MPI_Gatherv(values.data(), mine, MPI_DOUBLE, out.data(), counts.data(), offsets.data(),
-              MPI_DOUBLE, root, comm_);
+  const Layout l = gather_layout(comm_, size_, rank_, values.size(), root);
+  std::vector<double> out(l.total);
+  MPI_Gatherv(values.data(), mpi_count(values.size()), MPI_DOUBLE, out.data(), l.counts.data(),
+              l.offsets.data(), MPI_DOUBLE, root, comm_);
   return out;
 }
 
 std::vector<std::string> MpiCommunicator::gather_strings(const std::string& value, int root) {
-  const int mine = mpi_count(value.size());
-  std::vector<int> counts(rank_ == root ? size_ : 0);
-  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
-  std::vector<int> offsets(counts.size());
-  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
-  std::string all(rank_ == root ? static_cast<size_t>(offsets.back() + counts.back()) : 0, '\0');
-  MPI_Gatherv(value.data(), mine, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
-              root, comm_);
-  std::vector<std::string> out;
-  for (size_t r = 0; r < counts.size(); ++r) out.push_back(all.substr(offsets[r], counts[r]));
-  return out;
+  const Layout l = gather_layout(comm_, size_, rank_, value.size(), root);
+  std::string all(l.total, '\0');
+  MPI_Gatherv(value.data(), mpi_count(value.size()), MPI_CHAR, all.data(), l.counts.data(),
+              l.offsets.data(), MPI_CHAR, root, comm_);
+  return split_strings(all, l);
 }
 
 std::vector<std::string> MpiCommunicator::all_gather_strings(const std::string& value) {
-  const int mine = mpi_count(value.size());
-  std::vector<int> counts(size_);
-  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
-  std::vector<int> offsets(counts.size());
-  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
-  std::string all(static_cast<size_t>(offsets.back() + counts.back()), '\0');
-  MPI_Allgatherv(value.data(), mine, MPI_CHAR, all.data(), counts.data(), offsets.data(),
-                 MPI_CHAR, comm_);
-  std::vector<std::string> out;
-  for (size_t r = 0; r < counts.size(); ++r) out.push_back(all.substr(offsets[r], counts[r]));
-  return out;
+  const Layout l = gather_layout(comm_, size_, rank_, value.size(), -1);
+  std::string all(l.total, '\0');
+  MPI_Allgatherv(value.data(), mpi_count(value.size()), MPI_CHAR, all.data(), l.counts.data(),
+                 l.offsets.data(), MPI_CHAR, comm_);
+  return split_strings(all, l);
 }
 
 int MpiCommunicator::broadcast_int(int value, int root) {

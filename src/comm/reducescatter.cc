@@ -13,7 +13,7 @@ class ReduceScatter final : public Collective {
   bool uses_op() const override { return true; }
 
   Counts counts(size_t bytes, size_t element_size, int nranks) const override {
-    const size_t per_rank = bytes / element_size / static_cast<size_t>(nranks);
+    const size_t per_rank = per_rank_count(bytes, element_size, nranks);
     const size_t total = per_rank * static_cast<size_t>(nranks);
     return {total, per_rank, per_rank, total * element_size};
   }

@@ -11,8 +11,7 @@ class SendRecv final : public Collective {
   std::string_view name() const override { return "sendrecv"; }
 
   Counts counts(size_t bytes, size_t element_size, int /*nranks*/) const override {
-    const size_t count = bytes / element_size;
-    return {count, count, count, count * element_size};
+    return whole_counts(bytes, element_size);
   }
 
   double bus_factor(int /*nranks*/) const override { return 1.0; }

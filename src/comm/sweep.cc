@@ -21,50 +21,32 @@ namespace {
 // writes nothing shows up as wrong elements.
 constexpr unsigned char kSentinelByte = 0x80;
 
-// What one group needs for one collective: buffers sized for the largest size, inputs written once
-// (an input element i is pattern.value(rank, i) whatever the size).
-class Bench {
- public:
-  Bench(Communicator& group, const Collective& collective, const SweepOptions& options,
-        uint64_t largest)
-      : group_(group),
-        collective_(collective),
-        options_(options),
-        args_{options.type, options.op, options.root},
-        element_size_(info(options.type).size),
-        pattern_(collective.uses_op() ? Pattern(options.type, options.op, group.size())
-                                      : Pattern(options.type, group.size())) {
-    const Counts most = collective_.counts(largest, element_size_, group_.size());
-    send_ = group_.allocate(most.send_count * element_size_);
-    recv_ = group_.allocate(most.recv_count * element_size_);
-    std::vector<unsigned char> input(most.send_count * element_size_);
-    for (size_t i = 0; i < most.send_count; ++i) {
-      store(options.type, input.data(), i, pattern_.value(group_.rank(), i));
-    }
-    send_->upload(input.data(), input.size());
-    recv_has_input_ = collective_.recv_starts_with_input(group_.rank(), args_);
-    if (recv_has_input_) recv_->upload(input.data(), std::min(input.size(), recv_->size()));
+}  // namespace
+
+Bench::Bench(Communicator& group, const Collective& collective, const SweepOptions& options,
+             uint64_t largest)
+    : group_(group),
+      collective_(collective),
+      options_(options),
+      args_{options.type, options.op, options.root},
+      element_size_(info(options.type).size),
+      pattern_(collective.uses_op() ? Pattern(options.type, options.op, group.size())
+                                    : Pattern(options.type, group.size())) {
+  const Counts most = collective_.counts(largest, element_size_, group_.size());
+  send_ = group_.allocate(most.send_count * element_size_);
+  recv_ = group_.allocate(most.recv_count * element_size_);
+  std::vector<unsigned char> input(most.send_count * element_size_);
+  for (size_t i = 0; i < most.send_count; ++i) {
+    store(options.type, input.data(), i, pattern_.value(group_.rank(), i));
   }
+  send_->upload(input.data(), input.size());
+  recv_has_input_ = collective_.recv_starts_with_input(group_.rank(), args_);
+  if (recv_has_input_) recv_->upload(input.data(), std::min(input.size(), recv_->size()));
+}
 
-  Row measure(uint64_t bytes);
-
- private:
-  void run_once(const Counts& counts) {
-    collective_.run(group_, send_->data(), recv_->data(), counts, args_);
-  }
-  int64_t count_wrong(const Counts& counts) const;
-  Row make_row(uint64_t bytes, const Counts& counts, const std::vector<double>& gathered) const;
-
-  Communicator& group_;
-  const Collective& collective_;
-  const SweepOptions& options_;
-  CollArgs args_;
-  size_t element_size_;
-  Pattern pattern_;
-  std::unique_ptr<Buffer> send_;
-  std::unique_ptr<Buffer> recv_;
-  bool recv_has_input_ = false;
-};
+void Bench::run_once(const Counts& counts) {
+  collective_.run(group_, send_->data(), recv_->data(), counts, args_);
+}
 
 Row Bench::measure(uint64_t bytes) {
   const Counts counts = collective_.counts(bytes, element_size_, group_.size());
@@ -145,6 +127,8 @@ Row Bench::make_row(uint64_t bytes, const Counts& counts,
   row.straggler_share = tail.straggler_share;
   return row;
 }
+
+namespace {
 
 // Sizes that nccl-tests-style rounding shrank, one note per (layer, collective).
 std::vector<std::string> rounding_notes(const std::vector<Row>& rows, const SweepOptions& options) {

@@ -60,8 +60,38 @@ void check_host_memory(const SweepOptions& options, const std::vector<Layer>& la
 Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
                  const SweepOptions& options, const ProgressFn& progress = {});
 
-// One group's measurement of one size, as every rank of `group` takes it (exposed for the
-// benchmark and the tests). Returns the full row on group rank 0; the other ranks get the row's
+// What one group needs to measure one collective: buffers sized for the largest size, inputs
+// written once (input element i is pattern.value(rank, i) whatever the size).
+class Bench {
+ public:
+  Bench(Communicator& group, const Collective& collective, const SweepOptions& options,
+        uint64_t largest);
+
+  // One size, as every rank of the group takes it: warm-up, timed loop, per-iteration pass,
+  // check. The full row on group rank 0; the other ranks get the size columns only.
+  Row measure(uint64_t bytes);
+
+  // The buffers the operations run on (for bench/comm_overhead's reference loop).
+  Buffer& send_buffer() { return *send_; }
+  Buffer& recv_buffer() { return *recv_; }
+
+ private:
+  void run_once(const Counts& counts);
+  int64_t count_wrong(const Counts& counts) const;
+  Row make_row(uint64_t bytes, const Counts& counts, const std::vector<double>& gathered) const;
+
+  Communicator& group_;
+  const Collective& collective_;
+  const SweepOptions& options_;  // must outlive the Bench
+  CollArgs args_;
+  size_t element_size_;
+  Pattern pattern_;
+  std::unique_ptr<Buffer> send_;
+  std::unique_ptr<Buffer> recv_;
+  bool recv_has_input_ = false;
+};
+
+// One group's measurement of one size with a Bench of its own (for the tests). Returns the full row on group rank 0; the other ranks get the row's
 // size columns only.
 Row measure(Communicator& group, const Collective& collective, uint64_t bytes,
             const SweepOptions& options);
