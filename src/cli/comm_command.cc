@@ -86,8 +86,8 @@ void fill_context(comm::Result& result, const comm::SweepOptions& s) {
 // Returns the exit code: 1 when any element was wrong.
 int write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
   if (result.ranks == 1) {
-    fmt::print(stderr, "plumb: note: only 1 rank: nothing to measure; start plumb under an MPI "
-                       "launcher, e.g. mpirun -np 4 plumb comm\n");
+    fmt::print(stderr, "plumb: note: only 1 rank: no data crosses a link; start plumb under an "
+                       "MPI launcher, e.g. mpirun -np 4 plumb comm\n");
   }
   for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
   if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);

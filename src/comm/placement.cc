@@ -70,8 +70,10 @@ Layer build_layer(const Placement& placement, const LayerRule& rule) {
     if (inserted) all.push_back({key, {}});
     all[it->second].ranks.push_back(static_cast<int>(rank));
   }
+  // A group of one rank loads no link -- except the world of a single-rank run, which still
+  // measures what one device's collectives cost (launch latency, local copy bandwidth).
   for (Group& g : all) {
-    if (g.ranks.size() >= 2) layer.groups.push_back(std::move(g));
+    if (g.ranks.size() >= 2 || rule.name == "world") layer.groups.push_back(std::move(g));
   }
   return layer;
 }

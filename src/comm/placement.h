@@ -47,7 +47,7 @@ struct Group {
 
 struct Layer {
   std::string name;
-  std::vector<Group> groups;  // disjoint; only groups of two ranks or more
+  std::vector<Group> groups;  // disjoint; groups of two ranks or more (world: any)
   std::string skipped;        // why the layer does not run; empty when it runs
 };
 

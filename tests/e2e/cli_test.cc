@@ -2,6 +2,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+
+#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
 #include "support/subprocess.h"
@@ -112,13 +114,35 @@ TEST(Cli, NcclBackendResolvesRealLibrariesWithoutAGpu) {
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line";
 }
 
+// The whole command over the NCCL backend, with stand-in libraries on host memory (one rank).
+TEST(Cli, NcclBackendEndToEndWithStandInLibraries) {
+  test::Run r = run_command(std::string("PLUMB_NCCL_LIBRARY=") + FAKE_NCCL_LIBRARY +
+                            " PLUMB_CUDART_LIBRARY=" + FAKE_CUDART_LIBRARY + " " + kPlumb +
+                            " comm --backend nccl -q -b 8 -e 64K -f 8 -d bfloat16 -o avg --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["backend"], "nccl");
+  EXPECT_EQ(j["results"].size(), 7u * 5);  // 8 B .. 32 KiB by 8: 5 sizes
+  for (const auto& row : j["results"]) EXPECT_EQ(row["wrong"], 0) << row.dump();
+}
+
 TEST(Cli, SingleRankExplainsHowToLaunch) {
-  test::Run r = run_command(kPlumb + " comm -q -b 8 -e 8");
+  test::Run r = run_command(kPlumb + " comm -q -b 8 -e 8 --json -");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("plumb: note: only 1 rank: nothing to measure; start plumb under an MPI "
-                       "launcher, e.g. mpirun -np 4 plumb comm"),
+  EXPECT_NE(r.err.find("plumb: note: only 1 rank: no data crosses a link; start plumb under an "
+                       "MPI launcher, e.g. mpirun -np 4 plumb comm"),
             std::string::npos)
       << r.err;
+  // One rank still measures the world layer: what one device's collectives cost.
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 7u);
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["group_ranks"], 1);
+    EXPECT_EQ(row["wrong"], 0);
+    if (row["collective"] == "allreduce") {
+      EXPECT_EQ(row["busbw_gbps"], 0.0);  // 2(n-1)/n = 0
+    }
+  }
 }
 
 }  // namespace
