@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/comm_command.h"
+#include "cli/env_command.h"
 #include "cli/command.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -46,6 +47,12 @@ std::span<const Command> commands() {
          auto options = std::make_shared<CommOptions>();
          setup_comm(sub, *options);
          return std::function<int()>([options] { return run_comm(*options); });
+       }},
+      {"env", "Versions and settings that change results (driver, CUDA, NCCL, CANN, torch, ...)",
+       [](CLI::App& sub) {
+         auto options = std::make_shared<EnvOptions>();
+         setup_env(sub, *options);
+         return std::function<int()>([options] { return run_env(*options); });
        }},
   };
   return kTable;

@@ -147,3 +147,33 @@ TEST(Cli, SingleRankExplainsHowToLaunch) {
 
 }  // namespace
 }  // namespace plumb
+
+namespace plumb {
+namespace {
+
+TEST(EnvCli, WritesJsonAndListsOnTheConsole) {
+  const std::string dir = test::temp_dir("env");
+  test::Run r = test::run_command("NCCL_ALGO=Ring " + std::string(PLUMB_BIN) + " env --json " +
+                                  dir + "/env.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# plumb env · host "), std::string::npos);
+  EXPECT_NE(r.out.find("NCCL_ALGO=Ring"), std::string::npos);
+  EXPECT_EQ(r.err, "plumb: wrote " + dir + "/env.json\n");
+  const auto j = nlohmann::json::parse(test::read_file(dir + "/env.json"));
+  EXPECT_EQ(j["schema"], "plumb.env/1");
+  EXPECT_EQ(j["env"]["NCCL_ALGO"], "Ring");
+  for (const char* key : {"os", "kernel", "cpu_model", "compiler", "glibc", "mpi", "nvidia_driver",
+                          "cuda_runtime", "nccl", "ascend_driver", "cann", "torch", "torch_npu"}) {
+    EXPECT_TRUE(j["versions"].contains(key)) << key;
+  }
+}
+
+TEST(EnvCli, UnwritableJson) {
+  test::Run r = test::run_command(std::string(PLUMB_BIN) + " env --json /nonexistent/env.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/env.json: cannot write: No such file or "
+                   "directory\n");
+}
+
+}  // namespace
+}  // namespace plumb
