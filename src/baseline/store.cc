@@ -1,0 +1,238 @@
+#include "baseline/store.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.h"
+
+namespace plumb::baseline {
+namespace {
+
+// Migration i brings the schema from version i to i + 1. Append, never edit.
+const std::vector<std::string_view> kMigrations = {
+    R"(CREATE TABLE baselines (
+         id      INTEGER PRIMARY KEY AUTOINCREMENT,
+         created TEXT NOT NULL,
+         label   TEXT NOT NULL DEFAULT '',
+         hosts   TEXT NOT NULL,   -- JSON array
+         source  TEXT NOT NULL,
+         topo    TEXT,            -- plumb.topo/1
+         env     TEXT,            -- plumb.env/1
+         comm    TEXT             -- plumb.comm/1 without results
+       );
+       CREATE TABLE comm_results (
+         baseline_id     INTEGER NOT NULL REFERENCES baselines(id) ON DELETE CASCADE,
+         seq             INTEGER NOT NULL,
+         layer           TEXT NOT NULL,
+         grp             TEXT NOT NULL,
+         group_ranks     INTEGER NOT NULL,
+         collective      TEXT NOT NULL,
+         dtype           TEXT NOT NULL,
+         op              TEXT NOT NULL,
+         root            INTEGER NOT NULL,
+         requested_bytes INTEGER NOT NULL,
+         bytes           INTEGER NOT NULL,
+         count           INTEGER NOT NULL,
+         time_us         REAL NOT NULL,
+         algbw_gbps      REAL NOT NULL,
+         busbw_gbps      REAL NOT NULL,
+         wrong           INTEGER,          -- NULL when not checked
+         p50_us          REAL NOT NULL,
+         p99_us          REAL NOT NULL,
+         max_us          REAL NOT NULL,
+         straggler_rank  INTEGER NOT NULL,
+         straggler_share REAL NOT NULL,
+         PRIMARY KEY (baseline_id, seq)
+       );)",
+};
+
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json json_or_null(const Statement& s, int column) {
+  if (s.column_is_null(column)) return nullptr;
+  return nlohmann::json::parse(s.column_text(column), nullptr, false);
+}
+
+std::vector<std::string> hosts_of(const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return {};
+  std::vector<std::string> hosts;
+  for (const auto& h : j) {
+    if (h.is_string()) hosts.push_back(h.get<std::string>());
+  }
+  return hosts;
+}
+
+void insert_rows(Database& db, int64_t id, const std::vector<comm::Row>& rows) {
+  Statement insert = db.prepare(
+      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const comm::Row& r = rows[i];
+    insert.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.layer).bind(4, r.group);
+    insert.bind(5, static_cast<int64_t>(r.group_ranks)).bind(6, r.collective).bind(7, r.dtype);
+    insert.bind(8, r.op).bind(9, static_cast<int64_t>(r.root));
+    insert.bind(10, static_cast<int64_t>(r.requested_bytes)).bind(11, static_cast<int64_t>(r.bytes));
+    insert.bind(12, static_cast<int64_t>(r.count)).bind(13, r.time_us).bind(14, r.algbw_gbps);
+    insert.bind(15, r.busbw_gbps);
+    if (r.wrong < 0) {
+      insert.bind_null(16);
+    } else {
+      insert.bind(16, r.wrong);
+    }
+    insert.bind(17, r.p50_us).bind(18, r.p99_us).bind(19, r.max_us);
+    insert.bind(20, static_cast<int64_t>(r.straggler)).bind(21, r.straggler_share);
+    insert.step();
+    insert.reset();
+  }
+}
+
+std::vector<comm::Row> load_rows(Database& db, int64_t id) {
+  Statement q = db.prepare(
+      "SELECT layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes, count,"
+      " time_us, algbw_gbps, busbw_gbps, wrong, p50_us, p99_us, max_us, straggler_rank,"
+      " straggler_share FROM comm_results WHERE baseline_id = ? ORDER BY seq");
+  q.bind(1, id);
+  std::vector<comm::Row> rows;
+  while (q.step()) {
+    comm::Row r;
+    r.layer = q.column_text(0);
+    r.group = q.column_text(1);
+    r.group_ranks = static_cast<int>(q.column_int(2));
+    r.collective = q.column_text(3);
+    r.dtype = q.column_text(4);
+    r.op = q.column_text(5);
+    r.root = static_cast<int>(q.column_int(6));
+    r.requested_bytes = static_cast<uint64_t>(q.column_int(7));
+    r.bytes = static_cast<uint64_t>(q.column_int(8));
+    r.count = static_cast<uint64_t>(q.column_int(9));
+    r.time_us = q.column_double(10);
+    r.algbw_gbps = q.column_double(11);
+    r.busbw_gbps = q.column_double(12);
+    r.wrong = q.column_is_null(13) ? -1 : q.column_int(13);
+    r.p50_us = q.column_double(14);
+    r.p99_us = q.column_double(15);
+    r.max_us = q.column_double(16);
+    r.straggler = static_cast<int>(q.column_int(17));
+    r.straggler_share = q.column_double(18);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string default_store_path() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/plumb/plumb.db";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/share/plumb/plumb.db";
+}
+
+Store::Store(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  db_ = std::make_unique<Database>(path);
+  db_->exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
+  migrate();
+}
+
+void Store::migrate() {
+  Transaction t(*db_);
+  Statement version_query = db_->prepare("PRAGMA user_version");
+  version_query.step();
+  const auto version = static_cast<int>(version_query.column_int(0));
+  if (version > kStoreSchemaVersion) {
+    throw Error(fmt::format("{}: the store has schema version {}, newer than this plumb's {}; "
+                            "use a newer plumb",
+                            db_->path(), version, kStoreSchemaVersion));
+  }
+  for (int v = version; v < kStoreSchemaVersion; ++v) {
+    db_->exec(kMigrations[static_cast<size_t>(v)]);
+  }
+  if (version != kStoreSchemaVersion) {
+    db_->exec(fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion));
+  }
+  t.commit();
+}
+
+int64_t Store::save(const Record& record) {
+  Transaction t(*db_);
+  Statement insert = db_->prepare(
+      "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
+      "VALUES (?,?,?,?,?,?,?)");
+  insert.bind(1, record.created).bind(2, record.label).bind(3, json_text(record.hosts));
+  insert.bind(4, record.source);
+  int column = 5;
+  for (const nlohmann::json* part : {&record.topo, &record.env, &record.comm}) {
+    if (part->is_null()) {
+      insert.bind_null(column++);
+    } else {
+      insert.bind(column++, json_text(*part));
+    }
+  }
+  insert.step();
+  const int64_t id = db_->last_insert_id();
+  insert_rows(*db_, id, record.rows);
+  t.commit();
+  return id;
+}
+
+std::vector<Entry> Store::list(int limit) {
+  Statement q = db_->prepare(
+      "SELECT b.id, b.created, b.label, b.hosts, b.source,"
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id)"
+      " FROM baselines b ORDER BY b.id DESC LIMIT ?");
+  q.bind(1, static_cast<int64_t>(limit));
+  std::vector<Entry> entries;
+  while (q.step()) {
+    entries.push_back({q.column_int(0), q.column_text(1), q.column_text(2),
+                       hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5)});
+  }
+  return entries;
+}
+
+Record Store::load(int64_t id) {
+  Statement q = db_->prepare(
+      "SELECT id, created, label, hosts, source, topo, env, comm FROM baselines WHERE id = ?");
+  q.bind(1, id);
+  if (!q.step()) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
+  Record r;
+  r.id = q.column_int(0);
+  r.created = q.column_text(1);
+  r.label = q.column_text(2);
+  r.hosts = hosts_of(q.column_text(3));
+  r.source = q.column_text(4);
+  r.topo = json_or_null(q, 5);
+  r.env = json_or_null(q, 6);
+  r.comm = json_or_null(q, 7);
+  r.rows = load_rows(*db_, id);
+  return r;
+}
+
+int64_t Store::resolve(const std::string& text) {
+  if (text == "latest") {
+    Statement q = db_->prepare("SELECT MAX(id) FROM baselines");
+    q.step();
+    if (q.column_is_null(0)) throw Error(fmt::format("{}: the store holds no baseline yet", db_->path()));
+    return q.column_int(0);
+  }
+  size_t used = 0;
+  int64_t id = 0;
+  try {
+    id = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || id <= 0) {
+    throw Error(fmt::format("'{}' is not a baseline id: expected a positive number or 'latest'", text));
+  }
+  return id;
+}
+
+}  // namespace plumb::baseline

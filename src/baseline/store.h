@@ -1,0 +1,77 @@
+// The store: baseline records in SQLite, so that the next run can be compared with this one.
+//
+// One file (default $XDG_DATA_HOME/plumb/plumb.db), WAL journal so readers never wait for a
+// writer, every record written in one IMMEDIATE transaction so that concurrent writers queue and a
+// killed writer leaves nothing half-written. The schema is versioned (PRAGMA user_version) and
+// migrated forward on open.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baseline/sqlite.h"
+#include "comm/result.h"
+
+namespace plumb::baseline {
+
+// One baseline: what was measured and the context it was measured in.
+struct Record {
+  int64_t id = 0;
+  std::string created;                 // ISO 8601 UTC
+  std::string label;
+  std::vector<std::string> hosts;
+  std::string source;                  // "plumb baseline", "nccl-tests <file>", ...
+  nlohmann::json topo;                 // plumb.topo/1, or null when not taken
+  nlohmann::json env;                  // plumb.env/1, or null
+  nlohmann::json comm;                 // plumb.comm/1 without results[], or null
+  std::vector<comm::Row> rows;         // the comm results
+};
+
+// A line of `plumb list`.
+struct Entry {
+  int64_t id = 0;
+  std::string created;
+  std::string label;
+  std::vector<std::string> hosts;
+  std::string source;
+  int64_t rows = 0;
+};
+
+// The schema version this build writes; older stores are migrated on open.
+inline constexpr int kStoreSchemaVersion = 1;
+
+// $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db.
+std::string default_store_path();
+
+class Store {
+ public:
+  // Opens or creates the store at `path` (creating its folder), migrating it to the current
+  // schema. A store written by a newer plumb is refused with a clear Error.
+  explicit Store(const std::string& path);
+
+  // Saves `record` (its id is ignored) in one transaction; returns the new id.
+  int64_t save(const Record& record);
+
+  // Newest first.
+  std::vector<Entry> list(int limit = 100);
+
+  // The record with `id`; Error when there is none.
+  Record load(int64_t id);
+
+  // "latest" or a number -> an id; Error for anything else or an empty store.
+  int64_t resolve(const std::string& id_or_latest);
+
+  const std::string& path() const { return db_->path(); }
+
+ private:
+  void migrate();
+
+  std::unique_ptr<Database> db_;
+};
+
+}  // namespace plumb::baseline

@@ -1,0 +1,164 @@
+#include "baseline/store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/error.h"
+#include "support/subprocess.h"
+
+namespace plumb::baseline {
+namespace {
+
+Record sample(const std::string& label, int rows) {
+  Record r;
+  r.created = "2026-12-02T10:00:00Z";
+  r.label = label;
+  r.hosts = {"node0", "node1"};
+  r.source = "plumb baseline";
+  r.env = {{"schema", "plumb.env/1"}, {"versions", {{"nccl", "2.18.3"}}}};
+  r.comm = {{"schema", "plumb.comm/1"}, {"ranks", 8}};
+  for (int i = 0; i < rows; ++i) {
+    comm::Row row;
+    row.layer = "node";
+    row.group = "node" + std::to_string(i % 2);
+    row.group_ranks = 2;
+    row.collective = "allreduce";
+    row.dtype = "float32";
+    row.op = "sum";
+    row.requested_bytes = row.bytes = 1024u << i;
+    row.count = row.bytes / 4;
+    row.time_us = 10.5 * (i + 1);
+    row.algbw_gbps = 1.25;
+    row.busbw_gbps = 1.25;
+    row.wrong = i == 0 ? -1 : 0;
+    row.p50_us = 10;
+    row.p99_us = 20;
+    row.max_us = 30;
+    row.straggler = 1;
+    row.straggler_share = 0.6;
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+TEST(Store, SaveLoadListResolve) {
+  const std::string path = test::temp_dir("store") + "/sub/plumb.db";  // folder created on open
+  Store store(path);
+  const int64_t a = store.save(sample("first", 3));
+  const int64_t b = store.save(sample("second", 5));
+  EXPECT_EQ(b, a + 1);
+  const Record back = store.load(a);
+  EXPECT_EQ(back.label, "first");
+  EXPECT_EQ(back.hosts, (std::vector<std::string>{"node0", "node1"}));
+  EXPECT_EQ(back.env["versions"]["nccl"], "2.18.3");
+  EXPECT_TRUE(back.topo.is_null());
+  ASSERT_EQ(back.rows.size(), 3u);
+  EXPECT_EQ(back.rows[2].bytes, 4096u);
+  EXPECT_DOUBLE_EQ(back.rows[2].time_us, 31.5);
+  EXPECT_EQ(back.rows[0].wrong, -1);  // not checked survives as NULL
+  EXPECT_EQ(back.rows[1].group, "node1");
+  const auto entries = store.list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].id, b);  // newest first
+  EXPECT_EQ(entries[0].rows, 5);
+  EXPECT_EQ(store.resolve("latest"), b);
+  EXPECT_EQ(store.resolve(std::to_string(a)), a);
+}
+
+TEST(Store, ClearErrors) {
+  const std::string dir = test::temp_dir("store-errors");
+  Store store(dir + "/plumb.db");
+  try {
+    store.resolve("latest");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/plumb.db: the store holds no baseline yet");
+  }
+  try {
+    store.resolve("12x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "'12x' is not a baseline id: expected a positive number or 'latest'");
+  }
+  try {
+    store.load(42);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/plumb.db: no baseline with id 42");
+  }
+}
+
+TEST(Store, RefusesAStoreFromANewerPlumb) {
+  const std::string path = test::temp_dir("store-newer") + "/plumb.db";
+  {
+    Database db(path);
+    db.exec("PRAGMA user_version = 99");
+  }
+  try {
+    Store store(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
+                                            "plumb's 1; use a newer plumb");
+  }
+}
+
+TEST(Store, NotADatabase) {
+  const std::string path = test::temp_dir("store-garbage") + "/plumb.db";
+  test::write_file(path, std::string(4096, 'x'));
+  EXPECT_THROW(Store store(path), Error);
+}
+
+// Two writers at once and a third killed with SIGKILL in the middle of its writes: the store
+// stays readable, passes SQLite's integrity check, and holds every committed record whole.
+TEST(Store, ConcurrentWritersAndAKilledOne) {
+  const std::string path = test::temp_dir("store-concurrent") + "/plumb.db";
+  { Store init(path); }
+  constexpr int kPerWriter = 40;
+  auto writer = [&](const std::string& label, int count) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        Store store(path);
+        for (int i = 0; i < count; ++i) store.save(sample(label, 50));
+      } catch (...) {
+        _exit(3);
+      }
+      _exit(0);
+    }
+    return pid;
+  };
+  const pid_t a = writer("a", kPerWriter);
+  const pid_t b = writer("b", kPerWriter);
+  const pid_t victim = writer("victim", 100000);
+  usleep(300 * 1000);
+  kill(victim, SIGKILL);
+  int status = 0;
+  waitpid(victim, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  waitpid(a, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  waitpid(b, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+
+  Store store(path);
+  Database check(path);
+  Statement integrity = check.prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(integrity.step());
+  EXPECT_EQ(integrity.column_text(0), "ok");
+  std::map<std::string, int> per_label;
+  for (const Entry& e : store.list(1000000)) {
+    ++per_label[e.label];
+    EXPECT_EQ(e.rows, 50) << "record " << e.id << " of " << e.label << " is not whole";
+  }
+  EXPECT_EQ(per_label["a"], kPerWriter);
+  EXPECT_EQ(per_label["b"], kPerWriter);
+  EXPECT_GT(per_label["victim"], 0) << "the killed writer committed nothing before the kill";
+}
+
+}  // namespace
+}  // namespace plumb::baseline
