@@ -7,6 +7,7 @@
 
 #include "cli/comm_command.h"
 #include "cli/env_command.h"
+#include "cli/store_commands.h"
 #include "cli/command.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -38,6 +39,16 @@ std::optional<std::string> unknown_command(int argc, char** argv) {
   return word;
 }
 
+// The store commands share one options struct.
+std::function<std::function<int()>(CLI::App&)> store_command(void (*setup)(CLI::App&, StoreOptions&),
+                                                             int (*run)(const StoreOptions&)) {
+  return [setup, run](CLI::App& sub) {
+    auto options = std::make_shared<StoreOptions>();
+    setup(sub, *options);
+    return std::function<int()>([options, run] { return run(*options); });
+  };
+}
+
 }  // namespace
 
 std::span<const Command> commands() {
@@ -54,6 +65,11 @@ std::span<const Command> commands() {
          setup_env(sub, *options);
          return std::function<int()>([options] { return run_env(*options); });
        }},
+      {"list", "Stored baselines, newest first", store_command(setup_list, run_list)},
+      {"show", "One stored baseline: context and average busbw per layer and collective",
+       store_command(setup_show, run_show)},
+      {"export", "One stored baseline as JSON (plumb.baseline/1)",
+       store_command(setup_export, run_export)},
   };
   return kTable;
 }

@@ -1,0 +1,82 @@
+#include "cli/store_commands.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "baseline/store.h"
+#include "common/error.h"
+#include "report/baseline_reporter.h"
+
+namespace plumb::cli {
+namespace {
+
+void add_db(CLI::App& app, StoreOptions& o) {
+  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+}
+
+void add_id(CLI::App& app, StoreOptions& o) {
+  app.add_option("id", o.id, "A baseline id, or latest")->capture_default_str();
+}
+
+baseline::Store open_store(const StoreOptions& o) {
+  return baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
+}
+
+}  // namespace
+
+void setup_list(CLI::App& app, StoreOptions& o) {
+  add_db(app, o);
+  app.add_option("-n,--limit", o.limit, "How many, newest first")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+void setup_show(CLI::App& app, StoreOptions& o) {
+  add_id(app, o);
+  add_db(app, o);
+}
+
+void setup_export(CLI::App& app, StoreOptions& o) {
+  add_id(app, o);
+  add_db(app, o);
+  app.add_option("-o,--output", o.output, "Write here instead of standard output");
+}
+
+int run_list(const StoreOptions& o) {
+  baseline::Store store = open_store(o);
+  const auto entries = store.list(o.limit);
+  if (entries.empty()) {
+    fmt::print(stderr, "plumb: {} holds no baseline yet\n", store.path());
+    return 0;
+  }
+  report::print_baseline_list(entries, std::cout);
+  return 0;
+}
+
+int run_show(const StoreOptions& o) {
+  baseline::Store store = open_store(o);
+  report::print_baseline_summary(store.load(store.resolve(o.id)), std::cout);
+  return 0;
+}
+
+int run_export(const StoreOptions& o) {
+  baseline::Store store = open_store(o);
+  const nlohmann::json doc = report::baseline_json(store.load(store.resolve(o.id)));
+  const std::string text =
+      doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (o.output.empty() || o.output == "-") {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream file(o.output);
+  if (!file) throw Error(fmt::format("--output {}: cannot write: {}", o.output, std::strerror(errno)));
+  file << text;
+  file.close();
+  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.output));
+  return 0;
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,23 @@
+// Reporters for stored baselines: the `plumb list` table, the `plumb show` summary and the
+// `plumb export` JSON (schema plumb.baseline/1).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <vector>
+
+#include "baseline/store.h"
+
+namespace plumb::report {
+
+inline constexpr const char* kBaselineSchema = "plumb.baseline/1";
+
+void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out);
+void print_baseline_summary(const baseline::Record& record, std::ostream& out);
+
+// The record as one document: its fields, topo, env, and comm with results[] rows carrying the
+// plumb.comm/1 fields.
+nlohmann::json baseline_json(const baseline::Record& record);
+
+}  // namespace plumb::report
