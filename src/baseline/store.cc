@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include "common/error.h"
 
@@ -39,9 +40,9 @@ const std::vector<std::string_view> kMigrations = {
          algbw_gbps      REAL NOT NULL,
          busbw_gbps      REAL NOT NULL,
          wrong           INTEGER,          -- NULL when not checked
-         p50_us          REAL NOT NULL,
-         p99_us          REAL NOT NULL,
-         max_us          REAL NOT NULL,
+         p50_us          REAL,             -- NULL when the source had none (imports)
+         p99_us          REAL,
+         max_us          REAL,
          straggler_rank  INTEGER NOT NULL,
          straggler_share REAL NOT NULL,
          PRIMARY KEY (baseline_id, seq)
@@ -90,6 +91,11 @@ void insert_rows(Database& db, int64_t id, const std::vector<comm::Row>& rows) {
   }
 }
 
+// SQLite stores NaN as NULL: unknown values come back as NaN.
+double double_or_nan(const Statement& q, int column) {
+  return q.column_is_null(column) ? std::numeric_limits<double>::quiet_NaN() : q.column_double(column);
+}
+
 std::vector<comm::Row> load_rows(Database& db, int64_t id) {
   Statement q = db.prepare(
       "SELECT layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes, count,"
@@ -113,9 +119,9 @@ std::vector<comm::Row> load_rows(Database& db, int64_t id) {
     r.algbw_gbps = q.column_double(11);
     r.busbw_gbps = q.column_double(12);
     r.wrong = q.column_is_null(13) ? -1 : q.column_int(13);
-    r.p50_us = q.column_double(14);
-    r.p99_us = q.column_double(15);
-    r.max_us = q.column_double(16);
+    r.p50_us = double_or_nan(q, 14);
+    r.p99_us = double_or_nan(q, 15);
+    r.max_us = double_or_nan(q, 16);
     r.straggler = static_cast<int>(q.column_int(17));
     r.straggler_share = q.column_double(18);
     rows.push_back(std::move(r));

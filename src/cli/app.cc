@@ -7,6 +7,7 @@
 
 #include "cli/comm_command.h"
 #include "cli/env_command.h"
+#include "cli/import_command.h"
 #include "cli/store_commands.h"
 #include "cli/command.h"
 #include "common/environment.h"
@@ -64,6 +65,12 @@ std::span<const Command> commands() {
          auto options = std::make_shared<EnvOptions>();
          setup_env(sub, *options);
          return std::function<int()>([options] { return run_env(*options); });
+       }},
+      {"import", "Other tools' logs (nccl-tests) into stored baselines",
+       [](CLI::App& sub) {
+         auto options = std::make_shared<ImportCommandOptions>();
+         setup_import(sub, *options);
+         return std::function<int()>([options] { return run_import(*options); });
        }},
       {"list", "Stored baselines, newest first", store_command(setup_list, run_list)},
       {"show", "One stored baseline: context and average busbw per layer and collective",

@@ -1,6 +1,7 @@
 #include "comm/result.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -95,9 +96,12 @@ void from_json(const nlohmann::json& j, Row& row) {
   j.at("algbw_gbps").get_to(row.algbw_gbps);
   j.at("busbw_gbps").get_to(row.busbw_gbps);
   row.wrong = j.at("wrong").is_null() ? -1 : j.at("wrong").get<int64_t>();
-  j.at("p50_us").get_to(row.p50_us);
-  j.at("p99_us").get_to(row.p99_us);
-  j.at("max_us").get_to(row.max_us);
+  // Unknown (imported from a tool that has no such figure): null in JSON, NaN here.
+  for (auto [key, field] : {std::pair{"p50_us", &row.p50_us}, std::pair{"p99_us", &row.p99_us},
+                            std::pair{"max_us", &row.max_us}}) {
+    const auto& v = j.at(key);
+    *field = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  }
   j.at("straggler_rank").get_to(row.straggler);
   j.at("straggler_share").get_to(row.straggler_share);
 }

@@ -32,6 +32,7 @@ struct Row {
   double busbw_gbps = 0;    // algbw × bus factor
   int64_t wrong = -1;       // wrong elements over all ranks; -1 when not checked
   double p50_us = 0;        // percentiles of per-iteration time, each the max over ranks
+                            // (NaN when unknown: imported from a tool that has no such figure)
   double p99_us = 0;
   double max_us = 0;
   int straggler = -1;       // world rank slowest in most iterations

@@ -2,6 +2,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ using comm::Row;
 
 // nccl-tests prints fewer decimals as times grow, keeping columns 7–8 wide.
 std::string format_time(double us) {
+  if (std::isnan(us)) return "N/A";
   if (us < 1000.0) return fmt::format("{:.2f}", us);
   if (us < 100000.0) return fmt::format("{:.1f}", us);
   return fmt::format("{:.0f}", us);
@@ -96,12 +98,14 @@ void print_row(const SizeRows& rows, std::ostream& out) {
   const int64_t wrong = rows.wrong();
   const std::string spread =
       rows.groups.size() > 1 ? fmt::format("{:.1f}%", rows.spread() * 100.0) : "-";
+  const std::string straggler =
+      r.straggler < 0 ? "-" : fmt::format("rank {} ({:.0f}%)", r.straggler, r.straggler_share * 100.0);
   fmt::print(out, "{:>12} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7.2f} {:>7.2f} {:>7} {:>8} {:>8} "
-                  "{:>8}  {:<16} {:>6}  rank {} ({:.0f}%)\n",
+                  "{:>8}  {:<16} {:>6}  {}\n",
              r.bytes, r.count, type_column(r.dtype), r.op, r.root, format_time(r.time_us),
              r.algbw_gbps, r.busbw_gbps, wrong < 0 ? "N/A" : std::to_string(wrong),
              format_time(r.p50_us), format_time(r.p99_us), format_time(r.max_us), r.group, spread,
-             r.straggler, r.straggler_share * 100.0);
+             straggler);
 }
 
 void print_summary(const comm::Summary& s, std::ostream& out) {

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cmath>
+
 #include "report/comm_reporter.h"
 
 namespace plumb::report {
@@ -17,6 +19,11 @@ std::string csv_field(const std::string& value) {
   return quoted + "\"";
 }
 
+// Unknown figures (NaN) are empty cells.
+std::string csv_number(double value, int decimals) {
+  return std::isnan(value) ? std::string() : fmt::format("{:.{}f}", value, decimals);
+}
+
 }  // namespace
 
 void CommCsvReporter::report(const comm::Result& result, std::ostream& out) const {
@@ -24,11 +31,11 @@ void CommCsvReporter::report(const comm::Result& result, std::ostream& out) cons
          "algbw_gbps,busbw_gbps,wrong,p50_us,p99_us,max_us,straggler_rank,straggler_share\n";
   for (const comm::Row& r : result.rows) {
     // Times to the nanosecond, bandwidths to 0.1 MB/s: finer digits are noise.
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.3f},{:.3f},{},{:.3f}\n",
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{},{},{},{},{:.3f}\n",
                csv_field(r.layer), csv_field(r.group), r.group_ranks, r.collective, r.dtype, r.op,
                r.root, r.requested_bytes, r.bytes, r.count, r.time_us, r.algbw_gbps, r.busbw_gbps,
-               r.wrong < 0 ? std::string() : std::to_string(r.wrong), r.p50_us, r.p99_us,
-               r.max_us, r.straggler, r.straggler_share);
+               r.wrong < 0 ? std::string() : std::to_string(r.wrong), csv_number(r.p50_us, 3),
+               csv_number(r.p99_us, 3), csv_number(r.max_us, 3), r.straggler, r.straggler_share);
   }
 }
 

@@ -92,3 +92,39 @@ TEST(StoreCli, Errors) {
 
 }  // namespace
 }  // namespace plumb
+
+namespace plumb {
+namespace {
+
+TEST(ImportCli, NcclTestsLogsIntoTheStore) {
+  const std::string db = test::temp_dir("import-cli") + "/plumb.db";
+  const std::string logs = std::string(PLUMB_TEST_FIXTURES) + "/nccl-tests/";
+  test::Run two = test::run_command(std::string(PLUMB_BIN) + " import " + logs +
+                                    "alltoall_sendrecv_4ranks_2nodes_mid2025.log --label cluster00 --db " + db);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, "1\n2\n");  // one record per test in the file
+  EXPECT_NE(two.err.find("plumb: imported sendrecv (10 rows, 4 ranks) from "), std::string::npos)
+      << two.err;
+  test::Run exported = test::run_command(std::string(PLUMB_BIN) + " export 2 --db " + db);
+  const auto j = nlohmann::json::parse(exported.out);
+  EXPECT_EQ(j["label"], "cluster00");
+  EXPECT_EQ(j["hosts"], nlohmann::json({"cnode4-007", "cnode4-012"}));
+  EXPECT_EQ(j["comm"]["imported"]["line"], 28);
+  EXPECT_EQ(j["comm"]["results"][0]["collective"], "sendrecv");
+  EXPECT_TRUE(j["comm"]["results"][0]["p50_us"].is_null());  // unknown, not 0
+
+  test::Run nameless = test::run_command(std::string(PLUMB_BIN) + " import " + logs +
+                                         "all_gather_12xV100_pre2.13_failed.log --db " + db);
+  EXPECT_EQ(nameless.exit_code, 2);
+  EXPECT_EQ(nameless.err, "plumb: error: " + logs +
+                              "all_gather_12xV100_pre2.13_failed.log:20: the log does not name its "
+                              "collective (nccl-tests before 2.13 prints no 'Collective test "
+                              "starting' line); pass --collective\n");
+  test::Run named = test::run_command(std::string(PLUMB_BIN) + " import " + logs +
+                                      "all_gather_12xV100_pre2.13_failed.log --collective all_gather --db " + db);
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(named.out, "3\n");
+}
+
+}  // namespace
+}  // namespace plumb

@@ -1,0 +1,52 @@
+// Importers turn other tools' logs into baseline records: one small file per format behind one
+// interface, registered in importers.cc. A malformed line is an Error with file:line, never a
+// silently skipped row.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/result.h"
+
+namespace plumb::baseline {
+
+struct ImportOptions {
+  std::string collective;  // for logs that do not name it (nccl-tests before 2.13)
+  int ranks = 0;           // for logs that do not list their ranks; 0 = from the log
+};
+
+// One test of a log: what one record will hold.
+struct ImportedTest {
+  std::string tool;                // "nccl-tests 2.17.8"
+  std::string command;             // the tool's own parameter line, as printed
+  std::vector<std::string> hosts;  // in rank order of first appearance
+  int ranks = 0;
+  int line = 0;                    // where the test starts in the file
+  std::vector<comm::Row> rows;
+};
+
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  virtual std::string_view name() const = 0;
+  // True when `text` looks like this format (used when --format is not given).
+  virtual bool detect(std::string_view text) const = 0;
+  // Every test in `text`; `file` names it in errors. Throws plumb::Error "file:line: ...".
+  virtual std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
+                                          const ImportOptions& options) const = 0;
+};
+
+std::span<const Importer* const> importers();
+const Importer& find_importer(std::string_view name);
+// The first importer whose detect() accepts `text`; Error naming the formats when none does.
+const Importer& detect_importer(std::string_view text, std::string_view file);
+
+const Importer& nccl_tests_text_importer();
+
+// nccl-tests' type names ("float", "half", "double", "bfloat16", "int8", "int32", ...) as plumb
+// spells them ("float32", "float16", ...); unknown names are kept.
+std::string plumb_dtype(std::string_view nccl_type);
+
+}  // namespace plumb::baseline

@@ -1,0 +1,51 @@
+#include <fmt/format.h>
+
+#include <array>
+#include <vector>
+
+#include "baseline/importers/importer.h"
+#include "common/error.h"
+#include "common/strings.h"
+
+namespace plumb::baseline {
+
+std::span<const Importer* const> importers() {
+  static const std::array<const Importer*, 1> kTable = {&nccl_tests_text_importer()};
+  return kTable;
+}
+
+const Importer& find_importer(std::string_view name) {
+  std::vector<std::string> names;
+  for (const Importer* i : importers()) {
+    if (i->name() == name) return *i;
+    names.emplace_back(i->name());
+  }
+  throw Error(unknown_name("--format", "format", name, names));
+}
+
+const Importer& detect_importer(std::string_view text, std::string_view file) {
+  std::vector<std::string> names;
+  for (const Importer* i : importers()) {
+    if (i->detect(text)) return *i;
+    names.emplace_back(i->name());
+  }
+  throw Error(fmt::format("{}: not a log plumb can read ({}); pass --format if it is one", file,
+                          join(names, ", ")));
+}
+
+std::string plumb_dtype(std::string_view t) {
+  struct Pair {
+    std::string_view nccl, plumb;
+  };
+  constexpr std::array<Pair, 10> kNames = {{{"float", "float32"}, {"half", "float16"},
+                                            {"double", "float64"}, {"bfloat16", "bfloat16"},
+                                            {"int8", "int8"}, {"int32", "int32"}, {"int", "int32"},
+                                            {"char", "int8"}, {"fp8_e4m3", "fp8_e4m3"},
+                                            {"fp8_e5m2", "fp8_e5m2"}}};
+  for (const Pair& p : kNames) {
+    if (p.nccl == t) return std::string(p.plumb);
+  }
+  return std::string(t);
+}
+
+}  // namespace plumb::baseline

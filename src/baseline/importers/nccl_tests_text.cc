@@ -1,0 +1,242 @@
+// nccl-tests text logs (src/common.cu's printf output), every variant seen in the wild:
+// several tests in one file ("# Collective test starting: <name>_perf"), NCCL INFO/WARN lines in
+// between, `mpirun --tag-output` prefixes ("[1,0]<stdout>:"), the -I per-iteration columns
+// (i_min i_max i_p99 i_cv%), the -S timestamp after each row, -C's "cputime", and pre-2.13 logs
+// with an `error` column instead of `#wrong` and no test name. Rows are split on whitespace and
+// read by the column names of the header, never by position in characters (spacing changed in
+// 2025). The out-of-place half of each row becomes a plumb row.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "baseline/importers/importer.h"
+#include "common/error.h"
+
+namespace plumb::baseline {
+namespace {
+
+std::vector<std::string> words(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// "[1,0]<stdout>:" -- mpirun --tag-output.
+std::string_view strip_tag(std::string_view line) {
+  if (line.empty() || line.front() != '[') return line;
+  const size_t close = line.find(">:");
+  if (close == std::string_view::npos || line.find('<') > close) return line;
+  line.remove_prefix(close + 2);
+  return line;
+}
+
+std::string normalize_collective(std::string_view name) {
+  std::string n(name);
+  if (n.ends_with("_perf")) n.resize(n.size() - 5);
+  std::erase(n, '_');
+  return n;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+
+  void line(int number, std::string_view text);
+  std::vector<ImportedTest> finish();
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("{}:{}: {}", file_, number_, what));
+  }
+  void comment(std::string_view body);
+  void row(const std::vector<std::string>& cells);
+  void start_test(std::string collective);
+  void end_test();
+  double number(const std::vector<std::string>& cells, const std::string& column) const;
+  std::optional<size_t> column(const std::string& name) const;
+
+  std::string file_;
+  const ImportOptions& options_;
+  int number_ = 0;
+  std::string version_;
+  std::vector<ImportedTest> done_;
+  std::optional<ImportedTest> test_;
+  std::string collective_;
+  std::vector<std::string> columns_;  // the out-of-place half's column names
+};
+
+void Parser::line(int number, std::string_view raw) {
+  number_ = number;
+  std::string_view text = strip_tag(raw);
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return;
+  text.remove_prefix(first);
+  if (text.front() == '#') return comment(text.substr(1));
+  if (text.find("NCCL INFO") != std::string_view::npos ||
+      text.find("NCCL WARN") != std::string_view::npos) {
+    return;
+  }
+  row(words(text));
+}
+
+void Parser::start_test(std::string collective) {
+  end_test();
+  test_ = ImportedTest{};
+  test_->tool = version_.empty() ? "nccl-tests" : "nccl-tests " + version_;
+  test_->line = number_;
+  collective_ = std::move(collective);
+  columns_.clear();
+}
+
+void Parser::end_test() {
+  if (test_ && !test_->rows.empty()) done_.push_back(std::move(*test_));
+  test_.reset();
+}
+
+void Parser::comment(std::string_view body) {
+  const std::vector<std::string> w = words(body);
+  if (w.empty()) return;
+  static const std::regex kVersion(R"(nccl-tests version (\S+))");
+  static const std::regex kStarting(R"(Collective test starting: (\S+))");
+  static const std::regex kRank(R"(Rank\s+(\d+)\s.*\bon\s+(\S+)\s+device)");
+  std::cmatch m;
+  const std::string text(body);
+  if (std::regex_search(text.c_str(), m, kVersion)) {
+    version_ = m[1];
+  } else if (std::regex_search(text.c_str(), m, kStarting)) {
+    start_test(normalize_collective(m[1].str()));
+  } else if (w[0] == "nThread") {
+    if (!test_ || !test_->rows.empty()) start_test(options_.collective);  // pre-2.13: no name
+    test_->command = text.substr(text.find("nThread"));
+  } else if (test_ && std::regex_search(text.c_str(), m, kRank)) {
+    test_->ranks = std::max(test_->ranks, std::stoi(m[1]) + 1);
+    const std::string host = m[2];
+    if (std::find(test_->hosts.begin(), test_->hosts.end(), host) == test_->hosts.end()) {
+      test_->hosts.push_back(host);
+    }
+  } else if (w[0] == "size" && w.size() > 3 && w[1] == "count") {
+    columns_.clear();
+    for (const std::string& name : w) {
+      if ((name == "time" || name == "cputime") &&
+          std::find_if(columns_.begin(), columns_.end(), [](const std::string& c) {
+            return c == "time" || c == "cputime";
+          }) != columns_.end()) {
+        break;  // the in-place half starts
+      }
+      columns_.push_back(name);
+    }
+  } else if (w[0] == "Collective" && w.size() > 2 && w[2] == "concluded:") {
+    end_test();
+  }
+}
+
+std::optional<size_t> Parser::column(const std::string& name) const {
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (columns_[i] == name) return i;
+  }
+  return std::nullopt;
+}
+
+double Parser::number(const std::vector<std::string>& cells, const std::string& name) const {
+  const auto at = column(name);
+  if (!at) return std::numeric_limits<double>::quiet_NaN();
+  const std::string& cell = cells[*at];
+  char* end = nullptr;
+  const double value = std::strtod(cell.c_str(), &end);
+  if (end == cell.c_str() || *end != '\0' || !std::isfinite(value)) {
+    fail(fmt::format("expected a number in column '{}', got '{}'", name, cell));
+  }
+  return value;
+}
+
+void Parser::row(const std::vector<std::string>& cells) {
+  if (!test_ || columns_.empty()) {
+    fail(fmt::format("a result row before any column header: '{}'", cells.front()));
+  }
+  if (cells.size() < columns_.size()) {
+    fail(fmt::format("expected at least {} columns ({}), got {}", columns_.size(),
+                     fmt::join(columns_, " "), cells.size()));
+  }
+  if (collective_.empty()) {
+    fail("the log does not name its collective (nccl-tests before 2.13 prints no 'Collective "
+         "test starting' line); pass --collective");
+  }
+  const int ranks = options_.ranks > 0 ? options_.ranks : test_->ranks;
+  comm::Row r;
+  r.layer = "world";
+  r.group = "world";
+  r.group_ranks = ranks;
+  r.collective = collective_;
+  const auto type = column("type");
+  r.dtype = type ? plumb_dtype(cells[*type]) : "unknown";
+  const auto redop = column("redop");
+  r.op = redop ? cells[*redop] : "none";
+  r.root = column("root") ? static_cast<int>(number(cells, "root")) : -1;
+  r.bytes = r.requested_bytes = static_cast<uint64_t>(number(cells, "size"));
+  r.count = static_cast<uint64_t>(number(cells, "count"));
+  r.time_us = column("time") ? number(cells, "time") : number(cells, "cputime");
+  r.algbw_gbps = number(cells, "algbw");
+  r.busbw_gbps = number(cells, "busbw");
+  if (const auto wrong = column("#wrong")) {
+    r.wrong = cells[*wrong] == "N/A" ? -1 : static_cast<int64_t>(number(cells, "#wrong"));
+  } else if (column("error")) {
+    r.wrong = number(cells, "error") > 0 ? 1 : 0;  // a relative error, not a count: "at least one"
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.p50_us = nan;  // nccl-tests prints no median
+  r.p99_us = column("i_p99") ? number(cells, "i_p99") : nan;
+  r.max_us = column("i_max") ? number(cells, "i_max") : nan;
+  r.straggler = -1;
+  test_->rows.push_back(std::move(r));
+}
+
+std::vector<ImportedTest> Parser::finish() {
+  end_test();
+  if (done_.empty()) throw Error(fmt::format("{}: no nccl-tests result rows found", file_));
+  for (ImportedTest& t : done_) {
+    if (options_.ranks > 0) t.ranks = options_.ranks;
+  }
+  return std::move(done_);
+}
+
+class NcclTestsText final : public Importer {
+ public:
+  std::string_view name() const override { return "nccl-tests"; }
+
+  bool detect(std::string_view text) const override {
+    return text.find("nccl-tests version") != std::string_view::npos ||
+           text.find("Collective test starting") != std::string_view::npos ||
+           (text.find("# nThread") != std::string_view::npos &&
+            text.find("algbw") != std::string_view::npos);
+  }
+
+  std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
+                                  const ImportOptions& options) const override {
+    Parser parser(file, options);
+    int number = 0;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      parser.line(++number, text.substr(start, end - start));
+      start = end + 1;
+    }
+    return parser.finish();
+  }
+};
+
+}  // namespace
+
+const Importer& nccl_tests_text_importer() {
+  static const NcclTestsText kInstance;
+  return kInstance;
+}
+
+}  // namespace plumb::baseline

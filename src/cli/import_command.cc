@@ -1,0 +1,67 @@
+#include "cli/import_command.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "baseline/importers/importer.h"
+#include "baseline/store.h"
+#include "comm/collective.h"
+#include "common/environment.h"
+#include "common/error.h"
+
+namespace plumb::cli {
+
+void setup_import(CLI::App& app, ImportCommandOptions& o) {
+  app.add_option("file", o.file, "The log to import")->required();
+  app.add_option("--format", o.format, "nccl-tests (detected when not given)");
+  app.add_option("--collective", o.collective,
+                 "The collective, for logs that do not name it (nccl-tests before 2.13)");
+  app.add_option("--ranks", o.ranks, "The rank count, for logs that do not list their ranks")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--label", o.label, "A label for the records");
+  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+}
+
+int run_import(const ImportCommandOptions& o) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+
+  baseline::ImportOptions options;
+  if (!o.collective.empty()) options.collective = std::string(comm::find_collective(o.collective).name());
+  options.ranks = o.ranks;
+  const baseline::Importer& importer =
+      o.format.empty() ? baseline::detect_importer(text, o.file) : baseline::find_importer(o.format);
+  const std::vector<baseline::ImportedTest> tests = importer.parse(text, o.file, options);
+
+  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+  for (const baseline::ImportedTest& t : tests) {
+    baseline::Record r;
+    r.created = utc_timestamp();
+    r.label = o.label;
+    r.hosts = t.hosts;
+    r.source = fmt::format("{}:{} ({})", o.file, t.line, t.tool);
+    r.comm = {{"schema", comm::kCommSchema},
+              {"backend", importer.name()},
+              {"ranks", t.ranks},
+              {"hosts", t.hosts},
+              {"imported", {{"file", o.file}, {"line", t.line}, {"tool", t.tool},
+                            {"command", t.command}}}};
+    r.rows = t.rows;
+    const int64_t id = store.save(r);
+    const std::string collective = t.rows.empty() ? "?" : t.rows.front().collective;
+    std::cout << id << "\n";
+    fmt::print(stderr, "plumb: imported {} ({} rows, {} ranks) from {}:{} as baseline {}\n",
+               collective, t.rows.size(), t.ranks, o.file, t.line, id);
+  }
+  return 0;
+}
+
+}  // namespace plumb::cli

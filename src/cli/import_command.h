@@ -1,0 +1,22 @@
+// plumb import: other tools' logs into baseline records.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace plumb::cli {
+
+struct ImportCommandOptions {
+  std::string file;
+  std::string format;      // empty: detected
+  std::string collective;  // for logs that do not name it
+  int ranks = 0;
+  std::string label;
+  std::string db;
+};
+
+void setup_import(CLI::App& app, ImportCommandOptions& options);
+int run_import(const ImportCommandOptions& options);
+
+}  // namespace plumb::cli
