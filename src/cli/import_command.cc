@@ -18,7 +18,7 @@ namespace plumb::cli {
 
 void setup_import(CLI::App& app, ImportCommandOptions& o) {
   app.add_option("file", o.file, "The log to import")->required();
-  app.add_option("--format", o.format, "nccl-tests (detected when not given)");
+  app.add_option("--format", o.format, "nccl-tests, hccl-test or osu (detected when not given)");
   app.add_option("--collective", o.collective,
                  "The collective, for logs that do not name it (nccl-tests before 2.13)");
   app.add_option("--ranks", o.ranks, "The rank count, for logs that do not list their ranks")

@@ -44,6 +44,8 @@ const Importer& find_importer(std::string_view name);
 const Importer& detect_importer(std::string_view text, std::string_view file);
 
 const Importer& nccl_tests_text_importer();
+const Importer& hccl_test_importer();
+const Importer& osu_importer();
 
 // nccl-tests' type names ("float", "half", "double", "bfloat16", "int8", "int32", ...) as plumb
 // spells them ("float32", "float16", ...); unknown names are kept.

@@ -10,7 +10,8 @@
 namespace plumb::baseline {
 
 std::span<const Importer* const> importers() {
-  static const std::array<const Importer*, 1> kTable = {&nccl_tests_text_importer()};
+  static const std::array<const Importer*, 3> kTable = {&nccl_tests_text_importer(),
+                                                        &hccl_test_importer(), &osu_importer()};
   return kTable;
 }
 

@@ -1,0 +1,78 @@
+// OSU micro-benchmark collective logs (osu_allreduce, osu_reduce, ...), default columns
+// ("# Size  Avg Latency(us)") and -f ("... Min Latency(us) Max Latency(us) Iterations"). OSU
+// prints latency only: algbw and busbw are computed from size and average latency as nccl-tests
+// defines them, with --ranks (OSU does not print it). OSU's min/max are across ranks of per-rank
+// averages, not across iterations, so they do not become p99/max.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <regex>
+
+#include "baseline/importers/importer.h"
+#include "baseline/importers/table_helpers.h"
+#include "comm/collective.h"
+#include "common/error.h"
+
+namespace plumb::baseline {
+namespace {
+
+std::string osu_dtype(const std::string& mpi_type) {
+  if (mpi_type == "MPI_CHAR" || mpi_type == "MPI_SIGNED_CHAR") return "int8";
+  if (mpi_type == "MPI_INT") return "int32";
+  if (mpi_type == "MPI_FLOAT") return "float32";
+  if (mpi_type == "MPI_DOUBLE") return "float64";
+  return mpi_type;
+}
+
+class Osu final : public Importer {
+ public:
+  std::string_view name() const override { return "osu"; }
+
+  bool detect(std::string_view text) const override {
+    return text.find("# OSU MPI") != std::string_view::npos;
+  }
+
+  std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
+                                  const ImportOptions& options) const override {
+    static const std::regex kTitle(R"(# OSU MPI(?:-\w+)? (\w+) Latency Test (v\S+))");
+    static const std::regex kType(R"(# Datatype: (\w+))");
+    std::vector<ImportedTest> tests;
+    std::string collective;
+    std::string dtype = "int8";
+    int ranks = 0;
+    for_each_line(text, [&](int number, std::string_view line) {
+      const std::string s(line);
+      std::smatch m;
+      if (std::regex_search(s, m, kTitle)) {
+        std::string name = m[1];
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        collective = std::string(comm::find_collective(name).name());
+        ranks = required_ranks(options, file, "OSU");
+        tests.push_back({fmt::format("OSU {}", m[2].str()), s.substr(2), {}, ranks, number, {}});
+        return;
+      }
+      if (std::regex_search(s, m, kType)) dtype = osu_dtype(m[1]);
+      const std::vector<std::string> cells = split_words(line);
+      if (cells.empty() || cells[0].front() == '#') return;
+      if (tests.empty()) throw Error(fmt::format("{}:{}: a result row before the OSU title line", file, number));
+      const double bytes = parse_number(cells[0], "Size", file, number);
+      if (cells.size() < 2) throw Error(fmt::format("{}:{}: expected a latency after the size", file, number));
+      const double latency = parse_number(cells[1], "Avg Latency(us)", file, number);
+      tests.back().rows.push_back(
+          row_from_time(collective, dtype, ranks, static_cast<uint64_t>(bytes), latency));
+    });
+    if (tests.empty() || tests.back().rows.empty()) {
+      throw Error(fmt::format("{}: no OSU result rows found", file));
+    }
+    return tests;
+  }
+};
+
+}  // namespace
+
+const Importer& osu_importer() {
+  static const Osu kInstance;
+  return kInstance;
+}
+
+}  // namespace plumb::baseline
