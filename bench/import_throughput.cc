@@ -78,14 +78,15 @@ int main(int argc, char** argv) {
     std::filesystem::remove(db + "-shm");
     store.push_back(seconds([&] {
       const auto again = plumb::baseline::nccl_tests_text_importer().parse(text, "bench.log", {});
-      plumb::baseline::Store s(db);
+      std::vector<plumb::baseline::Record> records;
       for (const auto& t : again) {
         plumb::baseline::Record r;
         r.source = "bench";
         r.hosts = t.hosts;
         r.rows = t.rows;
-        s.save(r);
+        records.push_back(std::move(r));
       }
+      plumb::baseline::Store(db).save_all(records);
     }));
     if (lines == 0) return 1;
   }

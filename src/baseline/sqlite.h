@@ -44,7 +44,7 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
   Statement& operator=(Statement&&) = delete;
 
-  // Binds by 1-based index.
+  // Binds by 1-based index. Text is not copied: it must stay alive until step().
   Statement& bind(int index, int64_t value);
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);

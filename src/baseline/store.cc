@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -46,7 +47,7 @@ const std::vector<std::string_view> kMigrations = {
          straggler_rank  INTEGER NOT NULL,
          straggler_share REAL NOT NULL,
          PRIMARY KEY (baseline_id, seq)
-       );)",
+       ) WITHOUT ROWID;)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -68,9 +69,7 @@ std::vector<std::string> hosts_of(const std::string& text) {
   return hosts;
 }
 
-void insert_rows(Database& db, int64_t id, const std::vector<comm::Row>& rows) {
-  Statement insert = db.prepare(
-      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+void insert_rows(Statement& insert, int64_t id, const std::vector<comm::Row>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const comm::Row& r = rows[i];
     insert.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.layer).bind(4, r.group);
@@ -144,7 +143,11 @@ Store::Store(const std::string& path) {
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   db_ = std::make_unique<Database>(path);
-  db_->exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
+  // WAL: readers never wait for the writer. synchronous=NORMAL: a commit survives a crash of
+  // plumb (what the killed-writer test checks); a power cut may lose the last commits, not
+  // corrupt the file. 64 MiB of page cache keeps a large import from spilling mid-transaction.
+  db_->exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; "
+            "PRAGMA cache_size = -65536;");
   migrate();
 }
 
@@ -167,26 +170,38 @@ void Store::migrate() {
   t.commit();
 }
 
-int64_t Store::save(const Record& record) {
+int64_t Store::save(const Record& record) { return save_all({record}).front(); }
+
+std::vector<int64_t> Store::save_all(const std::vector<Record>& records) {
   Transaction t(*db_);
   Statement insert = db_->prepare(
       "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
       "VALUES (?,?,?,?,?,?,?)");
-  insert.bind(1, record.created).bind(2, record.label).bind(3, json_text(record.hosts));
-  insert.bind(4, record.source);
-  int column = 5;
-  for (const nlohmann::json* part : {&record.topo, &record.env, &record.comm}) {
-    if (part->is_null()) {
-      insert.bind_null(column++);
-    } else {
-      insert.bind(column++, json_text(*part));
+  Statement insert_row = db_->prepare(
+      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  std::vector<int64_t> ids;
+  for (const Record& record : records) {
+    // Bound text is not copied: keep it alive until step().
+    const std::string hosts = json_text(record.hosts);
+    const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
+    std::array<std::string, 3> texts;
+    insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int column = 5 + static_cast<int>(i);
+      if (parts[i]->is_null()) {
+        insert.bind_null(column);
+      } else {
+        texts[i] = json_text(*parts[i]);
+        insert.bind(column, texts[i]);
+      }
     }
+    insert.step();
+    insert.reset();
+    ids.push_back(db_->last_insert_id());
+    insert_rows(insert_row, ids.back(), record.rows);
   }
-  insert.step();
-  const int64_t id = db_->last_insert_id();
-  insert_rows(*db_, id, record.rows);
   t.commit();
-  return id;
+  return ids;
 }
 
 std::vector<Entry> Store::list(int limit) {

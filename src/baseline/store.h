@@ -56,6 +56,9 @@ class Store {
 
   // Saves `record` (its id is ignored) in one transaction; returns the new id.
   int64_t save(const Record& record);
+  // Saves every record in one transaction (all or none, as `plumb import` wants for one file);
+  // returns the new ids in order.
+  std::vector<int64_t> save_all(const std::vector<Record>& records);
 
   // Newest first.
   std::vector<Entry> list(int limit = 100);

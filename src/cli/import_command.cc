@@ -41,7 +41,7 @@ int run_import(const ImportCommandOptions& o) {
       o.format.empty() ? baseline::detect_importer(text, o.file) : baseline::find_importer(o.format);
   const std::vector<baseline::ImportedTest> tests = importer.parse(text, o.file, options);
 
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+  std::vector<baseline::Record> records;
   for (const baseline::ImportedTest& t : tests) {
     baseline::Record r;
     r.created = utc_timestamp();
@@ -55,11 +55,17 @@ int run_import(const ImportCommandOptions& o) {
               {"imported", {{"file", o.file}, {"line", t.line}, {"tool", t.tool},
                             {"command", t.command}}}};
     r.rows = t.rows;
-    const int64_t id = store.save(r);
-    const std::string collective = t.rows.empty() ? "?" : t.rows.front().collective;
-    std::cout << id << "\n";
+    records.push_back(std::move(r));
+  }
+  // One transaction for the file: all its tests are stored, or none.
+  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+  const std::vector<int64_t> ids = store.save_all(records);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const baseline::ImportedTest& t = tests[i];
+    std::cout << ids[i] << "\n";
     fmt::print(stderr, "plumb: imported {} ({} rows, {} ranks) from {}:{} as baseline {}\n",
-               collective, t.rows.size(), t.ranks, o.file, t.line, id);
+               t.rows.empty() ? "?" : t.rows.front().collective, t.rows.size(), t.ranks, o.file,
+               t.line, ids[i]);
   }
   return 0;
 }

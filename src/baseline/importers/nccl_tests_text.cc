@@ -11,8 +11,7 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
-#include <regex>
-#include <sstream>
+#include <charconv>
 
 #include "baseline/importers/importer.h"
 #include "common/error.h"
@@ -20,12 +19,19 @@
 namespace plumb::baseline {
 namespace {
 
-std::vector<std::string> words(std::string_view line) {
-  std::istringstream in{std::string(line)};
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
+// Whitespace-separated words, as views into `line` (no copies: this runs on every line).
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
   return out;
 }
+
 
 // "[1,0]<stdout>:" -- mpirun --tag-output.
 std::string_view strip_tag(std::string_view line) {
@@ -55,10 +61,10 @@ class Parser {
     throw Error(fmt::format("{}:{}: {}", file_, number_, what));
   }
   void comment(std::string_view body);
-  void row(const std::vector<std::string>& cells);
+  void row(const std::vector<std::string_view>& cells);
   void start_test(std::string collective);
   void end_test();
-  double number(const std::vector<std::string>& cells, const std::string& column) const;
+  double number(const std::vector<std::string_view>& cells, const std::string& column) const;
   std::optional<size_t> column(const std::string& name) const;
 
   std::string file_;
@@ -100,37 +106,47 @@ void Parser::end_test() {
   test_.reset();
 }
 
+// "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]" -> (3, "host-a").
+std::optional<std::pair<int, std::string>> rank_line(const std::vector<std::string_view>& w) {
+  if (w.size() < 4 || w[0] != "Rank") return std::nullopt;
+  int rank = 0;
+  for (char c : w[1]) {
+    if (c < '0' || c > '9') return std::nullopt;
+    rank = rank * 10 + (c - '0');
+  }
+  for (size_t i = 2; i + 2 < w.size(); ++i) {
+    if (w[i] == "on" && w[i + 2] == "device") return std::pair{rank, std::string(w[i + 1])};
+  }
+  return std::nullopt;
+}
+
 void Parser::comment(std::string_view body) {
-  const std::vector<std::string> w = words(body);
+  const std::vector<std::string_view> w = words(body);
   if (w.empty()) return;
-  static const std::regex kVersion(R"(nccl-tests version (\S+))");
-  static const std::regex kStarting(R"(Collective test starting: (\S+))");
-  static const std::regex kRank(R"(Rank\s+(\d+)\s.*\bon\s+(\S+)\s+device)");
-  std::cmatch m;
-  const std::string text(body);
-  if (std::regex_search(text.c_str(), m, kVersion)) {
-    version_ = m[1];
-  } else if (std::regex_search(text.c_str(), m, kStarting)) {
-    start_test(normalize_collective(m[1].str()));
+  if (w[0] == "nccl-tests" && w.size() > 2 && w[1] == "version") {
+    version_ = std::string(w[2]);
+  } else if (w[0] == "Collective" && w.size() > 3 && w[2] == "starting:") {
+    start_test(normalize_collective(w[3]));
   } else if (w[0] == "nThread") {
     if (!test_ || !test_->rows.empty()) start_test(options_.collective);  // pre-2.13: no name
-    test_->command = text.substr(text.find("nThread"));
-  } else if (test_ && std::regex_search(text.c_str(), m, kRank)) {
-    test_->ranks = std::max(test_->ranks, std::stoi(m[1]) + 1);
-    const std::string host = m[2];
-    if (std::find(test_->hosts.begin(), test_->hosts.end(), host) == test_->hosts.end()) {
-      test_->hosts.push_back(host);
+    test_->command = std::string(body.substr(body.find("nThread")));
+  } else if (test_ && w[0] == "Rank") {
+    if (const auto found = rank_line(w)) {
+      test_->ranks = std::max(test_->ranks, found->first + 1);
+      if (std::find(test_->hosts.begin(), test_->hosts.end(), found->second) == test_->hosts.end()) {
+        test_->hosts.push_back(found->second);
+      }
     }
   } else if (w[0] == "size" && w.size() > 3 && w[1] == "count") {
     columns_.clear();
-    for (const std::string& name : w) {
+    for (std::string_view name : w) {
       if ((name == "time" || name == "cputime") &&
           std::find_if(columns_.begin(), columns_.end(), [](const std::string& c) {
             return c == "time" || c == "cputime";
           }) != columns_.end()) {
         break;  // the in-place half starts
       }
-      columns_.push_back(name);
+      columns_.emplace_back(name);
     }
   } else if (w[0] == "Collective" && w.size() > 2 && w[2] == "concluded:") {
     end_test();
@@ -144,19 +160,19 @@ std::optional<size_t> Parser::column(const std::string& name) const {
   return std::nullopt;
 }
 
-double Parser::number(const std::vector<std::string>& cells, const std::string& name) const {
+double Parser::number(const std::vector<std::string_view>& cells, const std::string& name) const {
   const auto at = column(name);
   if (!at) return std::numeric_limits<double>::quiet_NaN();
-  const std::string& cell = cells[*at];
-  char* end = nullptr;
-  const double value = std::strtod(cell.c_str(), &end);
-  if (end == cell.c_str() || *end != '\0' || !std::isfinite(value)) {
+  const std::string_view cell = cells[*at];
+  double value = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+  if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
     fail(fmt::format("expected a number in column '{}', got '{}'", name, cell));
   }
   return value;
 }
 
-void Parser::row(const std::vector<std::string>& cells) {
+void Parser::row(const std::vector<std::string_view>& cells) {
   if (!test_ || columns_.empty()) {
     fail(fmt::format("a result row before any column header: '{}'", cells.front()));
   }
@@ -177,7 +193,7 @@ void Parser::row(const std::vector<std::string>& cells) {
   const auto type = column("type");
   r.dtype = type ? plumb_dtype(cells[*type]) : "unknown";
   const auto redop = column("redop");
-  r.op = redop ? cells[*redop] : "none";
+  r.op = redop ? std::string(cells[*redop]) : "none";
   r.root = column("root") ? static_cast<int>(number(cells, "root")) : -1;
   r.bytes = r.requested_bytes = static_cast<uint64_t>(number(cells, "size"));
   r.count = static_cast<uint64_t>(number(cells, "count"));
