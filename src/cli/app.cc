@@ -40,11 +40,13 @@ std::optional<std::string> unknown_command(int argc, char** argv) {
   return word;
 }
 
-// The store commands share one options struct.
-std::function<std::function<int()>(CLI::App&)> store_command(void (*setup)(CLI::App&, StoreOptions&),
-                                                             int (*run)(const StoreOptions&)) {
+// A table entry's setup: a fresh options struct, declared on the subcommand by `setup`, read by
+// `run` once parsed.
+template <class Options>
+std::function<std::function<int()>(CLI::App&)> command(void (*setup)(CLI::App&, Options&),
+                                                       int (*run)(const Options&)) {
   return [setup, run](CLI::App& sub) {
-    auto options = std::make_shared<StoreOptions>();
+    auto options = std::make_shared<Options>();
     setup(sub, *options);
     return std::function<int()>([options, run] { return run(*options); });
   };
@@ -55,28 +57,16 @@ std::function<std::function<int()>(CLI::App&)> store_command(void (*setup)(CLI::
 std::span<const Command> commands() {
   static const std::vector<Command> kTable = {
       {"comm", "Collective benchmark per topology layer: bandwidth and tail latency",
-       [](CLI::App& sub) {
-         auto options = std::make_shared<CommOptions>();
-         setup_comm(sub, *options);
-         return std::function<int()>([options] { return run_comm(*options); });
-       }},
+       command(setup_comm, run_comm)},
       {"env", "Versions and settings that change results (driver, CUDA, NCCL, CANN, torch, ...)",
-       [](CLI::App& sub) {
-         auto options = std::make_shared<EnvOptions>();
-         setup_env(sub, *options);
-         return std::function<int()>([options] { return run_env(*options); });
-       }},
-      {"import", "Other tools' logs (nccl-tests) into stored baselines",
-       [](CLI::App& sub) {
-         auto options = std::make_shared<ImportCommandOptions>();
-         setup_import(sub, *options);
-         return std::function<int()>([options] { return run_import(*options); });
-       }},
-      {"list", "Stored baselines, newest first", store_command(setup_list, run_list)},
+       command(setup_env, run_env)},
+      {"import", "Other tools' logs (nccl-tests, hccl_test, OSU) into stored baselines",
+       command(setup_import, run_import)},
+      {"list", "Stored baselines, newest first", command(setup_list, run_list)},
       {"show", "One stored baseline: context and average busbw per layer and collective",
-       store_command(setup_show, run_show)},
+       command(setup_show, run_show)},
       {"export", "One stored baseline as JSON (plumb.baseline/1)",
-       store_command(setup_export, run_export)},
+       command(setup_export, run_export)},
   };
   return kTable;
 }

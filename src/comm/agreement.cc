@@ -50,17 +50,18 @@ void agree(Communicator& comm, const std::function<void()>& step) {
   int first = -1;
   int failed = 0;
   bool alike = true;
+  Failure f;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].empty()) continue;
     ++failed;
     if (first < 0) {
       first = static_cast<int>(r);
-    } else if (decode(all[r]).message != decode(all[static_cast<size_t>(first)]).message) {
+      f = decode(all[r]);
+    } else if (decode(all[r]).message != f.message) {
       alike = false;
     }
   }
   if (first < 0) return;
-  const Failure f = decode(all[static_cast<size_t>(first)]);
   const auto ranks = static_cast<int>(all.size());
   if (alike && failed == ranks) throw Error(f.message, static_cast<ExitCode>(f.code));
   throw Error(fmt::format("rank {} on host {}: {} ({} of {} ranks failed)", first, f.host,

@@ -117,22 +117,34 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::world() {
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, false);
 }
 
-int MpiCommunicator::node_id() {
+namespace {
+
+// Runs fn on the communicator of the ranks sharing this rank's host (its shared-memory domain).
+template <class Fn>
+int on_this_host(MPI_Comm comm, int rank, Fn&& fn) {
   MPI_Comm local;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-  int lowest = rank_;
-  MPI_Allreduce(&rank_, &lowest, 1, MPI_INT, MPI_MIN, local);
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  const int result = fn(local);
   MPI_Comm_free(&local);
-  return lowest;
+  return result;
+}
+
+}  // namespace
+
+int MpiCommunicator::node_id() {
+  return on_this_host(comm_, rank_, [&](MPI_Comm local) {
+    int lowest = rank_;
+    MPI_Allreduce(&rank_, &lowest, 1, MPI_INT, MPI_MIN, local);
+    return lowest;
+  });
 }
 
 int MpiCommunicator::local_rank() {
-  MPI_Comm local;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-  int rank = 0;
-  MPI_Comm_rank(local, &rank);
-  MPI_Comm_free(&local);
-  return rank;
+  return on_this_host(comm_, rank_, [](MPI_Comm local) {
+    int rank = 0;
+    MPI_Comm_rank(local, &rank);
+    return rank;
+  });
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {

@@ -166,6 +166,16 @@ std::vector<std::string> rounding_notes(const std::vector<Row>& rows, const Swee
   return notes;
 }
 
+// The items that already appeared earlier in `items`, in order.
+std::vector<std::string> repeated(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& item : items) {
+    if (!seen.insert(item).second) out.push_back(item);
+  }
+  return out;
+}
+
 }  // namespace
 
 void validate(const SweepOptions& o) {
@@ -187,17 +197,13 @@ void validate(const SweepOptions& o) {
   if (o.root < 0) problems.push_back(fmt::format("--root must be 0 or more, got {}", o.root));
   if (o.collectives.empty()) problems.push_back("--collectives: no collective to run");
   if (o.layers.empty()) problems.push_back("--layers: no layer to run");
-  for (size_t i = 0; i < o.collectives.size(); ++i) {
-    if (std::find(o.collectives.begin(), o.collectives.begin() + static_cast<long>(i),
-                  o.collectives[i]) != o.collectives.begin() + static_cast<long>(i)) {
-      problems.push_back(fmt::format("--collectives: '{}' is listed twice", o.collectives[i]->name()));
-    }
+  std::vector<std::string> collective_names;
+  for (const Collective* c : o.collectives) collective_names.emplace_back(c->name());
+  for (const std::string& name : repeated(collective_names)) {
+    problems.push_back(fmt::format("--collectives: '{}' is listed twice", name));
   }
-  for (size_t i = 0; i < o.layers.size(); ++i) {
-    if (std::find(o.layers.begin(), o.layers.begin() + static_cast<long>(i), o.layers[i]) !=
-        o.layers.begin() + static_cast<long>(i)) {
-      problems.push_back(fmt::format("--layers: '{}' is listed twice", o.layers[i]));
-    }
+  for (const std::string& name : repeated(o.layers)) {
+    problems.push_back(fmt::format("--layers: '{}' is listed twice", name));
   }
   if (!problems.empty()) throw Error(join(problems, "\n"));
 }
