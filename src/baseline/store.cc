@@ -48,6 +48,8 @@ const std::vector<std::string_view> kMigrations = {
          straggler_share REAL NOT NULL,
          PRIMARY KEY (baseline_id, seq)
        ) WITHOUT ROWID;)",
+    // 2: the spread of busbw over the rounds of a run (plumb comm --rounds, plumb baseline)
+    R"(ALTER TABLE comm_results ADD COLUMN busbw_spread REAL;)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -85,6 +87,7 @@ void insert_rows(Statement& insert, int64_t id, const std::vector<comm::Row>& ro
     }
     insert.bind(17, r.p50_us).bind(18, r.p99_us).bind(19, r.max_us);
     insert.bind(20, static_cast<int64_t>(r.straggler)).bind(21, r.straggler_share);
+    insert.bind(22, r.busbw_spread);
     insert.step();
     insert.reset();
   }
@@ -99,7 +102,7 @@ std::vector<comm::Row> load_rows(Database& db, int64_t id) {
   Statement q = db.prepare(
       "SELECT layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes, count,"
       " time_us, algbw_gbps, busbw_gbps, wrong, p50_us, p99_us, max_us, straggler_rank,"
-      " straggler_share FROM comm_results WHERE baseline_id = ? ORDER BY seq");
+      " straggler_share, busbw_spread FROM comm_results WHERE baseline_id = ? ORDER BY seq");
   q.bind(1, id);
   std::vector<comm::Row> rows;
   while (q.step()) {
@@ -123,6 +126,7 @@ std::vector<comm::Row> load_rows(Database& db, int64_t id) {
     r.max_us = double_or_nan(q, 16);
     r.straggler = static_cast<int>(q.column_int(17));
     r.straggler_share = q.column_double(18);
+    r.busbw_spread = double_or_nan(q, 19);
     rows.push_back(std::move(r));
   }
   return rows;
@@ -178,7 +182,7 @@ std::vector<int64_t> Store::save_all(const std::vector<Record>& records) {
       "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
       "VALUES (?,?,?,?,?,?,?)");
   Statement insert_row = db_->prepare(
-      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::vector<int64_t> ids;
   for (const Record& record : records) {
     // Bound text is not copied: keep it alive until step().

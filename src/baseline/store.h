@@ -43,7 +43,7 @@ struct Entry {
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db.
 std::string default_store_path();

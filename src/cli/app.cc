@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/baseline_command.h"
 #include "cli/comm_command.h"
+#include "cli/diff_command.h"
 #include "cli/env_command.h"
 #include "cli/import_command.h"
+#include "cli/report_command.h"
 #include "cli/store_commands.h"
+#include "cli/topo_command.h"
 #include "cli/command.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -56,8 +60,12 @@ std::function<std::function<int()>(CLI::App&)> command(void (*setup)(CLI::App&, 
 
 std::span<const Command> commands() {
   static const std::vector<Command> kTable = {
+      {"baseline", "The main job: topology, versions, a comm sweep; stored, with an HTML report",
+       command(setup_baseline, run_baseline)},
       {"comm", "Collective benchmark per topology layer: bandwidth and tail latency",
        command(setup_comm, run_comm)},
+      {"topo", "Where every rank sits: packages, NUMA, PCI accelerators and NICs, CPU binding",
+       command(setup_topo, run_topo)},
       {"env", "Versions and settings that change results (driver, CUDA, NCCL, CANN, torch, ...)",
        command(setup_env, run_env)},
       {"import", "Other tools' logs (nccl-tests, hccl_test, OSU) into stored baselines",
@@ -67,6 +75,11 @@ std::span<const Command> commands() {
        command(setup_show, run_show)},
       {"export", "One stored baseline as JSON (plumb.baseline/1)",
        command(setup_export, run_export)},
+      {"report",
+       "One self-contained HTML file: charts per layer and collective, two baselines overlaid",
+       command(setup_report, run_report)},
+      {"diff", "Two baselines compared: regressions beyond noise, and what else changed",
+       command(setup_diff, run_diff)},
   };
   return kTable;
 }

@@ -80,7 +80,7 @@ void fill_context(comm::Result& result, const comm::SweepOptions& s) {
   }
   result.settings = {s.min_bytes, s.max_bytes, s.step_bytes ? 0 : s.step_factor, s.step_bytes,
                      s.iters,     s.warmup,    s.check,     std::string(comm::info(s.type).name),
-                     std::string(comm::name(s.op)), s.root};
+                     std::string(comm::name(s.op)), s.root, s.rounds};
 }
 
 // Returns the exit code: 1 when any element was wrong.
@@ -114,18 +114,17 @@ int ranks_on_host(const comm::Placement& placement, const std::string& host) {
 
 // Everything `plumb comm` prepares before measuring, agreed by every rank.
 struct Prepared {
-  std::unique_ptr<Outputs> outputs;  // rank 0 only
   comm::Placement placement;
   std::vector<comm::Layer> layers;
   std::unique_ptr<comm::Communicator> world;
 };
 
 Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
-                 comm::MpiCommunicator& control) {
+                 comm::MpiCommunicator& control, const std::function<void()>& before) {
   Prepared p;
   std::optional<comm::ClusterMap> map;
   comm::agree(control, [&] {
-    if (control.rank() == 0) p.outputs = open_outputs(o);
+    if (control.rank() == 0 && before) before();
     if (!o.cluster.empty()) map = comm::load_cluster_map(o.cluster);
   });
   const std::vector<std::string> hosts = control.all_gather_strings(host_name());
@@ -156,6 +155,9 @@ void setup_comm(CLI::App& app, CommOptions& o) {
   app.add_option("-i,--step-bytes", o.step_bytes, "Add this many bytes at each step instead");
   app.add_option("-n,--iters", o.iters, "Timed iterations per size")->capture_default_str();
   app.add_option("-w,--warmup", o.warmup, "Untimed iterations before each size")->capture_default_str();
+  app.add_option("--rounds", o.rounds,
+                 "Measure the whole sweep this many times; keep the median and the spread")
+      ->capture_default_str();
   app.add_option("-d,--dtype", o.dtype, "float32, float16, bfloat16, float64, int32, int8")
       ->capture_default_str();
   app.add_option("-o,--op", o.op, "Reduction: sum, prod, max, min, avg")->capture_default_str();
@@ -196,11 +198,34 @@ comm::SweepOptions to_sweep_options(const CommOptions& o) {
   s.step_factor = o.step_factor;
   s.iters = o.iters;
   s.warmup = o.warmup;
+  s.rounds = o.rounds;
   s.root = o.root;
   s.check = o.check != 0;
   if (problems.empty()) collect(problems, [&] { comm::validate(s); });
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return s;
+}
+
+comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
+                          comm::MpiCommunicator& control, const std::function<void()>& before,
+                          bool show_progress) {
+  const bool leader = control.rank() == 0;
+  Prepared p = prepare(o, sweep, control, before);
+  Progress progress(stderr, leader && show_progress && Progress::is_terminal(stderr));
+  comm::Result result;
+  try {
+    result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,
+                             [&](size_t done, size_t total, const std::string& what) {
+                               progress.update(done, total, what);
+                             });
+  } catch (const Error& e) {  // mid-measurement: other ranks may be blocked in a collective
+    comm::abort_all(static_cast<int>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    comm::abort_all(static_cast<int>(ExitCode::kBadInput), e.what());
+  }
+  progress.clear();
+  if (leader) fill_context(result, sweep);
+  return result;
 }
 
 int run_comm(const CommOptions& o) {
@@ -209,25 +234,12 @@ int run_comm(const CommOptions& o) {
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {
-    Prepared p = prepare(o, sweep, *control);
-    Progress progress(stderr, leader && !o.quiet && Progress::is_terminal(stderr));
-    comm::Result result;
-    try {
-      result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,
-                               [&](size_t done, size_t total, const std::string& what) {
-                                 progress.update(done, total, what);
-                               });
-    } catch (const Error& e) {  // mid-measurement: other ranks may be blocked in a collective
-      comm::abort_all(static_cast<int>(e.code()), e.what());
-    } catch (const std::exception& e) {
-      comm::abort_all(static_cast<int>(ExitCode::kBadInput), e.what());
-    }
-    progress.clear();
+    std::unique_ptr<Outputs> outputs;
+    const comm::Result result =
+        measure_comm(o, sweep, *control, [&] { outputs = open_outputs(o); }, !o.quiet);
     int code = 0;
     comm::agree(*control, [&] {
-      if (!leader) return;
-      fill_context(result, sweep);
-      code = write_reports(result, o, *p.outputs);
+      if (leader) code = write_reports(result, o, *outputs);
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {

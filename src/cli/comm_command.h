@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "comm/mpi_backend.h"
 #include "comm/sweep.h"
 
 namespace plumb::cli {
@@ -18,6 +20,7 @@ struct CommOptions {
   std::string step_bytes;
   int iters = 20;
   int warmup = 5;
+  int rounds = 1;
   std::string dtype = "float32";
   std::string op = "sum";
   int root = 0;
@@ -38,5 +41,15 @@ comm::SweepOptions to_sweep_options(const CommOptions& options);
 
 // Runs the benchmark on the MPI ranks this process belongs to (a singleton when started alone).
 int run_comm(const CommOptions& options);
+
+// The measurement `plumb comm` makes, for commands built on it (plumb baseline). Collective over
+// `control`: cluster map, placement, layers and the host-memory check are agreed by every rank
+// (an Error is thrown on every rank), `before` runs on rank 0 inside that agreement (to open
+// outputs, so a bad path fails before measuring), then the sweep runs with a progress line on
+// rank 0 when `progress` is set; a failure while measuring aborts the job. Returns the Result with
+// its context (time, hosts, environment, settings) on rank 0, an empty one elsewhere.
+comm::Result measure_comm(const CommOptions& options, const comm::SweepOptions& sweep,
+                          comm::MpiCommunicator& control, const std::function<void()>& before,
+                          bool progress);
 
 }  // namespace plumb::cli

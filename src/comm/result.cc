@@ -1,6 +1,7 @@
 #include "comm/result.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <utility>
@@ -78,6 +79,8 @@ void to_json(nlohmann::json& j, const Row& row) {
       {"max_us", row.max_us},
       {"straggler_rank", row.straggler},
       {"straggler_share", row.straggler_share},
+      {"busbw_spread", std::isnan(row.busbw_spread) ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(row.busbw_spread)},
   };
 }
 
@@ -104,6 +107,11 @@ void from_json(const nlohmann::json& j, Row& row) {
   }
   j.at("straggler_rank").get_to(row.straggler);
   j.at("straggler_share").get_to(row.straggler_share);
+  // Optional: records written before --rounds existed have no such field.
+  const auto spread = j.find("busbw_spread");
+  row.busbw_spread = spread == j.end() || spread->is_null()
+                         ? std::numeric_limits<double>::quiet_NaN()
+                         : spread->get<double>();
 }
 
 }  // namespace plumb::comm

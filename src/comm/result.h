@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct Row {
   double max_us = 0;
   int straggler = -1;       // world rank slowest in most iterations
   double straggler_share = 0;  // fraction of iterations it was slowest
+  // Measured in several rounds (--rounds): median absolute deviation of the rounds' busbw from
+  // their median, relative to it; the row holds the median round. NaN when measured once.
+  double busbw_spread = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct SweepSettings {
@@ -50,6 +54,7 @@ struct SweepSettings {
   std::string dtype;
   std::string op;
   int root = 0;
+  int rounds = 1;
 };
 
 struct Result {

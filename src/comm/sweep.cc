@@ -1,5 +1,7 @@
 #include "comm/sweep.h"
 
+#include "comm/rounds.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "comm/bandwidth.h"
+#include "comm/rounds.h"
 #include "common/error.h"
 #include "common/stats.h"
 #include "common/strings.h"
@@ -193,6 +196,9 @@ void validate(const SweepOptions& o) {
   if (o.iters < 1 || o.iters > kMaxIters) {
     problems.push_back(fmt::format("--iters must be from 1 to {}, got {}", kMaxIters, o.iters));
   }
+  if (o.rounds < 1 || o.rounds > 100) {
+    problems.push_back(fmt::format("--rounds must be from 1 to 100, got {}", o.rounds));
+  }
   if (o.warmup < 0) problems.push_back(fmt::format("--warmup must be 0 or more, got {}", o.warmup));
   if (o.root < 0) problems.push_back(fmt::format("--root must be 0 or more, got {}", o.root));
   if (o.collectives.empty()) problems.push_back("--collectives: no collective to run");
@@ -272,16 +278,18 @@ void check_host_memory(const SweepOptions& options, const std::vector<Layer>& la
 
 namespace {
 
-// Every group of every layer measures; each group's rank 0 keeps its rows.
-std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& layers,
-                                const SweepOptions& options, const ProgressFn& progress) {
-  const std::vector<uint64_t> sizes = sweep_sizes(options);
-  size_t total = 0;
-  for (const Layer& layer : layers) {
-    if (layer.skipped.empty()) total += options.collectives.size() * sizes.size();
-  }
+// Where a sweep stands, for the progress line.
+struct Tally {
   size_t done = 0;
-  std::vector<Row> mine;
+  size_t total = 0;
+  std::string round;  // " · round 2/3", or empty for a single round
+};
+
+// One round: every group of every layer measures; each group's rank 0 keeps its rows.
+void measure_round(Communicator& world, const std::vector<Layer>& layers,
+                   const SweepOptions& options, const ProgressFn& progress, Tally& tally,
+                   std::vector<Row>& mine) {
+  const std::vector<uint64_t> sizes = sweep_sizes(options);
   for (const Layer& layer : layers) {
     if (!layer.skipped.empty()) continue;
     const int group_index = group_of(layer, world.rank());
@@ -291,10 +299,11 @@ std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& l
       if (group) bench = std::make_unique<Bench>(*group, *collective, options, sizes.back());
       for (uint64_t bytes : sizes) {
         if (progress && world.rank() == 0) {
-          progress(done, total, fmt::format("{} · {} · {}", layer.name, collective->name(),
-                                            format_bytes(bytes)));
+          progress(tally.done, tally.total, fmt::format("{} · {} · {}{}", layer.name,
+                                                        collective->name(), format_bytes(bytes),
+                                                        tally.round));
         }
-        ++done;
+        ++tally.done;
         world.barrier();  // every group of the layer starts each size together
         if (!bench) continue;
         Row row = bench->measure(bytes);
@@ -306,6 +315,21 @@ std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& l
         mine.push_back(std::move(row));
       }
     }
+  }
+}
+
+// Every round, fresh buffers each time (their placement in memory is part of the noise).
+std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& layers,
+                                const SweepOptions& options, const ProgressFn& progress) {
+  Tally tally;
+  for (const Layer& layer : layers) {
+    if (layer.skipped.empty()) tally.total += options.collectives.size() * sweep_sizes(options).size();
+  }
+  tally.total *= static_cast<size_t>(options.rounds);
+  std::vector<Row> mine;
+  for (int round = 1; round <= options.rounds; ++round) {
+    if (options.rounds > 1) tally.round = fmt::format(" · round {}/{}", round, options.rounds);
+    measure_round(world, layers, options, progress, tally, mine);
   }
   return mine;
 }
@@ -345,7 +369,7 @@ Result run_sweep(Communicator& world, const Placement& placement, std::vector<La
   const std::vector<Row> mine = measure_layers(world, result.layers, options, progress);
   std::vector<Row> rows = gather_rows(world, mine, result.layers, options);
   if (world.rank() != 0) return result;
-  result.rows = std::move(rows);
+  result.rows = options.rounds > 1 ? combine_rounds(rows) : std::move(rows);
   for (const Layer& layer : result.layers) {
     if (!layer.skipped.empty()) {
       result.notes.push_back(fmt::format("layer {} skipped: {}", layer.name, layer.skipped));

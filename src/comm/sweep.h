@@ -21,6 +21,7 @@ struct SweepOptions {
   uint64_t step_bytes = 0;   // ... or, when non-zero, add this (nccl-tests -i)
   int iters = 20;
   int warmup = 5;
+  int rounds = 1;  // the whole sweep this many times, fresh buffers each; rows keep the median
   bool check = true;
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;

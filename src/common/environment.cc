@@ -77,13 +77,28 @@ std::string host_name() {
   return buffer.data();
 }
 
+namespace {
+
+// The variables MPI launchers (mpirun, srun, hydra) set in every process they start.
+constexpr std::array<const char*, 5> kRankVariables = {
+    "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+
+}  // namespace
+
 int launcher_rank() {
-  constexpr std::array<const char*, 5> kRankVariables = {
-      "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
   for (const char* name : kRankVariables) {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   }
   return 0;
+}
+
+bool started_by_mpi_launcher() {
+  // SLURM_PROCID alone is also set in an sbatch script, which is not one of the job's ranks.
+  for (const char* name : kRankVariables) {
+    if (std::string_view(name) != "SLURM_PROCID" && std::getenv(name) != nullptr) return true;
+  }
+  return std::getenv("SLURM_PROCID") != nullptr && std::getenv("SLURM_STEP_ID") != nullptr &&
+         std::string_view(std::getenv("SLURM_STEP_ID")) != "batch";
 }
 
 }  // namespace plumb

@@ -28,4 +28,8 @@ std::string host_name();
 // environment before MPI is initialised; 0 when started alone. Used to print usage errors once.
 int launcher_rank();
 
+// True in a process an MPI launcher started as one of a job's ranks (mpirun, a PMI/PMIx launcher,
+// an srun job step); false when started alone or in an sbatch script.
+bool started_by_mpi_launcher();
+
 }  // namespace plumb

@@ -10,7 +10,8 @@ json settings_json(const comm::SweepSettings& s) {
   return json{{"min_bytes", s.min_bytes}, {"max_bytes", s.max_bytes},
               {"step_factor", s.step_factor}, {"step_bytes", s.step_bytes},
               {"iters", s.iters}, {"warmup", s.warmup}, {"check", s.check},
-              {"dtype", s.dtype}, {"op", s.op}, {"root", s.root}};
+              {"dtype", s.dtype}, {"op", s.op}, {"root", s.root},
+              {"rounds", s.rounds}};
 }
 
 json placement_json(const comm::Placement& p) {

@@ -1,6 +1,8 @@
 #include "baseline/store.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,8 +105,42 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 1; use a newer plumb");
+                                            "plumb's 2; use a newer plumb");
   }
+}
+
+// A store written by the first schema (no busbw_spread) opens, migrates and keeps its rows.
+TEST(Store, MigratesAVersionOneStore) {
+  const std::string path = test::temp_dir("store-v1") + "/plumb.db";
+  int64_t id = 0;
+  {
+    Store store(path);
+    Record r;
+    r.created = "2026-12-01T00:00:00Z";
+    r.hosts = {"h"};
+    r.source = "test";
+    comm::Row row;
+    row.layer = "world";
+    row.group = "world";
+    row.collective = "allreduce";
+    row.busbw_gbps = 7.5;
+    row.busbw_spread = 0.25;
+    r.rows = {row};
+    id = store.save(r);
+  }
+  {
+    Database db(path);
+    db.exec("ALTER TABLE comm_results DROP COLUMN busbw_spread; PRAGMA user_version = 1;");
+  }
+  Store store(path);
+  const Record back = store.load(id);
+  ASSERT_EQ(back.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.rows[0].busbw_gbps, 7.5);
+  EXPECT_TRUE(std::isnan(back.rows[0].busbw_spread));
+  Database db(path);
+  Statement v = db.prepare("PRAGMA user_version");
+  v.step();
+  EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
 }
 
 TEST(Store, NotADatabase) {

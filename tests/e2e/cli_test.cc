@@ -31,8 +31,8 @@ TEST(Cli, VersionAndHelp) {
 TEST(Cli, DidYouMean) {
   test::Run r = run_command(kPlumb + " comn");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: comm, "
-                   "env, import, list, show, export\n");
+  EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: "
+                   "baseline, comm, topo, env, import, list, show, export, report, diff\n");
 }
 
 TEST(Cli, NoCommand) {

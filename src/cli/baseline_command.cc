@@ -1,0 +1,271 @@
+#include "cli/baseline_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "baseline/diff.h"
+#include "baseline/record_json.h"
+#include "baseline/store.h"
+#include "cli/comm_command.h"
+#include "cli/record_source.h"
+#include "comm/agreement.h"
+#include "comm/rounds.h"
+#include "common/environment.h"
+#include "common/error.h"
+#include "common/strings.h"
+#include "report/baseline_reporter.h"
+#include "report/comm_reporter.h"
+#include "report/env_reporter.h"
+#include "report/html_report.h"
+#include "report/topo_reporter.h"
+#include "sysinfo/system_info.h"
+
+namespace plumb::cli {
+namespace {
+
+// --sizes MIN:MAX[:FACTOR] into plumb comm's options.
+void apply_sizes(const std::string& sizes, CommOptions& c) {
+  const std::vector<std::string> parts = split_list(sizes, ':');
+  if (parts.size() < 2 || parts.size() > 3) {
+    throw Error(fmt::format("--sizes '{}': expected MIN:MAX or MIN:MAX:FACTOR, e.g. 1K:16M:4", sizes));
+  }
+  c.min_bytes = parts[0];
+  c.max_bytes = parts[1];
+  if (parts.size() == 3) {
+    try {
+      c.step_factor = std::stoull(parts[2]);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("--sizes '{}': the factor '{}' is not a whole number", sizes, parts[2]));
+    }
+  }
+}
+
+// Accelerators this host shows decide the default backend: NCCL on NVIDIA GPUs, else MPI.
+std::string backend_of(const std::string& backend) {
+  if (backend != "auto") return backend;
+  std::error_code ec;
+  return std::filesystem::is_directory("/proc/driver/nvidia/gpus", ec) ? "nccl" : "mpi";
+}
+
+CommOptions comm_options(const BaselineOptions& o) {
+  CommOptions c;
+  apply_sizes(!o.sizes.empty() ? o.sizes : o.quick ? "1K:1M:4" : "1K:16M:4", c);
+  // Ranks handing a round to the plumb that launched them measure once; ranks started by the
+  // user's own launcher measure every round in this one job.
+  c.rounds = !o.round_output.empty() ? 1 : o.rounds > 0 ? o.rounds : 3;
+  c.iters = o.iters;
+  c.collectives = o.collectives;
+  c.cluster = o.cluster;
+  c.backend = backend_of(o.backend);
+  c.quiet = o.quiet;
+  return c;
+}
+
+// What is opened before anything is measured, so that a bad path fails in a second.
+struct Sinks {
+  std::unique_ptr<baseline::Store> store;
+  std::unique_ptr<baseline::Record> previous;  // --compare
+};
+
+Sinks open_sinks(const BaselineOptions& o) {
+  Sinks sinks;
+  std::error_code ec;
+  std::filesystem::create_directories(o.output_dir, ec);
+  if (access(o.output_dir.c_str(), W_OK) != 0) {
+    throw Error(fmt::format("--output-dir {}: not a writable folder", o.output_dir));
+  }
+  sinks.store = std::make_unique<baseline::Store>(o.db.empty() ? baseline::default_store_path() : o.db);
+  if (!o.compare.empty()) {
+    sinks.previous = std::make_unique<baseline::Record>(load_record(o.compare, sinks.store->path()));
+  }
+  return sinks;
+}
+
+baseline::Record make_record(const BaselineOptions& o, const comm::Result& result,
+                             nlohmann::json topo) {
+  baseline::Record r;
+  r.created = result.created;
+  r.label = o.label;
+  r.hosts = result.hosts;
+  r.source = "plumb baseline";
+  r.topo = std::move(topo);
+  r.env = report::env_record_json(sysinfo::collect_env(sysinfo::ProbeContext{}));
+  r.comm = report::comm_result_json(result);
+  r.comm.erase("results");
+  r.rows = result.rows;
+  return r;
+}
+
+std::string write_report(const BaselineOptions& o, const baseline::Record& record,
+                         const baseline::Record* previous, const baseline::Diff* diff) {
+  const std::string path =
+      (std::filesystem::path(o.output_dir) / fmt::format("plumb-baseline-{}.html", record.id)).string();
+  std::ofstream file(path);
+  report::write_html_report(previous ? *previous : record, previous ? &record : nullptr, diff, file);
+  file.close();
+  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", path));
+  return path;
+}
+
+void print_summary(const baseline::Record& r, double seconds, const std::string& store,
+                   const std::string& report) {
+  fmt::print("plumb baseline {} · {} rank(s) on {} · {} · {} round(s) · {:.0f} s\n", r.id,
+             r.comm.value("ranks", 0), join(r.hosts, ","), r.comm.value("backend", "?"),
+             r.comm.value("settings", nlohmann::json::object()).value("rounds", 1), seconds);
+  comm::Result result;
+  result.rows = r.rows;
+  for (const comm::Summary& s : comm::summarize(result)) {
+    fmt::print("  {:<14} @ {:<6} {:>8.2f} GB/s avg busbw over {} size(s) ≥ 1 MiB\n", s.collective,
+               s.layer, s.avg_busbw_gbps, s.sizes);
+  }
+  const size_t warnings =
+      r.topo.is_object() ? r.topo.value("warnings", nlohmann::json::array()).size() : 0;
+  fmt::print("topology {} binding warning(s){}\n", warnings, warnings ? " (plumb topo)" : "");
+  fmt::print("stored   baseline {} in {}\n", r.id, store);
+  fmt::print("report   {}\n", report);
+  fmt::print("next     rerun after a change, then: plumb diff {} latest\n", r.id);
+}
+
+int compare_verdict(const BaselineOptions& o, const baseline::Diff& diff, int64_t id) {
+  const int n = diff.regressions();
+  fmt::print("compared with {}: {} regression(s) beyond {:.0f}% and the noise{}\n", o.compare, n,
+             o.threshold_percent, n ? fmt::format(" (plumb diff {} {})", o.compare, id) : "");
+  return n > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
+}
+
+// Store, compare, report, summary. Returns the exit code.
+int finish(const BaselineOptions& o, Sinks& sinks, baseline::Record record, double seconds) {
+  record.id = sinks.store->save(record);
+  std::unique_ptr<baseline::Diff> diff;
+  if (sinks.previous) {
+    diff = std::make_unique<baseline::Diff>(
+        baseline::diff(*sinks.previous, record, {o.threshold_percent / 100.0}));
+  }
+  const std::string report = write_report(o, record, sinks.previous.get(), diff.get());
+  print_summary(record, seconds, sinks.store->path(), report);
+  comm::Result result;
+  result.rows = record.rows;
+  int code = comm::total_wrong(result) > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
+  if (diff && compare_verdict(o, *diff, record.id) != 0) code = static_cast<int>(ExitCode::kCheckFailed);
+  return code;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One MPI job measures; rank 0 either finishes the baseline itself (started by the user's
+// launcher) or hands its round to the plumb that launched it (--round-output).
+int run_ranks(const BaselineOptions& o) {
+  const CommOptions c = comm_options(o);
+  const comm::SweepOptions sweep = to_sweep_options(c);
+  comm::MpiSession mpi(nullptr, nullptr);
+  auto control = comm::MpiCommunicator::world();
+  const bool leader = control->rank() == 0;
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    Sinks sinks;
+    nlohmann::json topo = report::collect_topology_json(MPI_COMM_WORLD);
+    const bool hand_over = !o.round_output.empty();
+    const comm::Result result = measure_comm(c, sweep, *control, [&] {
+      if (!hand_over) sinks = open_sinks(o);
+    }, !o.quiet);
+    int code = 0;
+    comm::agree(*control, [&] {
+      if (!leader) return;
+      for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
+      baseline::Record record = make_record(o, result, std::move(topo));
+      if (hand_over) {
+        std::ofstream(o.round_output) << report::baseline_json(record).dump();
+      } else {
+        code = finish(o, sinks, std::move(record), seconds_since(start));
+      }
+    });
+    return control->broadcast_int(code, 0);
+  } catch (const Error& e) {
+    if (leader) {
+      fmt::print(stderr, "plumb: error: {}\n", e.what());
+      std::fflush(stderr);
+    }
+    control->barrier();
+    return static_cast<int>(e.code());
+  }
+}
+
+// The rounds' records -> one: the first round's context, every key's median round.
+baseline::Record combine(std::vector<baseline::Record> rounds) {
+  std::vector<comm::Row> all;
+  for (const baseline::Record& r : rounds) all.insert(all.end(), r.rows.begin(), r.rows.end());
+  baseline::Record record = std::move(rounds.front());
+  record.rows = rounds.size() > 1 ? comm::combine_rounds(all) : std::move(all);
+  record.comm["settings"]["rounds"] = rounds.size();
+  return record;
+}
+
+// Started alone: each round is a fresh MPI job (fresh processes, buffers, placement: what differs
+// between two baselines differs between rounds too), then one record from all of them.
+int launch_rounds(const BaselineOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  Sinks sinks = open_sinks(o);
+  const std::vector<std::string> argv = ranks_command(o);
+  const int rounds = o.rounds > 0 ? o.rounds : 3;
+  char folder_template[] = "/tmp/plumb-baseline-XXXXXX";
+  if (mkdtemp(folder_template) == nullptr) throw Error("cannot create a folder in /tmp");
+  std::vector<baseline::Record> records;
+  for (int round = 1; round <= rounds; ++round) {
+    const std::string file = fmt::format("{}/round-{}.json", folder_template, round);
+    std::vector<std::string> round_argv = argv;
+    round_argv.insert(round_argv.end(), {"--round-output", file});
+    if (!o.quiet) {
+      fmt::print(stderr, "plumb baseline: round {}/{}{}\n", round, rounds,
+                 round == 1 ? ": " + join(round_argv, " ") : "");
+    }
+    if (const int code = run_inheriting(round_argv); code != 0) return code;
+    records.push_back(baseline::read_record_file(file));
+    std::filesystem::remove(file);
+  }
+  std::filesystem::remove(folder_template);
+  return finish(o, sinks, combine(std::move(records)), seconds_since(start));
+}
+
+}  // namespace
+
+void setup_baseline(CLI::App& app, BaselineOptions& o) {
+  app.add_option("--ranks,-n", o.ranks, "Ranks to start (default: one per accelerator, else per core)");
+  app.add_option("--launcher", o.launcher, "Start the ranks with this instead of mpirun, e.g. \"srun -N 4\"");
+  app.add_option("--hostfile", o.hostfile, "mpirun --hostfile for several hosts");
+  app.add_option("--label", o.label, "A name for this baseline (e.g. after-driver-update)");
+  app.add_flag("--quick", o.quick, "Sizes 1K to 1M: a smoke test in seconds");
+  app.add_option("--collectives", o.collectives, "Comma-separated list")->capture_default_str();
+  app.add_option("--sizes", o.sizes, "MIN:MAX[:FACTOR] (default 1K:16M:4)");
+  app.add_option("--rounds", o.rounds, "Measure the sweep this many times, each a fresh MPI job (default 3)");
+  app.add_option("--iters", o.iters, "Timed iterations per size")->capture_default_str();
+  app.add_option("--cluster", o.cluster, "Cluster map (YAML; see docs/comm.md)");
+  app.add_option("--backend", o.backend, "auto (nccl with NVIDIA GPUs, else mpi), mpi or nccl")
+      ->capture_default_str();
+  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("-o,--output-dir", o.output_dir, "Where the HTML report goes")->capture_default_str();
+  app.add_option("--compare", o.compare, "A baseline (id, latest or JSON) to diff against; exit 1 on a regression");
+  app.add_option("-t,--threshold", o.threshold_percent, "Percent, for --compare")->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "No progress line");
+  app.add_flag("--worker", o.worker, "Internal: set in the ranks plumb baseline starts")->group("");
+  app.add_option("--round-output", o.round_output, "Internal: where a rank hands its round")->group("");
+}
+
+int run_baseline(const BaselineOptions& o) {
+  to_sweep_options(comm_options(o));  // bad sizes fail here, before any rank starts
+  const bool rank = o.worker || (o.launcher.empty() && o.hostfile.empty() && o.ranks == 0 &&
+                                 started_by_mpi_launcher());
+  return rank ? run_ranks(o) : launch_rounds(o);
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,55 @@
+#include "cli/diff_command.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "baseline/diff.h"
+#include "cli/record_source.h"
+#include "common/error.h"
+#include "report/diff_reporter.h"
+
+namespace plumb::cli {
+namespace {
+
+void write_json(const baseline::Diff& d, const std::string& path) {
+  const std::string text =
+      baseline::diff_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream file(path);
+  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
+  file << text;
+}
+
+}  // namespace
+
+void setup_diff(CLI::App& app, DiffOptions& o) {
+  app.add_option("A", o.a, "The reference: a baseline id, latest, or a JSON file")->required();
+  app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
+  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("-t,--threshold", o.threshold_percent,
+                 "Percent: a smaller busbw change is never a regression")
+      ->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  app.add_flag("--all", o.all, "List the rows within the threshold too");
+  app.add_flag("--strict", o.strict,
+               "Fail on a single size's regression too, not only on a collective's over the "
+               "sizes ≥ 1 MiB (for quiet clusters)");
+  app.add_option("--json", o.json, "Write plumb.diff/1 here (- for standard output)");
+}
+
+int run_diff(const DiffOptions& o) {
+  const baseline::Record a = load_record(o.a, o.db);
+  const baseline::Record b = load_record(o.b, o.db);
+  const baseline::Diff d = baseline::diff(a, b, {o.threshold_percent / 100.0, o.strict});
+  if (!o.json.empty()) write_json(d, o.json);
+  if (o.json != "-") report::print_diff(d, o.all, std::cout);
+  return d.regressions() > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
+}
+
+}  // namespace plumb::cli

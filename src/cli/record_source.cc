@@ -1,0 +1,34 @@
+#include "cli/record_source.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "baseline/record_json.h"
+#include "common/error.h"
+
+namespace plumb::cli {
+namespace {
+
+bool looks_like_id(const std::string& what) {
+  return what == "latest" ||
+         (!what.empty() && std::all_of(what.begin(), what.end(),
+                                       [](unsigned char c) { return std::isdigit(c) != 0; }));
+}
+
+}  // namespace
+
+baseline::Record load_record(const std::string& what, const std::string& db_path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(what, ec)) return baseline::read_record_file(what);
+  if (!looks_like_id(what)) {
+    throw Error(fmt::format("'{}': no such file, and not a baseline id (a number or 'latest')",
+                            what));
+  }
+  baseline::Store store(db_path.empty() ? baseline::default_store_path() : db_path);
+  return store.load(store.resolve(what));
+}
+
+}  // namespace plumb::cli

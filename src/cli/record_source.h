@@ -1,0 +1,15 @@
+// Where a command's baseline argument comes from: a stored id, "latest", or a JSON file.
+#pragma once
+
+#include <string>
+
+#include "baseline/store.h"
+
+namespace plumb::cli {
+
+// `what` is a path to an existing file holding plumb.baseline/1 (plumb export) or plumb.comm/1
+// (plumb comm --json), else a stored id or "latest" in the store at `db_path` (empty: the
+// default store). Errors name the file or the id.
+baseline::Record load_record(const std::string& what, const std::string& db_path);
+
+}  // namespace plumb::cli

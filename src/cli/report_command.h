@@ -1,0 +1,21 @@
+// plumb report A [B]: one self-contained HTML file with charts per layer and collective, two
+// baselines overlaid and the diff's regressions marked when B is given (report/html_report.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace plumb::cli {
+
+struct ReportOptions {
+  std::string a;                             // id, latest, or a JSON file
+  std::string b;                             // empty: a report of A alone
+  std::string output = "plumb-report.html";  // "-": standard output
+  std::string db;
+  double threshold_percent = 10;
+};
+
+void setup_report(CLI::App& app, ReportOptions& options);
+int run_report(const ReportOptions& options);
+
+}  // namespace plumb::cli

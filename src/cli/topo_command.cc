@@ -1,0 +1,107 @@
+#include "cli/topo_command.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "comm/agreement.h"
+#include "comm/mpi_backend.h"
+#include "common/environment.h"
+#include "common/error.h"
+#include "report/topo_reporter.h"
+#include "topo/collect.h"
+
+namespace plumb::cli {
+namespace {
+
+// The JSON output, opened before anything is probed so that a bad path fails at once.
+struct Output {
+  std::ofstream file;
+  std::ostream* json = nullptr;
+};
+
+void open_output(const TopoOptions& o, Output& out) {
+  if (o.json.empty()) return;
+  if (o.json == "-") {
+    out.json = &std::cout;
+    return;
+  }
+  out.file.open(o.json);
+  if (!out.file) {
+    throw Error(fmt::format("--json {}: cannot write: {}", o.json, std::strerror(errno)));
+  }
+  out.json = &out.file;
+}
+
+void write_reports(const topo::TopoRecord& record, const TopoOptions& o, Output& out) {
+  if (!o.quiet) report::TopoConsoleReporter().report(record, o.json == "-" ? std::cerr : std::cout);
+  if (out.json) report::TopoJsonReporter().report(record, *out.json);
+  if (!out.file.is_open()) return;
+  out.file.close();
+  if (out.file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.json));
+  fmt::print(stderr, "plumb: wrote {}\n", o.json);
+}
+
+topo::TopoRecord read_xml(const std::string& path) {
+  try {
+    return topo::collect_from_xml(path);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--xml {}", e.what()), e.code());
+  }
+}
+
+// This process alone, or another machine's export (read by the launcher's rank 0 only).
+int run_alone(const TopoOptions& o) {
+  if (launcher_rank() != 0) return 0;
+  Output out;
+  open_output(o, out);
+  const topo::TopoRecord record =
+      o.xml.empty() ? topo::collect_local(topo::probe_topology()) : read_xml(o.xml);
+  write_reports(record, o, out);
+  return 0;
+}
+
+// Every rank of the job: rank 0 opens the output, all are probed, rank 0 reports.
+int run_ranks(const TopoOptions& o) {
+  comm::MpiSession mpi(nullptr, nullptr);
+  auto control = comm::MpiCommunicator::world();
+  const bool leader = control->rank() == 0;
+  Output out;
+  try {
+    comm::agree(*control, [&] {
+      if (leader) open_output(o, out);
+    });
+    const topo::TopoRecord record = topo::collect_over_mpi(control->handle());
+    comm::agree(*control, [&] {
+      if (leader) write_reports(record, o, out);
+    });
+    return 0;
+  } catch (const Error& e) {  // agreed by every rank: rank 0 speaks, the others wait for it
+    if (leader) {
+      fmt::print(stderr, "plumb: error: {}\n", e.what());
+      std::fflush(stderr);
+    }
+    control->barrier();
+    return static_cast<int>(e.code());
+  }
+}
+
+}  // namespace
+
+void setup_topo(CLI::App& app, TopoOptions& o) {
+  app.add_option("--json", o.json, "Write plumb.topo/1 JSON here (- for standard output)");
+  app.add_option("--xml", o.xml,
+                 "Read this hwloc XML export (lstopo --of xml) instead of this machine");
+  app.add_flag("-q,--quiet", o.quiet, "No console tree");
+}
+
+int run_topo(const TopoOptions& o) {
+  if (!o.xml.empty() || !started_by_mpi_launcher()) return run_alone(o);
+  return run_ranks(o);
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,96 @@
+#include "report/diff_reporter.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+
+#include "common/units.h"
+
+namespace plumb::report {
+namespace {
+
+std::string number(double v, const char* spec) {
+  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
+}
+
+std::string percent(double change) {
+  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
+}
+
+std::string ref_text(const baseline::RecordRef& r) {
+  std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : r.source;
+  if (!r.label.empty()) text += " · " + r.label;
+  if (!r.created.empty()) text += " · " + r.created;
+  return text;
+}
+
+void print_rows(const baseline::Diff& d, bool all, std::ostream& out) {
+  fmt::print(out, "{:<7} {:<14} {:<8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>10} {:>8} {:>6}  {}\n",
+             "layer", "collective", "dtype", "size", "busbw A", "busbw B", "change", "p99 A us",
+             "p99 B us", "change", "noise", "verdict");
+  int hidden = 0;
+  for (const baseline::RowDiff& r : d.rows) {
+    if (!all && r.verdict == baseline::Verdict::kSame) {
+      ++hidden;
+      continue;
+    }
+    fmt::print(out, "{:<7} {:<14} {:<8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>10} {:>8} {:>6}  {}\n",
+               r.layer, r.collective, r.dtype, format_bytes(r.bytes), number(r.busbw_a, "{:.2f}"),
+               number(r.busbw_b, "{:.2f}"), percent(r.busbw_change), number(r.p99_a, "{:.1f}"),
+               number(r.p99_b, "{:.1f}"), percent(r.p99_change),
+               fmt::format("{:.0f}%", 100 * r.noise), baseline::verdict_name(r.verdict));
+  }
+  if (hidden > 0) {
+    fmt::print(out, "# {} row(s) within ±{:.0f}% not listed (--all lists them)\n", hidden,
+               100 * d.threshold);
+  }
+}
+
+void print_groups(const baseline::Diff& d, std::ostream& out) {
+  if (d.groups.empty()) return;
+  fmt::print(out, "# over the sizes ≥ 1 MiB (mean change; noise shrinks with the number of sizes)\n");
+  for (const baseline::GroupDiff& g : d.groups) {
+    fmt::print(out, "{:<7} {:<14} {:<8} {:>2} size(s) {:>8} noise {:>4.0f}%  {}\n", g.layer,
+               g.collective, g.dtype, g.sizes, percent(g.change), 100 * g.noise,
+               baseline::verdict_name(g.verdict));
+  }
+}
+
+void print_variables(const baseline::Diff& d, std::ostream& out) {
+  if (d.variables.empty()) {
+    fmt::print(out, "# context: topology, versions and settings are the same\n");
+    return;
+  }
+  fmt::print(out, "# context: {} difference(s)\n", d.variables.size());
+  for (const baseline::VariableDiff& v : d.variables) {
+    fmt::print(out, "  {:<9} {:<28} {}  ->  {}\n", v.kind, v.name, v.a, v.b);
+  }
+  if (const std::string w = d.attribution_warning(); !w.empty()) fmt::print(out, "# warning: {}\n", w);
+}
+
+}  // namespace
+
+void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
+  fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
+  fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise: {} "
+                  "standard deviations of the change, from the runs' own spread\n",
+             100 * d.threshold, baseline::kNoiseSigmas);
+  print_rows(d, all, out);
+  print_groups(d, out);
+  print_variables(d, out);
+  const int n = d.regressions();
+  const int sizes = d.row_regressions();
+  const std::string single =
+      sizes > 0 && !d.strict
+          ? fmt::format(" ({} single size(s) beyond their noise; --strict fails on those too)", sizes)
+          : "";
+  if (n == 0) {
+    fmt::print(out, "no regression beyond the threshold and the noise{}\n", single);
+  } else {
+    fmt::print(out, "REGRESSION: {} regression(s) of B against A beyond the threshold and the "
+                    "noise{}\n", n, single);
+  }
+}
+
+}  // namespace plumb::report

@@ -1,0 +1,298 @@
+#include "report/html_report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "comm/result.h"
+#include "common/strings.h"
+#include "report/chart_data.h"
+#include "report/html_charts.h"
+#include "report/html_context.h"
+#include "report/html_escape.h"
+#include "report/svg_chart.h"
+
+namespace plumb::report {
+namespace {
+
+// Inline: the page must open from disk with no network. Colours: A blue, B orange, red rings.
+constexpr std::string_view kStyle = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
+h3{font-size:15px;margin:16px 0 6px}section{overflow-x:auto}
+nav a{margin-right:12px}
+table{border-collapse:collapse;margin:4px 0 12px}
+th,td{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.kv>tbody>tr>th{background:#f6f6f6;font-weight:600}
+tr.differs{background:#fff4d6}td.absent{color:#999}
+tr.v-regression{background:#fde2e2}tr.v-improvement{background:#e3f4e1}
+.note{color:#666}.warning,.warnings li{color:#a40000}
+.swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}
+.swatch.s0{background:#1f6fb4}.swatch.s1{background:#e8710a}
+figure.chart{margin:12px 0 24px;border:1px solid #e2e2e2;padding:8px}
+figcaption{font-weight:600;font-size:15px}
+.legend span{margin-right:16px;white-space:nowrap}svg.key{width:28px;height:10px;margin-right:4px}
+.panels{display:flex;flex-wrap:wrap;gap:8px}svg.panel{width:48%;min-width:380px;height:auto}
+.grid{stroke:#eee}.frame{fill:none;stroke:#999}
+.tick,.axis{font-size:11px;fill:#555}.ptitle{font-size:13px;font-weight:600;fill:#222}
+.empty{font-size:13px;fill:#888}
+.line{fill:none;stroke-width:1.6}.s0{stroke:#1f6fb4;fill:#1f6fb4}.s1{stroke:#e8710a;fill:#e8710a}
+polyline.s0,polyline.s1,line.s0,line.s1{fill:none}
+.d1{stroke-dasharray:6 3}.d2{stroke-dasharray:2 2}
+.pts circle:hover{stroke:#000;stroke-width:2}
+circle.reg{fill:none;stroke:#d62728;stroke-width:2.2}
+#show-same:not(:checked)~table tr.v-same{display:none}
+)";
+
+void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
+
+// GB/s: two decimals, three significant digits below 1 (small messages).
+std::string fixed(double v) {
+  if (std::isnan(v)) return "—";
+  return std::abs(v) >= 1 || v == 0 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v);
+}
+// µs: whole microseconds from 1 ms up, never an exponent.
+std::string micros(double v) {
+  if (std::isnan(v)) return "—";
+  return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+}
+std::string percent(double change) {
+  return std::isnan(change) ? "—" : fmt::format("{:+.1f}%", change * 100);
+}
+
+void append_head(const baseline::Record& a, const baseline::Record* b, fmt::memory_buffer& out) {
+  put(out,
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>plumb report · ");
+  append_escaped(out, baseline_name('A', a));
+  if (b != nullptr) {
+    put(out, " vs ");
+    append_escaped(out, baseline_name('B', *b));
+  }
+  put(out, "</title><style>");
+  put(out, kStyle);
+  put(out, "</style></head><body>\n");
+}
+
+void append_baseline_line(char letter, int colour, const baseline::Record& r,
+                          fmt::memory_buffer& out) {
+  fmt::format_to(std::back_inserter(out), "<li><span class=\"swatch s{}\"></span><b>", colour);
+  append_escaped(out, baseline_name(letter, r));
+  put(out, "</b> · ");
+  append_escaped(out, r.source);
+  fmt::format_to(std::back_inserter(out), " · {} host(s): ", r.hosts.size());
+  append_escaped(out, join(r.hosts, ", "));
+  fmt::format_to(std::back_inserter(out), " · {} result row(s)</li>", r.rows.size());
+}
+
+void append_header(const baseline::Record& a, const baseline::Record* b, const baseline::Diff* diff,
+                   fmt::memory_buffer& out) {
+  put(out, "<header><h1>plumb report</h1><ul class=\"baselines\">");
+  append_baseline_line('A', 0, a, out);
+  if (b != nullptr) append_baseline_line('B', 1, *b, out);
+  put(out, "</ul>");
+  if (diff != nullptr) {
+    const int n = diff->regressions();
+    fmt::format_to(std::back_inserter(out),
+                   "<p class=\"{}\"><b>{} regression{}</b> of B against A: mean busbw of the "
+                   "slowest group over the sizes ≥ 1 MiB lower by more than {:.4g}% and beyond "
+                   "the runs' own spread; {} single size(s) beyond their own noise.</p>",
+                   n > 0 ? "warning" : "ok", n, n == 1 ? "" : "s", diff->threshold * 100,
+                   diff->row_regressions());
+    if (const std::string w = diff->attribution_warning(); !w.empty()) {
+      put(out, "<p class=\"warning\">");
+      append_escaped(out, w);
+      put(out, "</p>");
+    }
+  }
+  put(out, "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a>");
+  if (diff != nullptr) put(out, "<a href=\"#diff\">Diff</a><a href=\"#variables\">Variables</a>");
+  put(out,
+      "<a href=\"#run\">Run</a><a href=\"#topology\">Topology</a>"
+      "<a href=\"#environment\">Environment</a></nav></header>\n");
+}
+
+using SummaryKey = std::pair<std::string, std::string>;
+
+std::map<SummaryKey, comm::Summary> summaries_of(const baseline::Record& r,
+                                                 std::vector<SummaryKey>& order) {
+  comm::Result result;
+  result.rows = r.rows;
+  std::map<SummaryKey, comm::Summary> out;
+  for (comm::Summary& s : comm::summarize(result)) {
+    SummaryKey key{s.layer, s.collective};
+    if (out.emplace(key, std::move(s)).second &&
+        std::find(order.begin(), order.end(), key) == order.end()) {
+      order.push_back(key);
+    }
+  }
+  return out;
+}
+
+double average_of(const std::map<SummaryKey, comm::Summary>& m, const SummaryKey& key) {
+  const auto it = m.find(key);
+  if (it == m.end() || it->second.sizes == 0) return std::nan("");
+  return it->second.avg_busbw_gbps;
+}
+
+void append_summary(const baseline::Record& a, const baseline::Record* b, fmt::memory_buffer& out) {
+  std::vector<SummaryKey> order;
+  const auto sa = summaries_of(a, order);
+  const auto sb = b != nullptr ? summaries_of(*b, order) : std::map<SummaryKey, comm::Summary>{};
+  put(out,
+      "<section id=\"summary\"><h2>Summary</h2><p class=\"note\">Average busbw (GB/s) over "
+      "the requested sizes ≥ 1 MiB: mean over groups of each group's average.</p>"
+      "<table class=\"rows\"><tr><th>layer</th><th>collective</th><th>A</th>");
+  put(out, b != nullptr ? "<th>B</th><th>change</th></tr>" : "</tr>");
+  for (const SummaryKey& key : order) {
+    const double va = average_of(sa, key);
+    put(out, "<tr><td>");
+    append_escaped(out, key.first);
+    put(out, "</td><td>");
+    append_escaped(out, key.second);
+    fmt::format_to(std::back_inserter(out), "</td><td class=\"num\">{}</td>", fixed(va));
+    if (b != nullptr) {
+      const double vb = average_of(sb, key);
+      fmt::format_to(std::back_inserter(out), "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                     fixed(vb), percent(va > 0 ? (vb - va) / va : std::nan("")));
+    }
+    put(out, "</tr>");
+  }
+  put(out, "</table></section>\n");
+}
+
+std::string verdict_class(baseline::Verdict v) {
+  std::string name(baseline::verdict_name(v));
+  for (char& c : name) c = c == ' ' ? '-' : static_cast<char>(std::tolower(c));
+  return name;
+}
+
+void append_diff_row(const baseline::RowDiff& r, fmt::memory_buffer& out) {
+  fmt::format_to(std::back_inserter(out), "<tr class=\"v-{}\"><td>", verdict_class(r.verdict));
+  append_escaped(out, r.layer);
+  put(out, "</td><td>");
+  append_escaped(out, r.collective);
+  put(out, "</td><td>");
+  append_escaped(out, r.dtype);
+  fmt::format_to(std::back_inserter(out),
+                 "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                 "<td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>",
+                 size_label(static_cast<double>(r.bytes)), fixed(r.busbw_a), fixed(r.busbw_b),
+                 percent(r.busbw_change), micros(r.p99_a), micros(r.p99_b), percent(r.p99_change),
+                 r.noise * 100, baseline::verdict_name(r.verdict));
+}
+
+constexpr std::string_view kDiffHeader =
+    "<table class=\"rows\"><tr><th>layer</th><th>collective</th><th>dtype</th><th>size</th>"
+    "<th>busbw A</th><th>busbw B</th><th>change</th><th>p99 A (µs)</th><th>p99 B (µs)</th>"
+    "<th>change</th><th>noise</th><th>verdict</th></tr>";
+
+void append_group_regressions(const baseline::Diff& d, fmt::memory_buffer& out) {
+  put(out, "<table class=\"rows\"><tr><th>layer</th><th>collective</th><th>dtype</th>"
+           "<th>sizes ≥ 1 MiB</th><th>mean busbw change</th><th>noise</th></tr>");
+  for (const baseline::GroupDiff& g : d.groups) {
+    if (g.verdict != baseline::Verdict::kRegression) continue;
+    put(out, "<tr class=\"regression\"><td>");
+    append_escaped(out, g.layer);
+    put(out, "</td><td>");
+    append_escaped(out, g.collective);
+    put(out, "</td><td>");
+    append_escaped(out, g.dtype);
+    fmt::format_to(std::back_inserter(out), "</td><td>{}</td><td>{:+.1f}%</td><td>{:.0f}%</td></tr>",
+                   g.sizes, 100 * g.change, 100 * g.noise);
+  }
+  put(out, "</table>");
+}
+
+void append_regressions(const baseline::Diff& d, fmt::memory_buffer& out) {
+  put(out, "<h3>Regressions</h3>");
+  if (d.regressions() == 0 && d.row_regressions() == 0) {
+    return put(out, "<p class=\"note\">None.</p>");
+  }
+  if (d.regressions() > 0) append_group_regressions(d, out);
+  if (d.row_regressions() == 0) return;
+  put(out, kDiffHeader);
+  for (const baseline::RowDiff& r : d.rows) {
+    if (r.verdict == baseline::Verdict::kRegression) append_diff_row(r, out);
+  }
+  put(out, "</table>");
+}
+
+void append_diff(const baseline::Diff& d, fmt::memory_buffer& out) {
+  size_t same = 0;
+  for (const baseline::RowDiff& r : d.rows) same += r.verdict == baseline::Verdict::kSame;
+  put(out,
+      "<section id=\"diff\"><h2>Diff</h2><p class=\"note\">Per layer, collective, data "
+      "type and requested size, the slowest group of each run (lowest busbw, highest p99); "
+      "noise is the change the runs' own spread accounts for.</p>");
+  append_regressions(d, out);
+  fmt::format_to(std::back_inserter(out),
+                 "<h3>All rows</h3><input type=\"checkbox\" id=\"show-same\"><label "
+                 "for=\"show-same\"> also show the {} row(s) within the threshold</label>",
+                 same);
+  put(out, kDiffHeader);
+  for (const baseline::RowDiff& r : d.rows) append_diff_row(r, out);
+  put(out, "</table></section>\n");
+}
+
+void append_variables(const baseline::Diff& d, fmt::memory_buffer& out) {
+  put(out, "<section id=\"variables\"><h2>Variables</h2>");
+  if (const std::string w = d.attribution_warning(); !w.empty()) {
+    put(out, "<p class=\"warning\">");
+    append_escaped(out, w);
+    put(out, "</p>");
+  }
+  if (d.variables.empty()) {
+    put(out,
+        "<p class=\"note\">The two runs have the same context: topology, versions and "
+        "settings.</p></section>\n");
+    return;
+  }
+  put(out, "<table class=\"rows\"><tr><th>kind</th><th>name</th><th>A</th><th>B</th></tr>");
+  for (const baseline::VariableDiff& v : d.variables) {
+    put(out, "<tr>");
+    for (const std::string* cell : {&v.kind, &v.name, &v.a, &v.b}) {
+      put(out, "<td>");
+      append_escaped(out, *cell);
+      put(out, "</td>");
+    }
+    put(out, "</tr>");
+  }
+  put(out, "</table></section>\n");
+}
+
+}  // namespace
+
+void render_html_report(const baseline::Record& a, const baseline::Record* b,
+                        const baseline::Diff* diff, fmt::memory_buffer& out) {
+  append_head(a, b, out);
+  append_header(a, b, diff, out);
+  append_summary(a, b, out);
+  append_charts(chart_data(a.rows, b != nullptr ? &b->rows : nullptr), diff, out);
+  if (diff != nullptr) {
+    append_diff(*diff, out);
+    append_variables(*diff, out);
+  }
+  append_context_sections(a, b, out);
+  fmt::format_to(std::back_inserter(out),
+                 "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
+                 "network.</p></footer>\n</body></html>\n",
+                 PLUMB_VERSION);
+}
+
+void write_html_report(const baseline::Record& a, const baseline::Record* b,
+                       const baseline::Diff* diff, std::ostream& out) {
+  fmt::memory_buffer page;
+  render_html_report(a, b, diff, page);
+  out.write(page.data(), static_cast<std::streamsize>(page.size()));
+}
+
+}  // namespace plumb::report

@@ -1,0 +1,55 @@
+// One chart panel as inline SVG, drawn on the server side: a log2 size axis, a linear or log10
+// value axis, one polyline with hoverable points per series, red rings on marked points. The
+// HTML report puts two panels (busbw, p99 latency) in each (layer, collective) figure.
+//
+// No script is needed: hovering a point shows its SVG <title> (the browser's tooltip). Colours and
+// dash patterns are CSS classes (s0/s1 per baseline, d0/d1/d2 per data type) that the page styles.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace plumb::report {
+
+enum class YScale { kLinear, kLog };
+
+struct ChartPoint {
+  double x = 0;         // bytes; points with x ≤ 0 are skipped
+  double y = 0;         // NaN: not measured, skipped
+  bool marked = false;  // a regression: drawn with a red ring
+  std::string tip;      // hover text
+};
+
+struct ChartSeries {
+  std::string name;
+  int colour = 0;                  // 0 baseline A, 1 baseline B
+  int dash = 0;                    // 0 solid, 1 dashed, 2 dotted: one per data type
+  std::vector<ChartPoint> points;  // in x order
+};
+
+struct Panel {
+  std::string title;       // "busbw (GB/s)"
+  std::string empty_note;  // shown instead of the plot when no series has a point
+  YScale y_scale = YScale::kLinear;
+  bool y_is_time = false;  // y values are µs: ticks read "10 µs", "1 ms", "1 s"
+  std::vector<ChartSeries> series;
+};
+
+void draw_panel(const Panel& panel, fmt::memory_buffer& out);
+
+// Axis helpers (exposed for the tests).
+// 512 -> "512", 1024 -> "1K", 32768 -> "32K", 2^20 -> "1M", 2^30 -> "1G".
+std::string size_label(double bytes);
+// 0.5 -> "0.5 µs", 100 -> "100 µs", 1000 -> "1 ms", 1e6 -> "1 s".
+std::string time_label(double us);
+// Powers of 2 from 2^floor(log2 lo) to 2^ceil(log2 hi), every 1, 2, 5, 10 or 20 exponents so
+// that at most 9 remain; multiples of 10 fall on 1K, 1M, 1G.
+std::vector<double> log2_ticks(double lo, double hi);
+// Powers of 10 from 10^floor(log10 lo) to 10^ceil(log10 hi), every second one beyond 8 decades.
+std::vector<double> log10_ticks(double lo, double hi);
+// 0, s, 2s, ... up to the first multiple of s ≥ hi, with s = 1, 2 or 5 × 10^k (about 5 steps).
+std::vector<double> linear_ticks(double hi);
+
+}  // namespace plumb::report

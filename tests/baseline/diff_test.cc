@@ -1,0 +1,196 @@
+#include "baseline/diff.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "baseline/context_diff.h"
+
+namespace plumb::baseline {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+comm::Row row(const std::string& group, uint64_t bytes, double busbw, double spread = kNaN) {
+  comm::Row r;
+  r.layer = "world";
+  r.group = group;
+  r.collective = "allreduce";
+  r.dtype = "float32";
+  r.requested_bytes = bytes;
+  r.busbw_gbps = busbw;
+  r.p50_us = 100;
+  r.p99_us = 110;  // iteration spread 1 − 100/110 = 9.1%
+  r.busbw_spread = spread;
+  return r;
+}
+
+Record record(std::vector<comm::Row> rows) {
+  Record r;
+  r.rows = std::move(rows);
+  return r;
+}
+
+// Worked example: 8 sizes, 3% MAD over rounds in both runs; every size moves by −1%..+1% but one.
+// A size's noise is the larger of 3.5 × √(3%² + 3%²) = 14.85% and 3.5 × the scatter of the other
+// sizes' changes.
+TEST(Diff, VerdictsAgainstThresholdScatterAndNoise) {
+  const double changes[] = {0.01, -0.01, 0.0, 0.01, -0.01, 0.0, 0.01, -0.30};
+  Record a = record({});
+  Record b = record({});
+  for (int i = 0; i < 8; ++i) {
+    a.rows.push_back(row("w", 1024ull << (2 * i), 10, 0.03));
+    b.rows.push_back(row("w", 1024ull << (2 * i), 10 * (1 + changes[i]), 0.03));
+  }
+  b.rows.push_back(row("w", 1ull << 40, 5, 0.03));
+  a.rows.push_back(row("w", 1ull << 41, 5, 0.03));
+  const Diff d = diff(a, b, {0.10});
+  ASSERT_EQ(d.rows.size(), 10u);
+  auto sample_std = [&](int skip) {
+    double mean = 0;
+    for (int i = 0; i < 8; ++i) mean += i == skip ? 0 : changes[i] / 7;
+    double squares = 0;
+    for (int i = 0; i < 8; ++i) squares += i == skip ? 0 : (changes[i] - mean) * (changes[i] - mean);
+    return std::sqrt(squares / 6);
+  };
+  EXPECT_EQ(d.rows[0].verdict, Verdict::kSame);
+  EXPECT_NEAR(d.rows[0].noise, 3.5 * sample_std(0), 1e-9);  // the −30% of 16M among the others
+  EXPECT_GT(d.rows[0].noise, 0.35);
+  EXPECT_EQ(d.rows[7].verdict, Verdict::kRegression);  // −30% beyond 14.85% (> 3.5 × 0.9%)
+  EXPECT_NEAR(d.rows[7].noise, 3.5 * std::sqrt(2 * 0.03 * 0.03), 1e-12);
+  EXPECT_NEAR(d.rows[7].busbw_change, -0.30, 1e-12);
+  EXPECT_EQ(d.rows[8].verdict, Verdict::kOnlyInB);
+  EXPECT_EQ(d.rows[9].verdict, Verdict::kOnlyInA);
+  EXPECT_EQ(d.row_regressions(), 1);
+  // Over 1, 4 and 16 MiB: (0 + 1 − 30) / 3 = −9.67%, within the 10% threshold.
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].sizes, 3);
+  EXPECT_NEAR(d.groups[0].change, -0.29 / 3, 1e-12);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kSame);
+  EXPECT_EQ(d.regressions(), 0);  // a single size fails the comparison only with strict
+  EXPECT_EQ(diff(a, b, {0.10, true}).regressions(), 1);
+}
+
+// −20% at each of 3 sizes with 5% MAD: each size's noise is 3.5 × 7.07% = 24.7% (noise), the
+// mean's is 24.7% / √3 = 14.3%: the group is a regression.
+TEST(Diff, AChangeEverySizeShowsIsARegressionOfTheGroup) {
+  Record a = record({});
+  Record b = record({});
+  for (uint64_t mib : {1, 4, 16}) {
+    a.rows.push_back(row("w", mib << 20, 10, 0.05));
+    b.rows.push_back(row("w", mib << 20, 8, 0.05));
+  }
+  const Diff d = diff(a, b, {0.10});
+  for (const RowDiff& r : d.rows) EXPECT_EQ(r.verdict, Verdict::kNoise);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_NEAR(d.groups[0].noise, 3.5 * std::sqrt(2 * 0.05 * 0.05) / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(d.groups[0].change, -0.2, 1e-12);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.regressions(), 1);
+}
+
+// A size whose rounds agreed by chance is as noisy as the run's median size.
+TEST(Diff, NoSizeIsQuieterThanTheRunsMedianSize) {
+  const Record a = record({row("w", 1024, 10, 0.0), row("w", 2048, 10, 0.04), row("w", 4096, 10, 0.08)});
+  const Diff d = diff(a, a);
+  EXPECT_NEAR(d.rows[0].noise, 3.5 * std::sqrt(2 * 0.04 * 0.04), 1e-12);
+  EXPECT_NEAR(d.rows[2].noise, 3.5 * std::sqrt(2 * 0.08 * 0.08), 1e-12);
+}
+
+// One round: σ is the runs' iteration spread 1 − p50/p99 = 9.1% each: noise 3.5 × √2 × 9.1%.
+TEST(Diff, OneRoundFallsBackToTheIterationSpread) {
+  const Diff d = diff(record({row("w", 1 << 20, 10)}), record({row("w", 1 << 20, 8.5)}));
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_NEAR(d.rows[0].noise, 3.5 * std::sqrt(2.0) * (1 - 100.0 / 110.0), 1e-12);
+  EXPECT_EQ(d.rows[0].verdict, Verdict::kNoise);  // −15% < 45%
+}
+
+// Imported logs have no spread at all: only the threshold judges.
+TEST(Diff, ImportedRowsAreJudgedByTheThresholdAlone) {
+  comm::Row a = row("w", 1 << 20, 10);
+  comm::Row b = row("w", 1 << 20, 8.5);
+  for (comm::Row* r : {&a, &b}) r->p50_us = r->p99_us = kNaN;
+  const Diff d = diff(record({a}), record({b}));
+  EXPECT_EQ(d.rows[0].noise, 0);
+  EXPECT_EQ(d.rows[0].verdict, Verdict::kRegression);
+  EXPECT_TRUE(std::isnan(d.rows[0].p99_change));
+}
+
+// Several groups of a layer: the slowest one is compared (lowest busbw, highest p99).
+TEST(Diff, ComparesTheSlowestGroup) {
+  comm::Row fast = row("rack0", 1 << 20, 20);
+  comm::Row slow = row("rack1", 1 << 20, 10);
+  slow.p99_us = 500;
+  const Diff d = diff(record({fast, slow}), record({row("rack0", 1 << 20, 19)}));
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].busbw_a, 10);
+  EXPECT_EQ(d.rows[0].p99_a, 500);
+  EXPECT_NEAR(d.rows[0].busbw_change, 0.9, 1e-12);
+}
+
+TEST(Diff, OneVariableNoWarningTwoVariablesWarn) {
+  Record a = record({});
+  Record b = record({});
+  a.env = {{"versions", {{"nccl", "2.21.5"}, {"cuda", "12.4"}}}, {"env", {{"NCCL_ALGO", "Ring"}}}};
+  b.env = {{"versions", {{"nccl", "2.23.4"}, {"cuda", "12.4"}}}, {"env", {{"NCCL_ALGO", "Ring"}}}};
+  Diff d = diff(a, b);
+  ASSERT_EQ(d.variables.size(), 1u);
+  EXPECT_EQ(d.variables[0].kind, "version");
+  EXPECT_EQ(d.variables[0].name, "nccl");
+  EXPECT_EQ(d.variables[0].a, "2.21.5");
+  EXPECT_EQ(d.variables[0].b, "2.23.4");
+  EXPECT_EQ(d.attribution_warning(), "");
+
+  b.env["env"]["NCCL_ALGO"] = "Tree";
+  b.hosts = {"node7"};
+  d = diff(a, b);
+  ASSERT_EQ(d.variables.size(), 3u);
+  EXPECT_EQ(d.attribution_warning(),
+            "3 variables differ (topology hosts, version nccl, setting NCCL_ALGO): a change in the "
+            "results cannot be attributed to one of them; rerun with only one of them changed");
+}
+
+TEST(Diff, AbsentValuesAndSweepSettings) {
+  Record a = record({});
+  Record b = record({});
+  a.env = {{"env", nlohmann::json::object()}};
+  b.env = {{"env", {{"HCCL_BUFFSIZE", "400"}}}};
+  a.comm = {{"backend", "mpi"}, {"settings", {{"iters", 20}, {"min_bytes", 8}}}};
+  b.comm = {{"backend", "mpi"}, {"settings", {{"iters", 50}, {"min_bytes", 1024}}}};
+  const std::vector<VariableDiff> v = context_diffs(a, b);
+  ASSERT_EQ(v.size(), 2u);  // min_bytes changes the coverage, not the results
+  EXPECT_EQ(v[0].name, "HCCL_BUFFSIZE");
+  EXPECT_EQ(v[0].a, "(absent)");
+  EXPECT_EQ(v[1].name, "sweep.iters");
+  EXPECT_EQ(v[1].b, "50");
+}
+
+TEST(Diff, ManyTopologyFieldsFoldIntoOne) {
+  Record a = record({});
+  Record b = record({});
+  for (int i = 0; i < 20; ++i) {
+    a.topo["ranks"][i]["cpus"] = "0-63";
+    b.topo["ranks"][i]["cpus"] = std::to_string(i);
+  }
+  const std::vector<VariableDiff> v = context_diffs(a, b);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "20 fields");
+  EXPECT_EQ(v[0].a, "first: topo.ranks[0].cpus = 0-63");
+}
+
+TEST(Diff, JsonCarriesRowsVariablesAndVerdict) {
+  const Diff d = diff(record({row("w", 1 << 20, 10, 0.01)}), record({row("w", 1 << 20, 5, 0.01)}));
+  const nlohmann::json j = diff_json(d);
+  EXPECT_EQ(j["schema"], "plumb.diff/1");
+  EXPECT_EQ(j["regressions"], 1);  // the group over sizes ≥ 1 MiB
+  EXPECT_EQ(j["size_regressions"], 1);
+  EXPECT_EQ(j["groups"][0]["verdict"], "regression");
+  EXPECT_EQ(j["rows"][0]["verdict"], "regression");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["busbw_change"].get<double>(), -0.5);
+  EXPECT_TRUE(j["rows"][0]["p99_change"].is_number());
+  EXPECT_TRUE(j["warning"].is_null());
+}
+
+}  // namespace
+}  // namespace plumb::baseline
