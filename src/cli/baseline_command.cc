@@ -144,6 +144,9 @@ int compare_verdict(const BaselineOptions& o, const baseline::Diff& diff, int64_
 
 // Store, compare, report, summary. Returns the exit code.
 int finish(const BaselineOptions& o, Sinks& sinks, baseline::Record record, double seconds) {
+  for (const auto& note : record.comm.value("notes", nlohmann::json::array())) {
+    if (note.is_string()) fmt::print(stderr, "plumb: note: {}\n", note.get<std::string>());
+  }
   record.id = sinks.store->save(record);
   std::unique_ptr<baseline::Diff> diff;
   if (sinks.previous) {
@@ -182,7 +185,6 @@ int run_ranks(const BaselineOptions& o) {
     int code = 0;
     comm::agree(*control, [&] {
       if (!leader) return;
-      for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
       baseline::Record record = make_record(o, result, std::move(topo));
       if (hand_over) {
         std::ofstream(o.round_output) << report::baseline_json(record).dump();
