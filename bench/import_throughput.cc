@@ -4,8 +4,8 @@
 // sweep of many tests in one file would be), then times, in the same run:
 //   * the physical floor: one pass of memchr over the same bytes counting lines;
 //   * plumb's nccl-tests reader (parse only);
-//   * parse + store: every test saved as a record in a fresh SQLite store (what `plumb import`
-//     does).
+//   * parse + store: every test saved as a record in a fresh SQLite store as soon as it is
+//     parsed, all in one transaction (what `plumb import` does).
 // Target (issue 3): parse + store at 50 MB/s or more. Median of 5 runs each.
 //
 //   build-release/bench/import_throughput [--mb N] [--runs N]
@@ -76,17 +76,18 @@ int main(int argc, char** argv) {
     std::filesystem::remove(db);
     std::filesystem::remove(db + "-wal");
     std::filesystem::remove(db + "-shm");
-    store.push_back(seconds([&] {
-      const auto again = plumb::baseline::nccl_tests_text_importer().parse(text, "bench.log", {});
-      std::vector<plumb::baseline::Record> records;
-      for (const auto& t : again) {
-        plumb::baseline::Record r;
-        r.source = "bench";
-        r.hosts = t.hosts;
-        r.rows = t.rows;
-        records.push_back(std::move(r));
-      }
-      plumb::baseline::Store(db).save_all(records);
+    store.push_back(seconds([&] {  // as plumb import: each test stored as soon as it is parsed
+      plumb::baseline::Store out(db);
+      plumb::baseline::Store::Batch batch(out);
+      plumb::baseline::nccl_tests_text_importer().parse_each(
+          text, "bench.log", {}, [&](plumb::baseline::ImportedTest&& t) {
+            plumb::baseline::Record r;
+            r.source = "bench";
+            r.hosts = t.hosts;
+            r.rows = std::move(t.rows);
+            batch.add(r);
+          });
+      batch.commit();
     }));
     if (lines == 0) return 1;
   }

@@ -177,35 +177,52 @@ void Store::migrate() {
 int64_t Store::save(const Record& record) { return save_all({record}).front(); }
 
 std::vector<int64_t> Store::save_all(const std::vector<Record>& records) {
-  Transaction t(*db_);
-  Statement insert = db_->prepare(
-      "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
-      "VALUES (?,?,?,?,?,?,?)");
-  Statement insert_row = db_->prepare(
-      "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Batch batch(*this);
   std::vector<int64_t> ids;
-  for (const Record& record : records) {
-    // Bound text is not copied: keep it alive until step().
-    const std::string hosts = json_text(record.hosts);
-    const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
-    std::array<std::string, 3> texts;
-    insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const int column = 5 + static_cast<int>(i);
-      if (parts[i]->is_null()) {
-        insert.bind_null(column);
-      } else {
-        texts[i] = json_text(*parts[i]);
-        insert.bind(column, texts[i]);
-      }
-    }
-    insert.step();
-    insert.reset();
-    ids.push_back(db_->last_insert_id());
-    insert_rows(insert_row, ids.back(), record.rows);
-  }
-  t.commit();
+  ids.reserve(records.size());
+  for (const Record& record : records) ids.push_back(batch.add(record));
+  batch.commit();
   return ids;
+}
+
+Store::Batch::Batch(Store& store)
+    : db_(*store.db_),
+      transaction_(std::make_unique<Transaction>(db_)),
+      insert_(std::make_unique<Statement>(db_.prepare(
+          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
+          "VALUES (?,?,?,?,?,?,?)"))),
+      insert_row_(std::make_unique<Statement>(db_.prepare(
+          "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))) {}
+
+Store::Batch::~Batch() = default;
+
+int64_t Store::Batch::add(const Record& record) {
+  Statement& insert = *insert_;
+  // Bound text is not copied: keep it alive until step().
+  const std::string hosts = json_text(record.hosts);
+  const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
+  std::array<std::string, 3> texts;
+  insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int column = 5 + static_cast<int>(i);
+    if (parts[i]->is_null()) {
+      insert.bind_null(column);
+    } else {
+      texts[i] = json_text(*parts[i]);
+      insert.bind(column, texts[i]);
+    }
+  }
+  insert.step();
+  insert.reset();
+  const int64_t id = db_.last_insert_id();
+  insert_rows(*insert_row_, id, record.rows);
+  return id;
+}
+
+void Store::Batch::commit() {
+  insert_.reset();
+  insert_row_.reset();
+  transaction_->commit();
 }
 
 std::vector<Entry> Store::list(int limit) {

@@ -60,6 +60,25 @@ class Store {
   // returns the new ids in order.
   std::vector<int64_t> save_all(const std::vector<Record>& records);
 
+  // Records saved one at a time in one transaction (all or none): `plumb import` stores each
+  // test of a file as soon as it is parsed, so memory holds one test, not the file's. Without
+  // commit() the destructor rolls everything back.
+  class Batch {
+   public:
+    explicit Batch(Store& store);
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+    int64_t add(const Record& record);  // the new id
+    void commit();
+
+   private:
+    Database& db_;
+    std::unique_ptr<Transaction> transaction_;
+    std::unique_ptr<Statement> insert_;
+    std::unique_ptr<Statement> insert_row_;
+  };
+
   // Newest first.
   std::vector<Entry> list(int limit = 100);
 

@@ -18,7 +18,8 @@ namespace plumb::cli {
 
 void setup_import(CLI::App& app, ImportCommandOptions& o) {
   app.add_option("file", o.file, "The log to import")->required();
-  app.add_option("--format", o.format, "nccl-tests, hccl-test or osu (detected when not given)");
+  app.add_option("--format", o.format,
+                 "nccl-tests, nccl-json, hccl-test or osu (detected when not given)");
   app.add_option("--collective", o.collective,
                  "The collective, for logs that do not name it (nccl-tests before 2.13)");
   app.add_option("--ranks", o.ranks, "The rank count, for logs that do not list their ranks")
@@ -26,6 +27,27 @@ void setup_import(CLI::App& app, ImportCommandOptions& o) {
   app.add_option("--label", o.label, "A label for the records");
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
 }
+
+namespace {
+
+baseline::Record imported_record(const baseline::ImportedTest& t, std::string_view format,
+                                 const ImportCommandOptions& o) {
+  baseline::Record r;
+  r.created = utc_timestamp();
+  r.label = o.label;
+  r.hosts = t.hosts;
+  r.source = fmt::format("{}:{} ({})", o.file, t.line, t.tool);
+  r.comm = {{"schema", comm::kCommSchema},
+            {"backend", format},
+            {"ranks", t.ranks},
+            {"hosts", t.hosts},
+            {"imported", {{"file", o.file}, {"line", t.line}, {"tool", t.tool},
+                          {"command", t.command}}}};
+  r.rows = t.rows;
+  return r;
+}
+
+}  // namespace
 
 int run_import(const ImportCommandOptions& o) {
   std::ifstream in(o.file, std::ios::binary);
@@ -39,34 +61,20 @@ int run_import(const ImportCommandOptions& o) {
   options.ranks = o.ranks;
   const baseline::Importer& importer =
       o.format.empty() ? baseline::detect_importer(text, o.file) : baseline::find_importer(o.format);
-  const std::vector<baseline::ImportedTest> tests = importer.parse(text, o.file, options);
-
-  std::vector<baseline::Record> records;
-  for (const baseline::ImportedTest& t : tests) {
-    baseline::Record r;
-    r.created = utc_timestamp();
-    r.label = o.label;
-    r.hosts = t.hosts;
-    r.source = fmt::format("{}:{} ({})", o.file, t.line, t.tool);
-    r.comm = {{"schema", comm::kCommSchema},
-              {"backend", importer.name()},
-              {"ranks", t.ranks},
-              {"hosts", t.hosts},
-              {"imported", {{"file", o.file}, {"line", t.line}, {"tool", t.tool},
-                            {"command", t.command}}}};
-    r.rows = t.rows;
-    records.push_back(std::move(r));
-  }
-  // One transaction for the file: all its tests are stored, or none.
+  // One transaction for the file: all its tests are stored, or none. Each test is stored as
+  // soon as it is parsed, so memory holds one test whatever the file's size.
   baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
-  const std::vector<int64_t> ids = store.save_all(records);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const baseline::ImportedTest& t = tests[i];
-    std::cout << ids[i] << "\n";
-    fmt::print(stderr, "plumb: imported {} ({} rows, {} ranks) from {}:{} as baseline {}\n",
-               t.rows.empty() ? "?" : t.rows.front().collective, t.rows.size(), t.ranks, o.file,
-               t.line, ids[i]);
-  }
+  baseline::Store::Batch batch(store);
+  std::vector<std::string> stored;
+  importer.parse_each(text, o.file, options, [&](baseline::ImportedTest&& t) {
+    const int64_t id = batch.add(imported_record(t, importer.name(), o));
+    stored.push_back(fmt::format("{} ({} rows, {} ranks) from {}:{} as baseline {}",
+                                 t.rows.empty() ? "?" : t.rows.front().collective, t.rows.size(),
+                                 t.ranks, o.file, t.line, id));
+    std::cout << id << "\n";
+  });
+  batch.commit();
+  for (const std::string& line : stored) fmt::print(stderr, "plumb: imported {}\n", line);
   return 0;
 }
 

@@ -135,11 +135,11 @@ TEST(Importers, DetectAndLookup) {
     detect_importer("hello", "notes.txt");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "notes.txt: not a log plumb can read (nccl-tests, hccl-test, osu); pass --format if it "
-                           "is one");
+    EXPECT_STREQ(e.what(), "notes.txt: not a log plumb can read (nccl-json, nccl-tests, hccl-test, osu); pass "
+                           "--format if it is one");
   }
   EXPECT_EQ(find_importer("osu").name(), "osu");
-  EXPECT_THROW(find_importer("nccl-json"), Error);
+  EXPECT_THROW(find_importer("nccl-yaml"), Error);
   EXPECT_EQ(plumb_dtype("half"), "float16");
   EXPECT_EQ(plumb_dtype("uint8"), "uint8");
 }

@@ -143,6 +143,26 @@ TEST(Store, MigratesAVersionOneStore) {
   EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
 }
 
+// plumb import stores each test as it is parsed; a bad line later in the file undoes them all.
+TEST(Store, BatchWithoutCommitLeavesNothing) {
+  const std::string path = test::temp_dir("store-batch") + "/plumb.db";
+  Store store(path);
+  Record r;
+  r.created = "2026-12-02T00:00:00Z";
+  r.source = "test";
+  {
+    Store::Batch batch(store);
+    EXPECT_EQ(batch.add(r), 1);
+    EXPECT_EQ(batch.add(r), 2);
+  }  // an exception from the parser would leave the scope here
+  EXPECT_TRUE(store.list().empty());
+  Store::Batch batch(store);
+  const int64_t id = batch.add(r);
+  batch.commit();
+  ASSERT_EQ(store.list().size(), 1u);
+  EXPECT_EQ(store.list()[0].id, id);
+}
+
 TEST(Store, NotADatabase) {
   const std::string path = test::temp_dir("store-garbage") + "/plumb.db";
   test::write_file(path, std::string(4096, 'x'));

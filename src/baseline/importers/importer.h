@@ -3,6 +3,7 @@
 // silently skipped row.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,12 @@ class Importer {
   // Every test in `text`; `file` names it in errors. Throws plumb::Error "file:line: ...".
   virtual std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
                                           const ImportOptions& options) const = 0;
+  // The same tests, each handed to `sink` as soon as it is complete, so that a large file needs
+  // memory for one test, not all (plumb import stores each in the file's open transaction).
+  // Default: parse(), then each. Throws like parse(); tests already handed over stay handed over.
+  using TestSink = std::function<void(ImportedTest&&)>;
+  virtual void parse_each(std::string_view text, std::string_view file,
+                          const ImportOptions& options, const TestSink& sink) const;
 };
 
 std::span<const Importer* const> importers();
@@ -44,6 +51,7 @@ const Importer& find_importer(std::string_view name);
 const Importer& detect_importer(std::string_view text, std::string_view file);
 
 const Importer& nccl_tests_text_importer();
+const Importer& nccl_tests_json_importer();
 const Importer& hccl_test_importer();
 const Importer& osu_importer();
 

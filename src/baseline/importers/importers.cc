@@ -10,8 +10,11 @@
 namespace plumb::baseline {
 
 std::span<const Importer* const> importers() {
-  static const std::array<const Importer*, 3> kTable = {&nccl_tests_text_importer(),
-                                                        &hccl_test_importer(), &osu_importer()};
+  // nccl-json first: it accepts only a JSON object with nccl-tests' keys, so it can never take a
+  // text log, while a JSON document may happen to hold the words the text importer looks for.
+  static const std::array<const Importer*, 4> kTable = {
+      &nccl_tests_json_importer(), &nccl_tests_text_importer(), &hccl_test_importer(),
+      &osu_importer()};
   return kTable;
 }
 
@@ -47,6 +50,11 @@ std::string plumb_dtype(std::string_view t) {
     if (p.nccl == t) return std::string(p.plumb);
   }
   return std::string(t);
+}
+
+void Importer::parse_each(std::string_view text, std::string_view file,
+                          const ImportOptions& options, const TestSink& sink) const {
+  for (ImportedTest& test : parse(text, file, options)) sink(std::move(test));
 }
 
 }  // namespace plumb::baseline

@@ -51,10 +51,11 @@ std::string normalize_collective(std::string_view name) {
 
 class Parser {
  public:
-  Parser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+  Parser(std::string_view file, const ImportOptions& options, const Importer::TestSink& sink)
+      : file_(file), options_(options), sink_(sink) {}
 
   void line(int number, std::string_view text);
-  std::vector<ImportedTest> finish();
+  void finish();
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
@@ -69,9 +70,10 @@ class Parser {
 
   std::string file_;
   const ImportOptions& options_;
+  const Importer::TestSink& sink_;
   int number_ = 0;
   std::string version_;
-  std::vector<ImportedTest> done_;
+  int done_ = 0;  // tests handed to sink_
   std::optional<ImportedTest> test_;
   std::string collective_;
   std::vector<std::string> columns_;  // the out-of-place half's column names
@@ -97,12 +99,18 @@ void Parser::start_test(std::string collective) {
   test_ = ImportedTest{};
   test_->tool = version_.empty() ? "nccl-tests" : "nccl-tests " + version_;
   test_->line = number_;
+  // A sweep of nccl-tests' defaults (8 B to 8 GiB by ×2) has 31 sizes: one allocation, not six.
+  test_->rows.reserve(32);
   collective_ = std::move(collective);
   columns_.clear();
 }
 
 void Parser::end_test() {
-  if (test_ && !test_->rows.empty()) done_.push_back(std::move(*test_));
+  if (test_ && !test_->rows.empty()) {
+    if (options_.ranks > 0) test_->ranks = options_.ranks;
+    ++done_;
+    sink_(std::move(*test_));
+  }
   test_.reset();
 }
 
@@ -213,13 +221,9 @@ void Parser::row(const std::vector<std::string_view>& cells) {
   test_->rows.push_back(std::move(r));
 }
 
-std::vector<ImportedTest> Parser::finish() {
+void Parser::finish() {
   end_test();
-  if (done_.empty()) throw Error(fmt::format("{}: no nccl-tests result rows found", file_));
-  for (ImportedTest& t : done_) {
-    if (options_.ranks > 0) t.ranks = options_.ranks;
-  }
-  return std::move(done_);
+  if (done_ == 0) throw Error(fmt::format("{}: no nccl-tests result rows found", file_));
 }
 
 class NcclTestsText final : public Importer {
@@ -235,7 +239,14 @@ class NcclTestsText final : public Importer {
 
   std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
                                   const ImportOptions& options) const override {
-    Parser parser(file, options);
+    std::vector<ImportedTest> tests;
+    parse_each(text, file, options, [&](ImportedTest&& t) { tests.push_back(std::move(t)); });
+    return tests;
+  }
+
+  void parse_each(std::string_view text, std::string_view file, const ImportOptions& options,
+                  const TestSink& sink) const override {
+    Parser parser(file, options, sink);
     int number = 0;
     size_t start = 0;
     while (start < text.size()) {
@@ -244,7 +255,7 @@ class NcclTestsText final : public Importer {
       parser.line(++number, text.substr(start, end - start));
       start = end + 1;
     }
-    return parser.finish();
+    parser.finish();
   }
 };
 

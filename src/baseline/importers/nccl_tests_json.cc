@@ -1,0 +1,297 @@
+// nccl-tests JSON output (`-J FILE` / `--output_file FILE`, 2.16 and later), written by
+// src/util.cu in NVIDIA/nccl-tests (file "version" 1 to 3 seen). One run of one test binary is
+// one object: "args" (argv, argv[0] names the binary and so the collective), "nccl_version"
+// (NCCL's version code), "config" (the parameters and "devices", one entry per process with its
+// first rank and hostname), "results" (one object per row: size, count, type, redop, root as a
+// "%6i" string, and "out_of_place" / "in_place" objects with time or cpu_time, alg_bw, bus_bw,
+// nwrong). Doubles are printed with "%lf", NaN as the string "nan", booleans as strings.
+// As in the text importer, the out-of-place half of each row becomes a plumb row. Every field is
+// checked: a malformed one is an Error naming its JSON path ("run.json: results[3].busbw: ...").
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baseline/importers/importer.h"
+#include "common/error.h"
+
+namespace plumb::baseline {
+namespace {
+
+using json = nlohmann::json;
+
+// The keys jsonOutputInit() and writeDeviceReport() always write; plumb's own JSON has none.
+bool looks_like_nccl_tests(const json& doc) {
+  return doc.is_object() && doc.contains("nccl_version") && doc.contains("args") &&
+         doc.contains("config") && doc["config"].is_object() &&
+         doc["config"].contains("nthreads");
+}
+
+// "nccl-tests, NCCL 2.27.3" from the version code: NCCL_VERSION(X,Y,Z) in nccl.h is
+// X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z before.
+std::string tool_name(const json& code) {
+  if (!code.is_number_unsigned()) return "nccl-tests";
+  const uint64_t v = code.get<uint64_t>();
+  const uint64_t major = v >= 10000 ? v / 10000 : v / 1000;
+  const uint64_t minor = v >= 10000 ? v % 10000 / 100 : v % 1000 / 100;
+  return fmt::format("nccl-tests, NCCL {}.{}.{}", major, minor, v % 100);
+}
+
+// "/opt/nccl-tests/build/all_reduce_perf" -> "allreduce" (the text importer's spelling); empty
+// when argv[0] is not an nccl-tests binary.
+std::string collective_of(const std::string& program) {
+  std::string name = program.substr(program.find_last_of('/') + 1);
+  const size_t perf = name.find("_perf");
+  if (perf == std::string::npos || perf == 0) return "";
+  name.resize(perf);
+  std::erase(name, '_');
+  return name;
+}
+
+class Reader {
+ public:
+  Reader(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+
+  ImportedTest read(const json& doc) const;
+
+ private:
+  static std::string at(const std::string& path, const char* key) {
+    return path.empty() ? std::string(key) : path + "." + key;
+  }
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw Error(fmt::format("{}: {}: {}", file_, path, what));
+  }
+  static std::string shown(const json& v) {
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    constexpr size_t kMaxShown = 40;  // keep the message one line for a whole object
+    if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
+    return s;
+  }
+  const json& member(const json& object, const std::string& path, const char* key) const;
+  const json& object(const json& parent, const std::string& path, const char* key) const;
+  double number(const json& parent, const std::string& path, const char* key) const;
+  uint64_t whole(const json& parent, const std::string& path, const char* key) const;
+  std::string text(const json& parent, const std::string& path, const char* key) const;
+  int root(const json& row, const std::string& path) const;
+  int ranks(const json& config, std::vector<std::string>& hosts) const;
+  std::string collective(const json& args) const;
+  comm::Row row(const json& entry, const std::string& path, const std::string& collective,
+                int ranks) const;
+
+  std::string file_;
+  const ImportOptions& options_;
+};
+
+const json& Reader::member(const json& parent, const std::string& path, const char* key) const {
+  const auto it = parent.find(key);
+  if (it == parent.end()) fail(at(path, key), "missing");
+  return *it;
+}
+
+const json& Reader::object(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_object()) fail(at(path, key), "expected an object, got " + shown(v));
+  return v;
+}
+
+double Reader::number(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) {
+    fail(at(path, key), "expected a number, got " + shown(v));
+  }
+  return v.get<double>();
+}
+
+uint64_t Reader::whole(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_number_unsigned()) {
+    fail(at(path, key), "expected a whole number not below 0, got " + shown(v));
+  }
+  return v.get<uint64_t>();
+}
+
+std::string Reader::text(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_string()) fail(at(path, key), "expected a string, got " + shown(v));
+  return v.get<std::string>();
+}
+
+// writeBenchmarkLinePreamble() writes the root as the "%6i" string it prints ("    -1").
+int Reader::root(const json& entry, const std::string& path) const {
+  const json& v = member(entry, path, "root");
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (v.is_number_integer() && v.get<int64_t>() >= -1 && v.get<int64_t>() <= kMax) {
+    return static_cast<int>(v.get<int64_t>());
+  }
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    const size_t start = s.find_first_not_of(' ');
+    if (start != std::string::npos) {
+      try {
+        size_t used = 0;
+        const int r = std::stoi(s.substr(start), &used);
+        if (start + used == s.size() && r >= -1) return r;
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  fail(path + ".root", "expected a rank number, got " + shown(v));
+}
+
+// Every process adds one entry (its first rank) and runs nthreads x ngpus ranks.
+int Reader::ranks(const json& config, std::vector<std::string>& hosts) const {
+  const json& devices = member(config, "config", "devices");
+  if (!devices.is_array()) fail("config.devices", "expected a list, got " + shown(devices));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string path = fmt::format("config.devices[{}]", i);
+    if (!devices[i].is_object()) fail(path, "expected an object, got " + shown(devices[i]));
+    std::string host = text(devices[i], path, "hostname");
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) {
+      hosts.push_back(std::move(host));
+    }
+  }
+  if (options_.ranks > 0) return options_.ranks;
+  constexpr uint64_t kMax = std::numeric_limits<int>::max();
+  const uint64_t threads = std::min(whole(config, "config", "nthreads"), kMax);
+  const uint64_t gpus = std::min(whole(config, "config", "ngpus"), kMax);
+  const uint64_t per_process = threads * gpus;  // < 2^62: no overflow
+  const uint64_t n = per_process > kMax ? per_process : devices.size() * per_process;
+  if (n == 0 || n > kMax) {
+    fail("config.devices", fmt::format("{} processes of {} ranks each: pass --ranks",
+                                       devices.size(), per_process));
+  }
+  return static_cast<int>(n);
+}
+
+std::string Reader::collective(const json& args) const {
+  if (!args.is_array()) fail("args", "expected a list, got " + shown(args));
+  std::string found;
+  if (!args.empty()) {
+    if (!args[0].is_string()) fail("args[0]", "expected a string, got " + shown(args[0]));
+    found = collective_of(args[0].get<std::string>());
+  }
+  if (found.empty()) found = options_.collective;
+  if (found.empty()) {
+    fail("args[0]", fmt::format("{} is not an nccl-tests binary (<collective>_perf); pass "
+                                "--collective",
+                                args.empty() ? "missing" : shown(args[0])));
+  }
+  return found;
+}
+
+comm::Row Reader::row(const json& entry, const std::string& path, const std::string& collective,
+                      int ranks) const {
+  if (!entry.is_object()) fail(path, "expected an object, got " + shown(entry));
+  const std::string half_path = path + ".out_of_place";
+  const json& half = member(entry, path, "out_of_place");
+  if (half.is_null()) {
+    fail(half_path, "null: this row has only an in-place result, and plumb imports the "
+                    "out-of-place half");
+  }
+  if (!half.is_object()) fail(half_path, "expected an object, got " + shown(half));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  comm::Row r;
+  r.layer = "world";
+  r.group = "world";
+  r.group_ranks = ranks;
+  r.collective = collective;
+  r.dtype = plumb_dtype(text(entry, path, "type"));
+  r.op = text(entry, path, "redop");
+  r.root = root(entry, path);
+  r.bytes = r.requested_bytes = whole(entry, path, "size");
+  r.count = whole(entry, path, "count");
+  // -C reports the CPU time under "cpu_time" instead of "time".
+  r.time_us = half.contains("cpu_time") && !half.contains("time")
+                  ? number(half, half_path, "cpu_time")
+                  : number(half, half_path, "time");
+  r.algbw_gbps = number(half, half_path, "alg_bw");
+  r.busbw_gbps = number(half, half_path, "bus_bw");
+  const json& wrong = member(half, half_path, "nwrong");  // null when not checked (-c 0)
+  if (wrong.is_null()) {
+    r.wrong = -1;
+  } else {
+    const double w = number(half, half_path, "nwrong");
+    if (w < 0 || w != std::floor(w)) {
+      fail(half_path + ".nwrong", "expected a count, got " + shown(wrong));
+    }
+    r.wrong = static_cast<int64_t>(w);
+  }
+  r.p50_us = r.p99_us = r.max_us = nan;
+  if (entry.contains("out_of_place_per_iter")) {  // -I: per-iteration times
+    const std::string iter_path = path + ".out_of_place_per_iter";
+    const json& iter = object(entry, path, "out_of_place_per_iter");
+    r.p50_us = number(iter, iter_path, "p50_us");
+    r.p99_us = number(iter, iter_path, "p99_us");
+    r.max_us = number(iter, iter_path, "max_us");
+  }
+  r.straggler = -1;
+  return r;
+}
+
+ImportedTest Reader::read(const json& doc) const {
+  ImportedTest t;
+  t.tool = tool_name(doc.contains("nccl_version") ? doc["nccl_version"] : json());
+  t.line = 1;
+  const json& args = member(doc, "", "args");
+  const std::string name = collective(args);
+  for (const json& a : args) {
+    if (!a.is_string()) fail("args", "expected strings, got " + shown(a));
+    t.command += (t.command.empty() ? "" : " ") + a.get<std::string>();
+  }
+  t.ranks = ranks(object(doc, "", "config"), t.hosts);
+  const auto results = doc.find("results");
+  if (results == doc.end()) fail("results", "missing (the run stopped before its first row)");
+  if (!results->is_array()) fail("results", "expected a list, got " + shown(*results));
+  if (results->empty()) fail("results", "no result rows");
+  t.rows.reserve(results->size());
+  for (size_t i = 0; i < results->size(); ++i) {
+    t.rows.push_back(row((*results)[i], fmt::format("results[{}]", i), name, t.ranks));
+  }
+  return t;
+}
+
+json parse_json(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') return json(json::value_t::discarded);
+  return json::parse(text.begin(), text.end(), nullptr, false);
+}
+
+class NcclTestsJson final : public Importer {
+ public:
+  std::string_view name() const override { return "nccl-json"; }
+
+  bool detect(std::string_view text) const override {
+    const json doc = parse_json(text);
+    return !doc.is_discarded() && looks_like_nccl_tests(doc);
+  }
+
+  std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
+                                  const ImportOptions& options) const override {
+    const json doc = parse_json(text);
+    if (doc.is_discarded()) {
+      throw Error(fmt::format("{}: not a JSON object (nccl-tests -J writes one; a run that was "
+                              "killed leaves it unfinished)",
+                              file));
+    }
+    if (!looks_like_nccl_tests(doc)) {
+      throw Error(fmt::format("{}: a JSON object without the keys nccl-tests -J writes (args, "
+                              "nccl_version, config)",
+                              file));
+    }
+    return {Reader(file, options).read(doc)};
+  }
+};
+
+}  // namespace
+
+const Importer& nccl_tests_json_importer() {
+  static const NcclTestsJson kInstance;
+  return kInstance;
+}
+
+}  // namespace plumb::baseline
