@@ -21,6 +21,7 @@
 #include "comm/rounds.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/progress.h"
 #include "common/strings.h"
 #include "report/baseline_reporter.h"
 #include "report/comm_reporter.h"
@@ -67,6 +68,7 @@ CommOptions comm_options(const BaselineOptions& o) {
   c.cluster = o.cluster;
   c.backend = backend_of(o.backend);
   c.quiet = o.quiet;
+  c.force_progress = o.progress;
   return c;
 }
 
@@ -227,6 +229,7 @@ int launch_rounds(const BaselineOptions& o) {
     const std::string file = fmt::format("{}/round-{}.json", folder_template, round);
     std::vector<std::string> round_argv = argv;
     round_argv.insert(round_argv.end(), {"--round-output", file});
+    if (!o.quiet && Progress::is_terminal(stderr)) round_argv.emplace_back("--progress");
     if (!o.quiet) {
       fmt::print(stderr, "plumb baseline: round {}/{}{}\n", round, rounds,
                  round == 1 ? ": " + join(round_argv, " ") : "");
@@ -261,6 +264,7 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "No progress line");
   app.add_flag("--worker", o.worker, "Internal: set in the ranks plumb baseline starts")->group("");
   app.add_option("--round-output", o.round_output, "Internal: where a rank hands its round")->group("");
+  app.add_flag("--progress", o.progress, "Internal: draw the progress line under mpirun")->group("");
 }
 
 int run_baseline(const BaselineOptions& o) {

@@ -29,6 +29,7 @@ struct BaselineOptions {
   bool quiet = false;
   bool worker = false;        // set in the ranks plumb baseline launched itself
   std::string round_output;   // worker: write this round's record here instead of storing it
+  bool progress = false;      // worker: draw the progress line (the launching plumb's terminal)
 };
 
 void setup_baseline(CLI::App& app, BaselineOptions& options);

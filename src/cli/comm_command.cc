@@ -211,7 +211,8 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
                           bool show_progress) {
   const bool leader = control.rank() == 0;
   Prepared p = prepare(o, sweep, control, before);
-  Progress progress(stderr, leader && show_progress && Progress::is_terminal(stderr));
+  Progress progress(stderr, leader && show_progress &&
+                                (o.force_progress || Progress::is_terminal(stderr)));
   comm::Result result;
   try {
     result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,

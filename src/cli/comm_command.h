@@ -32,6 +32,9 @@ struct CommOptions {
   std::string json;
   std::string csv;
   bool quiet = false;
+  // The progress line even when standard error is not a terminal: set by plumb baseline in the
+  // ranks it launched, whose output mpirun forwards to the terminal plumb baseline writes to.
+  bool force_progress = false;
 };
 
 void setup_comm(CLI::App& app, CommOptions& options);

@@ -62,6 +62,17 @@ TEST(BaselineE2E, TwoRunsThenDiffAndAnEditedRecord) {
   EXPECT_NE(slower.out.find("-30.0%"), std::string::npos) << slower.out;
 }
 
+// On a terminal (here a pseudo-terminal from script(1)) the ranks' progress line reaches it
+// through mpirun.
+TEST(BaselineE2E, ProgressLineOnATerminal) {
+  const std::string dir = temp_dir("baseline-progress");
+  const test::Run r = run_command("script -qec '" + kPlumb + " baseline --quick --db " + dir +
+                                  "/plumb.db -o " + dir + "' /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[0/24] world · allreduce · 1 KiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plumb baseline: round 3/3"), std::string::npos) << r.out;
+}
+
 TEST(BaselineE2E, BadSizesFailBeforeAnyRankStarts) {
   const std::string dir = temp_dir("baseline-bad");
   const test::Run r = baseline(dir, "--sizes 16M");
