@@ -29,3 +29,57 @@ TEST(ModelCatalog, EveryModelLoadsAndMatchesItsPublishedCount) {
 
 }  // namespace
 }  // namespace plumb::plan
+
+#include "common/error.h"
+#include "plan/hardware.h"
+#include "support/subprocess.h"
+
+namespace plumb::plan {
+namespace {
+
+TEST(HardwareCatalog, EveryDeviceLoads) {
+  int devices = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PLUMB_DATA_DIR "/hardware")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const HardwareSpec h = load_hardware(entry.path().string());
+    EXPECT_FALSE(h.peak_tflops.empty()) << entry.path();
+    EXPECT_GT(h.hbm_gb, 0) << entry.path();
+    ++devices;
+  }
+  EXPECT_GE(devices, 10);  // A100, H100, H200, B200, MI300X, MI355X, 910B, 910C, 950DT, TPU v4
+}
+
+// H100 SXM as its datasheet gives it: 989.4 dense BF16 TFLOP/s, 80 GB at 3.35 TB/s, NVLink 4's
+// 900 GB/s both ways = 450 GB/s per direction.
+TEST(HardwareCatalog, H100Values) {
+  const HardwareSpec h = load_hardware(PLUMB_DATA_DIR "/hardware/h100-sxm.yaml");
+  EXPECT_DOUBLE_EQ(h.peak_tflops.at("bf16"), 989.4);
+  EXPECT_DOUBLE_EQ(h.hbm_gb, 80);
+  EXPECT_DOUBLE_EQ(h.hbm_tbps, 3.35);
+  EXPECT_EQ(h.devices_per_node, 8);
+  EXPECT_DOUBLE_EQ(*h.scaleup_gbps_per_device, 450);
+  // An announced part: what no source gives is absent, not zero.
+  const HardwareSpec a = load_hardware(PLUMB_DATA_DIR "/hardware/ascend-950dt.yaml");
+  EXPECT_FALSE(a.devices_per_node.has_value());
+  EXPECT_FALSE(a.price_usd.has_value());
+  EXPECT_EQ(a.peak_tflops.count("bf16"), 0u);
+}
+
+TEST(HardwareFile, EveryProblemAtOnce) {
+  const std::string path = test::temp_dir("hardware-bad") + "/bad.yaml";
+  test::write_file(path, "name: x\npeak_tflops: {bf16: 100, fp6: 3}\nhbm_gb: -1\nefficiency: 1.5\n");
+  try {
+    load_hardware(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": peak_tflops: unknown precision 'fp6' (did you mean 'fp16'?); expected one "
+                     "of bf16, fp16, fp8, fp4\n" +
+              path + ":3: 'hbm_gb' must be a positive number\n" +
+              path + ": missing key 'hbm_tbps'\n" +
+              path + ": efficiency 1.5 is a fraction of peak: at most 1");
+  }
+}
+
+}  // namespace
+}  // namespace plumb::plan

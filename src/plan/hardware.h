@@ -1,0 +1,31 @@
+// `plumb plan`'s accelerator description (data/hardware/*.yaml). Values a source does not give
+// are absent (std::nullopt), never zero: the predictor says what it could not compute.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace plumb::plan {
+
+struct HardwareSpec {
+  std::string name;
+  std::map<std::string, double> peak_tflops;  // dense TFLOP/s by precision: bf16, fp16, fp8, fp4
+  double hbm_gb = 0;
+  double hbm_tbps = 0;
+  std::optional<int> devices_per_node;
+  std::optional<double> scaleup_gbps_per_device;   // one direction, GB/s
+  std::optional<double> scaleout_gbps_per_device;  // one direction, GB/s
+  std::optional<double> tdp_w;
+  std::optional<double> price_usd;
+  std::optional<double> cloud_usd_per_hour;
+  std::optional<double> efficiency;  // achievable fraction of peak for large GEMMs
+};
+
+// The precisions peak_tflops may name.
+inline constexpr const char* kPrecisions[] = {"bf16", "fp16", "fp8", "fp4"};
+
+// Reads a hardware file; every problem at once in one plumb::Error naming the file and key.
+HardwareSpec load_hardware(const std::string& path);
+
+}  // namespace plumb::plan
