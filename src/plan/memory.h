@@ -1,0 +1,49 @@
+// Memory per device of a training plan: model states (Rajbhandari et al. 2020, "ZeRO: Memory
+// Optimizations Toward Training Trillion Parameter Models", Section 3 and Figure 1) and
+// activations (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+// Models", Section 4, Table 2).
+#pragma once
+
+#include <cstdint>
+
+#include "plan/model.h"
+
+namespace plumb::plan {
+
+enum class Recompute { kNone, kSelective, kFull };
+
+struct Layout {
+  int tp = 1;     // tensor parallel (with sequence parallelism)
+  int pp = 1;     // pipeline stages
+  int dp = 1;     // data parallel
+  int ep = 1;     // expert parallel (MoE experts split over ep ranks of the dp group)
+  int zero = 0;   // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over dp
+  int64_t micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+};
+
+struct ModelStates {
+  double weights = 0;    // bytes per device
+  double gradients = 0;
+  double optimizer = 0;
+};
+
+// Parameters one device holds before ZeRO: the dense part over tp·pp, the routed experts over
+// tp·pp·ep.
+double params_per_device(const ModelSpec& m, const Layout& p);
+
+// Mixed-precision Adam: bf16 weights (2 B) and gradients (2 B), fp32 master weights, momentum and
+// variance (12 B) per parameter; ZeRO stage k divides the first k of (optimizer, gradients,
+// weights) — in that order — by dp.
+ModelStates model_states(const ModelSpec& m, const Layout& p);
+
+// Activation bytes of one layer for one micro-batch with tensor and sequence parallelism:
+// s·b·h/t · (34 + 5·a·s/h) without recomputation, s·b·h/t · 34 with selective recomputation of
+// attention, 2·s·b·h/t (the layer's input) with full recomputation. 2-byte activations.
+double layer_activation_bytes(const ModelSpec& m, const Layout& p);
+
+// Activations on the first pipeline stage, the fullest with 1F1B: it holds pp micro-batches in
+// flight of its layers/pp layers — the whole model's layers' worth of one micro-batch.
+double activation_bytes(const ModelSpec& m, const Layout& p);
+
+}  // namespace plumb::plan

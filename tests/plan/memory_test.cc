@@ -1,0 +1,77 @@
+#include "plan/memory.h"
+
+#include <gtest/gtest.h>
+
+namespace plumb::plan {
+namespace {
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1): the model both papers use.
+ModelSpec gpt3() {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 50257;
+  m.seq_len = 2048;
+  m.tied_embeddings = true;
+  return m;
+}
+
+// ZeRO paper, Figure 1: Ψ = 7.5B, K = 12, Nd = 64: 120 GB, 31.4 GB (Pos), 16.6 GB (Pos+g),
+// 1.9 GB (Pos+g+p). Checked per parameter (bytes / Ψ): 16, 4 + 12/64, 2 + 14/64, 16/64.
+TEST(Memory, ZeroStagesAsTheZeroPaper) {
+  const ModelSpec m = gpt3();
+  Layout p;
+  p.dp = 64;
+  const double psi = params_per_device(m, p);
+  auto per_param = [&](int zero) {
+    p.zero = zero;
+    const ModelStates s = model_states(m, p);
+    return (s.weights + s.gradients + s.optimizer) / psi;
+  };
+  EXPECT_DOUBLE_EQ(per_param(0), 16);
+  EXPECT_DOUBLE_EQ(per_param(1), 4 + 12.0 / 64);
+  EXPECT_DOUBLE_EQ(per_param(2), 2 + 14.0 / 64);
+  EXPECT_DOUBLE_EQ(per_param(3), 16.0 / 64);
+  EXPECT_NEAR(7.5 * per_param(1), 31.4, 0.05);  // GB for Ψ = 7.5B, as in the figure
+  EXPECT_NEAR(7.5 * per_param(2), 16.6, 0.05);
+}
+
+// Korthikanti et al. Table 2 for GPT-3 (s 2048, h 12288, a 96), b = 1, t = 8:
+// s·b·h/t = 3,145,728; 5·a·s/h = 80; no recompute 3,145,728 · 114 bytes per layer,
+// selective 3,145,728 · 34, full 3,145,728 · 2.
+TEST(Memory, ActivationsPerLayerAsKorthikanti) {
+  const ModelSpec m = gpt3();
+  Layout p;
+  p.tp = 8;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 114);
+  p.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 34);
+  p.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 2);
+  EXPECT_DOUBLE_EQ(activation_bytes(m, p), 96 * 3145728.0 * 2);
+}
+
+// Experts split over ep, the rest over tp·pp only.
+TEST(Memory, ExpertsShardOverExpertParallel) {
+  ModelSpec m;
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.vocab = 100;
+  m.seq_len = 128;
+  m.ffn_type = FfnType::kSwiglu;
+  m.moe = MoeSpec{8, 2, 0, 32, 0};
+  Layout one;
+  Layout split;
+  split.ep = 4;
+  const double experts = 2.0 * 8 * 3 * 64 * 32;
+  EXPECT_DOUBLE_EQ(params_per_device(m, one) - params_per_device(m, split), experts * 3 / 4);
+}
+
+}  // namespace
+}  // namespace plumb::plan
