@@ -196,12 +196,7 @@ int run_ranks(const BaselineOptions& o) {
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {
-    if (leader) {
-      fmt::print(stderr, "plumb: error: {}\n", e.what());
-      std::fflush(stderr);
-    }
-    control->barrier();
-    return static_cast<int>(e.code());
+    return comm::exit_agreed(*control, e);
   }
 }
 
@@ -222,11 +217,11 @@ int launch_rounds(const BaselineOptions& o) {
   Sinks sinks = open_sinks(o);
   const std::vector<std::string> argv = ranks_command(o);
   const int rounds = o.rounds > 0 ? o.rounds : 3;
-  char folder_template[] = "/tmp/plumb-baseline-XXXXXX";
-  if (mkdtemp(folder_template) == nullptr) throw Error("cannot create a folder in /tmp");
+  char folder[] = "/tmp/plumb-baseline-XXXXXX";  // mkdtemp replaces the Xs
+  if (mkdtemp(folder) == nullptr) throw Error("cannot create a folder in /tmp");
   std::vector<baseline::Record> records;
   for (int round = 1; round <= rounds; ++round) {
-    const std::string file = fmt::format("{}/round-{}.json", folder_template, round);
+    const std::string file = fmt::format("{}/round-{}.json", folder, round);
     std::vector<std::string> round_argv = argv;
     round_argv.insert(round_argv.end(), {"--round-output", file});
     if (!o.quiet && Progress::is_terminal(stderr)) round_argv.emplace_back("--progress");
@@ -238,7 +233,7 @@ int launch_rounds(const BaselineOptions& o) {
     records.push_back(baseline::read_record_file(file));
     std::filesystem::remove(file);
   }
-  std::filesystem::remove(folder_template);
+  std::filesystem::remove(folder);
   return finish(o, sinks, combine(std::move(records)), seconds_since(start));
 }
 

@@ -244,14 +244,7 @@ int run_comm(const CommOptions& o) {
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {
-    // Agreed by every rank: rank 0 speaks, and all wait for it before MPI shuts down so that
-    // the launcher does not cut the message off.
-    if (leader) {
-      fmt::print(stderr, "plumb: error: {}\n", e.what());
-      std::fflush(stderr);
-    }
-    control->barrier();
-    return static_cast<int>(e.code());
+    return comm::exit_agreed(*control, e);
   }
 }
 

@@ -78,4 +78,13 @@ void abort_all(int exit_code, const std::string& message) {
   std::_Exit(exit_code);  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
+int exit_agreed(Communicator& comm, const Error& error) {
+  if (comm.rank() == 0) {
+    fmt::print(stderr, "plumb: error: {}\n", error.what());
+    std::fflush(stderr);
+  }
+  comm.barrier();
+  return static_cast<int>(error.code());
+}
+
 }  // namespace plumb::comm

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "comm/communicator.h"
+#include "common/error.h"
 
 namespace plumb::comm {
 
@@ -15,6 +16,11 @@ namespace plumb::comm {
 // rank's exit code and message: the message alone when every rank failed alike, else prefixed
 // "rank R on host H: " and followed by how many ranks failed.
 void agree(Communicator& comm, const std::function<void()>& step);
+
+// The end of a command after an agreed Error (every rank has it): rank 0 prints it, and all wait
+// for that before MPI shuts down so that the launcher does not cut the message off. Returns the
+// error's exit code.
+int exit_agreed(Communicator& comm, const Error& error);
 
 // For failures in the middle of a measurement, when other ranks may be blocked in a collective
 // and no agreement is possible: prints "plumb: error: rank R on host H: <message>" on this rank

@@ -2,21 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/models.h"
+
 namespace plumb::plan {
 namespace {
 
-ModelSpec gpt3() {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 50257;
-  m.seq_len = 2048;
-  m.tied_embeddings = true;
-  return m;
-}
+using test_models::gpt3;
 
 // Narayanan et al. 2021, Eq. (3) without and with full recomputation, per token (B·s = 1):
 // 72·l·h²·(1 + s/(6h) + V/(12·l·h)) and 96·l·h²·(1 + s/(6h) + V/(16·l·h)).
@@ -34,15 +25,7 @@ TEST(Flops, MatchesMegatronsClosedFormForGpt3) {
 // GQA shrinks K and V: Llama 3 8B's attention projections are 2·41,943,040 FLOPs per token, and
 // its SwiGLU FFN 2·176,160,768; attention's quadratic term 4·8192·4096.
 TEST(Flops, GqaAndSwigluLayer) {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.vocab = 128256;
-  m.seq_len = 8192;
-  m.ffn_type = FfnType::kSwiglu;
+  const ModelSpec m = test_models::llama3_8b();
   EXPECT_DOUBLE_EQ(layer_forward_flops(m, 0), 2.0 * 41943040 + 4.0 * 8192 * 4096 + 2.0 * 176160768);
   EXPECT_DOUBLE_EQ(forward_flops_per_token(m),
                    32 * layer_forward_flops(m, 0) + 2.0 * 4096 * 128256);

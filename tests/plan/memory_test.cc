@@ -2,22 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/models.h"
+
 namespace plumb::plan {
 namespace {
 
-// GPT-3 175B (Brown et al. 2020, Table 2.1): the model both papers use.
-ModelSpec gpt3() {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 50257;
-  m.seq_len = 2048;
-  m.tied_embeddings = true;
-  return m;
-}
+using test_models::gpt3;  // the model both papers use
 
 // ZeRO paper, Figure 1: Ψ = 7.5B, K = 12, Nd = 64: 120 GB, 31.4 GB (Pos), 16.6 GB (Pos+g),
 // 1.9 GB (Pos+g+p). Checked per parameter (bytes / Ψ): 16, 4 + 12/64, 2 + 14/64, 16/64.

@@ -5,23 +5,13 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "plan/models.h"
 #include "support/subprocess.h"
 
 namespace plumb::plan {
 namespace {
 
-ModelSpec llama3_8b() {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.vocab = 128256;
-  m.seq_len = 8192;
-  m.ffn_type = FfnType::kSwiglu;
-  return m;
-}
+using test_models::llama3_8b;
 
 // Worked example: Llama 3 8B. Embeddings 128256·4096 twice (untied) = 1,050,673,152; per layer
 // attention 2·4096² + 2·4096·1024 = 41,943,040, SwiGLU 3·4096·14336 = 176,160,768, norms 8,192;
@@ -45,15 +35,7 @@ TEST(ModelParams, Mixtral8x7B) {
 // GPT-3 175B (tied embeddings, GELU FFN of 4h; biases and position embeddings left out):
 // 174.57e9, within 0.3% of the 175B of Brown et al. 2020, Table 2.1.
 TEST(ModelParams, Gpt3_175B) {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 50257;
-  m.seq_len = 2048;
-  m.tied_embeddings = true;
+  const ModelSpec m = test_models::gpt3();
   EXPECT_EQ(parameter_count(m), 174566105088);
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 175e9, 1.0, 0.003);
 }
