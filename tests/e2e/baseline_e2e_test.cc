@@ -1,5 +1,6 @@
 // plumb baseline end to end: it launches its own ranks, stores a record, writes the report; two
-// runs compare without a regression; a record edited to lose 30% busbw at large sizes is one.
+// runs compare (their verdict is the machine's, so only its form is asserted); a record against
+// its own export is no regression; one edited to lose 30% busbw at large sizes is one.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -32,14 +33,15 @@ TEST(BaselineE2E, TwoRunsThenDiffAndAnEditedRecord) {
 
   const test::Run second = baseline(dir, "--label second");
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  // --threshold 25: on these shared 2-core VMs the whole machine runs up to 20% slower for a
-  // minute (measured: every collective −19..−21% between two runs a minute apart); at 10% that
-  // is reported, rightly, as a regression of the machine. See docs/diff.md.
-  const test::Run same = run_command(kPlumb + " diff 1 2 --threshold 25 --db " + dir + "/plumb.db");
-  EXPECT_EQ(same.exit_code, 0) << same.out;
-  EXPECT_NE(same.out.find("no regression beyond the threshold and the noise"), std::string::npos);
-  EXPECT_NE(same.out.find("# context: topology, versions and settings are the same"),
-            std::string::npos) << same.out;
+  // Two real runs on a shared 2-core VM: the whole machine can run 20-30% slower for a minute
+  // (CI measured every collective -21..-40% between two runs), and plumb rightly calls that a
+  // regression of the machine. So of the real pair only what cannot drift is asserted: the
+  // diff runs, agrees with its own verdict line, and finds the context the same.
+  const test::Run pair = run_command(kPlumb + " diff 1 2 --db " + dir + "/plumb.db");
+  ASSERT_TRUE(pair.exit_code == 0 || pair.exit_code == 1) << pair.out << pair.err;
+  EXPECT_EQ(pair.out.find("REGRESSION: ") != std::string::npos, pair.exit_code == 1) << pair.out;
+  EXPECT_NE(pair.out.find("# context: topology, versions and settings are the same"),
+            std::string::npos) << pair.out;
 
   // Export run 1 and take 30% off busbw (and algbw; times grow by 1/0.7) at 1 MiB and above.
   const test::Run exported = run_command(kPlumb + " export 1 --db " + dir + "/plumb.db");
@@ -54,8 +56,15 @@ TEST(BaselineE2E, TwoRunsThenDiffAndAnEditedRecord) {
     ++edited;
   }
   EXPECT_EQ(edited, 4 * 3);  // 4 collectives × 1, 4 and 16 MiB
+  // The unedited export against its own record: nothing changed, so nothing may be flagged.
+  write_file(dir + "/unchanged.json", exported.out);
+  const test::Run same = run_command(kPlumb + " diff 1 " + dir + "/unchanged.json --db " + dir +
+                                     "/plumb.db");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("no regression beyond the threshold and the noise"), std::string::npos)
+      << same.out;
   write_file(dir + "/slower.json", doc.dump());
-  const test::Run slower = run_command(kPlumb + " diff 1 " + dir + "/slower.json --threshold 25 --db " +
+  const test::Run slower = run_command(kPlumb + " diff 1 " + dir + "/slower.json --db " +
                                        dir + "/plumb.db");
   EXPECT_EQ(slower.exit_code, 1) << slower.out;
   EXPECT_NE(slower.out.find("REGRESSION: "), std::string::npos) << slower.out;
