@@ -10,6 +10,7 @@
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
 #include "cli/import_command.h"
+#include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
@@ -80,6 +81,9 @@ std::span<const Command> commands() {
        command(setup_report, run_report)},
       {"diff", "Two baselines compared: regressions beyond noise, and what else changed",
        command(setup_diff, run_diff)},
+      {"plan",
+       "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
+       command(setup_plan, run_plan)},
   };
   return kTable;
 }

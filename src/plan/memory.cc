@@ -12,6 +12,11 @@ double expert_params(const ModelSpec& m) {
   return d(moe_layers) * d(m.moe->experts) * d(ffn_params(m, m.moe->expert_ffn_hidden));
 }
 
+// Korthikanti et al. Section 4.1, bytes per s·b·h: attention block 11 (+ 5as/h of scores),
+// two layer norms 4.
+constexpr double kAttentionActivation = 11;
+constexpr double kNormActivation = 4;
+
 }  // namespace
 
 double params_per_device(const ModelSpec& m, const Layout& p) {
@@ -29,13 +34,28 @@ ModelStates model_states(const ModelSpec& m, const Layout& p) {
   return s;
 }
 
+namespace {
+
+double mlp_activation_factor(const ModelSpec& m) {
+  const bool moe = m.moe && m.moe->first_dense_layers < m.layers;
+  const double width = moe ? d(m.moe->top_k + m.moe->shared_experts) * d(m.moe->expert_ffn_hidden)
+                           : d(m.ffn_hidden);
+  const double gates = m.ffn_type == FfnType::kSwiglu ? 1.5 : 1.0;
+  return 2 + 17 * gates * width / (4 * d(m.hidden));
+}
+
+}  // namespace
+
 double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
-  const double sbh_t = d(m.seq_len) * d(p.micro_batch) * d(m.hidden) / p.tp;
+  const double s = d(m.seq_len) / p.cp;
+  const double sbh_t = s * d(p.micro_batch) * d(m.hidden) / p.tp;
+  const double kept = kAttentionActivation + kNormActivation + mlp_activation_factor(m);
+  const double scores = 5.0 * m.heads * d(m.seq_len) / d(m.hidden);
   switch (p.recompute) {
     case Recompute::kNone:
-      return sbh_t * (34 + 5.0 * m.heads * d(m.seq_len) / d(m.hidden));
+      return sbh_t * (kept + (p.flash_attention ? 0 : scores));
     case Recompute::kSelective:
-      return sbh_t * 34;
+      return sbh_t * kept;
     case Recompute::kFull:
       return sbh_t * 2;
   }
@@ -43,7 +63,8 @@ double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
 }
 
 double activation_bytes(const ModelSpec& m, const Layout& p) {
-  return layer_activation_bytes(m, p) * m.layers;
+  const double interleave = p.vpp > 1 ? 1 + (p.pp - 1.0) / (p.pp * p.vpp) : 1;
+  return layer_activation_bytes(m, p) * m.layers * interleave;
 }
 
 }  // namespace plumb::plan

@@ -17,9 +17,19 @@ struct Layout {
   int pp = 1;     // pipeline stages
   int dp = 1;     // data parallel
   int ep = 1;     // expert parallel (MoE experts split over ep ranks of the dp group)
+  int cp = 1;     // context parallel (the sequence split over cp ranks)
+  int vpp = 1;    // virtual pipeline stages per device (interleaved 1F1B)
   int zero = 0;   // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over dp
   int64_t micro_batch = 1;
+  int64_t global_batch = 0;  // sequences per step; 0: one micro-batch per data-parallel rank
   Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;  // no s×s score matrix kept (Dao et al. 2022)
+
+  int64_t devices() const { return static_cast<int64_t>(tp) * cp * pp * dp; }
+  // Micro-batches each pipeline runs per step: global batch / (dp · micro-batch).
+  int64_t micro_batches() const {
+    return global_batch > 0 ? global_batch / (static_cast<int64_t>(dp) * micro_batch) : 1;
+  }
 };
 
 struct ModelStates {
@@ -39,11 +49,16 @@ ModelStates model_states(const ModelSpec& m, const Layout& p);
 
 // Activation bytes of one layer for one micro-batch with tensor and sequence parallelism:
 // s·b·h/t · (34 + 5·a·s/h) without recomputation, s·b·h/t · 34 with selective recomputation of
-// attention, 2·s·b·h/t (the layer's input) with full recomputation. 2-byte activations.
+// attention (or FlashAttention, which keeps no s×s scores), 2·s·b·h/t (the layer's input) with
+// full recomputation. 2-byte activations; s is the sequence share of one CP rank. The 34 is
+// attention 11 + layer norms 4 + MLP 19 (Korthikanti Section 4.1); the MLP's 19 = 2 (input) +
+// 17 for an FFN of width 4h, scaled here by the FFN's width (top_k + shared experts for MoE) and
+// by 1.5 for SwiGLU's third projection.
 double layer_activation_bytes(const ModelSpec& m, const Layout& p);
 
 // Activations on the first pipeline stage, the fullest with 1F1B: it holds pp micro-batches in
-// flight of its layers/pp layers — the whole model's layers' worth of one micro-batch.
+// flight of its layers/pp layers — the whole model's layers' worth of one micro-batch; the
+// interleaved schedule holds (1 + (p−1)/(p·v)) times that (Korthikanti Section 4.2.3).
 double activation_bytes(const ModelSpec& m, const Layout& p);
 
 }  // namespace plumb::plan

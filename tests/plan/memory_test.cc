@@ -36,12 +36,36 @@ TEST(Memory, ActivationsPerLayerAsKorthikanti) {
   const ModelSpec m = gpt3();
   Layout p;
   p.tp = 8;
+  p.flash_attention = false;  // the paper's attention keeps its s×s scores
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 114);
   p.recompute = Recompute::kSelective;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 34);
   p.recompute = Recompute::kFull;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 2);
   EXPECT_DOUBLE_EQ(activation_bytes(m, p), 96 * 3145728.0 * 2);
+}
+
+// FlashAttention keeps no scores: no recompute costs what selective recompute does. Context
+// parallelism divides the sequence; the interleaved schedule holds (1 + (p−1)/(p·v)) more.
+TEST(Memory, FlashAttentionContextParallelAndInterleaving) {
+  const ModelSpec m = gpt3();
+  Layout p;
+  p.tp = 8;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 34);
+  p.cp = 2;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 3145728.0 * 34 / 2);
+  p.pp = 4;
+  p.vpp = 3;
+  EXPECT_DOUBLE_EQ(activation_bytes(m, p), 96 * 3145728.0 * 17 * (1 + 3.0 / 12));
+}
+
+// SwiGLU's MLP keeps 2 + 17·1.5·f/(4h) per s·b·h: Llama 3 8B, f = 14336, h = 4096:
+// f/(4h) = 0.875, 2 + 17·1.5·0.875 = 24.3125, plus attention 11 and norms 4.
+TEST(Memory, SwigluMlpActivationsScaleWithItsWidth) {
+  const ModelSpec m = test_models::llama3_8b();
+  Layout p;
+  p.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 8192.0 * 4096 * (11 + 4 + 24.3125));
 }
 
 // Experts split over ep, the rest over tp·pp only.

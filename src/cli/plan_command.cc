@@ -1,0 +1,365 @@
+#include "cli/plan_command.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/record_source.h"
+#include "common/error.h"
+#include "common/progress.h"
+#include "common/strings.h"
+#include "plan/calibration.h"
+#include "plan/catalog.h"
+#include "plan/outlook.h"
+#include "plan/search.h"
+#include "plan/step.h"
+#include "plan/validation.h"
+#include "report/plan_reporter.h"
+
+namespace plumb::cli {
+namespace {
+
+const std::map<std::string, plan::Recompute> kRecompute = {
+    {"none", plan::Recompute::kNone},
+    {"selective", plan::Recompute::kSelective},
+    {"full", plan::Recompute::kFull}};
+const std::map<std::string, plan::Algorithm> kAlgorithms = {
+    {"auto", plan::Algorithm::kAuto},
+    {"ring", plan::Algorithm::kRing},
+    {"tree", plan::Algorithm::kTree},
+    {"hierarchical", plan::Algorithm::kHierarchical}};
+
+// Everything a prediction needs, loaded once and checked before anything is computed.
+struct Inputs {
+  plan::ModelSpec model;
+  plan::HardwareSpec hardware;
+  plan::ClusterSpec cluster;
+  std::unique_ptr<plan::Calibration> calibration;
+  std::unique_ptr<plan::Network> network;
+  report::PlanContext context;
+};
+
+void add_model_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--model", o.model, "A catalog model (data/models): llama3-70b, gpt3-175b, ...");
+  app.add_option("--model-file", o.model_file, "Your own model YAML (keys as data/models/*.yaml)");
+  app.add_option("--hardware", o.hardware, "A catalog device (data/hardware): h100-sxm, ascend-910c, ...");
+  app.add_option("--hardware-file", o.hardware_file, "Your own hardware YAML");
+  app.add_option("--cluster", o.cluster,
+                 "Cluster YAML: devices_per_node, nodes_per_rack, rail/spine GB/s, oversubscription, "
+                 "latency_us, efficiency");
+  app.add_option("--calibrate", o.calibrate,
+                 "A plumb baseline (id, latest, or plumb comm/export JSON): its measured busbw curves "
+                 "replace the analytic network");
+  app.add_option("--db", o.db, "The store --calibrate reads ids from");
+  app.add_option("--precision", o.precision, "Peak FLOP/s of this precision")->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp4"}));
+  app.add_option("--algorithm", o.algorithm, "Collective algorithm; auto takes the fastest")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}));
+  app.add_option("--batch-tokens", o.batch_tokens,
+                 "Without --gbs: tokens per step; the global batch is the multiple of dp × mbs "
+                 "nearest to it")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("--no-flash-attention", o.no_flash_attention,
+               "Attention keeps its s×s scores (as before FlashAttention)");
+  app.add_flag("--no-dp-overlap", o.no_dp_overlap,
+               "Gradient reduction after the backward, not overlapped with it");
+  app.add_option("--json", o.json, "Write JSON here (- for standard output)");
+}
+
+void add_outlook_options(CLI::App& app, PlanOptions& o) {
+  auto* rate = app.add_option("--failure-rate", o.failure_rate,
+                              "Interruptions per device-hour (default: Llama 3 405B, 419 on 16,384 "
+                              "GPUs in 54 days = 1.97e-5)")->check(CLI::PositiveNumber);
+  app.add_option("--mtbf", o.mtbf_hours, "Mean hours between interruptions of one device")
+      ->check(CLI::PositiveNumber)->excludes(rate);
+  app.add_option("--storage-gbps", o.storage_gbps, "Checkpoint write bandwidth, GB/s aggregate")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--restart-minutes", o.restart_minutes, "From an interruption to training again")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--tokens", o.tokens, "Tokens to train: days, device-hours, energy and cost")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--pue", o.pue, "Data-centre power usage effectiveness")->capture_default_str()
+      ->check(CLI::Range(1.0, 3.0));
+}
+
+void add_layout_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--devices", o.devices, "Accelerators (default tp × cp × pp × dp)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--tp", o.tp, "Tensor parallel (with sequence parallelism)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--pp", o.pp, "Pipeline stages")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--dp", o.dp, "Data parallel (default: devices / (tp × cp × pp))")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--ep", o.ep, "Expert parallel, within dp")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cp", o.cp, "Context parallel")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--vpp", o.vpp, "Virtual pipeline stages per device (interleaved 1F1B)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--mbs", o.mbs, "Micro-batch size (sequences)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->check(CLI::PositiveNumber);
+  app.add_option("--zero", o.zero, "ZeRO stage: 0, 1 (optimizer), 2 (+ gradients), 3 (+ weights)")
+      ->capture_default_str()->check(CLI::Range(0, 3));
+  app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+}
+
+plan::ModelSpec load_model_option(const PlanOptions& o) {
+  if (!o.model.empty() && !o.model_file.empty()) throw Error("--model and --model-file: give one");
+  if (!o.model_file.empty()) return plan::load_model(o.model_file);
+  if (o.model.empty()) throw Error("plumb plan needs --model NAME or --model-file PATH");
+  return plan::load_model(plan::preset_path("models", o.model));
+}
+
+plan::HardwareSpec load_hardware_option(const PlanOptions& o) {
+  if (!o.hardware.empty() && !o.hardware_file.empty()) throw Error("--hardware and --hardware-file: give one");
+  if (!o.hardware_file.empty()) return plan::load_hardware(o.hardware_file);
+  if (o.hardware.empty()) throw Error("plumb plan needs --hardware NAME or --hardware-file PATH");
+  return plan::load_hardware(plan::preset_path("hardware", o.hardware));
+}
+
+std::string cluster_text(const plan::ClusterSpec& c) {
+  return fmt::format("{} per node, {} nodes per rack · effective GB/s per device: node {:.0f}, rail {:.1f}, spine {:.1f}",
+                     c.devices_per_node, c.nodes_per_rack, c.node.gbps, c.rail.gbps, c.spine.gbps);
+}
+
+Inputs load_inputs(const PlanOptions& o) {
+  Inputs in;
+  in.model = load_model_option(o);
+  in.hardware = load_hardware_option(o);
+  in.cluster = o.cluster.empty() ? plan::default_cluster(in.hardware)
+                                 : plan::load_cluster(o.cluster, in.hardware);
+  plan::MeasuredBusbw measured;
+  in.context.network = "analytic (α–β model of the cluster's links; --calibrate to use measurements)";
+  if (!o.calibrate.empty()) {
+    const baseline::Record record = load_record(o.calibrate, o.db);
+    in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_record(record));
+    measured = in.calibration->as_measured_busbw();
+    in.context.network = "calibrated from " + in.calibration->source() +
+                         ": measured busbw where a curve exists, analytic elsewhere";
+    in.context.measured = in.calibration->measured();
+  }
+  in.network = std::make_unique<plan::Network>(in.cluster, kAlgorithms.at(o.algorithm), measured);
+  in.context.model = in.model.name;
+  in.context.hardware = in.hardware.name;
+  in.context.seq_len = in.model.seq_len;
+  in.context.cluster = cluster_text(in.cluster);
+  if (!in.hardware.efficiency) {
+    in.context.notes.push_back(fmt::format(
+        "{} has no measured GEMM efficiency in the catalog: {:.2f} assumed (the median of those "
+        "measured)", in.hardware.name, plan::kAssumedMamfEfficiency));
+  }
+  return in;
+}
+
+// The layout the options describe; every problem with it at once.
+plan::Layout layout_from(const PlanOptions& o, const plan::ModelSpec& m) {
+  plan::Layout p;
+  p.tp = o.tp;
+  p.pp = o.pp;
+  p.cp = o.cp;
+  p.ep = o.ep;
+  p.vpp = o.vpp;
+  p.zero = o.zero;
+  p.micro_batch = o.mbs;
+  p.recompute = kRecompute.at(o.recompute);
+  p.flash_attention = !o.no_flash_attention;
+  const int64_t model_parallel = int64_t{p.tp} * p.cp * p.pp;
+  if (o.dp > 0) {
+    p.dp = o.dp;
+  } else if (o.devices > 0) {
+    p.dp = static_cast<int>(std::max<int64_t>(1, o.devices / model_parallel));
+  }
+  const int64_t devices = o.devices > 0 ? o.devices : p.devices();
+  p.global_batch = o.gbs > 0 ? o.gbs : plan::global_batch_near(p, m, o.batch_tokens);
+  const std::vector<std::string> problems = plan::layout_problems(m, p, devices);
+  if (!problems.empty()) {
+    throw Error(fmt::format("layout for {} on {} devices: {}", m.name, devices, join(problems, "; ")));
+  }
+  return p;
+}
+
+plan::OutlookInputs outlook_inputs(const PlanOptions& o) {
+  plan::OutlookInputs in;
+  if (o.failure_rate) in.failures_per_device_hour = *o.failure_rate;
+  if (o.mtbf_hours) in.failures_per_device_hour = plan::failure_rate_from_mtbf(*o.mtbf_hours);
+  in.storage_gbps = o.storage_gbps;
+  in.restart_s = o.restart_minutes * 60;
+  in.pue = o.pue;
+  in.tokens = o.tokens;
+  return in;
+}
+
+plan::ComputeModel compute_from(const PlanOptions& o, const plan::HardwareSpec& hw) {
+  plan::ComputeModel c = plan::compute_model(hw);
+  c.overlap_dp = !o.no_dp_overlap;
+  return c;
+}
+
+// Checks that --json can be written before any work, so a long search is not lost.
+void check_json_target(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  std::ofstream file(path, std::ios::app);
+  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
+}
+
+void write_json(const nlohmann::json& j, const std::string& path) {
+  const std::string text = j.dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream file(path, std::ios::trunc);
+  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
+  file << text;
+}
+
+// The network lines say which collectives a measured curve priced, once the work is done.
+void note_measured_use(Inputs& in) {
+  if (!in.calibration) return;
+  const std::vector<std::string> used = in.network->measured_used();
+  in.context.notes.push_back(used.empty()
+                                 ? "no measured curve matched a collective of this plan: all analytic"
+                                 : "measured curves priced: " + join(used, ", ") +
+                                       "; everything else analytic");
+}
+
+int run_predict(const PlanOptions& o) {
+  check_json_target(o.json);
+  Inputs in = load_inputs(o);
+  const plan::Layout p = layout_from(o, in.model);
+  in.context.devices = p.devices();
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  const plan::Prediction pred = predictor(p);
+  const plan::Outlook outlook = plan::outlook(pred, in.model, in.hardware, outlook_inputs(o));
+  note_measured_use(in);
+  if (!o.json.empty()) write_json(report::plan_json(in.context, pred, outlook), o.json);
+  if (o.json != "-") report::print_plan(in.context, pred, outlook, std::cout);
+  // A layout that does not fit is a failed check: scripts can gate on it.
+  return pred.memory.fits() ? 0 : static_cast<int>(ExitCode::kCheckFailed);
+}
+
+plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
+  plan::SearchSpace s;
+  s.devices = devices;
+  s.global_batch = o.gbs;
+  s.batch_tokens = o.batch_tokens;
+  s.max_tp = o.max_tp;
+  return s;
+}
+
+plan::SearchResult run_search_with_progress(const plan::Predictor& predictor, const plan::SearchSpace& s,
+                                            int top) {
+  Progress progress(stderr, Progress::is_terminal(stderr));
+  const plan::SearchResult r = plan::search(predictor, s, top, [&](int64_t done, int64_t total) {
+    progress.update(static_cast<size_t>(done), static_cast<size_t>(total),
+                    fmt::format("{} devices · layouts", s.devices));
+  });
+  progress.clear();
+  return r;
+}
+
+int run_search_command(const PlanOptions& o) {
+  if (o.devices <= 0) throw Error("plumb plan search needs --devices N");
+  check_json_target(o.json);
+  Inputs in = load_inputs(o);
+  in.context.devices = o.devices;
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, o.devices), o.top);
+  note_measured_use(in);
+  if (!o.json.empty()) write_json(report::search_json(in.context, r), o.json);
+  if (o.json != "-") report::print_search(in.context, r, std::cout);
+  return 0;
+}
+
+int run_scale_command(const PlanOptions& o) {
+  check_json_target(o.json);
+  Inputs in = load_inputs(o);
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  std::vector<report::ScaleRow> rows;
+  for (int64_t devices : o.scale_devices) {
+    const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, devices), 1);
+    report::ScaleRow row;
+    row.devices = devices;
+    row.found = !r.top.empty();
+    if (row.found) {
+      row.best = r.top.front();
+      row.outlook = plan::outlook(row.best, in.model, in.hardware, outlook_inputs(o));
+    }
+    rows.push_back(row);
+  }
+  note_measured_use(in);
+  if (!o.json.empty()) write_json(report::scale_json(in.context, rows), o.json);
+  if (o.json != "-") report::print_scale(in.context, rows, std::cout);
+  return 0;
+}
+
+int run_validate_command(const PlanOptions& o) {
+  check_json_target(o.json);
+  const std::string dir = plan::data_dir() + "/validation/";
+  const plan::HardwareSpec a100 = plan::load_hardware(plan::preset_path("hardware", "a100-80gb"));
+  const std::vector<plan::ValidationSet> sets = {
+      plan::validate_megatron_sc21(dir + "megatron_sc21_table1.csv", a100),
+      plan::validate_vtrain(dir + "vtrain_ground_truth_multi.csv", a100)};
+  // Issue 4's bounds: SC21 MAPE ≤ 10%, no row beyond 20%; vTrain MAPE ≤ 15%, Spearman ≥ 0.7.
+  const std::vector<report::ValidationTarget> targets = {{0.10, 0.20, 0}, {0.15, 0, 0.7}};
+  if (!o.json.empty()) write_json(report::validation_json(sets, targets), o.json);
+  if (o.json != "-") report::print_validation(sets, targets, o.rows, std::cout);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (!report::meets(sets[i], targets[i])) return static_cast<int>(ExitCode::kCheckFailed);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setup_plan(CLI::App& app, PlanOptions& o) {
+  o.storage_gbps = plan::kDefaultStorageGbps;
+  o.restart_minutes = plan::kDefaultRestartS / 60;
+  o.pue = plan::kDefaultPue;
+  add_model_options(app, o);
+  add_layout_options(app, o);
+  add_outlook_options(app, o);
+  app.require_subcommand(0, 1);
+
+  CLI::App* search = app.add_subcommand("search", "Every layout that fits, ranked by throughput");
+  add_model_options(*search, o);
+  add_outlook_options(*search, o);
+  search->add_option("--devices", o.devices, "Accelerators")->required()->check(CLI::PositiveNumber);
+  search->add_option("--gbs", o.gbs, "Fix the global batch (default: nearest to --batch-tokens per layout)")
+      ->check(CLI::PositiveNumber);
+  search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->check(CLI::Range(1, 1000));
+  search->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
+      ->check(CLI::PositiveNumber);
+  search->callback([&o] { o.mode = PlanMode::kSearch; });
+
+  CLI::App* scale = app.add_subcommand("scale", "Best layout, goodput and time-to-train per device count");
+  add_model_options(*scale, o);
+  add_outlook_options(*scale, o);
+  scale->add_option("--devices", o.scale_devices, "Device counts")->capture_default_str()
+      ->delimiter(',')->check(CLI::PositiveNumber);
+  scale->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
+      ->check(CLI::PositiveNumber);
+  scale->callback([&o] { o.mode = PlanMode::kScale; });
+
+  CLI::App* validate = app.add_subcommand("validate", "The predictor against published runs");
+  validate->add_option("--json", o.json, "Write plumb.plan-validate/1 here (- for standard output)");
+  validate->add_flag("--rows", o.rows, "List every row, not only the summary");
+  validate->callback([&o] { o.mode = PlanMode::kValidate; });
+}
+
+int run_plan(const PlanOptions& o) {
+  switch (o.mode) {
+    case PlanMode::kPredict: return run_predict(o);
+    case PlanMode::kSearch: return run_search_command(o);
+    case PlanMode::kScale: return run_scale_command(o);
+    case PlanMode::kValidate: return run_validate_command(o);
+  }
+  return 0;
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,43 @@
+// plumb plan: predict step time, MFU, memory and goodput of a parallel layout; `plan search`
+// ranks every layout that fits, `plan scale` shows goodput and time-to-train from 1,000 to
+// 100,000 devices, `plan validate` checks the predictor against published runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plumb::cli {
+
+enum class PlanMode { kPredict, kSearch, kScale, kValidate };
+
+struct PlanOptions {
+  PlanMode mode = PlanMode::kPredict;
+  std::string model, model_file, hardware, hardware_file, cluster, calibrate, db;
+  std::string precision = "bf16";
+  std::string algorithm = "auto";
+  int64_t devices = 0;
+  int tp = 1, pp = 1, dp = 0, ep = 1, cp = 1, vpp = 1, zero = 1;
+  int64_t mbs = 1, gbs = 0;
+  double batch_tokens = 16.0 * 1024 * 1024;  // plan::kDefaultBatchTokens
+  std::string recompute = "selective";
+  bool no_flash_attention = false;
+  bool no_dp_overlap = false;
+  // Reliability and cost.
+  std::optional<double> failure_rate, mtbf_hours, tokens;
+  double storage_gbps = 0, restart_minutes = 0, pue = 0;
+  // Search and scale.
+  int top = 10;
+  int max_tp = 0;
+  std::vector<int64_t> scale_devices = {1000, 10000, 100000};
+  // Validate.
+  bool rows = false;
+  std::string json;  // plumb.plan*/1 to this file ("-": standard output)
+};
+
+void setup_plan(CLI::App& app, PlanOptions& options);
+int run_plan(const PlanOptions& options);
+
+}  // namespace plumb::cli

@@ -1,0 +1,43 @@
+#include "plan/catalog.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/strings.h"
+
+namespace plumb::plan {
+
+std::string data_dir() {
+  const char* env = std::getenv("PLUMB_DATA");
+  return env && *env ? env : PLUMB_DATA_DIR;
+}
+
+std::vector<std::string> preset_names(const std::string& kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir() + "/" + kind, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string preset_path(const std::string& kind, const std::string& name) {
+  const std::vector<std::string> names = preset_names(kind);
+  if (std::find(names.begin(), names.end(), name) != names.end()) {
+    return data_dir() + "/" + kind + "/" + name + ".yaml";
+  }
+  const std::string option = kind == "models" ? "--model" : "--hardware";
+  const std::string noun = kind == "models" ? "model" : "hardware";
+  if (names.empty()) {
+    throw Error(fmt::format("{} '{}': no catalog in {}/{} (set PLUMB_DATA to plumb's data folder)",
+                            option, name, data_dir(), kind));
+  }
+  throw Error(unknown_name(option, noun, name, names) + fmt::format(" (or {}-file PATH)", option));
+}
+
+}  // namespace plumb::plan

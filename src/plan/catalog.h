@@ -1,0 +1,20 @@
+// The catalogs shipped in data/: models and hardware by preset name. The folder is the one this
+// build was made from, or $PLUMB_DATA when set (an installed copy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace plumb::plan {
+
+// The data folder: $PLUMB_DATA, else the source tree's data/ this binary was built from.
+std::string data_dir();
+
+// Preset names (file names without .yaml) in data/<kind>/, sorted. kind: "models", "hardware".
+std::vector<std::string> preset_names(const std::string& kind);
+
+// The file of a preset; an unknown name is a plumb::Error with a "did you mean" and the list,
+// e.g. "--model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); expected one of ...".
+std::string preset_path(const std::string& kind, const std::string& name);
+
+}  // namespace plumb::plan

@@ -1,0 +1,45 @@
+// `plumb plan search`: every valid layout of a model on N devices, those that fit in memory ranked
+// by throughput. The space: tp (within the scale-up domain unless allowed beyond), cp, pp, vpp,
+// dp = N / (tp·cp·pp), ep dividing dp and the experts, micro-batch, recomputation and ZeRO stage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "plan/step.h"
+
+namespace plumb::plan {
+
+struct SearchSpace {
+  int64_t devices = 0;
+  int64_t global_batch = 0;       // 0: per layout, the batch nearest to batch_tokens
+  double batch_tokens = kDefaultBatchTokens;
+  std::vector<int64_t> micro_batches = {1, 2, 4, 8};
+  std::vector<int> vpps = {1, 2, 4};
+  std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  std::vector<int> zeros = {0, 1, 2, 3};
+  int max_tp = 0;  // 0: the scale-up domain (devices per node)
+  int max_cp = 16;
+  int max_ep = 64;
+};
+
+// A layout whose smallest batch (dp × micro-batch sequences) is more than twice batch_tokens is
+// left out: it would train with a batch the run did not ask for.
+inline constexpr double kMaxBatchOvershoot = 2;
+
+struct SearchResult {
+  std::vector<Prediction> top;  // best first
+  int64_t candidates = 0;       // layouts enumerated
+  int64_t valid = 0;            // that pass layout_problems
+  int64_t fitting = 0;          // that also fit in memory
+  double seconds = 0;
+};
+
+// Called every few thousand layouts with (done, total).
+using SearchProgress = std::function<void(int64_t done, int64_t total)>;
+
+SearchResult search(const Predictor& predictor, const SearchSpace& space, int top_k,
+                    const SearchProgress& progress = {});
+
+}  // namespace plumb::plan

@@ -1,0 +1,121 @@
+// The step-time predictor: one training step of a layout, as Megatron-LM runs it (1F1B pipeline,
+// optionally interleaved; TP with sequence parallelism; DP gradient reduction overlapped with
+// the last backward; ZeRO stages; MoE all-to-all; context-parallel ring attention). Every term is
+// a small function in step.cc with its source; docs/plan.md derives each one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/hardware.h"
+#include "plan/memory.h"
+#include "plan/model.h"
+#include "plan/network.h"
+
+namespace plumb::plan {
+
+// Seconds of one step by where they go; communication is what compute waits for (exposed).
+struct Breakdown {
+  double compute = 0;    // forward, backward and recomputation of every micro-batch
+  double tp = 0;         // tensor-parallel allgather / reduce-scatter
+  double cp = 0;         // context-parallel KV exchange beyond what attention hides
+  double ep = 0;         // MoE dispatch and combine all-to-all
+  double pp = 0;         // pipeline send/receive between stages
+  double bubble = 0;     // pipeline fill and drain: (p−1)/(v·m) of the pipelined time
+  double dp = 0;         // gradient reduction and ZeRO gathers not hidden behind compute
+  double optimizer = 0;  // the optimizer step, bound by HBM bandwidth
+
+  double communication() const { return tp + cp + ep + pp + dp; }
+  double total() const { return compute + communication() + bubble + optimizer; }
+};
+
+struct MemoryUse {
+  double weights = 0;  // bytes per device
+  double grads = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double buffers = 0;   // communication buffers
+  double reserved = 0;  // runtime context and workspaces, never available to the model
+  double capacity = 0;
+  double total() const { return weights + grads + optimizer + activations + buffers; }
+  bool fits() const { return total() + reserved <= capacity; }
+};
+
+struct Prediction {
+  Layout layout;
+  std::string precision;
+  double step_time_s = 0;
+  Breakdown breakdown;
+  double tokens_per_s = 0;
+  double tflops_per_device = 0;           // model FLOPs (no recomputation) per second per device
+  double hardware_tflops_per_device = 0;  // with recomputation
+  double mfu = 0;
+  double hfu = 0;
+  double comm_wait_share = 0;  // exposed communication / step time
+  MemoryUse memory;
+};
+
+// The fraction of a chip's best-shape GEMM rate (its catalog `efficiency`, measured as MAMF) that
+// a training framework's GEMMs reach with their own shapes, and with the rest of the step around
+// them. Fitted once, for all chips, over both validation sets on A100 (docs/plan.md,
+// "Validation"): 0.8 × 0.869 = 0.695 of peak.
+inline constexpr double kFrameworkGemmShare = 0.8;
+// For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
+inline constexpr double kAssumedMamfEfficiency = 0.78;
+
+struct ComputeModel {
+  double gemm_efficiency = 0;  // fraction of peak the step's GEMMs reach
+  bool efficiency_assumed = false;  // the catalog gave none; kAssumedMamfEfficiency was used
+  bool overlap_dp = true;      // gradient reduction overlaps the last micro-batch's backward
+};
+
+ComputeModel compute_model(const HardwareSpec& hw);
+
+// What is wrong with a layout for this model and device count, every problem at once (empty:
+// valid). Devices must be tp·cp·pp·dp; heads and KV heads divisible by tp; layers ≥ pp·vpp;
+// global batch a multiple of dp·micro-batch; ep dividing dp and the experts.
+std::vector<std::string> layout_problems(const ModelSpec& m, const Layout& p, int64_t devices);
+// Tokens per step when none is given: Llama 3 405B's batch after its ramp-up, 16M tokens
+// ("The Llama 3 Herd of Models", Section 3.4.1: 4M, 8M, then 16M tokens per batch).
+inline constexpr double kDefaultBatchTokens = 16.0 * 1024 * 1024;
+
+// The global batch nearest to `batch_tokens` tokens per step that the layout can run: a multiple
+// of dp × micro-batch (× pp for the interleaved schedule), at least one.
+int64_t global_batch_near(const Layout& p, const ModelSpec& m, double batch_tokens);
+
+// The same checks; messages are formatted only into a non-null `problems` (search calls it with
+// none, millions of times).
+bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
+                  std::vector<std::string>* problems = nullptr);
+
+// Predicts layouts of one model on one machine. What depends on the model alone (FLOPs per layer,
+// MoE layers) is computed once, so a search pays only for the layout (bench/plan_search).
+class Predictor {
+ public:
+  // Throws plumb::Error when the hardware has no peak for `precision`.
+  Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& net, std::string precision,
+            ComputeModel compute);
+  // Assumes layout_problems(model, p, devices) is empty.
+  Prediction operator()(const Layout& p) const;
+  // Memory per device alone: cheaper, for dropping layouts that cannot fit.
+  MemoryUse memory(const Layout& p) const;
+
+  const ModelSpec& model() const { return m_; }
+  const HardwareSpec& hardware() const { return hw_; }
+  const Network& network() const { return net_; }
+  const ComputeModel& compute() const { return compute_; }
+  const std::string& precision() const { return precision_; }
+
+ private:
+  const ModelSpec& m_;
+  const HardwareSpec& hw_;
+  const Network& net_;
+  std::string precision_;
+  ComputeModel compute_;
+  double peak_ = 0;                  // FLOP/s
+  double layer_forward_flops_ = 0;   // per token, averaged over layers
+  double model_flops_ = 0;           // per token
+  int moe_layers_ = 0;
+};
+
+}  // namespace plumb::plan

@@ -1,0 +1,44 @@
+// `plumb plan validate`: the predictor against published measurements (data/validation/):
+// Megatron-LM SC21 Table 1 (achieved TFLOP/s per GPU) and vTrain's multi-node ground truth
+// (iteration times). Each row is predicted with the catalog's A100 and the default cluster — no
+// constant is tuned per row.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plan/hardware.h"
+
+namespace plumb::plan {
+
+struct ValidationRow {
+  std::string group;  // model size: rows are ranked within their group
+  std::string layout; // "tp 8 pp 4 dp 16 mbs 2"
+  double predicted = 0;
+  double published = 0;
+  double error() const { return (predicted - published) / published; }  // relative
+};
+
+struct ValidationSet {
+  std::string name;
+  std::string source;
+  std::string quantity;  // "TFLOP/s per GPU", "iteration time (ms)"
+  std::vector<ValidationRow> rows;
+  double mape = 0;           // mean |error|
+  double max_abs_error = 0;  // largest |error|
+  std::map<std::string, double> spearman;  // per group, of predicted vs published
+};
+
+// Spearman's rank correlation: Pearson's of the ranks, ties ranked by their average.
+double spearman(std::span<const double> a, std::span<const double> b);
+
+// Fills mape, max_abs_error and spearman from the rows.
+void summarize(ValidationSet& set);
+
+// Reads and predicts each set; errors name the file and line.
+ValidationSet validate_megatron_sc21(const std::string& csv, const HardwareSpec& a100);
+ValidationSet validate_vtrain(const std::string& csv, const HardwareSpec& a100);
+
+}  // namespace plumb::plan

@@ -1,0 +1,67 @@
+// `plumb plan` output: the console view and JSON (plumb.plan/1, plumb.plan-search/1,
+// plumb.plan-validate/1, plumb.plan-scale/1) of a prediction, a search, the validation sets and a
+// scaling table. The predictor fills plain structs; these functions only format them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plan/outlook.h"
+#include "plan/search.h"
+#include "plan/step.h"
+#include "plan/validation.h"
+
+namespace plumb::report {
+
+// What a plan was predicted on, for the header and the JSON.
+struct PlanContext {
+  std::string model;
+  std::string hardware;
+  int64_t devices = 0;
+  int64_t seq_len = 0;
+  std::string cluster;   // "8 per node, 32 nodes per rack, rail 46.0 GB/s, spine 46.0 GB/s"
+  std::string network;   // "analytic" or the calibration's source
+  std::vector<std::string> measured;  // curves that replaced the analytic model
+  std::vector<std::string> notes;     // assumptions worth saying (efficiency assumed, ...)
+};
+
+void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o,
+                std::ostream& out);
+nlohmann::json plan_json(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o);
+
+void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostream& out);
+nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r);
+
+// One row of `plumb plan scale`: the best layout at a device count and what failures leave of it.
+struct ScaleRow {
+  int64_t devices = 0;
+  bool found = false;  // a layout fits at this count
+  plan::Prediction best;
+  plan::Outlook outlook;
+};
+void print_scale(const PlanContext& c, const std::vector<ScaleRow>& rows, std::ostream& out);
+nlohmann::json scale_json(const PlanContext& c, const std::vector<ScaleRow>& rows);
+
+// The targets each set must meet (issue 4): MAPE, largest error and per-group Spearman.
+struct ValidationTarget {
+  double max_mape = 0;
+  double max_abs_error = 0;  // 0: no bound
+  double min_spearman = 0;   // 0: not checked
+};
+bool meets(const plan::ValidationSet& set, const ValidationTarget& t);
+void print_validation(const std::vector<plan::ValidationSet>& sets,
+                      const std::vector<ValidationTarget>& targets, bool rows, std::ostream& out);
+nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
+                               const std::vector<ValidationTarget>& targets);
+
+// One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).
+nlohmann::json prediction_json(const plan::Prediction& p);
+
+// "tp 8 · cp 1 · pp 16 · vpp 2 · dp 64 · ep 1 · mbs 1 · ZeRO 1 · recompute selective"
+std::string layout_text(const plan::Layout& p);
+const char* recompute_name(plan::Recompute r);
+
+}  // namespace plumb::report

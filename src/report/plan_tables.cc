@@ -1,0 +1,166 @@
+// plumb plan search / scale / validate: tables and their JSON.
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "report/plan_reporter.h"
+
+namespace plumb::report {
+namespace {
+
+constexpr double kGB = 1e9;
+
+void print_context(const PlanContext& c, std::ostream& out) {
+  fmt::print(out, "# {} on {} × {} · cluster {}\n", c.model, c.devices, c.hardware, c.cluster);
+  fmt::print(out, "# network  {}\n", c.network);
+  for (const std::string& m : c.measured) fmt::print(out, "#   measured: {}\n", m);
+  for (const std::string& n : c.notes) fmt::print(out, "# note: {}\n", n);
+}
+
+void print_layout_row(int rank, const plan::Prediction& p, std::ostream& out) {
+  const plan::Layout& l = p.layout;
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9.3f} {:>11.0f} {:>6.1f}% {:>8.1f} {:>6.1f}%\n",
+             rank, l.tp, l.cp, l.pp, l.vpp, l.dp, l.ep, l.micro_batch, l.global_batch, l.zero,
+             recompute_name(l.recompute), p.step_time_s, p.tokens_per_s, 100 * p.mfu,
+             (p.memory.total() + p.memory.reserved) / kGB, 100 * p.comm_wait_share);
+}
+
+void print_layout_header(std::ostream& out) {
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9} {:>11} {:>7} {:>8} {:>7}\n",
+             "#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "gbs", "zero", "recompute", "step s",
+             "tokens/s", "MFU", "mem GB", "comm");
+}
+
+nlohmann::json set_json(const plan::ValidationSet& s, const ValidationTarget& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const plan::ValidationRow& r : s.rows) {
+    rows.push_back({{"group", r.group},
+                    {"layout", r.layout},
+                    {"predicted", r.predicted},
+                    {"published", r.published},
+                    {"error", r.error()}});
+  }
+  return {{"name", s.name},
+          {"source", s.source},
+          {"quantity", s.quantity},
+          {"rows", rows},
+          {"mape", s.mape},
+          {"max_abs_error", s.max_abs_error},
+          {"spearman", s.spearman},
+          {"target", {{"max_mape", t.max_mape}, {"max_abs_error", t.max_abs_error}, {"min_spearman", t.min_spearman}}},
+          {"meets_target", meets(s, t)}};
+}
+
+}  // namespace
+
+void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostream& out) {
+  print_context(c, out);
+  fmt::print(out,
+             "# {} layouts enumerated, {} valid, {} fit in memory · {:.2f} s ({:.0f} layouts/s)\n",
+             r.candidates, r.valid, r.fitting, r.seconds,
+             r.seconds > 0 ? static_cast<double>(r.candidates) / r.seconds : 0.0);
+  if (r.top.empty()) {
+    fmt::print(out, "no layout fits: every valid layout needs more memory than the device has\n");
+    return;
+  }
+  print_layout_header(out);
+  for (size_t i = 0; i < r.top.size(); ++i) print_layout_row(static_cast<int>(i + 1), r.top[i], out);
+  const plan::Breakdown& b = r.top.front().breakdown;
+  fmt::print(out,
+             "best: compute {:.3f} s, TP {:.3f}, CP {:.3f}, EP {:.3f}, PP {:.3f}, bubble {:.3f}, "
+             "DP {:.3f}, optimizer {:.3f} (plumb plan with its options shows the whole report)\n",
+             b.compute, b.tp, b.cp, b.ep, b.pp, b.bubble, b.dp, b.optimizer);
+}
+
+nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const plan::Prediction& p : r.top) top.push_back(prediction_json(p));
+  return {{"schema", "plumb.plan-search/1"},
+          {"context", {{"model", c.model}, {"hardware", c.hardware}, {"devices", c.devices},
+                       {"cluster", c.cluster}, {"network", c.network}, {"measured", c.measured},
+                       {"notes", c.notes}}},
+          {"candidates", r.candidates},
+          {"valid", r.valid},
+          {"fitting", r.fitting},
+          {"seconds", r.seconds},
+          {"top", top}};
+}
+
+void print_scale(const PlanContext& c, const std::vector<ScaleRow>& rows, std::ostream& out) {
+  print_context(c, out);
+  fmt::print(out, "{:>8} {:<60} {:>11} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "devices", "best layout",
+             "tokens/s", "MFU", "MTBF h", "Daly s", "goodput", "days");
+  for (const ScaleRow& r : rows) {
+    if (!r.found) {
+      fmt::print(out, "{:>8} {}\n", r.devices, "no layout fits");
+      continue;
+    }
+    const std::string days = r.outlook.cost ? fmt::format("{:.1f}", r.outlook.cost->days) : "-";
+    fmt::print(out, "{:>8} {:<60} {:>11.0f} {:>5.1f}% {:>8.2f} {:>8.0f} {:>7.1f}% {:>9}\n", r.devices,
+               layout_text(r.best.layout), r.best.tokens_per_s, 100 * r.best.mfu, r.outlook.job_mtbf_h,
+               r.outlook.daly_s, 100 * r.outlook.at_daly.goodput, days);
+  }
+}
+
+nlohmann::json scale_json(const PlanContext& c, const std::vector<ScaleRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ScaleRow& r : rows) {
+    nlohmann::json row = {{"devices", r.devices}, {"found", r.found}};
+    if (r.found) {
+      row["best"] = prediction_json(r.best);
+      row["job_mtbf_h"] = r.outlook.job_mtbf_h;
+      row["daly_interval_s"] = r.outlook.daly_s;
+      row["goodput"] = r.outlook.at_daly.goodput;
+      row["effective_tokens_per_s"] = r.outlook.effective_tokens_per_s;
+      if (r.outlook.cost) {
+        row["days"] = r.outlook.cost->days;
+        row["device_hours"] = r.outlook.cost->device_hours;
+      }
+    }
+    out.push_back(row);
+  }
+  return {{"schema", "plumb.plan-scale/1"},
+          {"context", {{"model", c.model}, {"hardware", c.hardware}, {"cluster", c.cluster}}},
+          {"rows", out}};
+}
+
+bool meets(const plan::ValidationSet& set, const ValidationTarget& t) {
+  if (set.mape > t.max_mape) return false;
+  if (t.max_abs_error > 0 && set.max_abs_error > t.max_abs_error) return false;
+  for (const auto& [group, rho] : set.spearman) {
+    if (t.min_spearman > 0 && rho < t.min_spearman) return false;
+  }
+  return true;
+}
+
+void print_validation(const std::vector<plan::ValidationSet>& sets,
+                      const std::vector<ValidationTarget>& targets, bool rows, std::ostream& out) {
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const plan::ValidationSet& s = sets[i];
+    const ValidationTarget& t = targets[i];
+    fmt::print(out, "# {} · {} · {}\n", s.name, s.source, s.quantity);
+    if (rows) {
+      fmt::print(out, "{:<8} {:<26} {:>11} {:>11} {:>8}\n", "model", "layout", "predicted", "published", "error");
+      for (const plan::ValidationRow& r : s.rows) {
+        fmt::print(out, "{:<8} {:<26} {:>11.1f} {:>11.1f} {:>+7.1f}%\n", r.group, r.layout, r.predicted,
+                   r.published, 100 * r.error());
+      }
+    }
+    fmt::print(out, "{}: {} rows · MAPE {:.1f}% (target ≤ {:.0f}%) · largest error {:.1f}%{}\n", s.name,
+               s.rows.size(), 100 * s.mape, 100 * t.max_mape, 100 * s.max_abs_error,
+               t.max_abs_error > 0 ? fmt::format(" (target ≤ {:.0f}%)", 100 * t.max_abs_error) : "");
+    for (const auto& [group, rho] : s.spearman) {
+      fmt::print(out, "  Spearman {:<6} {:.3f}{}\n", group, rho,
+                 t.min_spearman > 0 ? fmt::format(" (target ≥ {:.2f})", t.min_spearman) : "");
+    }
+    fmt::print(out, "{}: {}\n\n", s.name, meets(s, t) ? "meets its target" : "MISSES its target");
+  }
+}
+
+nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
+                               const std::vector<ValidationTarget>& targets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < sets.size(); ++i) out.push_back(set_json(sets[i], targets[i]));
+  return {{"schema", "plumb.plan-validate/1"}, {"sets", out}};
+}
+
+}  // namespace plumb::report
