@@ -37,7 +37,15 @@ std::string preset_path(const std::string& kind, const std::string& name) {
     throw Error(fmt::format("{} '{}': no catalog in {}/{} (set PLUMB_DATA to plumb's data folder)",
                             option, name, data_dir(), kind));
   }
-  throw Error(unknown_name(option, noun, name, names) + fmt::format(" (or {}-file PATH)", option));
+  // "h100" means "h100-sxm" more likely than the closer spelling "h200": a single name that starts
+  // with the word is the suggestion.
+  std::vector<std::string> prefixed;
+  for (const std::string& n : names) {
+    if (n.rfind(name, 0) == 0) prefixed.push_back(n);
+  }
+  const std::string suggest = prefixed.size() == 1 ? prefixed.front() : name;
+  throw Error(unknown_name(option, noun, name, names, suggest) +
+              fmt::format(" (or {}-file PATH)", option));
 }
 
 }  // namespace plumb::plan

@@ -1,0 +1,155 @@
+// plumb plan end to end: the reports issue 4 names (a 1T dense model and DeepSeek-V3 on 16,384
+// H100 and on 10,000 Ascend 910C), a layout that cannot fit, the JSON schema, search, scale,
+// validate, and one clear line with exit 2 for each kind of bad input.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/subprocess.h"
+
+namespace plumb::test {
+namespace {
+
+const std::string kPlumb = PLUMB_BIN;
+
+test::Run plan(const std::string& args) { return run_command(kPlumb + " plan " + args); }
+
+void expect_complete_report(const test::Run& r) {
+  for (const char* part : {"# plumb plan · ", "layout   tp ", "step     ", " tokens/s · ", "MFU ",
+                           "HFU ", "pipeline bubble", "exposed TP communication",
+                           "exposed DP / ZeRO communication", "compute waits on communication",
+                           "memory per device", "optimizer states", "activations", "total ",
+                           "reliability  1.97e-05 failures per device-hour", "goodput "}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+}
+
+TEST(PlanCli, DenseTrillionAndDeepSeekOnH100And910C) {
+  const struct {
+    std::string args;
+  } cases[] = {
+      {"--model megatron-1t --hardware h100-sxm --devices 16384 --tp 8 --pp 32 --vpp 2 --zero 1"},
+      {"--model deepseek-v3-671b --hardware h100-sxm --devices 16384 --tp 2 --pp 8 --ep 32 --zero 1"},
+      {"--model megatron-1t --hardware ascend-910c --devices 10000 --tp 4 --cp 2 --pp 10 --vpp 4 --zero 2"},
+      {"--model deepseek-v3-671b --hardware ascend-910c --devices 10000 --tp 2 --pp 5 --vpp 4 --ep 4 --zero 2"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = plan(c.args + " --tokens 1e12");
+    EXPECT_EQ(r.exit_code, 0) << c.args << "\n" << r.out << r.err;
+    expect_complete_report(r);
+    EXPECT_NE(r.out.find(": fits ("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cost  1e+12 tokens: "), std::string::npos) << r.out;
+  }
+}
+
+TEST(PlanCli, ALayoutThatCannotFitSaysSoWithTheNumbers) {
+  const test::Run r = plan("--model megatron-1t --hardware h100-sxm --devices 64 --tp 8 --pp 8 --zero 0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find(" of 80.00: DOES NOT FIT ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" GB over)"), std::string::npos) << r.out;
+}
+
+TEST(PlanCli, JsonHasTheSchemaFields) {
+  const test::Run r = plan("--model llama3-70b --hardware h100-sxm --devices 64 --tp 8 --pp 2 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "plumb.plan/1");
+  for (const char* key : {"step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "hfu", "fits"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"weights", "grads", "optimizer", "activations", "buffers", "total"}) {
+    EXPECT_TRUE(j["memory_bytes"].contains(key)) << key;
+  }
+  for (const char* key : {"compute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer"}) {
+    EXPECT_TRUE(j["breakdown_s"].contains(key)) << key;
+  }
+  double sum = 0;
+  for (const auto& [key, value] : j["breakdown_s"].items()) sum += value.get<double>();
+  EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9 * sum);
+  EXPECT_EQ(j["layout"]["dp"], 4);
+  EXPECT_EQ(j["context"]["devices"], 64);
+}
+
+TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
+  const std::string dir = temp_dir("plan-bad");
+  write_file(dir + "/model.yaml", "name: broken\nlayers: 4\nhidden: [1\n");
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {"--model llama3-7b --hardware h100-sxm",
+       "plumb: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-70b'?); expected one of "},
+      {"--model llama3-70b --hardware h100",
+       "plumb: error: --hardware: unknown hardware 'h100' (did you mean 'h100-sxm'?); expected one of "},
+      {"--model llama3-70b --hardware h100-sxm --devices 100 --tp 8 --pp 4",
+       "plumb: error: layout for llama3-70b on 100 devices: tp 8 × cp 1 × pp 4 × dp 3 = 96 devices, not 100\n"},
+      {"--model llama3-70b --hardware h100-sxm --devices 96 --tp 3",
+       "plumb: error: layout for llama3-70b on 96 devices: 64 attention heads do not divide by tp 3\n"},
+      {"--model-file " + dir + "/model.yaml --hardware h100-sxm",
+       "plumb: error: " + dir + "/model.yaml:4: not valid YAML: end of sequence flow not found\n"},
+      {"--hardware h100-sxm", "plumb: error: plumb plan needs --model NAME or --model-file PATH\n"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = plan(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err.substr(0, c.err.size()), c.err) << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(PlanCli, SearchListsTheTopLayouts) {
+  const test::Run r = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 3 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "plumb.plan-search/1");
+  ASSERT_EQ(j["top"].size(), 3u);
+  EXPECT_GE(j["top"][0]["tokens_per_s"].get<double>(), j["top"][2]["tokens_per_s"].get<double>());
+  EXPECT_GT(j["candidates"].get<int64_t>(), j["fitting"].get<int64_t>());
+  const test::Run table = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 3");
+  EXPECT_NE(table.out.find(" layouts enumerated, "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("  1 "), std::string::npos) << table.out;
+}
+
+// On a terminal (script(1)'s pseudo-terminal) the search draws its progress line.
+TEST(PlanCli, SearchProgressLineOnATerminal) {
+  const test::Run r = run_command("script -qec '" + kPlumb +
+                            " plan search --model megatron-1t --hardware h100-sxm --devices 4096 --top 1' /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4096 devices · layouts"), std::string::npos) << r.out;
+}
+
+TEST(PlanCli, ScaleFromOneThousandToOneHundredThousand) {
+  const test::Run r = plan("scale --model llama3-405b --hardware h100-sxm --tokens 15e12 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  double last_mtbf = 1e30;
+  for (const auto& row : j["rows"]) {
+    ASSERT_TRUE(row["found"].get<bool>()) << row;
+    EXPECT_LT(row["job_mtbf_h"].get<double>(), last_mtbf);  // more devices, more interruptions
+    last_mtbf = row["job_mtbf_h"].get<double>();
+    EXPECT_GT(row["goodput"].get<double>(), 0);
+    EXPECT_LT(row["goodput"].get<double>(), 1);
+  }
+  EXPECT_GT(j["rows"][0]["goodput"].get<double>(), j["rows"][2]["goodput"].get<double>());
+  EXPECT_GT(j["rows"][0]["days"].get<double>(), j["rows"][2]["days"].get<double>());
+}
+
+TEST(PlanCli, ValidateMeetsItsTargets) {
+  const test::Run r = plan("validate --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sets"].size(), 2u);
+  for (const auto& set : j["sets"]) {
+    for (const char* key : {"name", "rows", "mape", "max_abs_error", "spearman"}) {
+      EXPECT_TRUE(set.contains(key)) << key;
+    }
+    EXPECT_TRUE(set["meets_target"].get<bool>()) << set["name"];
+  }
+  const test::Run table = plan("validate --rows");
+  EXPECT_NE(table.out.find("megatron-sc21: meets its target"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1008B    tp 8 pp 64 dp 6"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace plumb::test

@@ -1,0 +1,74 @@
+// plumb plan search: what it enumerates, what it drops, and that it ranks by throughput.
+#include "plan/search.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/models.h"
+
+namespace plumb::plan {
+namespace {
+
+HardwareSpec h100() {
+  HardwareSpec hw;
+  hw.name = "H100";
+  hw.peak_tflops = {{"bf16", 989}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 3.35;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 450;
+  hw.scaleout_gbps_per_device = 50;
+  hw.efficiency = 0.8;
+  return hw;
+}
+
+TEST(Search, RanksFittingLayoutsByThroughput) {
+  const ModelSpec m = test_models::gpt3();
+  const HardwareSpec hw = h100();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predictor(m, hw, net, "bf16", compute_model(hw));
+  SearchSpace s;
+  s.devices = 1024;
+  int calls = 0;
+  const SearchResult r = search(predictor, s, 5, [&](int64_t done, int64_t total) {
+    EXPECT_LE(done, total);
+    ++calls;
+  });
+  EXPECT_GT(calls, 0);
+  ASSERT_EQ(r.top.size(), 5u);
+  EXPECT_GT(r.candidates, r.valid);
+  EXPECT_GT(r.valid, r.fitting);
+  for (size_t i = 1; i < r.top.size(); ++i) EXPECT_GE(r.top[i - 1].tokens_per_s, r.top[i].tokens_per_s);
+  for (const Prediction& p : r.top) {
+    EXPECT_TRUE(p.memory.fits());
+    EXPECT_LE(p.layout.tp, 8);  // within the node unless --max-tp says otherwise
+    EXPECT_EQ(p.layout.devices(), 1024);
+    EXPECT_TRUE(layout_problems(m, p.layout, 1024).empty());
+    EXPECT_LE(p.layout.global_batch * 2048, kMaxBatchOvershoot * kDefaultBatchTokens);
+  }
+  // The best is the best of everything that fits: no single layout the search skipped beats it.
+  Layout manual;
+  manual.tp = 8;
+  manual.pp = 8;
+  manual.dp = 16;
+  manual.global_batch = 8192;
+  manual.recompute = Recompute::kSelective;
+  manual.zero = 1;
+  ASSERT_TRUE(predictor.memory(manual).fits());
+  EXPECT_GE(r.top.front().tokens_per_s, predictor(manual).tokens_per_s);
+}
+
+TEST(Search, NothingFitsSaysSoWithCounts) {
+  const ModelSpec m = test_models::gpt3();
+  const HardwareSpec hw = h100();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predictor(m, hw, net, "bf16", compute_model(hw));
+  SearchSpace s;
+  s.devices = 2;  // 175B on two devices: valid layouts exist, none fits
+  const SearchResult r = search(predictor, s, 3);
+  EXPECT_GT(r.valid, 0);
+  EXPECT_EQ(r.fitting, 0);
+  EXPECT_TRUE(r.top.empty());
+}
+
+}  // namespace
+}  // namespace plumb::plan

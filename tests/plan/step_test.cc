@@ -1,0 +1,170 @@
+// The step predictor's relations, each checked against its formula: the pipeline bubble of 1F1B
+// and the interleaved schedule, MFU and HFU from the FLOP counts, the breakdown adding up, the
+// layout checks' messages and the global batch a layout can run.
+#include "plan/step.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "plan/flops.h"
+#include "plan/models.h"
+
+namespace plumb::plan {
+namespace {
+
+HardwareSpec a100() {
+  HardwareSpec hw;
+  hw.name = "A100";
+  hw.peak_tflops = {{"bf16", 312}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 2.039;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 300;
+  hw.scaleout_gbps_per_device = 25;
+  hw.efficiency = 0.869;
+  return hw;
+}
+
+struct Fixture {
+  ModelSpec m = test_models::gpt3();
+  HardwareSpec hw = a100();
+  Network net{default_cluster(hw), Algorithm::kAuto};
+  Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+};
+
+Layout gpt3_layout(int pp, int vpp, int64_t global_batch) {
+  Layout p;
+  p.tp = 8;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.dp = 16;
+  p.global_batch = global_batch;
+  p.recompute = Recompute::kFull;
+  return p;
+}
+
+// Narayanan et al. 2021, Section 2.2: the bubble is (p−1)/m of the pipelined time with 1F1B and
+// (p−1)/(v·m) with v interleaved stages. p = 8, m = 1536/16 = 96: 7/96; v = 4: 7/384.
+TEST(Step, PipelineBubbleAsNarayanan) {
+  Fixture f;
+  for (int vpp : {1, 4}) {
+    const Prediction r = f.predict(gpt3_layout(8, vpp, 1536));
+    const Breakdown& b = r.breakdown;
+    const double pipelined = b.compute + b.tp + b.cp + b.ep + b.pp;
+    EXPECT_NEAR(b.bubble / pipelined, 7.0 / (vpp * 96), 1e-12) << "vpp " << vpp;
+  }
+}
+
+// MFU counts model FLOPs (3 × forward, no recomputation) per second per device against peak;
+// HFU adds full recomputation's second forward of the layers (Korthikanti Section 6).
+TEST(Step, MfuAndHfuFromTheFlopCounts) {
+  Fixture f;
+  const Layout p = gpt3_layout(8, 1, 1536);
+  const Prediction r = f.predict(p);
+  const double tokens = 1536.0 * 2048;
+  EXPECT_NEAR(r.tokens_per_s, tokens / r.step_time_s, 1e-6);
+  const double devices = 8 * 8 * 16;
+  EXPECT_NEAR(r.mfu, model_flops_per_token(f.m) * tokens / r.step_time_s / devices / 312e12, 1e-12);
+  EXPECT_NEAR(r.hfu, full_recompute_flops_per_token(f.m) * tokens / r.step_time_s / devices / 312e12,
+              1e-12);
+  EXPECT_NEAR(r.hfu / r.mfu, full_recompute_flops_per_token(f.m) / model_flops_per_token(f.m), 1e-12);
+  EXPECT_DOUBLE_EQ(r.step_time_s, r.breakdown.total());
+  EXPECT_NEAR(r.comm_wait_share, r.breakdown.communication() / r.step_time_s, 1e-12);
+}
+
+// Compute is GEMM-bound for GPT-3: within 10% above the pure GEMM time at peak × efficiency
+// (the rest is element-wise traffic and per-kernel cost), never below it.
+TEST(Step, ComputeIsTheGemmTimePlusMemoryBoundWork) {
+  Fixture f;
+  Layout p;
+  p.global_batch = 1;
+  const Prediction r = f.predict(p);
+  const double gemm = model_flops_per_token(f.m) * 2048 / (312e12 * 0.869 * kFrameworkGemmShare);
+  EXPECT_GT(r.breakdown.compute, gemm);
+  EXPECT_LT(r.breakdown.compute, 1.1 * gemm);
+}
+
+// Selective recomputation adds only attention's score FLOPs (4·s·h per token and layer); full
+// adds the whole forward of the layers.
+TEST(Step, RecomputationCostsWhatItRepeats) {
+  Fixture f;
+  Layout p;
+  p.global_batch = 1;
+  const double none = f.predict(p).breakdown.compute;
+  p.recompute = Recompute::kSelective;
+  const double selective = f.predict(p).breakdown.compute;
+  p.recompute = Recompute::kFull;
+  const double full = f.predict(p).breakdown.compute;
+  const double eff = 312e12 * 0.869 * kFrameworkGemmShare;
+  EXPECT_NEAR(selective - none, 4.0 * 2048 * 12288 * 2048 * 96 / eff, 1e-9);
+  EXPECT_GT(full - none, 0.3 * none);  // the layers' forward is about a third of fwd + bwd
+  EXPECT_LT(full - none, 0.34 * none);
+}
+
+TEST(Step, TensorParallelCommunicationIsExposedAndDataParallelHides) {
+  Fixture f;
+  const Prediction r = f.predict(gpt3_layout(8, 1, 1536));
+  EXPECT_GT(r.breakdown.tp, 0);
+  EXPECT_EQ(r.breakdown.ep, 0);
+  EXPECT_EQ(r.breakdown.cp, 0);
+  ComputeModel no_overlap = compute_model(f.hw);
+  no_overlap.overlap_dp = false;
+  const Predictor serial(f.m, f.hw, f.net, "bf16", no_overlap);
+  EXPECT_GT(serial(gpt3_layout(8, 1, 1536)).breakdown.dp, r.breakdown.dp);
+}
+
+TEST(Step, MemoryFitsAgainstCapacityLessTheReserve) {
+  Fixture f;
+  Layout one;  // all of GPT-3 on one device: 175B × 16 bytes
+  one.global_batch = 1;
+  const MemoryUse u = f.predict.memory(one);
+  EXPECT_FALSE(u.fits());
+  EXPECT_NEAR(u.weights + u.grads + u.optimizer, 16.0 * parameter_count(f.m), 1.0);
+  EXPECT_DOUBLE_EQ(u.capacity, 80e9);
+  EXPECT_TRUE(f.predict.memory(gpt3_layout(8, 1, 1536)).fits());
+}
+
+TEST(Step, LayoutProblemsNameEveryMistakeAtOnce) {
+  const ModelSpec m = test_models::gpt3();
+  Layout p;
+  p.tp = 5;
+  p.pp = 128;
+  p.dp = 3;
+  p.micro_batch = 2;
+  p.global_batch = 1000;
+  p.ep = 2;
+  const std::vector<std::string> problems = layout_problems(m, p, 1024);
+  ASSERT_EQ(problems.size(), 5u);
+  EXPECT_EQ(problems[0], "tp 5 × cp 1 × pp 128 × dp 3 = 1920 devices, not 1024");
+  EXPECT_EQ(problems[1], "96 attention heads do not divide by tp 5");
+  EXPECT_EQ(problems[2], "96 layers cannot fill pp 128 × vpp 1 stages");
+  EXPECT_EQ(problems[3], "global batch 1000 is not a multiple of dp 3 × micro-batch 2");
+  EXPECT_EQ(problems[4], "ep 2 needs a MoE model");
+  EXPECT_TRUE(layout_problems(m, gpt3_layout(8, 1, 1536), 1024).empty());
+}
+
+// 16M tokens of 2048-token sequences is 8192 sequences: with dp 16 × mbs 2 a multiple of 32;
+// interleaving also needs a multiple of pp.
+TEST(Step, GlobalBatchNearTheTokensAskedFor) {
+  const ModelSpec m = test_models::gpt3();
+  Layout p = gpt3_layout(8, 1, 0);
+  p.micro_batch = 2;
+  EXPECT_EQ(global_batch_near(p, m, 16.0 * 1024 * 1024), 8192);
+  EXPECT_EQ(global_batch_near(p, m, 100.0 * 2048), 96);   // 100 → nearest multiple of 32
+  EXPECT_EQ(global_batch_near(p, m, 1.0), 32);             // at least one per replica
+  p.vpp = 2;
+  EXPECT_EQ(global_batch_near(p, m, 100.0 * 2048), 256);  // a multiple of 32 × 8, at least one
+}
+
+TEST(Step, UnknownPrecisionNamesWhatTheHardwareGives) {
+  Fixture f;
+  try {
+    const Predictor p(f.m, f.hw, f.net, "fp8", compute_model(f.hw));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--precision fp8: A100 gives no peak for it; it gives: bf16");
+  }
+}
+
+}  // namespace
+}  // namespace plumb::plan
