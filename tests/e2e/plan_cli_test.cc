@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "baseline/store.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -133,6 +134,69 @@ TEST(PlanCli, ScaleFromOneThousandToOneHundredThousand) {
   }
   EXPECT_GT(j["rows"][0]["goodput"].get<double>(), j["rows"][2]["goodput"].get<double>());
   EXPECT_GT(j["rows"][0]["days"].get<double>(), j["rows"][2]["days"].get<double>());
+}
+
+// A stored baseline whose node layer measured allgather and reducescatter at 1–64 MiB.
+std::string calibration_store(const std::string& dir, double busbw) {
+  baseline::Record r;
+  r.created = "2026-12-02T10:00:00Z";
+  r.label = "node-sweep";
+  r.hosts = {"gpu-001"};
+  r.source = "plumb baseline";
+  for (const char* collective : {"allgather", "reducescatter"}) {
+    for (uint64_t bytes = 1 << 20; bytes <= (1u << 26); bytes *= 4) {
+      comm::Row row;
+      row.layer = "node";
+      row.group = "node";
+      row.group_ranks = 8;
+      row.collective = collective;
+      row.dtype = "bfloat16";
+      row.op = "sum";
+      row.requested_bytes = row.bytes = bytes;
+      row.busbw_gbps = busbw;
+      row.algbw_gbps = busbw * 8 / 7;
+      row.time_us = static_cast<double>(bytes) / (row.algbw_gbps * 1e3);
+      r.rows.push_back(row);
+    }
+  }
+  const std::string db = dir + "/plumb.db";
+  baseline::Store(db).save(r);
+  return db;
+}
+
+// --calibrate: the measured node curves price TP's allgather and reduce-scatter; the report says
+// so, and a slower measurement makes a slower TP term.
+TEST(PlanCli, CalibrationSaysWhatWasMeasured) {
+  const std::string dir = temp_dir("plan-calibrate");
+  const std::string db = calibration_store(dir, 50);
+  const std::string layout = " --model llama3-70b --hardware h100-sxm --devices 64 --tp 8 --pp 2 ";
+  const test::Run r = plan(layout + "--calibrate 1 --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# network  calibrated from baseline 1 · 2026-12-02T10:00:00Z · node-sweep"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#   measured: node allgather: 4 sizes 1 MiB–64 MiB, 8 ranks"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("measured curves priced: node allgather, node reducescatter; everything else analytic"),
+            std::string::npos) << r.out;
+  auto tp_seconds = [&](const std::string& args) {
+    const nlohmann::json j = nlohmann::json::parse(plan(layout + args + " --json -").out);
+    return j["breakdown_s"]["tp"].get<double>();
+  };
+  const double analytic = tp_seconds("");
+  const double measured = tp_seconds("--calibrate 1 --db " + db);
+  // Analytic node links give 351 GB/s per device; the measurement 50 GB/s: TP time grows by about
+  // 351/50, less the latency part the measured curve already holds.
+  EXPECT_GT(measured, 5 * analytic);
+  EXPECT_LT(measured, 351.0 / 50 * analytic * 1.01);
+}
+
+TEST(PlanCli, CalibrationFromAnUnknownIdNamesIt) {
+  const std::string dir = temp_dir("plan-calibrate-bad");
+  const std::string db = calibration_store(dir, 50);
+  const test::Run r = plan("--model llama3-8b --hardware h100-sxm --devices 8 --tp 8 --calibrate 7 --db " + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("7"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(PlanCli, ValidateMeetsItsTargets) {
