@@ -87,11 +87,14 @@ CollectiveTime Network::time(Collective c, double bytes, const GroupShape& g) co
       algorithm_ == Algorithm::kAuto ? std::span<const Algorithm>(kAll)
                                      : std::span<const Algorithm>(&algorithm_, 1);
   CollectiveTime best{-1, Algorithm::kRing, false};
-  for (Algorithm a : candidates) {
-    if (a == Algorithm::kTree && c != Collective::kAllReduce) continue;
+  for (Algorithm asked : candidates) {
+    // NCCL has a tree for allreduce only; a group inside one node (or one rank per node) has one
+    // level: what runs is the ring, and the result says so.
+    const bool tree = asked == Algorithm::kTree && c == Collective::kAllReduce;
+    const bool levels = asked == Algorithm::kHierarchical && g.per_node > 1 && g.nodes > 1;
+    const Algorithm a = tree || levels ? asked : Algorithm::kRing;
+    if (a != asked && algorithm_ == Algorithm::kAuto) continue;  // the ring is a candidate itself
     bool measured = false;
-    const bool levels = a == Algorithm::kHierarchical && g.per_node > 1 && g.nodes > 1;
-    if (a == Algorithm::kHierarchical && !levels && algorithm_ == Algorithm::kAuto) continue;
     const double s = levels ? two_level(c, bytes, g, measured) : flat(c, bytes, g, a, measured);
     if (best.seconds < 0 || s < best.seconds) best = {s, a, measured};
   }
