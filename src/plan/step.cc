@@ -75,7 +75,8 @@ LayerCompute layer_forward(const Ctx& c) {
   Layout no_recompute = c.p;
   no_recompute.recompute = Recompute::kNone;
   LayerCompute t;
-  t.gemm = (flops - score_flops) / (c.peak * c.gemm_efficiency);
+  const double efficiency = c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
+  t.gemm = (flops - score_flops) / (c.peak * efficiency);
   t.scores = score_flops / (c.peak * c.gemm_efficiency);
   t.memory = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute) /
              (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);

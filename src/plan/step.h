@@ -57,9 +57,12 @@ struct Prediction {
 
 // The fraction of a chip's best-shape GEMM rate (its catalog `efficiency`, measured as MAMF) that
 // a training framework's GEMMs reach with their own shapes, and with the rest of the step around
-// them. Fitted once, for all chips, over both validation sets on A100 (docs/plan.md,
-// "Validation"): 0.8 × 0.869 = 0.695 of peak.
-inline constexpr double kFrameworkGemmShare = 0.8;
+// them, times how a GEMM slows as its per-device width h/tp shrinks: w/(w + w½), w½ = 128. Both
+// constants were fitted once, for all chips, over both validation sets on A100 (docs/plan.md,
+// "Validation"); h/tp = 1536 gives 0.84 × 0.923 × 0.869 = 0.67 of peak.
+inline constexpr double kFrameworkGemmShare = 0.84;
+inline constexpr double kGemmHalfWidth = 128;
+inline double gemm_width_factor(double width) { return width / (width + kGemmHalfWidth); }
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
 
