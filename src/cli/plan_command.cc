@@ -61,7 +61,7 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str()->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}));
   app.add_option("--batch-tokens", o.batch_tokens,
                  "Without --gbs: tokens per step; the global batch is the multiple of dp × mbs "
-                 "nearest to it")
+                 "(× pp when interleaved) nearest to it")
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_flag("--no-flash-attention", o.no_flash_attention,
                "Attention keeps its s×s scores (as before FlashAttention)");
@@ -249,6 +249,7 @@ plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
   s.global_batch = o.gbs;
   s.batch_tokens = o.batch_tokens;
   s.max_tp = o.max_tp;
+  s.flash_attention = !o.no_flash_attention;
   return s;
 }
 

@@ -17,7 +17,7 @@ const char* net_layer_name(NetLayer layer);
 // Achievable fractions of link bandwidth and per-step latencies, from public nccl-tests figures
 // (docs/plan.md, "Network"): 8×A100 NVLink allreduce reaches ~230 of 300 GB/s busbw; HDR/NDR
 // InfiniBand reaches ~92% of line rate.
-inline constexpr double kScaleUpEfficiency = 0.78;
+inline constexpr double kScaleUpEfficiency = 0.77;
 inline constexpr double kScaleOutEfficiency = 0.92;
 inline constexpr double kNodeLatencyS = 2e-6;
 inline constexpr double kRailLatencyS = 6e-6;

@@ -28,9 +28,10 @@ double params_per_device(const ModelSpec& m, const Layout& p) {
 ModelStates model_states(const ModelSpec& m, const Layout& p) {
   const double n = params_per_device(m, p);
   ModelStates s{2 * n, 2 * n, 12 * n};
-  if (p.zero >= 1) s.optimizer /= p.dp;
-  if (p.zero >= 2) s.gradients /= p.dp;
-  if (p.zero >= 3) s.weights /= p.dp;
+  const double shards = static_cast<double>(p.dp) * p.cp;  // CP ranks hold the same weights
+  if (p.zero >= 1) s.optimizer /= shards;
+  if (p.zero >= 2) s.gradients /= shards;
+  if (p.zero >= 3) s.weights /= shards;
   return s;
 }
 

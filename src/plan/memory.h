@@ -44,7 +44,8 @@ double params_per_device(const ModelSpec& m, const Layout& p);
 
 // Mixed-precision Adam: bf16 weights (2 B) and gradients (2 B), fp32 master weights, momentum and
 // variance (12 B) per parameter; ZeRO stage k divides the first k of (optimizer, gradients,
-// weights) — in that order — by dp.
+// weights) — in that order — by dp · cp (context-parallel ranks hold the same weights, and
+// Megatron's distributed optimizer shards over both).
 ModelStates model_states(const ModelSpec& m, const Layout& p);
 
 // Activation bytes of one layer for one micro-batch with tensor and sequence parallelism:

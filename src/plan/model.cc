@@ -11,6 +11,11 @@
 namespace plumb::plan {
 namespace {
 
+// Upper bounds: counts (layers, heads, experts) and sizes (hidden, vocab, sequence) far above any
+// published model, low enough that the parameter and FLOP products stay inside int64.
+constexpr int kMaxCount = 1'000'000;
+constexpr int64_t kMaxSize = 1'000'000'000;
+
 // Reads the keys of one YAML map, collecting every problem instead of stopping at the first.
 class Reader {
  public:
@@ -33,14 +38,31 @@ class Reader {
     }
   }
 
-  // A number above zero; a value of the wrong type is reported once, by get().
+  // A number above zero and at most `most`; a value of the wrong type is reported once, by get().
+  // The bound keeps the products the planner forms from these counts far from overflow.
   template <class T>
-  T positive(const char* key) {
+  T positive(const char* key, T most) {
     const size_t before = problems_.size();
     const T value = get<T>(key);
-    if (problems_.size() == before && value <= 0) {
+    if (problems_.size() != before) return T{};
+    if (value <= 0) {
       problems_.push_back(fmt::format("{}:{}: '{}' must be positive", where_,
                                       node_[key].Mark().line + 1, key));
+    } else if (value > most) {
+      problems_.push_back(fmt::format("{}:{}: '{}' must be at most {}", where_,
+                                      node_[key].Mark().line + 1, key, most));
+    }
+    return value;
+  }
+
+  // An optional count from 0 to `most`; absent → 0.
+  int count(const char* key, int most) {
+    const size_t before = problems_.size();
+    const int value = get<int>(key, false);
+    if (problems_.size() != before) return 0;
+    if (value < 0 || value > most) {
+      problems_.push_back(fmt::format("{}:{}: '{}' must be from 0 to {}", where_,
+                                      node_[key].Mark().line + 1, key, most));
     }
     return value;
   }
@@ -62,13 +84,19 @@ FfnType ffn_type_of(const std::string& text, const std::string& path,
 
 MoeSpec read_moe(const YAML::Node& node, const std::string& path,
                  std::vector<std::string>& problems) {
-  Reader r(node, path + ": moe", problems);
   MoeSpec moe;
-  moe.experts = r.positive<int>("experts");
-  moe.top_k = r.positive<int>("top_k");
-  moe.shared_experts = r.get<int>("shared_experts", false);
-  moe.expert_ffn_hidden = r.positive<int64_t>("expert_ffn_hidden");
-  moe.first_dense_layers = r.get<int>("first_dense_layers", false);
+  if (!node.IsMap()) {
+    problems.push_back(fmt::format("{}:{}: 'moe' must be a map of experts, top_k, "
+                                   "shared_experts, expert_ffn_hidden, first_dense_layers",
+                                   path, node.Mark().line + 1));
+    return moe;
+  }
+  Reader r(node, path + ": moe", problems);
+  moe.experts = r.positive<int>("experts", kMaxCount);
+  moe.top_k = r.positive<int>("top_k", kMaxCount);
+  moe.shared_experts = r.count("shared_experts", kMaxCount);
+  moe.expert_ffn_hidden = r.positive<int64_t>("expert_ffn_hidden", kMaxSize);
+  moe.first_dense_layers = r.count("first_dense_layers", kMaxCount);
   if (moe.top_k > moe.experts) {
     problems.push_back(fmt::format("{}: moe: top_k {} exceeds experts {}", path, moe.top_k,
                                    moe.experts));
@@ -81,13 +109,13 @@ ModelSpec read_model(const YAML::Node& root, const std::string& path,
   Reader r(root, path, problems);
   ModelSpec m;
   m.name = r.get<std::string>("name");
-  m.layers = r.positive<int>("layers");
-  m.hidden = r.positive<int64_t>("hidden");
-  m.heads = r.positive<int>("heads");
-  m.kv_heads = r.positive<int>("kv_heads");
-  m.ffn_hidden = r.positive<int64_t>("ffn_hidden");
-  m.vocab = r.positive<int64_t>("vocab");
-  m.seq_len = r.positive<int64_t>("seq_len");
+  m.layers = r.positive<int>("layers", kMaxCount);
+  m.hidden = r.positive<int64_t>("hidden", kMaxSize);
+  m.heads = r.positive<int>("heads", kMaxCount);
+  m.kv_heads = r.positive<int>("kv_heads", kMaxCount);
+  m.ffn_hidden = r.positive<int64_t>("ffn_hidden", kMaxSize);
+  m.vocab = r.positive<int64_t>("vocab", kMaxSize);
+  m.seq_len = r.positive<int64_t>("seq_len", kMaxSize);
   m.ffn_type = ffn_type_of(r.get<std::string>("ffn_type"), path, problems);
   m.tied_embeddings = r.get<bool>("tied_embeddings", false);
   m.params_b = r.get<double>("params_b", false);

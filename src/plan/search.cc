@@ -39,7 +39,7 @@ std::vector<int> expert_parallel(const ModelSpec& m, int dp, int max_ep) {
   return out;
 }
 
-// Candidates per shape: vpp × micro-batch × recompute × ZeRO × ep, for the progress total.
+// Candidates per shape and ep: vpp × micro-batch × recompute × ZeRO, for the progress total.
 int64_t per_shape(const SearchSpace& s) {
   return static_cast<int64_t>(s.vpps.size() * s.micro_batches.size() * s.recomputes.size() *
                               s.zeros.size());
@@ -64,6 +64,7 @@ SearchResult search(const Predictor& predictor, const SearchSpace& s, int top_k,
     p.cp = shape.cp;
     p.pp = shape.pp;
     p.dp = static_cast<int>(s.devices / (int64_t{shape.tp} * shape.cp * shape.pp));
+    p.flash_attention = s.flash_attention;
     for (int ep : expert_parallel(m, p.dp, s.max_ep)) {
       p.ep = ep;
       for (int vpp : s.vpps) {

@@ -22,10 +22,11 @@ struct SearchSpace {
   int max_tp = 0;  // 0: the scale-up domain (devices per node)
   int max_cp = 16;
   int max_ep = 64;
+  bool flash_attention = true;
 };
 
-// A layout whose smallest batch (dp × micro-batch sequences) is more than twice batch_tokens is
-// left out: it would train with a batch the run did not ask for.
+// A layout whose smallest batch (dp × micro-batch sequences, × pp when interleaved) is more than
+// twice batch_tokens is left out: it would train with a batch the run did not ask for.
 inline constexpr double kMaxBatchOvershoot = 2;
 
 struct SearchResult {

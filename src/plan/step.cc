@@ -104,7 +104,7 @@ GroupShape dp_group(const Ctx& c) {
 }
 
 // Sequence parallelism: an allgather before and a reduce-scatter after attention and the MLP in
-// the forward pass, the mirror in the backward (Korthikanti Section 4.2.2): 4 of each per layer
+// the forward pass, the mirror in the backward (Korthikanti Section 4.2.2): 2 of each per layer
 // and forward pass count, on the whole micro-batch's activations.
 double layer_tp_seconds(const Ctx& c) {
   if (c.p.tp <= 1) return 0;
@@ -156,7 +156,12 @@ double pp_seconds_per_micro_batch(const Ctx& c) {
   return 2 * c.p.vpp * c.net.time(Collective::kSendRecv, bytes, g).seconds;
 }
 
-int layers_per_stage(const Layout& p, const ModelSpec& m) { return (m.layers + p.pp - 1) / p.pp; }
+// Layers of the fullest device: each of its vpp chunks holds ceil(layers / (pp·vpp)) layers (126
+// layers on pp 16 × vpp 1 are priced as 8 per stage, the slowest stage's).
+int layers_per_stage(const Layout& p, const ModelSpec& m) {
+  const int chunks = p.pp * p.vpp;
+  return (m.layers + chunks - 1) / chunks * p.vpp;
+}
 
 struct MicroBatch {
   double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, backward = 0, forward = 0;
@@ -206,7 +211,7 @@ double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
 
 double optimizer_seconds(const Ctx& c) {
   double params = params_per_device(c.m, c.p);
-  if (c.p.zero >= 1) params /= c.p.dp;
+  if (c.p.zero >= 1) params /= static_cast<double>(c.p.dp) * c.p.cp;
   return params * kAdamBytesPerParam / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 

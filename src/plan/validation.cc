@@ -145,8 +145,9 @@ ValidationSet validate_megatron_sc21(const std::string& csv, const HardwareSpec&
 }
 
 // Columns: params_b, gpus, global batch, micro batch, hidden, heads, layers, seq, tp, dp, pp, ms.
-// Megatron-DeepSpeed with full recomputation and ZeRO-1 (the only setting in which 175B on 512
-// A100 fits; docs/plan.md), no FlashAttention.
+// Megatron-DeepSpeed with full recomputation (with selective, 13 rows do not fit in 80 GB),
+// ZeRO-1 as its GPT examples configure (vTrain does not say; it changes only how the DP
+// reduction is split, not its volume), no FlashAttention (docs/plan.md, "Validation").
 ValidationSet validate_vtrain(const std::string& csv, const HardwareSpec& a100) {
   ValidationSet set{"vtrain", "Bang et al. 2024 (vTrain, MICRO'24), ground_truth_multi.csv",
                     "iteration time (ms)", {}, 0, 0, {}};

@@ -10,7 +10,11 @@ namespace {
 constexpr double kGB = 1e9;
 
 void print_context(const PlanContext& c, std::ostream& out) {
-  fmt::print(out, "# {} on {} × {} · cluster {}\n", c.model, c.devices, c.hardware, c.cluster);
+  if (c.devices > 0) {
+    fmt::print(out, "# {} on {} × {} · cluster {}\n", c.model, c.devices, c.hardware, c.cluster);
+  } else {
+    fmt::print(out, "# {} on {} · cluster {}\n", c.model, c.hardware, c.cluster);
+  }
   fmt::print(out, "# network  {}\n", c.network);
   for (const std::string& m : c.measured) fmt::print(out, "#   measured: {}\n", m);
   for (const std::string& n : c.notes) fmt::print(out, "# note: {}\n", n);
