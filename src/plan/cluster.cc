@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "common/error.h"
@@ -25,29 +26,54 @@ constexpr const char* kKeys[] = {"name",
                                  "latency_us",
                                  "efficiency"};
 constexpr const char* kLayers[] = {"node", "rail", "spine"};
+// devices_per_node, nodes_per_rack: far above any real cluster, low enough for an int.
+constexpr int kMaxCount = 1'000'000;
 
 // A positive number at node[key], or nothing; a wrong value is a problem naming line and key.
+// `shown` is the key as the message names it ("latency_us.rail"); empty: `key`.
 std::optional<double> number(const YAML::Node& node, const std::string& key,
-                             const std::string& where, Problems& problems) {
+                             const std::string& where, Problems& problems,
+                             const std::string& shown = {}) {
   const YAML::Node value = node[key];
   if (!value) return std::nullopt;
   try {
-    if (value.IsScalar() && value.as<double>() > 0) return value.as<double>();
+    if (value.IsScalar()) {
+      const double v = value.as<double>();
+      if (std::isfinite(v) && v > 0) return v;
+    }
   } catch (const YAML::Exception&) {
   }
-  problems.push_back(
-      fmt::format("{}:{}: '{}' must be a positive number", where, value.Mark().line + 1, key));
+  problems.push_back(fmt::format("{}:{}: '{}' must be a positive number", where,
+                                 value.Mark().line + 1, shown.empty() ? key : shown));
   return std::nullopt;
 }
 
 void check_keys(const YAML::Node& root, const std::string& path, Problems& problems) {
   const std::vector<std::string> known(std::begin(kKeys), std::end(kKeys));
   for (const auto& item : root) {
+    if (!item.first.IsScalar()) {
+      problems.push_back(fmt::format("{}:{}: a key must be a plain name, one of {}", path,
+                                     item.first.Mark().line + 1, join(known, ", ")));
+      continue;
+    }
     const std::string key = item.first.as<std::string>();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       problems.push_back(unknown_name(path, "key", key, known));
     }
   }
+}
+
+// A whole number from 1 to kMaxCount at node[key], or nothing.
+std::optional<int> count(const YAML::Node& node, const std::string& key, const std::string& where,
+                         Problems& problems) {
+  const std::optional<double> v = number(node, key, where, problems);
+  if (!v) return std::nullopt;
+  if (*v != std::floor(*v) || *v > kMaxCount) {
+    problems.push_back(fmt::format("{}:{}: '{}' must be a whole number from 1 to {}", where,
+                                   node[key].Mark().line + 1, key, kMaxCount));
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
 }
 
 // latency_us / efficiency: a map of layer → value.
@@ -61,7 +87,8 @@ void read_per_layer(const YAML::Node& root, const char* key, const std::string& 
     return;
   }
   for (size_t i = 0; i < 3; ++i) {
-    if (auto v = number(node, kLayers[i], path + ": " + key, problems)) *targets[i] = *v * scale;
+    const std::string shown = std::string(key) + "." + kLayers[i];
+    if (auto v = number(node, kLayers[i], path, problems, shown)) *targets[i] = *v * scale;
   }
 }
 
@@ -107,11 +134,23 @@ ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
   HardwareSpec base = hw;
   if (auto v = number(root, "scaleup_gbps_per_device", path, problems)) base.scaleup_gbps_per_device = v;
   if (auto v = number(root, "rail_gbps_per_device", path, problems)) base.scaleout_gbps_per_device = v;
-  if (auto v = number(root, "devices_per_node", path, problems)) base.devices_per_node = static_cast<int>(*v);
-  if (!problems.empty()) throw Error(join(problems, "\n"));
-  ClusterSpec c = default_cluster(base);
-  if (root["name"]) c.name = root["name"].as<std::string>();
-  if (auto v = number(root, "nodes_per_rack", path, problems)) c.nodes_per_rack = static_cast<int>(*v);
+  if (auto v = count(root, "devices_per_node", path, problems)) base.devices_per_node = *v;
+  // Every other key is still read when these are wrong: all problems in one message.
+  ClusterSpec c;
+  try {
+    c = default_cluster(base);
+  } catch (const Error& e) {
+    problems.push_back(e.what());
+  }
+  if (root["name"]) {
+    if (root["name"].IsScalar()) {
+      c.name = root["name"].as<std::string>();
+    } else {
+      problems.push_back(
+          fmt::format("{}:{}: 'name' must be a string", path, root["name"].Mark().line + 1));
+    }
+  }
+  if (auto v = count(root, "nodes_per_rack", path, problems)) c.nodes_per_rack = *v;
   if (auto v = number(root, "oversubscription", path, problems)) c.oversubscription = *v;
   c.spine.gbps = c.rail.gbps / c.oversubscription;
   if (auto v = number(root, "spine_gbps_per_device", path, problems)) {
@@ -119,8 +158,12 @@ ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
   }
   std::array<double, 3> eff{kScaleUpEfficiency, kScaleOutEfficiency, kScaleOutEfficiency};
   read_per_layer(root, "efficiency", path, problems, 1, {&eff[0], &eff[1], &eff[2]});
-  for (double e : eff) {
-    if (e > 1) problems.push_back(fmt::format("{}: efficiency {} is a fraction: at most 1", path, e));
+  for (size_t i = 0; i < eff.size(); ++i) {
+    if (eff[i] > 1) {
+      problems.push_back(fmt::format("{}:{}: 'efficiency.{}' is {}, a fraction: at most 1", path,
+                                     root["efficiency"][kLayers[i]].Mark().line + 1, kLayers[i],
+                                     eff[i]));
+    }
   }
   c.node.gbps *= eff[0] / kScaleUpEfficiency;
   c.rail.gbps *= eff[1] / kScaleOutEfficiency;

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <vector>
 
@@ -15,13 +16,16 @@ namespace {
 
 using Problems = std::vector<std::string>;
 
+// Devices in one node: far above any real system, low enough for an int.
+constexpr int kMaxDevicesPerNode = 1'000'000;
+
 std::optional<double> positive(const YAML::Node& root, const char* key, const std::string& path,
                                Problems& problems) {
   const YAML::Node value = root[key];
   if (!value) return std::nullopt;
   try {
     const double v = value.as<double>();
-    if (v > 0) return v;
+    if (std::isfinite(v) && v > 0) return v;
   } catch (const YAML::Exception&) {
   }
   problems.push_back(fmt::format("{}:{}: '{}' must be a positive number", path,
@@ -44,6 +48,11 @@ std::map<std::string, double> read_peaks(const YAML::Node& node, const std::stri
   }
   const std::vector<std::string> known(std::begin(kPrecisions), std::end(kPrecisions));
   for (const auto& item : node) {
+    if (!item.first.IsScalar()) {
+      problems.push_back(fmt::format("{}:{}: 'peak_tflops' keys must be precision names", path,
+                                     item.first.Mark().line + 1));
+      continue;
+    }
     const std::string precision = item.first.as<std::string>();
     if (std::find(known.begin(), known.end(), precision) == known.end()) {
       problems.push_back(unknown_name(path + ": peak_tflops", "precision", precision, known));
@@ -70,12 +79,26 @@ HardwareSpec load_hardware(const std::string& path) {
   if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of hardware keys", path));
   Problems problems;
   HardwareSpec h;
-  if (!root["name"]) problems.push_back(fmt::format("{}: missing key 'name'", path));
-  h.name = root["name"] ? root["name"].as<std::string>() : "";
+  if (!root["name"]) {
+    problems.push_back(fmt::format("{}: missing key 'name'", path));
+  } else if (!root["name"].IsScalar()) {
+    problems.push_back(
+        fmt::format("{}:{}: 'name' must be a string", path, root["name"].Mark().line + 1));
+  } else {
+    h.name = root["name"].as<std::string>();
+  }
   h.peak_tflops = read_peaks(root["peak_tflops"], path, problems);
   h.hbm_gb = required(root, "hbm_gb", path, problems);
   h.hbm_tbps = required(root, "hbm_tbps", path, problems);
-  if (auto n = positive(root, "devices_per_node", path, problems)) h.devices_per_node = static_cast<int>(*n);
+  if (auto n = positive(root, "devices_per_node", path, problems)) {
+    if (*n == std::floor(*n) && *n <= kMaxDevicesPerNode) {
+      h.devices_per_node = static_cast<int>(*n);
+    } else {
+      problems.push_back(fmt::format("{}:{}: 'devices_per_node' must be a whole number from 1 to {}",
+                                     path, root["devices_per_node"].Mark().line + 1,
+                                     kMaxDevicesPerNode));
+    }
+  }
   h.scaleup_gbps_per_device = positive(root, "scaleup_gbps_per_device", path, problems);
   h.scaleout_gbps_per_device = positive(root, "scaleout_gbps_per_device", path, problems);
   h.tdp_w = positive(root, "tdp_w", path, problems);

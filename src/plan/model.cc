@@ -12,7 +12,8 @@ namespace plumb::plan {
 namespace {
 
 // Upper bounds: counts (layers, heads, experts) and sizes (hidden, vocab, sequence) far above any
-// published model, low enough that the parameter and FLOP products stay inside int64.
+// published model. They catch a mistyped value early; they do not by themselves keep every
+// product the planner forms from them inside int64.
 constexpr int kMaxCount = 1'000'000;
 constexpr int64_t kMaxSize = 1'000'000'000;
 
@@ -39,7 +40,6 @@ class Reader {
   }
 
   // A number above zero and at most `most`; a value of the wrong type is reported once, by get().
-  // The bound keeps the products the planner forms from these counts far from overflow.
   template <class T>
   T positive(const char* key, T most) {
     const size_t before = problems_.size();
