@@ -156,12 +156,10 @@ double pp_seconds_per_micro_batch(const Ctx& c) {
   return 2 * c.p.vpp * c.net.time(Collective::kSendRecv, bytes, g).seconds;
 }
 
-// Layers of the fullest device: each of its vpp chunks holds ceil(layers / (pp·vpp)) layers (126
-// layers on pp 16 × vpp 1 are priced as 8 per stage, the slowest stage's).
-int layers_per_stage(const Layout& p, const ModelSpec& m) {
-  const int chunks = p.pp * p.vpp;
-  return (m.layers + chunks - 1) / chunks * p.vpp;
-}
+// Layers of the fullest pipeline stage: ceil(layers / pp), however its vpp chunks split them
+// (Megatron-LM places uneven layers with --decoder-first/last-pipeline-num-layers; 126 layers on
+// pp 16 are priced as the 8 of the slowest stage, whatever vpp).
+int layers_per_stage(const Layout& p, const ModelSpec& m) { return (m.layers + p.pp - 1) / p.pp; }
 
 struct MicroBatch {
   double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, backward = 0, forward = 0;
