@@ -218,10 +218,25 @@ void write_json(const nlohmann::json& j, const std::string& path) {
   file << text;
 }
 
+// "node allgather", or "node allgather (from the node allreduce curve)" when another ring
+// collective's curve stood in for it.
+std::string with_source(const plan::Calibration& cal, const std::string& used) {
+  const size_t space = used.find(' ');
+  const std::string layer_name = used.substr(0, space);
+  const std::string collective = used.substr(space + 1);
+  for (plan::NetLayer layer : {plan::NetLayer::kNode, plan::NetLayer::kRail, plan::NetLayer::kSpine}) {
+    if (layer_name != plan::net_layer_name(layer)) continue;
+    const auto e = cal.estimate(layer, collective, 1 << 20);
+    if (e && e->substitute) return fmt::format("{} (from the {} {} curve)", used, layer_name, e->collective);
+  }
+  return used;
+}
+
 // The network lines say which collectives a measured curve priced, once the work is done.
 void note_measured_use(Inputs& in) {
   if (!in.calibration) return;
-  const std::vector<std::string> used = in.network->measured_used();
+  std::vector<std::string> used = in.network->measured_used();
+  for (std::string& u : used) u = with_source(*in.calibration, u);
   in.context.notes.push_back(used.empty()
                                  ? "no measured curve matched a collective of this plan: all analytic"
                                  : "measured curves priced: " + join(used, ", ") +

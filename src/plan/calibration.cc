@@ -48,10 +48,15 @@ struct Building {
   std::string measured_on;
 };
 
-const char* substitute_of(const std::string& collective) {
-  if (collective == "reducescatter") return "allgather";
-  if (collective == "allgather") return "reducescatter";
-  return nullptr;
+// Curves that stand in for a collective not measured, best first. Ring allgather and
+// reduce-scatter move the same data with the same (n−1)/n bus factor; ring allreduce is a
+// reduce-scatter then an allgather of the same size, so its busbw is theirs (nccl-tests
+// doc/PERFORMANCE.md: busbw is comparable across collectives for that reason).
+std::vector<const char*> substitutes_of(const std::string& collective) {
+  if (collective == "reducescatter") return {"allgather", "allreduce"};
+  if (collective == "allgather") return {"reducescatter", "allreduce"};
+  if (collective == "allreduce") return {"reducescatter", "allgather"};
+  return {};
 }
 
 }  // namespace
@@ -136,14 +141,13 @@ std::optional<MeasuredEstimate> Calibration::estimate(NetLayer layer, const std:
   MeasuredEstimate e;
   e.collective = collective;
   auto it = curves_.find({layer, collective});
-  if (it == curves_.end()) {
-    const char* other = substitute_of(collective);
-    if (other == nullptr) return std::nullopt;
+  for (const char* other : substitutes_of(collective)) {
+    if (it != curves_.end()) break;
     it = curves_.find({layer, other});
-    if (it == curves_.end()) return std::nullopt;
     e.collective = other;
     e.substitute = true;
   }
+  if (it == curves_.end()) return std::nullopt;
   e.busbw_gbps = curve_busbw(it->second, bytes, &e.region);
   return e;
 }

@@ -31,7 +31,7 @@ enum class CurveRegion { kMeasured, kInterpolated, kBelowRange, kAboveRange };
 struct MeasuredEstimate {
   double busbw_gbps = 0;
   std::string collective;   // the curve used: the one asked for, or its substitute
-  bool substitute = false;  // allgather stood in for reducescatter, or the reverse
+  bool substitute = false;  // another ring collective's curve stood in (see substitutes_of)
   CurveRegion region = CurveRegion::kMeasured;
 };
 
@@ -59,9 +59,9 @@ class Calibration {
 
   // busbw (GB/s) of `collective` on `layer` for a message of `bytes` as nccl-tests counts it, or
   // nothing when that (layer, collective) was not measured or bytes is not positive. A missing
-  // reducescatter is read from the allgather curve and the reverse: the two move the same data in
-  // the same (n−1)/n bus factor family (nccl-tests doc/PERFORMANCE.md), and NCCL runs both as
-  // the same ring.
+  // reducescatter is read from the allgather curve and the reverse, then from the allreduce; a
+  // missing allreduce from either: the ring halves move the same data with the same (n−1)/n bus
+  // factor and a ring allreduce is one of each (nccl-tests doc/PERFORMANCE.md).
   std::optional<double> busbw_gbps(NetLayer layer, const std::string& collective,
                                    double bytes) const;
   // The same, saying which curve and which part of it gave the number.

@@ -164,7 +164,27 @@ TEST(Calibration, AllgatherAndReducescatterStandInForEachOther) {
   const auto own = c.estimate(NetLayer::kNode, "allgather", 1.0 * kMiB);
   ASSERT_TRUE(own.has_value());
   EXPECT_FALSE(own->substitute);
-  EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 1.0 * kMiB), std::nullopt);
+  // A ring allreduce is a reduce-scatter then an allgather: their busbw stands in for it.
+  const auto ar = c.estimate(NetLayer::kNode, "allreduce", 1.0 * kMiB);
+  ASSERT_TRUE(ar.has_value());
+  EXPECT_EQ(ar->busbw_gbps, 11.0);
+  EXPECT_EQ(ar->collective, "allgather");
+  EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "alltoall", 1.0 * kMiB), std::nullopt);
+}
+
+// An nccl-tests all_reduce log alone still calibrates TP's allgather and reduce-scatter; a
+// measured allgather wins over the allreduce for its own collective's stand-in.
+TEST(Calibration, AllreduceStandsInForTheRingHalves) {
+  const Calibration only = Calibration::from_record(
+      record({"h0"}, {row("node", "h0", 8, "allreduce", kMiB, 150)}));
+  const auto rs = only.estimate(NetLayer::kNode, "reducescatter", 1.0 * kMiB);
+  ASSERT_TRUE(rs.has_value());
+  EXPECT_EQ(rs->busbw_gbps, 150.0);
+  EXPECT_EQ(rs->collective, "allreduce");
+  EXPECT_TRUE(rs->substitute);
+  const Calibration both = Calibration::from_record(record(
+      {"h0"}, {row("node", "h0", 8, "allreduce", kMiB, 150), row("node", "h0", 8, "allgather", kMiB, 120)}));
+  EXPECT_EQ(both.estimate(NetLayer::kNode, "reducescatter", 1.0 * kMiB)->collective, "allgather");
 }
 
 TEST(Calibration, RecordWithoutMeasurementsIsAnError) {
