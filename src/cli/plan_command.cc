@@ -264,6 +264,7 @@ plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
   s.global_batch = o.gbs;
   s.batch_tokens = o.batch_tokens;
   s.max_tp = o.max_tp;
+  s.max_cp = o.max_cp;
   s.flash_attention = !o.no_flash_attention;
   return s;
 }
@@ -351,6 +352,8 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->check(CLI::Range(1, 1000));
   search->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
       ->check(CLI::PositiveNumber);
+  search->add_option("--max-cp", o.max_cp, "Largest CP (long sequences want more)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   search->callback([&o] { o.mode = PlanMode::kSearch; });
 
   CLI::App* scale = app.add_subcommand("scale", "Best layout, goodput and time-to-train per device count");
@@ -359,6 +362,8 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   scale->add_option("--devices", o.scale_devices, "Device counts")->capture_default_str()
       ->delimiter(',')->check(CLI::PositiveNumber);
   scale->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
+      ->check(CLI::PositiveNumber);
+  scale->add_option("--max-cp", o.max_cp, "Largest CP")->capture_default_str()
       ->check(CLI::PositiveNumber);
   scale->callback([&o] { o.mode = PlanMode::kScale; });
 

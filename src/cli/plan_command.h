@@ -31,6 +31,7 @@ struct PlanOptions {
   // Search and scale.
   int top = 10;
   int max_tp = 0;
+  int max_cp = 16;
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
   // Validate.
   bool rows = false;

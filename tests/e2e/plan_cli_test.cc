@@ -106,6 +106,9 @@ TEST(PlanCli, SearchListsTheTopLayouts) {
   ASSERT_EQ(j["top"].size(), 3u);
   EXPECT_GE(j["top"][0]["tokens_per_s"].get<double>(), j["top"][2]["tokens_per_s"].get<double>());
   EXPECT_GT(j["candidates"].get<int64_t>(), j["fitting"].get<int64_t>());
+  const test::Run one_cp = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 50 --max-cp 1 --json -");
+  ASSERT_EQ(one_cp.exit_code, 0) << one_cp.err;
+  for (const auto& p : nlohmann::json::parse(one_cp.out)["top"]) EXPECT_EQ(p["layout"]["cp"], 1);
   const test::Run table = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 3");
   EXPECT_NE(table.out.find(" layouts enumerated, "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("  1 "), std::string::npos) << table.out;
