@@ -137,7 +137,8 @@ Inputs load_inputs(const PlanOptions& o) {
   in.context.network = "analytic (α–β model of the cluster's links; --calibrate to use measurements)";
   if (!o.calibrate.empty()) {
     const baseline::Record record = load_record(o.calibrate, o.db);
-    in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_record(record));
+    in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_measurement(
+        {describe_record(record), record.hosts.size(), record.rows}));
     measured = in.calibration->as_measured_busbw();
     in.context.network = "calibrated from " + in.calibration->source() +
                          ": measured busbw where a curve exists, analytic elsewhere";

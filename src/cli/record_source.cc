@@ -8,6 +8,7 @@
 
 #include "baseline/record_json.h"
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::cli {
 namespace {
@@ -29,6 +30,19 @@ baseline::Record load_record(const std::string& what, const std::string& db_path
   }
   baseline::Store store(db_path.empty() ? baseline::default_store_path() : db_path);
   return store.load(store.resolve(what));
+}
+
+std::string describe_record(const baseline::Record& record) {
+  std::vector<std::string> parts;
+  if (record.id > 0) {
+    parts.push_back(fmt::format("baseline {}", record.id));
+  } else if (!record.source.empty()) {
+    parts.push_back(record.source);
+  }
+  if (!record.created.empty()) parts.push_back(record.created);
+  if (!record.label.empty()) parts.push_back(record.label);
+  if (parts.empty()) return "baseline";
+  return join(parts, " · ");
 }
 
 }  // namespace plumb::cli

@@ -12,4 +12,8 @@ namespace plumb::cli {
 // default store). Errors name the file or the id.
 baseline::Record load_record(const std::string& what, const std::string& db_path);
 
+// "baseline 3 · 2026-12-02T16:39:32Z · label"; a record never stored (id 0) is named by its
+// source ("nccl-tests run.log"). Empty parts are left out.
+std::string describe_record(const baseline::Record& record);
+
 }  // namespace plumb::cli

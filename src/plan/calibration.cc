@@ -34,9 +34,8 @@ uint64_t size_of(const comm::Row& row) {
 
 // World on one host is the node; on several it crosses the widest network the record reaches and
 // stands in for the spine. It is used only where the record has no rows of that layer itself.
-std::optional<NetLayer> world_layer(const baseline::Record& record,
-                                    const std::set<NetLayer>& present) {
-  const NetLayer layer = record.hosts.size() <= 1 ? NetLayer::kNode : NetLayer::kSpine;
+std::optional<NetLayer> world_layer(size_t hosts, const std::set<NetLayer>& present) {
+  const NetLayer layer = hosts <= 1 ? NetLayer::kNode : NetLayer::kSpine;
   if (present.count(layer) > 0) return std::nullopt;
   return layer;
 }
@@ -85,30 +84,17 @@ double curve_busbw(const Curve& curve, double bytes, CurveRegion* region) {
   return busbw;
 }
 
-std::string Calibration::describe(const baseline::Record& record) {
-  std::vector<std::string> parts;
-  if (record.id > 0) {
-    parts.push_back(fmt::format("baseline {}", record.id));
-  } else if (!record.source.empty()) {
-    parts.push_back(record.source);
-  }
-  if (!record.created.empty()) parts.push_back(record.created);
-  if (!record.label.empty()) parts.push_back(record.label);
-  if (parts.empty()) return "baseline";
-  return join(parts, " · ");
-}
-
-Calibration Calibration::from_record(const baseline::Record& record) {
+Calibration Calibration::from_measurement(const Measurement& m) {
   Calibration c;
-  c.source_ = describe(record);
+  c.source_ = m.source.empty() ? "baseline" : m.source;
   std::set<NetLayer> present;
-  for (const comm::Row& row : record.rows) {
+  for (const comm::Row& row : m.rows) {
     if (auto layer = own_layer(row.layer); layer && usable(row)) present.insert(*layer);
   }
-  const std::optional<NetLayer> world = world_layer(record, present);
+  const std::optional<NetLayer> world = world_layer(m.hosts, present);
 
   std::map<std::pair<NetLayer, std::string>, Building> building;
-  for (const comm::Row& row : record.rows) {
+  for (const comm::Row& row : m.rows) {
     if (!usable(row)) continue;
     std::optional<NetLayer> layer = row.layer == "world" ? world : own_layer(row.layer);
     if (!layer) continue;

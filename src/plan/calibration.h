@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "baseline/store.h"
+#include "comm/result.h"
 #include "plan/cluster.h"
 #include "plan/network.h"
 
@@ -35,6 +35,14 @@ struct MeasuredEstimate {
   CurveRegion region = CurveRegion::kMeasured;
 };
 
+// What a calibration is made from: a stored or imported record's rows (plan/ sits below the
+// store, so the CLI hands them over), the hosts it ran on, and its name for the report.
+struct Measurement {
+  std::string source;  // "baseline 3 · 2026-12-02T16:39:32Z · label"
+  size_t hosts = 0;
+  std::vector<comm::Row> rows;
+};
+
 class Calibration {
  public:
   // Curves from a stored or imported measurement. Rows are grouped by (layer, collective); at each
@@ -44,18 +52,14 @@ class Calibration {
   // with no size, are skipped.
   //
   // Layers: "node", "rail" and "spine" map to themselves. "world" is used only where it is the
-  // same thing as a layer the record lacks: on one host (record.hosts.size() ≤ 1) world is the
+  // same thing as a layer the record lacks: on one host (hosts ≤ 1) world is the
   // node, and stands in for it when there are no "node" rows; on several hosts world crosses the
   // widest network the record reaches, and stands in for the spine when there are no "spine"
   // rows. Otherwise world rows are ignored, as are layers plumb does not know.
   //
-  // A record with no usable row → plumb::Error "<source>: no collective measurements to
-  // calibrate from", where <source> is describe(record).
-  static Calibration from_record(const baseline::Record& record);
-
-  // "baseline 3 · 2026-12-02T16:39:32Z · label"; a record that was never stored (id 0) is named
-  // by its source ("nccl-tests run.log"). Empty parts are left out.
-  static std::string describe(const baseline::Record& record);
+  // A measurement with no usable row → plumb::Error "<source>: no collective measurements to
+  // calibrate from".
+  static Calibration from_measurement(const Measurement& m);
 
   // busbw (GB/s) of `collective` on `layer` for a message of `bytes` as nccl-tests counts it, or
   // nothing when that (layer, collective) was not measured or bytes is not positive. A missing

@@ -5,11 +5,18 @@
 #include <cmath>
 #include <limits>
 
+#include "baseline/store.h"
+#include "cli/record_source.h"
 #include "common/error.h"
 #include "common/units.h"
 
 namespace plumb::plan {
 namespace {
+
+// What plumb plan --calibrate does with a stored record.
+Calibration from_record(const baseline::Record& r) {
+  return Calibration::from_measurement({cli::describe_record(r), r.hosts.size(), r.rows});
+}
 
 comm::Row row(const std::string& layer, const std::string& group, int ranks,
               const std::string& collective, uint64_t bytes, double busbw) {
@@ -36,7 +43,7 @@ baseline::Record record(std::vector<std::string> hosts, std::vector<comm::Row> r
 
 // node allreduce on one host of 8 ranks: 10 GB/s at 1 MiB, 20 GB/s at 4 MiB.
 Calibration node_allreduce() {
-  return Calibration::from_record(
+  return from_record(
       record({"h0"}, {row("node", "h0", 8, "allreduce", kMiB, 10),
                       row("node", "h0", 8, "allreduce", 4 * kMiB, 20)}));
 }
@@ -82,7 +89,7 @@ TEST(Calibration, NonPositiveSizeHasNoEstimate) {
 
 // Two rail groups at once: a step waits for the slower one at each size, whichever it is.
 TEST(Calibration, SlowestGroupWins) {
-  const Calibration c = Calibration::from_record(
+  const Calibration c = from_record(
       record({"h0", "h1"}, {row("rail", "rail0", 2, "allreduce", kMiB, 12),
                             row("rail", "rail1", 2, "allreduce", kMiB, 8),
                             row("rail", "rail0", 2, "allreduce", 4 * kMiB, 30),
@@ -95,7 +102,7 @@ TEST(Calibration, SlowestGroupWins) {
 }
 
 TEST(Calibration, SkipsRowsWithoutABandwidth) {
-  const Calibration c = Calibration::from_record(record(
+  const Calibration c = from_record(record(
       {"h0"},
       {row("node", "h0", 8, "allreduce", kMiB, 10), row("node", "h0", 8, "allreduce", 2 * kMiB, 0),
        row("node", "h0", 8, "allreduce", 4 * kMiB, std::numeric_limits<double>::quiet_NaN()),
@@ -108,13 +115,13 @@ TEST(Calibration, SkipsRowsWithoutABandwidth) {
 TEST(Calibration, UsesTheMeasuredSizeWhenNoneWasRequested) {
   comm::Row r = row("node", "h0", 8, "allreduce", kMiB, 10);
   r.requested_bytes = 0;
-  const Calibration c = Calibration::from_record(record({"h0"}, {r}));
+  const Calibration c = from_record(record({"h0"}, {r}));
   EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 1.0 * kMiB), 10.0);
 }
 
 TEST(Calibration, WorldOnOneHostIsTheNode) {
   const Calibration c =
-      Calibration::from_record(record({"h0"}, {row("world", "world", 8, "allreduce", kMiB, 10)}));
+      from_record(record({"h0"}, {row("world", "world", 8, "allreduce", kMiB, 10)}));
   EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 1.0 * kMiB), 10.0);
   EXPECT_EQ(c.busbw_gbps(NetLayer::kSpine, "allreduce", 1.0 * kMiB), std::nullopt);
   EXPECT_EQ(c.curves().at({NetLayer::kNode, "allreduce"}).measured_on, "world");
@@ -122,19 +129,19 @@ TEST(Calibration, WorldOnOneHostIsTheNode) {
 
 TEST(Calibration, NodeRowsWinOverWorldOnOneHost) {
   const Calibration c =
-      Calibration::from_record(record({"h0"}, {row("world", "world", 8, "allreduce", kMiB, 5),
+      from_record(record({"h0"}, {row("world", "world", 8, "allreduce", kMiB, 5),
                                                row("node", "h0", 8, "allreduce", kMiB, 10)}));
   EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 1.0 * kMiB), 10.0);
 }
 
 TEST(Calibration, WorldOnSeveralHostsIsTheSpineWhenNoSpineWasMeasured) {
-  const Calibration c = Calibration::from_record(
+  const Calibration c = from_record(
       record({"h0", "h1"}, {row("world", "world", 16, "allreduce", kMiB, 7),
                             row("node", "h0", 8, "allreduce", kMiB, 10)}));
   EXPECT_EQ(c.busbw_gbps(NetLayer::kSpine, "allreduce", 1.0 * kMiB), 7.0);
   EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 1.0 * kMiB), 10.0);
 
-  const Calibration with_spine = Calibration::from_record(
+  const Calibration with_spine = from_record(
       record({"h0", "h1"}, {row("world", "world", 16, "allreduce", kMiB, 7),
                             row("spine", "spine0", 2, "allreduce", kMiB, 9)}));
   EXPECT_EQ(with_spine.busbw_gbps(NetLayer::kSpine, "allreduce", 1.0 * kMiB), 9.0);
@@ -149,7 +156,7 @@ TEST(Calibration, UnmeasuredCollectiveOrLayerHasNoEstimate) {
 }
 
 TEST(Calibration, AllgatherAndReducescatterStandInForEachOther) {
-  const Calibration c = Calibration::from_record(
+  const Calibration c = from_record(
       record({"h0", "h1"}, {row("node", "h0", 8, "allgather", kMiB, 11),
                             row("rail", "rail0", 2, "reducescatter", kMiB, 6)}));
   const auto rs = c.estimate(NetLayer::kNode, "reducescatter", 1.0 * kMiB);
@@ -175,21 +182,21 @@ TEST(Calibration, AllgatherAndReducescatterStandInForEachOther) {
 // An nccl-tests all_reduce log alone still calibrates TP's allgather and reduce-scatter; a
 // measured allgather wins over the allreduce for its own collective's stand-in.
 TEST(Calibration, AllreduceStandsInForTheRingHalves) {
-  const Calibration only = Calibration::from_record(
+  const Calibration only = from_record(
       record({"h0"}, {row("node", "h0", 8, "allreduce", kMiB, 150)}));
   const auto rs = only.estimate(NetLayer::kNode, "reducescatter", 1.0 * kMiB);
   ASSERT_TRUE(rs.has_value());
   EXPECT_EQ(rs->busbw_gbps, 150.0);
   EXPECT_EQ(rs->collective, "allreduce");
   EXPECT_TRUE(rs->substitute);
-  const Calibration both = Calibration::from_record(record(
+  const Calibration both = from_record(record(
       {"h0"}, {row("node", "h0", 8, "allreduce", kMiB, 150), row("node", "h0", 8, "allgather", kMiB, 120)}));
   EXPECT_EQ(both.estimate(NetLayer::kNode, "reducescatter", 1.0 * kMiB)->collective, "allgather");
 }
 
 TEST(Calibration, RecordWithoutMeasurementsIsAnError) {
   try {
-    Calibration::from_record(record({"h0"}, {}));
+    from_record(record({"h0"}, {}));
     FAIL() << "expected plumb::Error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
@@ -198,7 +205,7 @@ TEST(Calibration, RecordWithoutMeasurementsIsAnError) {
   }
   // Rows that calibrate nothing count as none: a layer plumb does not know, a zero busbw.
   EXPECT_THROW(
-      Calibration::from_record(record({"h0"}, {row("rack", "r0", 8, "allreduce", kMiB, 10),
+      from_record(record({"h0"}, {row("rack", "r0", 8, "allreduce", kMiB, 10),
                                                row("node", "h0", 8, "allreduce", kMiB, 0)})),
       Error);
 }
@@ -207,7 +214,7 @@ TEST(Calibration, DescribesAnUnstoredRecordByItsSource) {
   baseline::Record r;
   r.source = "nccl-tests run.log";
   r.created = "2026-12-02T16:39:32Z";
-  EXPECT_EQ(Calibration::describe(r), "nccl-tests run.log · 2026-12-02T16:39:32Z");
+  EXPECT_EQ(cli::describe_record(r), "nccl-tests run.log · 2026-12-02T16:39:32Z");
   EXPECT_EQ(node_allreduce().source(), "baseline 3 · 2026-12-02T16:39:32Z · nightly");
 }
 
@@ -219,7 +226,7 @@ TEST(Calibration, SaysWhatWasMeasured) {
   rows.push_back(row("world", "world", 16, "allgather", kMiB, 3));
   rows.push_back(row("rail", "rail0", 2, "alltoall", kMiB, 4));
   rows.push_back(row("rail", "rail1", 2, "alltoall", kMiB, 5));
-  const Calibration c = Calibration::from_record(record({"h0", "h1"}, rows));
+  const Calibration c = from_record(record({"h0", "h1"}, rows));
   const std::vector<std::string> expected = {
       "node allreduce: 15 sizes 1 KiB–16 MiB, 8 ranks, slowest of 1 group(s)",
       "rail alltoall: 1 size 1 MiB, 2 ranks, slowest of 2 group(s)",
