@@ -1,0 +1,893 @@
+#include "mem/pickle.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <unordered_map>
+
+#include "common/error.h"
+
+namespace plumb::mem {
+namespace {
+
+// Opcodes, as CPython's Lib/pickletools.py names them, by the protocol that added them.
+// clang-format off
+enum Op : uint8_t {
+  MARK = 0x28, STOP = 0x2e, POP = 0x30, POP_MARK = 0x31, DUP = 0x32, FLOAT = 0x46, INT = 0x49,
+  BININT = 0x4a, BININT1 = 0x4b, LONG = 0x4c, BININT2 = 0x4d, NONE = 0x4e, PERSID = 0x50,
+  BINPERSID = 0x51, REDUCE = 0x52, STRING = 0x53, BINSTRING = 0x54, SHORT_BINSTRING = 0x55,
+  UNICODE = 0x56, BINUNICODE = 0x58, APPEND = 0x61, BUILD = 0x62, GLOBAL = 0x63, DICT = 0x64,
+  EMPTY_DICT = 0x7d, APPENDS = 0x65, GET = 0x67, BINGET = 0x68, INST = 0x69, LONG_BINGET = 0x6a,
+  LIST = 0x6c, EMPTY_LIST = 0x5d, OBJ = 0x6f, PUT = 0x70, BINPUT = 0x71, LONG_BINPUT = 0x72,
+  SETITEM = 0x73, TUPLE = 0x74, EMPTY_TUPLE = 0x29, SETITEMS = 0x75, BINFLOAT = 0x47,
+  // 2
+  PROTO = 0x80, NEWOBJ = 0x81, EXT1 = 0x82, EXT2 = 0x83, EXT4 = 0x84, TUPLE1 = 0x85,
+  TUPLE2 = 0x86, TUPLE3 = 0x87, NEWTRUE = 0x88, NEWFALSE = 0x89, LONG1 = 0x8a, LONG4 = 0x8b,
+  // 3
+  BINBYTES = 0x42, SHORT_BINBYTES = 0x43,
+  // 4
+  SHORT_BINUNICODE = 0x8c, BINUNICODE8 = 0x8d, BINBYTES8 = 0x8e, EMPTY_SET = 0x8f,
+  ADDITEMS = 0x90, FROZENSET = 0x91, NEWOBJ_EX = 0x92, STACK_GLOBAL = 0x93, MEMOIZE = 0x94,
+  FRAME = 0x95,
+  // 5
+  BYTEARRAY8 = 0x96, NEXT_BUFFER = 0x97, READONLY_BUFFER = 0x98,
+};
+// clang-format on
+
+struct OpInfo {
+  uint8_t code = 0;
+  const char* name = nullptr;
+  const char* refusal = nullptr;  // why plumb refuses it; null when read
+};
+
+constexpr const char* kObject = "builds a Python object";
+constexpr const char* kSet = "builds a Python set";
+constexpr const char* kPersistent = "loads a persistent object from outside the pickle";
+constexpr const char* kBuffer = "takes an out-of-band buffer";
+
+// Names for messages; refused opcodes with the reason. Codes not listed are unknown.
+constexpr std::array<OpInfo, 256> make_op_table() {
+  // clang-format off
+  const OpInfo ops[] = {
+    {MARK, "MARK"}, {STOP, "STOP"}, {POP, "POP"}, {POP_MARK, "POP_MARK"}, {DUP, "DUP"},
+    {FLOAT, "FLOAT"}, {INT, "INT"}, {BININT, "BININT"}, {BININT1, "BININT1"}, {LONG, "LONG"},
+    {BININT2, "BININT2"}, {NONE, "NONE"}, {BINSTRING, "BINSTRING"},
+    {SHORT_BINSTRING, "SHORT_BINSTRING"}, {UNICODE, "UNICODE"}, {BINUNICODE, "BINUNICODE"},
+    {APPEND, "APPEND"}, {DICT, "DICT"}, {EMPTY_DICT, "EMPTY_DICT"}, {APPENDS, "APPENDS"},
+    {GET, "GET"}, {BINGET, "BINGET"}, {LONG_BINGET, "LONG_BINGET"}, {LIST, "LIST"},
+    {EMPTY_LIST, "EMPTY_LIST"}, {PUT, "PUT"}, {BINPUT, "BINPUT"}, {LONG_BINPUT, "LONG_BINPUT"},
+    {SETITEM, "SETITEM"}, {TUPLE, "TUPLE"}, {EMPTY_TUPLE, "EMPTY_TUPLE"},
+    {SETITEMS, "SETITEMS"}, {BINFLOAT, "BINFLOAT"}, {PROTO, "PROTO"}, {TUPLE1, "TUPLE1"},
+    {TUPLE2, "TUPLE2"}, {TUPLE3, "TUPLE3"}, {NEWTRUE, "NEWTRUE"}, {NEWFALSE, "NEWFALSE"},
+    {LONG1, "LONG1"}, {LONG4, "LONG4"}, {BINBYTES, "BINBYTES"},
+    {SHORT_BINBYTES, "SHORT_BINBYTES"}, {SHORT_BINUNICODE, "SHORT_BINUNICODE"},
+    {BINUNICODE8, "BINUNICODE8"}, {BINBYTES8, "BINBYTES8"}, {MEMOIZE, "MEMOIZE"},
+    {FRAME, "FRAME"}, {BYTEARRAY8, "BYTEARRAY8"},
+
+    {GLOBAL, "GLOBAL", kObject}, {STACK_GLOBAL, "STACK_GLOBAL", kObject},
+    {REDUCE, "REDUCE", kObject}, {BUILD, "BUILD", kObject}, {INST, "INST", kObject},
+    {OBJ, "OBJ", kObject}, {NEWOBJ, "NEWOBJ", kObject}, {NEWOBJ_EX, "NEWOBJ_EX", kObject},
+    {EXT1, "EXT1", kObject}, {EXT2, "EXT2", kObject}, {EXT4, "EXT4", kObject},
+    {PERSID, "PERSID", kPersistent}, {BINPERSID, "BINPERSID", kPersistent},
+    {EMPTY_SET, "EMPTY_SET", kSet}, {ADDITEMS, "ADDITEMS", kSet}, {FROZENSET, "FROZENSET", kSet},
+    {NEXT_BUFFER, "NEXT_BUFFER", kBuffer}, {READONLY_BUFFER, "READONLY_BUFFER", kBuffer},
+    {STRING, "STRING", "holds a quoted Python 2 str, which Python 3 never writes"},
+  };
+  // clang-format on
+  std::array<OpInfo, 256> table{};
+  for (const OpInfo& op : ops) table[op.code] = op;
+  return table;
+}
+
+constexpr std::array<OpInfo, 256> kOps = make_op_table();
+
+constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+constexpr NodeId kNoneNode = 0, kTrueNode = 1, kFalseNode = 2;
+constexpr uint64_t kMaxCount = std::numeric_limits<uint32_t>::max();
+// pickle.HIGHEST_PROTOCOL since Python 3.8.
+constexpr int kHighestProtocol = 5;
+// Memo keys up to twice the dense table's size plus this many go into the table; keys beyond
+// (only hand-made pickles skip ahead) go into a hash map, so memory follows the input.
+constexpr uint64_t kDenseMemoSlack = 4096;
+// Reserved nodes and children per input byte. A snapshot-like pickle (a list of 6-key dicts, keys
+// and repeated strings memo references) averages 21 bytes per node and 9 per child.
+constexpr size_t kBytesPerValue = 16;
+constexpr size_t kBytesPerKid = 8;
+// DBL_MAX is just under 2^1024.
+constexpr uint64_t kMaxDoubleExponent = 1024;
+// The longest text quoted in a message.
+constexpr size_t kQuoteMax = 40;
+
+bool is_container(PickleKind k) {
+  return k == PickleKind::kList || k == PickleKind::kTuple || k == PickleKind::kDict;
+}
+
+// Text from the input, printable: other bytes as \xNN, long text cut.
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kQuoteMax; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out + (s.size() > kQuoteMax ? "'..." : "'");
+}
+
+// Appends code point `cp` as UTF-8; surrogates as their 3-byte form, like Python's surrogatepass.
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+// Where `s` stops being UTF-8 as CPython's decoder with surrogatepass reads it (RFC 3629, plus
+// ED A0..BF for surrogates), or n when all of it is.
+size_t utf8_valid_prefix(const uint8_t* s, size_t n) {
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < n) {
+    uint64_t word = 0;
+    if (i + 8 <= n && (std::memcpy(&word, s + i, 8), (word & kHighBits) == 0)) {
+      i += 8;
+      continue;
+    }
+    const uint8_t c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint8_t lo = 0x80, hi = 0xbf;  // the second byte's range
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return i;
+    }
+    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+uint64_t little_endian(const uint8_t* b, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | b[i];
+  return v;
+}
+
+// One insertion into a container that had been shared (memo get or DUP) before: the only kind of
+// insertion that can close a reference cycle.
+struct SharedInsert {
+  NodeId parent;
+  NodeId child;
+  size_t at;  // byte offset of the opcode
+};
+
+class PickleReader {
+ public:
+  // Reads the `size` bytes at arena->input.
+  PickleReader(std::unique_ptr<PickleArena> arena, size_t size)
+      : begin_(reinterpret_cast<const uint8_t*>(arena->input)),
+        p_(begin_),
+        end_(begin_ + size),
+        arena_(std::move(arena)) {
+    // The arrays grow past these when needed; untouched capacity costs address space only.
+    arena_->nodes.reserve(size / kBytesPerValue + 16);
+    arena_->kids.reserve(size / kBytesPerKid + 16);
+    arena_->nodes.push_back(PickleNode{});  // kNoneNode
+    arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {1}});
+    arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {0}});
+    small_ints_.fill(kNoNode);
+  }
+
+  PickleDoc read() {
+    if (begin_ == end_) throw Error(fmt::format("{}: empty, not a pickle", arena_->name));
+    for (;;) {
+      if (p_ == end_) {
+        throw Error(fmt::format("{}: truncated at byte {}: the data ends before the STOP opcode",
+                                arena_->name, end_ - begin_));
+      }
+      op_at_ = static_cast<size_t>(p_ - begin_);
+      op_ = *p_++;
+      if (op_ == STOP) break;
+      step();
+    }
+    arena_->root = pop();
+    check_cycles();
+    return PickleDoc(std::move(arena_));
+  }
+
+ private:
+  // ---- errors
+  [[noreturn]] void fail_at(size_t at, std::string_view what) const {
+    const bool looks_like_pickle = begin_ != end_ && *begin_ == PROTO;
+    throw Error(fmt::format("{}: byte {}: {}{}", arena_->name, at, what,
+                            looks_like_pickle ? ""
+                                              : " (not a pickle of protocol 2 or later: those "
+                                                "start with PROTO, 0x80)"));
+  }
+  [[noreturn]] void fail(std::string_view what) const { fail_at(op_at_, what); }
+  const char* op_name() const { return kOps[op_].name; }
+  [[noreturn]] void truncated() const {
+    throw Error(
+        fmt::format("{}: truncated at byte {} inside {}", arena_->name, end_ - begin_, op_name()));
+  }
+  [[noreturn]] void underflow() const {
+    fail(fmt::format("{} finds no value on the stack{}", op_name(),
+                     marks_.empty() ? "" : " above the last MARK"));
+  }
+
+  // ---- input
+  const uint8_t* take(uint64_t n) {
+    if (n > static_cast<uint64_t>(end_ - p_)) truncated();
+    const uint8_t* at = p_;
+    p_ += n;
+    return at;
+  }
+  uint64_t take_uint(int n) { return little_endian(take(n), n); }
+  std::string_view take_line() {
+    const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
+    if (nl == nullptr) truncated();
+    const auto* at = reinterpret_cast<const char*>(p_);
+    p_ = static_cast<const uint8_t*>(nl) + 1;
+    return {at, static_cast<size_t>(reinterpret_cast<const char*>(nl) - at)};
+  }
+
+  // ---- nodes and the stack
+  NodeId add_node(PickleKind kind) {
+    auto& nodes = arena_->nodes;
+    if (nodes.size() >= kNoNode) fail(fmt::format("more than {} values", kNoNode - 1));
+    nodes.emplace_back().kind = kind;
+    return static_cast<NodeId>(nodes.size() - 1);
+  }
+  void push(NodeId id) { stack_.push_back(id); }
+  void push_int(int64_t v) {
+    const NodeId id = add_node(PickleKind::kInt);
+    arena_->nodes[id].i = v;
+    push(id);
+  }
+  void push_float(double d, uint8_t flags = 0) {
+    const NodeId id = add_node(PickleKind::kFloat);
+    arena_->nodes[id].d = d;
+    arena_->nodes[id].flags = flags;
+    push(id);
+  }
+  // A str or bytes whose payload is the n bytes at `data` in the input.
+  void push_chars(PickleKind kind, const uint8_t* data, uint64_t n) {
+    if (n > kMaxCount) {
+      fail(fmt::format("{} holds {} bytes; plumb reads up to 4 GiB", op_name(), n));
+    }
+    const NodeId id = add_node(kind);
+    PickleNode& node = arena_->nodes[id];
+    node.at = static_cast<uint64_t>(data - begin_);
+    node.size = static_cast<uint32_t>(n);
+    push(id);
+  }
+  NodeId pop() {
+    if (stack_.size() <= fence_) underflow();
+    const NodeId id = stack_.back();
+    stack_.pop_back();
+    return id;
+  }
+  NodeId top() const {
+    if (stack_.size() <= fence_) underflow();
+    return stack_.back();
+  }
+  void push_mark() {
+    marks_.push_back(stack_.size());
+    fence_ = stack_.size();
+  }
+  size_t pop_mark() {
+    if (marks_.empty()) {
+      fail(fmt::format("{} needs a MARK before it, and there is none", op_name()));
+    }
+    const size_t mark = marks_.back();
+    marks_.pop_back();
+    fence_ = marks_.empty() ? 0 : marks_.back();
+    return mark;
+  }
+
+  // A new container holding the top `n` values of the stack, which it pops.
+  void push_container(PickleKind kind, size_t n) {
+    if (n > kMaxCount) {
+      fail(fmt::format("{} makes a container of more than {} items", op_name(), kMaxCount));
+    }
+    const NodeId id = add_node(kind);
+    auto& kids = arena_->kids;
+    arena_->nodes[id].at = kids.size();
+    arena_->nodes[id].size = static_cast<uint32_t>(n);
+    kids.insert(kids.end(), stack_.end() - static_cast<ptrdiff_t>(n), stack_.end());
+    stack_.resize(stack_.size() - n);
+    push(id);
+  }
+
+  // The target of APPEND(S)/SETITEM(S): a list or dict at stack position `at`.
+  NodeId target(size_t at, PickleKind want) const {
+    const NodeId id = stack_[at];
+    const PickleKind kind = arena_->nodes[id].kind;
+    if (kind != want) {
+      fail(fmt::format("{} adds to a {}, not a {}", op_name(), kind_name(kind), kind_name(want)));
+    }
+    return id;
+  }
+
+  // Appends the stack's values from `from` to its top to container `parent`, then pops them.
+  // Children live in one array: a container first gets exactly what its first batch needs;
+  // when a later batch does not fit and the container is not last in the array, it moves to the
+  // end with power-of-two capacity (kGrown), so repeated APPENDS cost amortised O(1) per item.
+  void append_from(NodeId parent, size_t from) {
+    const size_t n = stack_.size() - from;
+    if (n == 0) return;
+    PickleNode& node = arena_->nodes[parent];
+    auto& kids = arena_->kids;
+    const uint64_t count = node.size;
+    const uint64_t want = count + n;
+    if (want > kMaxCount) {
+      fail(fmt::format("{} makes a container of more than {} items", op_name(), kMaxCount));
+    }
+    const bool grown = (node.flags & PickleNode::kGrown) != 0;
+    const uint64_t cap = grown ? std::bit_ceil(count) : count;
+    if (count == 0) {
+      node.at = kids.size();
+      kids.resize(kids.size() + n);
+    } else if (want > cap && node.at + cap == kids.size()) {
+      kids.resize(node.at + (grown ? std::bit_ceil(want) : want));
+    } else if (want > cap) {
+      const uint64_t moved_to = kids.size();
+      kids.resize(moved_to + std::bit_ceil(want));
+      std::copy_n(kids.begin() + static_cast<ptrdiff_t>(node.at), count,
+                  kids.begin() + static_cast<ptrdiff_t>(moved_to));
+      node.at = moved_to;
+      node.flags |= PickleNode::kGrown;
+    }
+    std::copy(stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end(),
+              kids.begin() + static_cast<ptrdiff_t>(node.at + count));
+    node.size = static_cast<uint32_t>(want);
+    if ((node.flags & PickleNode::kShared) != 0) note_shared_insert(parent, from);
+    stack_.resize(from);
+  }
+
+  void note_shared_insert(NodeId parent, size_t from) {
+    for (size_t i = from; i < stack_.size(); ++i) {
+      if (is_container(arena_->nodes[stack_[i]].kind)) {
+        shared_inserts_.push_back({parent, stack_[i], op_at_});
+      }
+    }
+  }
+
+  // ---- memo
+  void memo_put(uint64_t key) {
+    const NodeId id = top();
+    if (key <= 2 * memo_.size() + kDenseMemoSlack) {
+      if (key >= memo_.size()) memo_.resize(key + 1, kNoNode);
+      if (memo_[key] == kNoNode && (sparse_memo_.empty() || sparse_memo_.erase(key) == 0)) {
+        ++memo_count_;
+      }
+      memo_[key] = id;
+      return;
+    }
+    if (sparse_memo_.insert_or_assign(key, id).second) ++memo_count_;
+  }
+  void memo_get(uint64_t key) {
+    NodeId id = key < memo_.size() ? memo_[key] : kNoNode;
+    if (id == kNoNode) {
+      const auto it = sparse_memo_.find(key);
+      if (it == sparse_memo_.end()) {
+        fail(fmt::format("{} asks for memo entry {}, which was never stored", op_name(), key));
+      }
+      id = it->second;
+    }
+    arena_->nodes[id].flags |= PickleNode::kShared;
+    push(id);
+  }
+  uint64_t text_memo_key() {
+    const std::string_view line = take_line();
+    uint64_t key = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), key);
+    if (ec != std::errc() || end != line.data() + line.size()) {
+      fail(fmt::format("{} holds {}, not a memo key", op_name(), quoted(line)));
+    }
+    return key;
+  }
+
+  // ---- scalars
+  // A two's-complement little-endian integer of n bytes (LONG1, LONG4).
+  void push_long(const uint8_t* b, uint64_t n) {
+    if (n == 0) return push_int(0);
+    const bool negative = (b[n - 1] & 0x80) != 0;
+    const uint8_t fill = negative ? 0xff : 0x00;
+    uint64_t used = n;  // drop sign bytes that add nothing
+    while (used > 1 && b[used - 1] == fill && ((b[used - 2] ^ fill) & 0x80) == 0) --used;
+    if (used <= 8) {
+      uint64_t v = negative ? ~uint64_t{0} : 0;
+      for (uint64_t i = used; i-- > 0;) v = (v << 8) | b[i];
+      return push_int(static_cast<int64_t>(v));
+    }
+    // Beyond int64: the magnitude (for a negative value, ~x + 1), summed as a double.
+    double magnitude = 0;
+    unsigned carry = negative ? 1 : 0;
+    for (uint64_t i = 0; i < used; ++i) {
+      const unsigned byte = (negative ? static_cast<uint8_t>(~b[i]) : b[i]) + carry;
+      carry = byte >> 8;
+      // Past 2^1024 a double is inf anyway: cap the exponent to keep it an int.
+      const auto exponent = static_cast<int>(std::min<uint64_t>(8 * i, kMaxDoubleExponent + 8));
+      magnitude += std::ldexp(static_cast<double>(byte & 0xff), exponent);
+    }
+    push_float(negative ? -magnitude : magnitude, PickleNode::kBigInt);
+  }
+
+  // INT and LONG in text: decimal, "00"/"01" for False/True (INT), a trailing 'L' (LONG).
+  void push_text_int() {
+    std::string_view line = take_line();
+    if (op_ == INT && line == "00") return push(kFalseNode);
+    if (op_ == INT && line == "01") return push(kTrueNode);
+    if (op_ == LONG && !line.empty() && line.back() == 'L') line.remove_suffix(1);
+    const char* first = line.data();
+    const char* last = first + line.size();
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(first, last, v);
+    if (ec == std::errc() && end == last) return push_int(v);
+    if (ec == std::errc::result_out_of_range && end == last) {
+      double d = 0;
+      std::from_chars(first, last, d);
+      return push_float(d, PickleNode::kBigInt);
+    }
+    fail(fmt::format("{} holds {}, not a decimal integer", op_name(), quoted(line)));
+  }
+
+  void push_text_float() {
+    const std::string_view line = take_line();
+    double d = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), d);
+    if (ec != std::errc() || end != line.data() + line.size()) {
+      fail(fmt::format("FLOAT holds {}, not a number", quoted(line)));
+    }
+    push_float(d);
+  }
+
+  void push_binfloat() {
+    const uint8_t* b = take(8);
+    uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i) bits = (bits << 8) | b[i];  // big-endian
+    push_float(std::bit_cast<double>(bits));
+  }
+
+  void push_small_int(uint8_t v) {
+    if (small_ints_[v] == kNoNode) {
+      push_int(v);
+      small_ints_[v] = stack_.back();
+    } else {
+      push(small_ints_[v]);
+    }
+  }
+
+  // ---- strings
+  void push_unicode(uint64_t n) {
+    const uint8_t* s = take(n);
+    const size_t valid = utf8_valid_prefix(s, n);
+    if (valid != n) {
+      fail(fmt::format("{} holds invalid UTF-8 at byte {}", op_name(), s + valid - begin_));
+    }
+    push_chars(PickleKind::kStr, s, n);
+  }
+
+  // BINSTRING, SHORT_BINSTRING: Python 2 str, read as ASCII text like Python 3's default.
+  void push_py2_string(uint64_t n) {
+    const uint8_t* s = take(n);
+    const uint8_t* high = std::find_if(s, s + n, [](uint8_t c) { return c >= 0x80; });
+    if (high != s + n) {
+      fail(
+          fmt::format("{} is a Python 2 str with a non-ASCII byte at byte {}; Python 3 reads such "
+                      "strs as ASCII and refuses it too",
+                      op_name(), high - begin_));
+    }
+    push_chars(PickleKind::kStr, s, n);
+  }
+
+  // UNICODE: raw-unicode-escape text. Bytes are Latin-1 code points; \uXXXX and \UXXXXXXXX are
+  // escapes when an odd number of backslashes precedes the u (CPython's
+  // _PyUnicode_DecodeRawUnicodeEscape).
+  void push_text_unicode() {
+    const std::string_view line = take_line();
+    std::string& text = arena_->chars;
+    const size_t start = text.size();
+    for (size_t i = 0; i < line.size();) {
+      const auto c = static_cast<unsigned char>(line[i]);
+      if (c != '\\') {
+        append_utf8(text, c);
+        ++i;
+        continue;
+      }
+      size_t run = 0;
+      while (i + run < line.size() && line[i + run] == '\\') ++run;
+      i += run;
+      const bool escape = run % 2 == 1 && i < line.size() && (line[i] == 'u' || line[i] == 'U');
+      text.append(run - (escape ? 1 : 0), '\\');
+      if (escape) i = unicode_escape(line, i, text);
+    }
+    if (text.size() - start > kMaxCount) fail("UNICODE holds more than 4 GiB");
+    const NodeId id = add_node(PickleKind::kStr);
+    PickleNode& node = arena_->nodes[id];
+    node.flags = PickleNode::kDecoded;
+    node.at = start;
+    node.size = static_cast<uint32_t>(text.size() - start);
+    push(id);
+  }
+
+  // Reads the escape at line[at] ('u' or 'U' and hex digits); returns the index after it.
+  size_t unicode_escape(std::string_view line, size_t at, std::string& text) const {
+    const size_t digits = line[at] == 'u' ? 4 : 8;
+    uint32_t cp = 0;
+    const char* first = line.data() + at + 1;
+    const auto [end, ec] =
+        std::from_chars(first, first + std::min(digits, line.size() - at - 1), cp, 16);
+    if (ec != std::errc() || end != first + digits) {
+      fail(
+          fmt::format("UNICODE has a truncated \\{}{} escape", line[at], std::string(digits, 'X')));
+    }
+    if (cp > 0x10ffff) fail(fmt::format("UNICODE has \\U{:08x}, beyond Unicode", cp));
+    append_utf8(text, cp);
+    return at + 1 + digits;
+  }
+
+  // ---- containers
+  void push_tuple(size_t n) {
+    if (stack_.size() - fence_ < n) underflow();
+    push_container(PickleKind::kTuple, n);
+  }
+  void push_from_mark(PickleKind kind) {
+    const size_t n = stack_.size() - pop_mark();
+    if (kind == PickleKind::kDict && n % 2 != 0) odd_items(n);
+    push_container(kind, n);
+  }
+  [[noreturn]] void odd_items(size_t n) const {
+    fail(
+        fmt::format("{} has an odd number of values after its MARK ({}); keys and values come in "
+                    "pairs",
+                    op_name(), n));
+  }
+  void append_one(PickleKind kind, size_t n) {
+    if (stack_.size() - fence_ < n + 1) underflow();
+    const size_t from = stack_.size() - n;
+    append_from(target(from - 1, kind), from);
+  }
+  void append_from_mark(PickleKind kind) {
+    const size_t from = pop_mark();
+    if (from <= fence_) {
+      fail(fmt::format("{} finds no {} below its MARK", op_name(), kind_name(kind)));
+    }
+    if (kind == PickleKind::kDict && (stack_.size() - from) % 2 != 0) {
+      odd_items(stack_.size() - from);
+    }
+    append_from(target(from - 1, kind), from);
+  }
+
+  void pop_value_or_mark() {
+    if (!marks_.empty() && marks_.back() == stack_.size()) {
+      pop_mark();  // as CPython's load_pop: POP right after MARK drops the MARK
+    } else {
+      pop();
+    }
+  }
+
+  void refuse_or_unknown() const {
+    const OpInfo& info = kOps[op_];
+    if (info.refusal == nullptr) fail(fmt::format("unknown opcode 0x{:02x}", op_));
+    fail(
+        fmt::format("opcode {} (0x{:02x}) {}; plumb reads plain data only (dicts, lists, numbers, "
+                    "strings)",
+                    info.name, op_, info.refusal));
+  }
+
+  void check_protocol() {
+    const uint8_t v = *take(1);
+    if (v > kHighestProtocol) {
+      fail(fmt::format("unsupported pickle protocol {}; plumb reads protocols 0 to {}", v,
+                       kHighestProtocol));
+    }
+  }
+
+  // Lengths that pickletools calls int4 are signed; a negative one is an error, as in CPython.
+  uint64_t take_signed_length() {
+    const auto n = static_cast<int32_t>(static_cast<uint32_t>(take_uint(4)));
+    if (n < 0) fail(fmt::format("{} has a negative length, {}", op_name(), n));
+    return static_cast<uint64_t>(n);
+  }
+
+  void step() {
+    switch (op_) {
+      case PROTO: return check_protocol();
+      case FRAME: return frame();
+      case MARK: return push_mark();
+      case POP: return pop_value_or_mark();
+      case POP_MARK: return stack_.resize(pop_mark());
+      case DUP: return dup();
+      case NONE: return push(kNoneNode);
+      case NEWTRUE: return push(kTrueNode);
+      case NEWFALSE: return push(kFalseNode);
+      case BININT: return push_int(static_cast<int32_t>(static_cast<uint32_t>(take_uint(4))));
+      case BININT1: return push_small_int(*take(1));
+      case BININT2: return push_int(static_cast<int64_t>(take_uint(2)));
+      case LONG1: {
+        const uint64_t n = take_uint(1);
+        return push_long(take(n), n);
+      }
+      case LONG4: {
+        const uint64_t n = take_signed_length();
+        return push_long(take(n), n);
+      }
+      case INT:
+      case LONG: return push_text_int();
+      case FLOAT: return push_text_float();
+      case BINFLOAT: return push_binfloat();
+      case SHORT_BINUNICODE: return push_unicode(take_uint(1));
+      case BINUNICODE: return push_unicode(take_uint(4));
+      case BINUNICODE8: return push_unicode(take_uint(8));
+      case UNICODE: return push_text_unicode();
+      case SHORT_BINSTRING: return push_py2_string(take_uint(1));
+      case BINSTRING: return push_py2_string(take_signed_length());
+      case SHORT_BINBYTES: return push_bytes(take_uint(1));
+      case BINBYTES: return push_bytes(take_uint(4));
+      case BINBYTES8:
+      case BYTEARRAY8: return push_bytes(take_uint(8));
+      case EMPTY_LIST: return push_container(PickleKind::kList, 0);
+      case EMPTY_TUPLE: return push_container(PickleKind::kTuple, 0);
+      case EMPTY_DICT: return push_container(PickleKind::kDict, 0);
+      case LIST: return push_from_mark(PickleKind::kList);
+      case TUPLE: return push_from_mark(PickleKind::kTuple);
+      case DICT: return push_from_mark(PickleKind::kDict);
+      case TUPLE1: return push_tuple(1);
+      case TUPLE2: return push_tuple(2);
+      case TUPLE3: return push_tuple(3);
+      case APPEND: return append_one(PickleKind::kList, 1);
+      case APPENDS: return append_from_mark(PickleKind::kList);
+      case SETITEM: return append_one(PickleKind::kDict, 2);
+      case SETITEMS: return append_from_mark(PickleKind::kDict);
+      case BINPUT: return memo_put(take_uint(1));
+      case LONG_BINPUT: return memo_put(take_uint(4));
+      case PUT: return memo_put(text_memo_key());
+      case MEMOIZE: return memo_put(memo_count_);
+      case BINGET: return memo_get(take_uint(1));
+      case LONG_BINGET: return memo_get(take_uint(4));
+      case GET: return memo_get(text_memo_key());
+      default: refuse_or_unknown();
+    }
+  }
+
+  // FRAME: an 8-byte length, a hint for buffered reading; the frame must be there in full.
+  void frame() {
+    const uint64_t n = take_uint(8);
+    if (n > static_cast<uint64_t>(end_ - p_)) truncated();
+  }
+  void dup() {
+    const NodeId id = top();
+    arena_->nodes[id].flags |= PickleNode::kShared;
+    push(id);
+  }
+  void push_bytes(uint64_t n) { push_chars(PickleKind::kBytes, take(n), n); }
+
+  // ---- reference cycles
+  // Only an insertion into a container already shared can close a cycle (without a memo get or
+  // DUP every value has one reference, so the values form a tree). When there were such
+  // insertions, a depth-first search looks for a cycle and names the insertion that closed it.
+  void check_cycles() const {
+    if (shared_inserts_.empty()) return;
+    const auto& nodes = arena_->nodes;
+    std::vector<uint8_t> state(nodes.size(), 0);  // 0 unseen, 1 on the path, 2 done
+    struct Step {
+      NodeId id;
+      uint32_t next;
+    };
+    std::vector<Step> path;
+    for (NodeId start = 0; start < nodes.size(); ++start) {
+      if (state[start] != 0 || !is_container(nodes[start].kind)) continue;
+      path.push_back({start, 0});
+      state[start] = 1;
+      while (!path.empty()) {
+        Step& s = path.back();
+        if (s.next == nodes[s.id].size) {
+          state[s.id] = 2;
+          path.pop_back();
+          continue;
+        }
+        const NodeId child = arena_->kids[nodes[s.id].at + s.next++];
+        if (!is_container(nodes[child].kind) || state[child] == 2) continue;
+        if (state[child] == 1) report_cycle(path, child);
+        state[child] = 1;
+        path.push_back({child, 0});
+      }
+    }
+  }
+
+  // The cycle is path[from child to the end] and back to child; the insertion that closed it is
+  // the latest recorded one among its edges.
+  template <typename Path>
+  [[noreturn]] void report_cycle(const Path& path, NodeId child) const {
+    std::unordered_map<uint64_t, size_t> first_insert;
+    for (const SharedInsert& s : shared_inserts_) {
+      first_insert.try_emplace((uint64_t{s.parent} << 32) | s.child, s.at);
+    }
+    size_t start = path.size() - 1;
+    while (path[start].id != child) --start;
+    size_t closed_at = shared_inserts_.back().at;
+    bool found = false;
+    for (size_t i = start; i < path.size(); ++i) {
+      const NodeId to = i + 1 < path.size() ? path[i + 1].id : child;
+      const auto it = first_insert.find((uint64_t{path[i].id} << 32) | to);
+      if (it != first_insert.end() && (!found || it->second > closed_at)) {
+        closed_at = it->second;
+        found = true;
+      }
+    }
+    fail_at(closed_at,
+            fmt::format("{} makes a {} contain itself (a reference cycle); plumb reads "
+                        "plain data without cycles",
+                        kOps[begin_[closed_at]].name, kind_name(arena_->nodes[child].kind)));
+  }
+
+  const uint8_t* begin_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  size_t op_at_ = 0;  // byte offset of the opcode being read
+  uint8_t op_ = 0;
+  std::unique_ptr<PickleArena> arena_;
+  std::vector<NodeId> stack_;
+  std::vector<size_t> marks_;    // stack sizes at each MARK
+  size_t fence_ = 0;             // the last MARK's stack size: opcodes see the stack above it
+  HugePageVector<NodeId> memo_;  // dense memo: key → node, kNoNode where unset
+  std::unordered_map<uint64_t, NodeId> sparse_memo_;
+  size_t memo_count_ = 0;  // distinct keys stored: MEMOIZE's key
+  std::array<NodeId, 256> small_ints_{};
+  std::vector<SharedInsert> shared_inserts_;
+};
+
+// "an int", "a str", "bytes", "None": what a message says was found.
+std::string found_kind(PickleKind kind) {
+  if (kind == PickleKind::kNone) return "None";
+  if (kind == PickleKind::kBytes) return "bytes";
+  return fmt::format("{} {}", kind == PickleKind::kInt ? "an" : "a", kind_name(kind));
+}
+
+PickleDoc parse_owned(std::shared_ptr<const void> owner, const char* data, size_t size,
+                      const std::string& name) {
+  auto arena = std::make_unique<PickleArena>();
+  arena->name = name;
+  arena->input = data;
+  arena->input_owner = std::move(owner);
+  return PickleReader(std::move(arena), size).read();
+}
+
+// Closes a file descriptor on every path out.
+struct FileCloser {
+  int fd;
+  ~FileCloser() { ::close(fd); }
+};
+
+// The file's bytes through read(): for pipes and other files that cannot be mapped.
+std::shared_ptr<std::string> read_all(int fd, const std::string& path) {
+  auto bytes = std::make_shared<std::string>();
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return bytes;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    bytes->append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+std::string_view kind_name(PickleKind kind) {
+  switch (kind) {
+    case PickleKind::kNone: return "NoneType";
+    case PickleKind::kBool: return "bool";
+    case PickleKind::kInt: return "int";
+    case PickleKind::kFloat: return "float";
+    case PickleKind::kStr: return "str";
+    case PickleKind::kBytes: return "bytes";
+    case PickleKind::kList: return "list";
+    case PickleKind::kTuple: return "tuple";
+    case PickleKind::kDict: return "dict";
+  }
+  return "?";
+}
+
+void Value::wrong_kind(std::string_view expected) const {
+  if (is_big_int()) {
+    throw Error(fmt::format("{}: expected {}, found an int beyond 64 bits (about {:g})",
+                            arena_->name, expected, node().d));
+  }
+  throw Error(fmt::format("{}: expected {}, found {}", arena_->name, expected, found_kind(kind())));
+}
+
+void Value::out_of_range(size_t index) const {
+  throw Error(fmt::format("{}: index {} is past the end of a {} of {} items", arena_->name, index,
+                          kind_name(kind()), node().size));
+}
+
+void* map_huge_pages(size_t bytes) {
+  // Map 2 MiB more than needed, then trim the ends so that the block starts on a 2 MiB boundary.
+  const size_t length = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* raw = ::mmap(nullptr, length + kHugePageBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto first = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t start = (first + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  if (start > first) ::munmap(raw, start - first);
+  const uintptr_t tail = first + length + kHugePageBytes - (start + length);
+  if (tail > 0) ::munmap(reinterpret_cast<void*>(start + length), tail);
+  ::madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // a hint: may be refused
+  return reinterpret_cast<void*>(start);
+}
+
+void unmap_huge_pages(void* at, size_t bytes) {
+  ::munmap(at, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes);
+}
+
+PickleDoc parse_pickle(std::string_view bytes, const std::string& name) {
+  auto copy = std::make_shared<std::string>(bytes);
+  const char* data = copy->data();
+  return parse_owned(std::move(copy), data, bytes.size(), name);
+}
+
+PickleDoc read_pickle_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  const FileCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<size_t>(st.st_size);
+    // MAP_POPULATE maps the whole file at once: one call instead of a page fault per 4 KiB.
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (at != MAP_FAILED) {
+      std::shared_ptr<const void> owner(
+          at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+      return parse_owned(std::move(owner), static_cast<const char*>(at), size, path);
+    }
+  }
+  std::shared_ptr<std::string> bytes = read_all(fd, path);
+  const char* data = bytes->data();
+  const size_t size = bytes->size();
+  return parse_owned(std::move(bytes), data, size, path);
+}
+
+}  // namespace plumb::mem
