@@ -10,6 +10,7 @@
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
 #include "cli/import_command.h"
+#include "cli/mem_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
@@ -81,6 +82,8 @@ std::span<const Command> commands() {
        command(setup_report, run_report)},
       {"diff", "Two baselines compared: regressions beyond noise, and what else changed",
        command(setup_diff, run_diff)},
+      {"mem", "Allocator traces: peaks, fragmentation, creep (leaks) and the cause of an OOM",
+       command(setup_mem, run_mem)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},

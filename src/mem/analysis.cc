@@ -1,0 +1,82 @@
+#include "mem/analysis.h"
+
+#include <algorithm>
+
+namespace plumb::mem {
+namespace {
+
+// PyTorch's profiler names each step's range "ProfilerStep#<n>" (torch.profiler.profile.step()),
+// which record_memory_history keeps in the frames: the trace's own step annotation.
+const char* kProfilerStep = "^ProfilerStep#[0-9]+";
+
+Steps find_steps(const Trace& t, const AnalyzeOptions& o) {
+  if (o.step_regex) return steps_from_regex(t, std::regex(*o.step_regex), *o.step_regex);
+  if (!t.step_marks.empty()) {
+    Steps s;
+    s.source = StepSource::kRegex;
+    s.starts = t.step_marks;
+    s.confidence = 1;
+    s.how = std::to_string(s.starts.size()) + " step(s) from the trace's step marks";
+    return s;
+  }
+  Steps annotated = steps_from_regex(t, std::regex(kProfilerStep), kProfilerStep);
+  if (annotated.starts.size() >= 2) {
+    annotated.how = std::to_string(annotated.starts.size()) +
+                    " step(s) from the profiler's ProfilerStep#N annotations";
+    return annotated;
+  }
+  return detect_steps(t);
+}
+
+Fragmentation fragmentation_before(const Trace& t, size_t index) {
+  const FreeSpace f = free_space_before(t, index);
+  Fragmentation r;
+  r.reserved = f.reserved;
+  r.allocated = f.allocated;
+  r.free = f.free;
+  r.largest_free_block = f.largest_free_block;
+  r.scattered = f.free > 0 ? 1 - static_cast<double>(f.largest_free_block) / static_cast<double>(f.free) : 0;
+  return r;
+}
+
+std::vector<StepFigures> step_figures(const Timeline& tl, const Steps& s) {
+  std::vector<StepFigures> out;
+  for (size_t i = 0; i < s.starts.size(); ++i) {
+    const size_t begin = s.starts[i];
+    const size_t end = i + 1 < s.starts.size() ? s.starts[i + 1] : tl.samples.size();
+    if (end <= begin) continue;
+    StepFigures f{begin, UINT64_MAX, 0, 0};
+    for (size_t j = begin; j < end; ++j) {
+      f.min_allocated = std::min(f.min_allocated, tl.samples[j].allocated);
+      f.peak_allocated = std::max(f.peak_allocated, tl.samples[j].allocated);
+      f.peak_reserved = std::max(f.peak_reserved, tl.samples[j].reserved);
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+Analysis analyze(const Trace& t, const AnalyzeOptions& o) {
+  Analysis a;
+  a.source = t.source;
+  a.events = t.events.size();
+  a.has_time = t.has_time;
+  a.timeline = build_timeline(t);
+  a.steps = find_steps(t, o);
+  a.per_step = step_figures(a.timeline, a.steps);
+  a.creep = creep(a.timeline, a.steps);
+  const Categorizer categories(t, o.rules);
+  a.live_at_peak = live_by_category(t, categories, t.events.empty() ? SIZE_MAX : a.timeline.peak_allocated_index);
+  a.at_peak = fragmentation_before(t, t.events.empty() ? 0 : a.timeline.peak_reserved_index + 1);
+  a.at_end = fragmentation_before(t, t.events.size());
+  const Timeline& tl = a.timeline;
+  a.fragmentation = tl.peak.reserved > 0
+                        ? 1 - static_cast<double>(tl.peak.active) / static_cast<double>(tl.peak.reserved)
+                        : 0;
+  a.ooms = classify_ooms(t, a.timeline, a.steps, a.creep);
+  return a;
+}
+
+}  // namespace plumb::mem

@@ -1,0 +1,57 @@
+// `plumb mem analyze`: everything the analyses say of one trace, as plain data for the reporters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "mem/categories.h"
+#include "mem/oom.h"
+#include "mem/steps.h"
+#include "mem/timeline.h"
+#include "mem/trace.h"
+
+namespace plumb::mem {
+
+struct AnalyzeOptions {
+  std::optional<std::string> step_regex;  // --step-regex
+  std::vector<CategoryRule> rules = default_category_rules();
+};
+
+// Fragmentation at one moment: reserved bytes the program does not hold, and how scattered.
+struct Fragmentation {
+  uint64_t reserved = 0;
+  uint64_t allocated = 0;
+  uint64_t free = 0;                 // reserved − live blocks
+  uint64_t largest_free_block = 0;
+  double scattered = 0;              // 1 − largest free block / free (0: one block)
+};
+
+struct StepFigures {
+  size_t first_event = 0;
+  uint64_t min_allocated = 0;
+  uint64_t peak_allocated = 0;
+  uint64_t peak_reserved = 0;
+};
+
+struct Analysis {
+  std::string source;
+  size_t events = 0;
+  bool has_time = false;
+  Timeline timeline;
+  Steps steps;
+  std::vector<StepFigures> per_step;
+  Creep creep;
+  std::map<std::string, uint64_t> live_at_peak;  // category → bytes at the allocated peak
+  Fragmentation at_peak;                         // at the reserved peak
+  Fragmentation at_end;
+  double fragmentation = 0;                      // 1 − peak active / peak reserved
+  std::vector<Oom> ooms;
+};
+
+Analysis analyze(const Trace& t, const AnalyzeOptions& o);
+
+}  // namespace plumb::mem

@@ -1,0 +1,168 @@
+#include "mem/jsonl_reader.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace plumb::mem {
+namespace {
+
+using nlohmann::json;
+
+struct Line {
+  const std::string& name;
+  size_t number;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("{}:{}: {}", name, number, what));
+  }
+};
+
+uint64_t unsigned_field(const json& j, const char* key, const Line& at, bool required) {
+  const auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) at.fail(fmt::format("missing '{}'", key));
+    return 0;
+  }
+  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+    at.fail(fmt::format("'{}' must be a non-negative integer", key));
+  }
+  return it->get<uint64_t>();
+}
+
+uint32_t read_stack(const json& frames, TraceBuilder& b, const Line& at) {
+  if (!frames.is_array()) at.fail("'frames' must be a list of {name, filename, line}");
+  std::vector<uint32_t> ids;
+  ids.reserve(frames.size());
+  for (const json& f : frames) {
+    if (!f.is_object()) at.fail("each frame must be an object {name, filename, line}");
+    Frame frame;
+    frame.name = f.value("name", "");
+    frame.filename = f.value("filename", "");
+    frame.line = f.value("line", 0);
+    ids.push_back(b.frame(std::move(frame)));
+  }
+  return b.stack(ids);
+}
+
+BlockState block_state(const std::string& s, const Line& at) {
+  if (s == "active_allocated") return BlockState::kActiveAllocated;
+  if (s == "active_pending_free" || s == "active_awaiting_free") return BlockState::kActivePendingFree;
+  if (s == "inactive") return BlockState::kInactive;
+  at.fail(fmt::format("block state '{}': expected active_allocated, active_pending_free or inactive", s));
+}
+
+void read_segment(const json& j, TraceBuilder& b, const Line& at) {
+  if (!j.is_object()) at.fail("'segment' must be an object");
+  Segment seg;
+  seg.addr = unsigned_field(j, "address", at, true);
+  seg.total_size = unsigned_field(j, "total_size", at, true);
+  seg.stream = j.value("stream", int64_t{0});
+  seg.large = j.value("segment_type", std::string("large")) != "small";
+  seg.expandable = j.value("is_expandable", false);
+  for (const json& bl : j.value("blocks", json::array())) {
+    if (!bl.is_object()) at.fail("each block must be an object {address, size, state}");
+    Block block;
+    block.addr = unsigned_field(bl, "address", at, true);
+    block.size = unsigned_field(bl, "size", at, true);
+    block.requested_size = unsigned_field(bl, "requested_size", at, false);
+    block.state = block_state(bl.value("state", std::string("inactive")), at);
+    seg.blocks.push_back(block);
+  }
+  b.trace().segments.push_back(std::move(seg));
+}
+
+void read_event(const json& j, TraceBuilder& b, const Line& at) {
+  const auto action = j.find("action");
+  if (action == j.end() || !action->is_string()) at.fail("missing 'action' (or 'segment')");
+  const std::string name = action->get<std::string>();
+  Trace& t = b.trace();
+  if (name == "step") {
+    t.step_marks.push_back(t.events.size());
+    return;
+  }
+  Event e;
+  if (!action_from_name(name, e.action)) {
+    at.fail(fmt::format("unknown action '{}': expected alloc, free_requested, free_completed, "
+                        "segment_alloc, segment_free, segment_map, segment_unmap, snapshot, oom, "
+                        "workspace_snapshot or step", name));
+  }
+  e.addr = unsigned_field(j, "addr", at, e.action != Action::kOom && e.action != Action::kSnapshot);
+  e.size = unsigned_field(j, "size", at, e.action != Action::kSnapshot);
+  e.device_free = unsigned_field(j, "device_free", at, false);
+  e.stream = j.value("stream", int64_t{0});
+  if (const auto time = j.find("time_us"); time != j.end()) {
+    if (!time->is_number()) at.fail("'time_us' must be a number");
+    e.time_us = time->get<double>();
+    t.has_time = true;
+  }
+  if (const auto frames = j.find("frames"); frames != j.end()) e.stack = read_stack(*frames, b, at);
+  t.events.push_back(e);
+}
+
+}  // namespace
+
+bool action_from_name(std::string_view name, Action& out) {
+  static constexpr std::pair<std::string_view, Action> kActions[] = {
+      {"alloc", Action::kAlloc},
+      {"free_requested", Action::kFreeRequested},
+      {"free_completed", Action::kFreeCompleted},
+      {"segment_alloc", Action::kSegmentAlloc},
+      {"segment_free", Action::kSegmentFree},
+      {"segment_map", Action::kSegmentMap},
+      {"segment_unmap", Action::kSegmentUnmap},
+      {"snapshot", Action::kSnapshot},
+      {"oom", Action::kOom},
+      {"workspace_snapshot", Action::kWorkspaceSnapshot}};
+  for (const auto& [n, a] : kActions) {
+    if (n == name) {
+      out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+Trace parse_events_jsonl(std::string_view text, const std::string& name) {
+  TraceBuilder b;
+  b.trace().source = name + " (plumb.mem-events/1)";
+  size_t number = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++number;
+    const Line at{name, number};
+    const size_t first = raw.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || raw[first] == '#') continue;
+    json j = json::parse(raw, nullptr, false);
+    if (j.is_discarded()) at.fail("not valid JSON");
+    if (!j.is_object()) at.fail("expected a JSON object");
+    if (const auto seg = j.find("segment"); seg != j.end()) {
+      read_segment(*seg, b, at);
+    } else if (j.contains("device") && !j.contains("action")) {
+      b.trace().device = j.value("device", 0);
+    } else {
+      read_event(j, b, at);
+    }
+  }
+  if (b.trace().events.empty() && b.trace().segments.empty()) {
+    throw Error(fmt::format("{}: no allocator events", name));
+  }
+  return b.finish();
+}
+
+Trace read_events_jsonl(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read the trace", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_events_jsonl(text.str(), path);
+}
+
+}  // namespace plumb::mem

@@ -1,0 +1,150 @@
+// The snapshot layout read once, for any document type: `V` is a view of a JSON value or of a
+// decoded pickle, reached through the small adapter `A` (get, size, at, integer, text, ...).
+// Internal to the snapshot readers.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "mem/jsonl_reader.h"
+#include "mem/trace.h"
+
+namespace plumb::mem::convert {
+
+template <class A, class V>
+uint32_t stack_of(const V& entry, TraceBuilder& b) {
+  const auto frames = A::get(entry, "frames");
+  if (!frames || !A::is_list(*frames)) return kNoStack;
+  std::vector<uint32_t> ids;
+  const size_t n = A::size(*frames);
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const V f = A::at(*frames, i);
+    Frame frame;
+    if (auto v = A::get(f, "name")) frame.name = A::text(*v);
+    if (auto v = A::get(f, "filename")) frame.filename = A::text(*v);
+    if (auto v = A::get(f, "line")) frame.line = static_cast<int>(A::integer(*v));
+    ids.push_back(b.frame(std::move(frame)));
+  }
+  return b.stack(ids);
+}
+
+template <class A, class V>
+uint64_t field(const V& entry, const char* key, const std::string& where, bool required) {
+  const auto v = A::get(entry, key);
+  if (!v) {
+    if (required) throw Error(fmt::format("{}: missing '{}'", where, key));
+    return 0;
+  }
+  if (!A::is_integer(*v) || A::integer(*v) < 0) {
+    throw Error(fmt::format("{}: '{}' must be a non-negative integer", where, key));
+  }
+  return static_cast<uint64_t>(A::integer(*v));
+}
+
+template <class A, class V>
+void read_event(const V& entry, const std::string& where, TraceBuilder& b) {
+  const auto action = A::get(entry, "action");
+  if (!action || !A::is_text(*action)) throw Error(fmt::format("{}: missing 'action'", where));
+  Event e;
+  const std::string name = A::text(*action);
+  if (!action_from_name(name, e.action)) {
+    throw Error(fmt::format("{}: unknown action '{}'", where, name));
+  }
+  const bool no_addr = e.action == Action::kOom || e.action == Action::kSnapshot;
+  e.addr = field<A>(entry, "addr", where, !no_addr);
+  e.size = field<A>(entry, "size", where, e.action != Action::kSnapshot);
+  e.device_free = field<A>(entry, "device_free", where, false);
+  if (auto s = A::get(entry, "stream"); s && A::is_integer(*s)) e.stream = A::integer(*s);
+  if (auto t = A::get(entry, "time_us"); t && A::is_number(*t)) {
+    e.time_us = A::number(*t);
+    b.trace().has_time = true;
+  }
+  e.stack = stack_of<A>(entry, b);
+  b.trace().events.push_back(e);
+}
+
+template <class A, class V>
+BlockState block_state(const V& block, const std::string& where) {
+  const auto s = A::get(block, "state");
+  const std::string state = s && A::is_text(*s) ? A::text(*s) : "";
+  if (state == "active_allocated") return BlockState::kActiveAllocated;
+  if (state == "active_pending_free" || state == "active_awaiting_free") return BlockState::kActivePendingFree;
+  if (state == "inactive") return BlockState::kInactive;
+  throw Error(fmt::format("{}: block state '{}': expected active_allocated, active_pending_free or inactive",
+                          where, state));
+}
+
+template <class A, class V>
+void read_segment(const V& s, const std::string& where, TraceBuilder& b) {
+  Segment seg;
+  seg.addr = field<A>(s, "address", where, true);
+  seg.total_size = field<A>(s, "total_size", where, true);
+  if (auto v = A::get(s, "stream"); v && A::is_integer(*v)) seg.stream = A::integer(*v);
+  if (auto v = A::get(s, "segment_type"); v && A::is_text(*v)) seg.large = A::text(*v) != "small";
+  if (auto v = A::get(s, "is_expandable"); v && A::is_bool(*v)) seg.expandable = A::boolean(*v);
+  if (auto blocks = A::get(s, "blocks"); blocks && A::is_list(*blocks)) {
+    for (size_t i = 0; i < A::size(*blocks); ++i) {
+      const V bl = A::at(*blocks, i);
+      const std::string at = fmt::format("{}.blocks[{}]", where, i);
+      Block block;
+      block.addr = field<A>(bl, "address", at, true);
+      block.size = field<A>(bl, "size", at, true);
+      block.requested_size = field<A>(bl, "requested_size", at, false);
+      block.state = block_state<A>(bl, at);
+      seg.blocks.push_back(block);
+    }
+  }
+  b.trace().segments.push_back(std::move(seg));
+}
+
+template <class A, class V>
+void read_settings(const V& root, Trace& t) {
+  const auto settings = A::get(root, "allocator_settings");
+  if (!settings || !A::is_dict(*settings)) return;
+  A::for_each_item(*settings, [&](const std::string& key, const V& value) {
+    t.allocator_settings[key] = A::scalar_text(value);
+  });
+}
+
+// device_traces[device] and the segments of `device` into a trace.
+template <class A, class V>
+Trace snapshot(const V& root, const std::string& name, int device) {
+  if (!A::is_dict(root) || (!A::get(root, "device_traces") && !A::get(root, "segments"))) {
+    throw Error(fmt::format("{}: not a memory snapshot: expected a dict with 'segments' and "
+                            "'device_traces' (torch.cuda.memory._snapshot())", name));
+  }
+  TraceBuilder b;
+  b.trace().device = device;
+  if (auto traces = A::get(root, "device_traces")) {
+    if (!A::is_list(*traces)) throw Error(fmt::format("{}: 'device_traces' must be a list", name));
+    if (static_cast<size_t>(device) >= A::size(*traces)) {
+      throw Error(fmt::format("{}: no trace for device {} ({} device(s) in the snapshot)", name, device,
+                              A::size(*traces)));
+    }
+    const V events = A::at(*traces, static_cast<size_t>(device));
+    const size_t n = A::size(events);
+    b.trace().events.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      read_event<A>(A::at(events, i), fmt::format("{}: device_traces[{}][{}]", name, device, i), b);
+    }
+  }
+  if (auto segments = A::get(root, "segments"); segments && A::is_list(*segments)) {
+    for (size_t i = 0; i < A::size(*segments); ++i) {
+      const V s = A::at(*segments, i);
+      const auto d = A::get(s, "device");
+      if (d && A::is_integer(*d) && A::integer(*d) != device) continue;
+      read_segment<A>(s, fmt::format("{}: segments[{}]", name, i), b);
+    }
+  }
+  read_settings<A>(root, b.trace());
+  if (b.trace().events.empty() && b.trace().segments.empty()) {
+    throw Error(fmt::format("{}: the snapshot holds no segments and no trace events for device {} "
+                            "(was torch.cuda.memory._record_memory_history() enabled?)", name, device));
+  }
+  return b.finish();
+}
+
+}  // namespace plumb::mem::convert

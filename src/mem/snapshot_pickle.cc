@@ -1,0 +1,62 @@
+// Snapshots written as pickles: the snapshot layout (snapshot_convert.h) over decoded pickle
+// values (pickle.h).
+#include "mem/pickle.h"
+#include "mem/snapshot_convert.h"
+#include "mem/snapshot_reader.h"
+
+namespace plumb::mem {
+namespace {
+
+struct PickleAdapter {
+  using V = Value;
+  static std::optional<V> get(const V& v, const char* key) {
+    if (!v.is(PickleKind::kDict)) return std::nullopt;
+    return v.get(key);
+  }
+  static bool is_list(const V& v) { return v.is(PickleKind::kList) || v.is(PickleKind::kTuple); }
+  static bool is_dict(const V& v) { return v.is(PickleKind::kDict); }
+  static bool is_text(const V& v) { return v.is(PickleKind::kStr); }
+  static bool is_bool(const V& v) { return v.is(PickleKind::kBool); }
+  static bool is_integer(const V& v) { return v.is(PickleKind::kInt); }
+  static bool is_number(const V& v) { return v.is(PickleKind::kInt) || v.is(PickleKind::kFloat); }
+  static size_t size(const V& v) { return v.size(); }
+  static V at(const V& v, size_t i) { return v[i]; }
+  static int64_t integer(const V& v) { return v.as_int(); }
+  static double number(const V& v) { return v.as_double(); }
+  static std::string text(const V& v) { return v.is(PickleKind::kStr) ? std::string(v.as_str()) : ""; }
+  static bool boolean(const V& v) { return v.as_bool(); }
+  static std::string scalar_text(const V& v) {
+    switch (v.kind()) {
+      case PickleKind::kStr: return std::string(v.as_str());
+      case PickleKind::kInt: return std::to_string(v.as_int());
+      case PickleKind::kFloat: return fmt::format("{}", v.as_double());
+      case PickleKind::kBool: return v.as_bool() ? "true" : "false";
+      case PickleKind::kNone: return "null";
+      default: return std::string(kind_name(v.kind()));
+    }
+  }
+  template <class F>
+  static void for_each_item(const V& v, F&& f) {
+    for (const PickleEntry& e : v.entries()) {
+      if (e.key.is(PickleKind::kStr)) f(std::string(e.key.as_str()), e.value);
+    }
+  }
+};
+
+Trace from_doc(const PickleDoc& doc, const std::string& name, int device) {
+  Trace t = convert::snapshot<PickleAdapter>(doc.root(), name, device);
+  t.source = name + " (snapshot, pickle)";
+  return t;
+}
+
+}  // namespace
+
+Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device) {
+  return from_doc(parse_pickle(bytes, name), name, device);
+}
+
+Trace snapshot_from_pickle_file(const std::string& path, int device) {
+  return from_doc(read_pickle_file(path), path, device);
+}
+
+}  // namespace plumb::mem

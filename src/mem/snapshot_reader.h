@@ -1,0 +1,25 @@
+// PyTorch and torch_npu allocator snapshots (torch.cuda.memory._snapshot(), written by
+// _dump_snapshot() as a pickle, or the same dict as JSON) into a Trace of one device
+// (docs/mem-format.md gives every key and its source).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "mem/trace.h"
+
+namespace plumb::mem {
+
+// `name` goes into every message; `device` picks device_traces[device] and that device's segments.
+Trace snapshot_from_json(const nlohmann::json& doc, const std::string& name, int device);
+
+// A pickle as _dump_snapshot() writes it (protocols 2–5 of plain data; src/mem/pickle.h).
+Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device);
+Trace snapshot_from_pickle_file(const std::string& path, int device);
+
+// By content: a pickle (first byte 0x80), a JSON snapshot (an object with "device_traces" or
+// "segments"), or plumb.mem-events/1 lines. Errors name the file.
+Trace read_trace(const std::string& path, int device);
+
+}  // namespace plumb::mem

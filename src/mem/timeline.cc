@@ -1,0 +1,216 @@
+#include "mem/timeline.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace plumb::mem {
+namespace {
+
+// Blocks and segments the trace itself allocates, to tell its own frees from those of blocks
+// allocated before it began.
+struct Seen {
+  std::unordered_set<uint64_t> blocks;
+  std::unordered_set<uint64_t> segments;
+};
+
+Seen seen_in_trace(const Trace& t) {
+  Seen s;
+  for (const Event& e : t.events) {
+    if (e.action == Action::kAlloc) s.blocks.insert(e.addr);
+    if (e.action == Action::kSegmentAlloc || e.action == Action::kSegmentMap) s.segments.insert(e.addr);
+  }
+  return s;
+}
+
+// Blocks torch_npu hands to its operators' workspace: the snapshot lists a workspace_snapshot, a
+// segment_alloc and an alloc for each, but they are never allocated in the statistics' sense
+// (the block stays inactive): they count as reserved only.
+std::unordered_set<uint64_t> workspace_blocks(const Trace& t) {
+  std::unordered_set<uint64_t> w;
+  for (const Event& e : t.events) {
+    if (e.action == Action::kWorkspaceSnapshot) w.insert(e.addr);
+  }
+  return w;
+}
+
+// What was there before the first event, in order: a free of a block the trace has not
+// allocated (so far) frees one allocated before it; a completion without its request, a block
+// already pending; a segment freed without being allocated, one reserved before. Live blocks and
+// segments of the end state the replay does not account for were there all along.
+Sample initial_state(const Trace& t, const std::unordered_set<uint64_t>& workspace,
+                     uint64_t& dropped_frees) {
+  Sample s;
+  std::unordered_set<uint64_t> alive, pending, segments;
+  for (const Event& e : t.events) {
+    switch (e.action) {
+      case Action::kAlloc:
+        if (!workspace.contains(e.addr)) alive.insert(e.addr);
+        break;
+      case Action::kFreeRequested:
+        if (alive.erase(e.addr) == 0) {
+          s.allocated += e.size;
+          s.active += e.size;
+          ++dropped_frees;
+        }
+        pending.insert(e.addr);
+        break;
+      case Action::kFreeCompleted:
+        if (pending.erase(e.addr) == 0) s.active += e.size;
+        break;
+      case Action::kSegmentAlloc:
+      case Action::kSegmentMap:
+        segments.insert(e.addr);
+        break;
+      case Action::kSegmentFree:
+      case Action::kSegmentUnmap:
+        if (segments.erase(e.addr) == 0) s.reserved += e.size;
+        break;
+      default:
+        break;
+    }
+  }
+  for (const Segment& seg : t.segments) {
+    if (!segments.contains(seg.addr)) s.reserved += seg.total_size;
+    for (const Block& b : seg.blocks) {
+      if (b.state == BlockState::kActiveAllocated && !alive.contains(b.addr)) {
+        s.allocated += b.size;
+        s.active += b.size;
+      } else if (b.state == BlockState::kActivePendingFree && !pending.contains(b.addr) &&
+                 !alive.contains(b.addr)) {
+        s.active += b.size;
+      }
+    }
+  }
+  return s;
+}
+
+// Subtracts without wrapping: a trace whose frees outnumber what it could know of stays at 0.
+uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+void apply(const Event& e, Sample& s, bool has_completions,
+           const std::unordered_set<uint64_t>& workspace) {
+  switch (e.action) {
+    case Action::kAlloc:
+      if (workspace.contains(e.addr)) break;
+      s.allocated += e.size;
+      s.active += e.size;
+      break;
+    case Action::kFreeRequested:
+      if (workspace.contains(e.addr)) break;
+      s.allocated = minus(s.allocated, e.size);
+      if (!has_completions) s.active = minus(s.active, e.size);
+      break;
+    case Action::kFreeCompleted:
+      if (workspace.contains(e.addr)) break;
+      s.active = minus(s.active, e.size);
+      break;
+    case Action::kSegmentAlloc:
+    case Action::kSegmentMap:
+      s.reserved += e.size;
+      break;
+    case Action::kSegmentFree:
+    case Action::kSegmentUnmap:
+      s.reserved = minus(s.reserved, e.size);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+Timeline build_timeline(const Trace& t) {
+  Timeline tl;
+  const std::unordered_set<uint64_t> workspace = workspace_blocks(t);
+  tl.initial = initial_state(t, workspace, tl.dropped_frees);
+  const bool has_completions = std::any_of(t.events.begin(), t.events.end(), [](const Event& e) {
+    return e.action == Action::kFreeCompleted;
+  });
+  tl.samples.reserve(t.events.size());
+  Sample s = tl.initial;
+  tl.peak = s;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    apply(t.events[i], s, has_completions, workspace);
+    tl.samples.push_back(s);
+    if (s.allocated > tl.peak.allocated) {
+      tl.peak.allocated = s.allocated;
+      tl.peak_allocated_index = i;
+    }
+    if (s.reserved > tl.peak.reserved) {
+      tl.peak.reserved = s.reserved;
+      tl.peak_reserved_index = i;
+    }
+    tl.peak.active = std::max(tl.peak.active, s.active);
+  }
+  return tl;
+}
+
+FreeSpace free_space_before(const Trace& t, size_t index) {
+  // The layout before the first event: what the end state holds that the trace never allocated,
+  // and what the trace frees without having allocated it. Then forward to `index`.
+  const Seen seen = seen_in_trace(t);
+  std::map<uint64_t, uint64_t> segments;  // addr → size
+  std::map<uint64_t, uint64_t> live;      // addr → size (active: allocated or pending free)
+  for (const Segment& seg : t.segments) {
+    if (!seen.segments.contains(seg.addr)) segments[seg.addr] = seg.total_size;
+    for (const Block& b : seg.blocks) {
+      if (b.state != BlockState::kInactive && !seen.blocks.contains(b.addr)) live[b.addr] = b.size;
+    }
+  }
+  for (const Event& e : t.events) {
+    const bool block_free = e.action == Action::kFreeRequested || e.action == Action::kFreeCompleted;
+    if (block_free && !seen.blocks.contains(e.addr)) live[e.addr] = e.size;
+    const bool segment_free = e.action == Action::kSegmentFree || e.action == Action::kSegmentUnmap;
+    if (segment_free && !seen.segments.contains(e.addr)) segments[e.addr] = e.size;
+  }
+  const bool has_completions = std::any_of(t.events.begin(), t.events.end(), [](const Event& e) {
+    return e.action == Action::kFreeCompleted;
+  });
+  for (size_t i = 0; i < std::min(index, t.events.size()); ++i) {
+    const Event& e = t.events[i];
+    switch (e.action) {
+      case Action::kAlloc:
+        live[e.addr] = e.size;
+        break;
+      case Action::kFreeRequested:
+        if (!has_completions) live.erase(e.addr);
+        break;
+      case Action::kFreeCompleted:
+        live.erase(e.addr);
+        break;
+      case Action::kSegmentAlloc:
+      case Action::kSegmentMap:
+        segments[e.addr] = e.size;
+        break;
+      case Action::kSegmentFree:
+      case Action::kSegmentUnmap:
+        segments.erase(e.addr);
+        break;
+      default:
+        break;
+    }
+  }
+  FreeSpace f;
+  f.segments = segments.size();
+  auto block = live.begin();
+  for (const auto& [addr, size] : segments) {
+    f.reserved += size;
+    uint64_t cursor = addr;
+    const uint64_t end = addr + size;
+    while (block != live.end() && block->first < end) {
+      if (block->first >= addr) {
+        f.largest_free_block = std::max(f.largest_free_block, minus(block->first, cursor));
+        f.allocated += block->second;
+        cursor = std::max(cursor, block->first + block->second);
+      }
+      ++block;
+    }
+    f.largest_free_block = std::max(f.largest_free_block, minus(end, cursor));
+  }
+  f.free = minus(f.reserved, f.allocated);
+  return f;
+}
+
+}  // namespace plumb::mem

@@ -1,0 +1,96 @@
+// An allocator trace of one device, whatever it was read from (a PyTorch or torch_npu snapshot,
+// its JSON form, plumb's JSONL events): the events in order, the segments at the end, and the
+// call stacks, interned. Readers fill it; the analyses only read it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace plumb::mem {
+
+// The actions of PyTorch's CUDACachingAllocator trace (torch/cuda/memory.py, TraceEntry), plus
+// torch_npu's workspace_snapshot.
+enum class Action {
+  kAlloc,
+  kFreeRequested,  // the program freed it; the block waits for its streams
+  kFreeCompleted,  // the allocator took it back
+  kSegmentAlloc,   // cudaMalloc of a segment
+  kSegmentFree,
+  kSegmentMap,     // expandable segments: pages mapped into a segment
+  kSegmentUnmap,
+  kSnapshot,       // the snapshot was taken here
+  kOom,            // an allocation failed: size asked, device_free what the driver still had
+  kWorkspaceSnapshot,
+};
+
+const char* action_name(Action a);
+
+inline constexpr uint32_t kNoStack = std::numeric_limits<uint32_t>::max();
+
+struct Event {
+  Action action = Action::kAlloc;
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  uint64_t device_free = 0;  // kOom only
+  int64_t stream = 0;
+  double time_us = std::numeric_limits<double>::quiet_NaN();  // NaN: the trace has no times
+  uint32_t stack = kNoStack;  // index into Trace::stacks
+};
+
+struct Frame {
+  std::string name;  // function
+  std::string filename;
+  int line = 0;
+};
+
+enum class BlockState { kActiveAllocated, kActivePendingFree, kInactive };
+
+struct Block {
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  uint64_t requested_size = 0;
+  BlockState state = BlockState::kInactive;
+};
+
+struct Segment {
+  uint64_t addr = 0;
+  uint64_t total_size = 0;
+  int64_t stream = 0;
+  bool large = true;       // segment_type "large" (20 MiB pool) or "small" (2 MiB)
+  bool expandable = false;
+  std::vector<Block> blocks;
+};
+
+struct Trace {
+  std::string source;   // the file and its format, for messages
+  int device = 0;
+  std::vector<Event> events;
+  std::vector<Segment> segments;              // at the end of the trace (the snapshot)
+  std::vector<Frame> frames;                  // interned
+  std::vector<std::vector<uint32_t>> stacks;  // innermost first, indices into frames
+  std::map<std::string, std::string> allocator_settings;
+  bool has_time = false;  // events carry time_us (torch_npu traces do not)
+  std::vector<size_t> step_marks;  // event indices where the trace itself says a step begins
+};
+
+// What readers fill a trace with: frames and stacks are interned as they come.
+class TraceBuilder {
+ public:
+  Trace& trace() { return trace_; }
+  // The index of the frame (added when new) in Trace::frames.
+  uint32_t frame(Frame frame);
+  // The index of the stack (innermost first; added when new) in Trace::stacks.
+  uint32_t stack(const std::vector<uint32_t>& frames);
+  Trace finish() { return std::move(trace_); }
+
+ private:
+  Trace trace_;
+  std::unordered_map<std::string, uint32_t> frames_;
+  std::map<std::vector<uint32_t>, uint32_t> stacks_;
+};
+
+}  // namespace plumb::mem
