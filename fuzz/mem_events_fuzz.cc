@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     const plumb::mem::Trace trace = plumb::mem::parse_events_jsonl(text, "fuzz.jsonl");
-    plumb::mem::analyze(trace, plumb::mem::AnalyzeOptions{});
+    static const plumb::mem::AnalyzeOptions options;  // its regexes compiled once
+    plumb::mem::analyze(trace, options);
   } catch (const plumb::Error&) {
     // a clear message for the user: fine
   }

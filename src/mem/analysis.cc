@@ -19,7 +19,8 @@ Steps find_steps(const Trace& t, const AnalyzeOptions& o) {
     s.how = std::to_string(s.starts.size()) + " step(s) from the trace's step marks";
     return s;
   }
-  Steps annotated = steps_from_regex(t, std::regex(kProfilerStep), kProfilerStep);
+  static const std::regex profiler_step(kProfilerStep, std::regex::optimize);
+  Steps annotated = steps_from_regex(t, profiler_step, kProfilerStep);
   if (annotated.starts.size() >= 2) {
     annotated.how = std::to_string(annotated.starts.size()) +
                     " step(s) from the profiler's ProfilerStep#N annotations";

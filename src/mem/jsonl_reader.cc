@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +35,26 @@ uint64_t unsigned_field(const json& j, const char* key, const Line& at, bool req
   return it->get<uint64_t>();
 }
 
+// An integer field that may be absent (then `fallback`); a float or a string is an error, not a
+// conversion (nlohmann converts 7.8e21 to int with undefined behaviour).
+int64_t integer_field(const json& j, const char* key, int64_t fallback, const Line& at) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+    return static_cast<int64_t>(it->get<uint64_t>());
+  }
+  if (!it->is_number_integer() || it->is_number_unsigned()) {
+    at.fail(fmt::format("'{}' must be an integer", key));
+  }
+  return it->get<int64_t>();
+}
+
+int small_integer_field(const json& j, const char* key, const Line& at) {
+  const int64_t v = integer_field(j, key, 0, at);
+  if (v < INT32_MIN || v > INT32_MAX) at.fail(fmt::format("'{}' is out of range", key));
+  return static_cast<int>(v);
+}
+
 uint32_t read_stack(const json& frames, TraceBuilder& b, const Line& at) {
   if (!frames.is_array()) at.fail("'frames' must be a list of {name, filename, line}");
   std::vector<uint32_t> ids;
@@ -43,7 +64,7 @@ uint32_t read_stack(const json& frames, TraceBuilder& b, const Line& at) {
     Frame frame;
     frame.name = f.value("name", "");
     frame.filename = f.value("filename", "");
-    frame.line = f.value("line", 0);
+    frame.line = small_integer_field(f, "line", at);
     ids.push_back(b.frame(std::move(frame)));
   }
   return b.stack(ids);
@@ -61,7 +82,7 @@ void read_segment(const json& j, TraceBuilder& b, const Line& at) {
   Segment seg;
   seg.addr = unsigned_field(j, "address", at, true);
   seg.total_size = unsigned_field(j, "total_size", at, true);
-  seg.stream = j.value("stream", int64_t{0});
+  seg.stream = integer_field(j, "stream", 0, at);
   seg.large = j.value("segment_type", std::string("large")) != "small";
   seg.expandable = j.value("is_expandable", false);
   for (const json& bl : j.value("blocks", json::array())) {
@@ -94,7 +115,7 @@ void read_event(const json& j, TraceBuilder& b, const Line& at) {
   e.addr = unsigned_field(j, "addr", at, e.action != Action::kOom && e.action != Action::kSnapshot);
   e.size = unsigned_field(j, "size", at, e.action != Action::kSnapshot);
   e.device_free = unsigned_field(j, "device_free", at, false);
-  e.stream = j.value("stream", int64_t{0});
+  e.stream = integer_field(j, "stream", 0, at);
   if (const auto time = j.find("time_us"); time != j.end()) {
     if (!time->is_number()) at.fail("'time_us' must be a number");
     e.time_us = time->get<double>();
@@ -143,12 +164,19 @@ Trace parse_events_jsonl(std::string_view text, const std::string& name) {
     json j = json::parse(raw, nullptr, false);
     if (j.is_discarded()) at.fail("not valid JSON");
     if (!j.is_object()) at.fail("expected a JSON object");
-    if (const auto seg = j.find("segment"); seg != j.end()) {
-      read_segment(*seg, b, at);
-    } else if (j.contains("device") && !j.contains("action")) {
-      b.trace().device = j.value("device", 0);
-    } else {
-      read_event(j, b, at);
+    try {
+      if (const auto seg = j.find("segment"); seg != j.end()) {
+        read_segment(*seg, b, at);
+      } else if (j.contains("device") && !j.contains("action")) {
+        b.trace().device = small_integer_field(j, "device", at);
+      } else {
+        read_event(j, b, at);
+      }
+    } catch (const json::exception& e) {
+      // A field of the wrong type ("stream": "x", "device": "0", a frame's "line": []).
+      const std::string what = e.what();
+      const size_t cut = what.find("] ");
+      at.fail("a field has the wrong type: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
     }
   }
   if (b.trace().events.empty() && b.trace().segments.empty()) {

@@ -23,9 +23,9 @@ uint32_t stack_of(const V& entry, TraceBuilder& b) {
   for (size_t i = 0; i < n; ++i) {
     const V f = A::at(*frames, i);
     Frame frame;
-    if (auto v = A::get(f, "name")) frame.name = A::text(*v);
-    if (auto v = A::get(f, "filename")) frame.filename = A::text(*v);
-    if (auto v = A::get(f, "line")) frame.line = static_cast<int>(A::integer(*v));
+    if (auto v = A::get(f, "name"); v && A::is_text(*v)) frame.name = A::text(*v);
+    if (auto v = A::get(f, "filename"); v && A::is_text(*v)) frame.filename = A::text(*v);
+    if (auto v = A::get(f, "line"); v && A::is_integer(*v)) frame.line = static_cast<int>(A::integer(*v));
     ids.push_back(b.frame(std::move(frame)));
   }
   return b.stack(ids);

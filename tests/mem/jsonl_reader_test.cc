@@ -58,6 +58,12 @@ TEST(EventsJsonl, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("{\"action\": \"alloc\",\n"), "run.jsonl:1: not valid JSON");
   EXPECT_EQ(error_of("[1, 2]\n"), "run.jsonl:1: expected a JSON object");
   EXPECT_EQ(error_of("# nothing\n"), "run.jsonl: no allocator events");
+  // Found by the fuzzer: a field of another type than expected is one line, not an abort.
+  EXPECT_EQ(error_of("{\"device\": \"segment_alloc\"}\n"), "run.jsonl:1: 'device' must be an integer");
+  EXPECT_EQ(error_of("{\"action\": \"alloc\", \"addr\": 1, \"size\": 2, \"frames\": [{\"line\": 7.7e21}]}\n"),
+            "run.jsonl:1: 'line' must be an integer");
+  EXPECT_EQ(error_of("{\"action\": \"alloc\", \"addr\": 1, \"size\": 2, \"frames\": [{\"name\": 3}]}\n"),
+            "run.jsonl:1: a field has the wrong type: type must be string, but is number");
   EXPECT_EQ(error_of("{\"segment\": {\"address\": 0, \"total_size\": 1, \"blocks\": [{\"address\": 0, "
                      "\"size\": 1, \"state\": \"busy\"}]}}\n"),
             "run.jsonl:1: block state 'busy': expected active_allocated, active_pending_free or inactive");
