@@ -1,0 +1,231 @@
+#include "mem/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "common/strings.h"
+#include "mem/allocator_model.h"
+#include "mem/timeline.h"
+
+namespace plumb::mem {
+namespace {
+
+bool has_action(const Trace& t, Action a) {
+  return std::any_of(t.events.begin(), t.events.end(), [a](const Event& e) { return e.action == a; });
+}
+
+// The trace's own segment allocations, (size, address) in order: the replay gives matching
+// segments the same addresses, so best-fit ties break as they did.
+std::vector<std::pair<uint64_t, uint64_t>> recorded_segments(const Trace& t) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const Event& e : t.events) {
+    if (e.action == Action::kSegmentAlloc) out.emplace_back(e.size, e.addr);
+  }
+  return out;
+}
+
+uint64_t workspace_bytes(const Trace& t) {
+  uint64_t sum = 0;
+  for (const Event& e : t.events) {
+    if (e.action == Action::kWorkspaceSnapshot) sum += e.size;
+  }
+  return sum;
+}
+
+// Settings as snapshots store them: numbers and Python booleans as text.
+void apply_setting(AllocatorPolicy& p, const std::string& key, const std::string& value) {
+  int64_t n = 0;
+  const bool integer =
+      std::from_chars(value.data(), value.data() + value.size(), n).ec == std::errc();
+  if (key == "max_split_size" && integer && n > 0) p.max_split_size = static_cast<uint64_t>(n);
+  if (key == "expandable_segments") p.expandable_segments = value == "true" || value == "True";
+  if (key == "garbage_collection_threshold") {
+    double d = 0;
+    std::from_chars(value.data(), value.data() + value.size(), d);
+    if (d > 0 && d < 1) p.gc_threshold = d;
+  }
+  if (key == "roundup_power2_divisions" && integer && n > 1) {
+    p.roundup_power2_divisions = static_cast<unsigned>(n);
+  }
+}
+
+// PYTORCH_CUDA_ALLOC_CONF: "key:value,key:value" (a per-size list for roundup is not modelled).
+void apply_alloc_conf(AllocatorPolicy& p, const std::string& conf) {
+  for (const std::string& item : split_list(conf, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+    if (key == "max_split_size_mb") {
+      int64_t mb = 0;
+      if (std::from_chars(value.data(), value.data() + value.size(), mb).ec == std::errc() && mb > 0) {
+        p.max_split_size = static_cast<uint64_t>(mb) << 20;
+      }
+    } else {
+      apply_setting(p, key, value);
+    }
+  }
+}
+
+struct Replayer {
+  const Trace& trace;
+  const AllocatorPolicy& policy;
+  AllocatorModel model;
+  ReplayResult r;
+  bool deferred;  // frees complete at free_completed (PyTorch traces record both)
+  uint64_t workspace = 0;
+  uint64_t peak_active = 0;
+  std::unordered_map<uint64_t, AllocatorModel::BlockId> live, waiting;
+  std::unordered_map<uint64_t, bool> workspace_blocks;
+
+  Replayer(const Trace& t, const AllocatorPolicy& p, uint64_t capacity)
+      : trace(t), policy(p), model(p, capacity, recorded_segments(t)),
+        deferred(has_action(t, Action::kFreeCompleted)) {
+    r.policy = p.name;
+    r.description = p.description;
+    r.capacity = capacity == kUnlimited ? 0 : capacity;
+    r.reserved.reserve(t.events.size());
+    for (const Event& e : t.events) {
+      if (e.action == Action::kWorkspaceSnapshot) workspace_blocks[e.addr] = true;
+    }
+  }
+
+  void fail(size_t i, uint64_t bytes) {
+    if (r.ran_out) return;
+    r.ran_out = true;
+    r.first_failure_event = i;
+    r.first_failure_bytes = bytes;
+  }
+
+  void alloc(size_t i, const Event& e) {
+    if (workspace_blocks.contains(e.addr)) return;  // torch_npu's workspace: reserved only
+    ++r.allocations;
+    const auto b = model.malloc(e.size, e.stream, i);
+    if (!b) return fail(i, e.size);
+    live[e.addr] = *b;
+  }
+
+  void free_requested(const Event& e) {
+    const auto it = live.find(e.addr);
+    if (it == live.end()) return;  // allocated before the trace began, or failed in the replay
+    model.free(it->second, deferred);
+    if (deferred) waiting[e.addr] = it->second;
+    live.erase(it);
+  }
+
+  void free_completed(const Event& e) {
+    const auto it = waiting.find(e.addr);
+    if (it == waiting.end()) return;
+    model.complete(it->second);
+    waiting.erase(it);
+  }
+
+  // The request that failed when the trace was recorded: would this policy have served it?
+  void oom(size_t i, const Event& e) {
+    const auto b = model.malloc(e.size, e.stream, i);
+    if (!b) return fail(i, e.size);
+    r.served_recorded_oom = true;
+    model.free(*b, false);
+  }
+
+  void step(size_t i, const Event& e) {
+    switch (e.action) {
+      case Action::kAlloc: alloc(i, e); break;
+      case Action::kFreeRequested: free_requested(e); break;
+      case Action::kFreeCompleted: free_completed(e); break;
+      case Action::kOom: oom(i, e); break;
+      case Action::kWorkspaceSnapshot: workspace += e.size; break;
+      default: break;  // the trace's segment events are the recorded policy's, not this one's
+    }
+    const ModelCounters& c = model.counters();
+    const uint64_t reserved = c.reserved + workspace;
+    r.reserved.push_back(reserved);
+    r.peak_allocated = std::max(r.peak_allocated, c.allocated);
+    peak_active = std::max(peak_active, c.active);
+    if (reserved > r.peak_reserved) {
+      r.peak_reserved = reserved;
+      const auto [free, largest] = model.free_space();
+      r.free_at_peak = free;
+      r.largest_free_at_peak = largest;
+    }
+  }
+
+  ReplayResult finish() {
+    const ModelCounters& c = model.counters();
+    r.final_reserved = c.reserved + workspace;
+    r.segment_allocs = c.segment_allocs;
+    r.segment_frees = c.segment_frees;
+    r.cache_flushes = c.cache_flushes;
+    r.fragmentation = r.peak_reserved == 0
+                          ? 0
+                          : 1 - static_cast<double>(peak_active) / static_cast<double>(r.peak_reserved);
+    return std::move(r);
+  }
+};
+
+}  // namespace
+
+AllocatorPolicy recorded_policy(const Trace& t) {
+  const bool npu = has_action(t, Action::kWorkspaceSnapshot);
+  AllocatorPolicy p = policy_from_spec(npu ? "torch_npu" : "pytorch");
+  for (const auto& [key, value] : t.allocator_settings) apply_setting(p, key, value);
+  const auto conf = t.allocator_settings.find("PYTORCH_CUDA_ALLOC_CONF");
+  if (conf != t.allocator_settings.end()) apply_alloc_conf(p, conf->second);
+  p.name = "as recorded";
+  p.description = (npu ? std::string("torch_npu") : std::string("PyTorch")) +
+                  " with the trace's allocator_settings";
+  return p;
+}
+
+uint64_t capacity_from_trace(const Trace& t) {
+  const Timeline tl = build_timeline(t);
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (t.events[i].action == Action::kOom) return tl.samples[i].reserved + t.events[i].device_free;
+  }
+  return 0;
+}
+
+ReplayResult replay(const Trace& t, const AllocatorPolicy& p, const ReplayOptions& o) {
+  // The workspace (torch_npu) is outside the model: it takes its share of the capacity first.
+  uint64_t capacity = kUnlimited;
+  if (o.capacity > 0) capacity = o.capacity - std::min(o.capacity, workspace_bytes(t));
+  Replayer r(t, p, capacity);
+  for (size_t i = 0; i < t.events.size(); ++i) r.step(i, t.events[i]);
+  ReplayResult out = r.finish();
+  out.capacity = o.capacity;
+  return out;
+}
+
+ReserveCheck check_against_recorded(const Trace& t, const ReplayResult& r) {
+  ReserveCheck c;
+  const Timeline tl = build_timeline(t);
+  if (tl.initial.reserved != 0 || tl.initial.allocated != 0 || tl.dropped_frees != 0) {
+    c.why_not = "the trace's ring buffer dropped its beginning: the replay cannot start from the "
+                "state the allocator had";
+    return c;
+  }
+  if (!has_action(t, Action::kSegmentAlloc) && !has_action(t, Action::kSegmentMap)) {
+    c.why_not = "the trace records no segment events";
+    return c;
+  }
+  c.comparable = true;
+  for (size_t i = 0; i < t.events.size() && i < r.reserved.size(); ++i) {
+    const Action a = t.events[i].action;
+    if (a != Action::kAlloc && a != Action::kFreeRequested && a != Action::kFreeCompleted &&
+        a != Action::kOom) {
+      continue;  // mid-way through the recorded allocator's own segment calls
+    }
+    ++c.events_compared;
+    if (tl.samples[i].reserved == r.reserved[i]) continue;
+    if (c.mismatches++ == 0) {
+      c.first_mismatch = i;
+      c.recorded_at_mismatch = tl.samples[i].reserved;
+      c.replayed_at_mismatch = r.reserved[i];
+    }
+  }
+  return c;
+}
+
+}  // namespace plumb::mem
