@@ -139,4 +139,21 @@ AllocatorPolicy policy_from_spec(const std::string& spec) {
   return p;
 }
 
+std::vector<AllocatorPolicy> policies_from_list(const std::string& list) {
+  if (list == "all") return builtin_policies();
+  std::vector<std::string> specs;
+  for (const std::string& item : split_list(list, ',')) {
+    const bool continues = item.find('=') != std::string::npos && item.find(':') == std::string::npos;
+    if (continues && !specs.empty()) {
+      specs.back() += "," + item;
+    } else {
+      specs.push_back(item);
+    }
+  }
+  if (specs.empty()) throw Error("--policies: empty; give policy names or 'all'");
+  std::vector<AllocatorPolicy> out;
+  for (const std::string& spec : specs) out.push_back(policy_from_spec(spec));
+  return out;
+}
+
 }  // namespace plumb::mem

@@ -43,6 +43,10 @@ const std::vector<AllocatorPolicy>& builtin_policies();
 // Errors name the setting and what was expected (did-you-mean for names).
 AllocatorPolicy policy_from_spec(const std::string& spec);
 
+// --policies: "all", or specs separated by commas, where an item with '=' and no ':' continues
+// the spec before it ("pytorch:max_split_size_mb=256,roundup_power2_divisions=4,expandable" is two).
+std::vector<AllocatorPolicy> policies_from_list(const std::string& list);
+
 // The policy the trace was recorded under: PyTorch's (torch_npu's when the trace has workspace
 // entries) with the trace's allocator_settings applied (max_split_size, expandable_segments,
 // garbage_collection_threshold, and PYTORCH_CUDA_ALLOC_CONF's roundup_power2_divisions).

@@ -190,6 +190,16 @@ TEST(Policies, SpecsAndTheirErrors) {
   EXPECT_NE(error_of("pytorch:max_split=128").find("unknown setting 'max_split'"), std::string::npos);
 }
 
+TEST(Policies, ListsJoinSettingsToThePolicyBeforeThem) {
+  const auto list = policies_from_list("expandable,pytorch:max_split_size_mb=256,roundup_power2_divisions=4,best-fit");
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].name, "expandable");
+  EXPECT_EQ(list[1].max_split_size, 256 * kMiB);
+  EXPECT_EQ(list[1].roundup_power2_divisions, 4u);
+  EXPECT_EQ(list[2].name, "best-fit");
+  EXPECT_EQ(policies_from_list("all").size(), builtin_policies().size());
+}
+
 // The replay of each fixture under the policy it was recorded with gives the reserved bytes the
 // trace recorded, at every allocation and free (fixtures/mem/README.md, answers.json).
 struct Reproduction {
