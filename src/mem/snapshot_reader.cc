@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "mem/jsonl_reader.h"
 #include "mem/snapshot_convert.h"
+#include "mem/stats_reader.h"
 
 namespace plumb::mem {
 namespace {
@@ -78,6 +79,11 @@ Trace read_trace(const std::string& path, int device) {
     if (in.peek() == 0x80) return snapshot_from_pickle_file(path, device);  // PROTO: a pickle
   }
   const std::string text = read_all(path);
+  // memory_stats() dumps are JSON objects per line too: recognised first, by their keys.
+  if (looks_like_memory_stats(text)) {
+    throw Error(fmt::format("{}: periodic memory_stats() dumps, not an allocator trace: expected a "
+                            "snapshot or plumb.mem-events/1 lines", path));
+  }
   if (looks_like_jsonl(text)) return parse_events_jsonl(text, path);
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) {

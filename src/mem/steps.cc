@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <unordered_map>
 
@@ -41,22 +42,27 @@ bool frees_in_most_steps(const Trace& t, const std::vector<size_t>& starts) {
   return 2 * with_free >= starts.size();
 }
 
-// Ordinary least squares of y on 0..n−1: slope and its standard error.
-void least_squares(const std::vector<uint64_t>& y, double& slope, double& stderr_slope) {
+// Ordinary least squares of y on x: slope and its standard error (x has two distinct values or
+// more).
+void least_squares(const std::vector<double>& x, const std::vector<uint64_t>& y, double& slope,
+                   double& stderr_slope) {
   const double n = static_cast<double>(y.size());
-  const double mx = (n - 1) / 2;
-  double my = 0;
-  for (uint64_t v : y) my += static_cast<double>(v);
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    mx += x[i];
+    my += static_cast<double>(y[i]);
+  }
+  mx /= n;
   my /= n;
   double sxx = 0, sxy = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    sxx += (i - mx) * (i - mx);
-    sxy += (i - mx) * (static_cast<double>(y[i]) - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (static_cast<double>(y[i]) - my);
   }
   slope = sxy / sxx;
   double sse = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    const double r = static_cast<double>(y[i]) - (my + slope * (i - mx));
+    const double r = static_cast<double>(y[i]) - (my + slope * (x[i] - mx));
     sse += r * r;
   }
   stderr_slope = std::sqrt(sse / (n - 2) / sxx);
@@ -151,8 +157,7 @@ Steps detect_steps(const Trace& t) {
 }
 
 Creep creep(const Timeline& tl, const Steps& steps) {
-  Creep c;
-  c.steps = steps.starts.size();
+  std::vector<uint64_t> step_min, step_peak;
   for (size_t i = 0; i < steps.starts.size(); ++i) {
     const size_t begin = steps.starts[i];
     const size_t end = i + 1 < steps.starts.size() ? steps.starts[i + 1] : tl.samples.size();
@@ -162,32 +167,45 @@ Creep creep(const Timeline& tl, const Steps& steps) {
       hi = std::max(hi, tl.samples[j].allocated);
     }
     if (end > begin) {
-      c.step_min.push_back(lo);
-      c.step_peak.push_back(hi);
+      step_min.push_back(lo);
+      step_peak.push_back(hi);
     }
   }
   // The last step may be cut short by the snapshot or by an OOM, and the first by the ring
   // buffer: the fit uses complete steps only.
-  if (!c.step_min.empty()) {
-    c.step_min.pop_back();
-    c.step_peak.pop_back();
+  if (!step_min.empty()) {
+    step_min.pop_back();
+    step_peak.pop_back();
   }
-  if (tl.dropped_frees > 0 && !c.step_min.empty()) {
-    c.step_min.erase(c.step_min.begin());
-    c.step_peak.erase(c.step_peak.begin());
+  if (tl.dropped_frees > 0 && !step_min.empty()) {
+    step_min.erase(step_min.begin());
+    step_peak.erase(step_peak.begin());
   }
-  c.steps = c.step_min.size();
-  if (c.step_min.size() < kMinCreepSteps) {
+  return creep_from_minima(std::move(step_min), std::move(step_peak), tl.peak.allocated);
+}
+
+Creep creep_from_minima(std::vector<uint64_t> step_min, std::vector<uint64_t> step_peak,
+                        uint64_t peak_allocated, const std::vector<double>& x) {
+  assert(x.empty() || x.size() == step_min.size());
+  Creep c;
+  c.steps = step_min.size();
+  c.step_min = std::move(step_min);
+  c.step_peak = std::move(step_peak);
+  if (c.steps < kMinCreepSteps) {
     c.verdict = "too few steps";
     return c;
   }
+  std::vector<double> at = x;
+  if (at.empty()) {
+    for (size_t i = 0; i < c.steps; ++i) at.push_back(static_cast<double>(i));
+  }
   double se = 0;
-  least_squares(c.step_min, c.slope_bytes_per_step, se);
-  const double t = t_quantile_95(c.step_min.size() - 2);
+  least_squares(at, c.step_min, c.slope_bytes_per_step, se);
+  const double t = t_quantile_95(c.steps - 2);
   c.ci95_low = c.slope_bytes_per_step - t * se;
   c.ci95_high = c.slope_bytes_per_step + t * se;
-  const double rise = c.slope_bytes_per_step * static_cast<double>(c.step_min.size() - 1);
-  const double floor = std::max(kMinLeakBytes, kMinLeakShare * static_cast<double>(tl.peak.allocated));
+  const double rise = c.slope_bytes_per_step * (at.back() - at.front());
+  const double floor = std::max(kMinLeakBytes, kMinLeakShare * static_cast<double>(peak_allocated));
   c.verdict = c.ci95_low > 0 && rise >= floor ? "leak" : "stable";
   return c;
 }

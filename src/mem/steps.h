@@ -50,6 +50,13 @@ inline constexpr size_t kMinCreepSteps = 4;
 
 Creep creep(const Timeline& tl, const Steps& steps);
 
+// The fit and the verdict shared by every input: ordinary least squares of `step_min` on the step
+// numbers `x` (empty: 0, 1, 2, ...), the slope's 95% interval and the leak rule above, with the
+// rise taken over x's span and the share against `peak_allocated`. Below kMinCreepSteps minima:
+// "too few steps".
+Creep creep_from_minima(std::vector<uint64_t> step_min, std::vector<uint64_t> step_peak,
+                        uint64_t peak_allocated, const std::vector<double>& x = {});
+
 // Two-sided 95% quantile of Student's t with `dof` degrees of freedom.
 double t_quantile_95(size_t dof);
 

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "common/units.h"
 
 namespace plumb::report {
@@ -25,16 +30,16 @@ std::string at_step(const mem::Steps& s, size_t event) {
   return step < 0 ? fmt::format("event {}", event) : fmt::format("event {} (step {})", event, step + 1);
 }
 
-void print_creep(const mem::Analysis& a, std::ostream& out) {
-  const mem::Creep& c = a.creep;
+// `over` says what was fitted ("39 steps of the per-step minimum").
+void print_creep(const mem::Creep& c, const std::string& over, std::ostream& out) {
   if (c.verdict == "too few steps") {
     fmt::print(out, "creep      too few steps to judge ({} found, {} needed)\n", c.step_min.size(),
                mem::kMinCreepSteps);
     return;
   }
-  fmt::print(out, "creep      {} per step (95% CI {} to {}) over {} steps of the per-step minimum: {}\n",
-             signed_bytes(c.slope_bytes_per_step), signed_bytes(c.ci95_low), signed_bytes(c.ci95_high),
-             c.step_min.size(), c.verdict == "leak" ? "LEAK" : "stable");
+  fmt::print(out, "creep      {} per step (95% CI {} to {}) over {}: {}\n", signed_bytes(c.slope_bytes_per_step),
+             signed_bytes(c.ci95_low), signed_bytes(c.ci95_high), over,
+             c.verdict == "leak" ? "LEAK" : "stable");
 }
 
 nlohmann::json oom_json(const mem::Oom& o) {
@@ -85,7 +90,7 @@ void print_mem_analysis(const mem::Analysis& a, std::ostream& out) {
              "in segments, largest block {} ({:.0f}% scattered) · at the end {} free, largest {}\n",
              100 * a.fragmentation, b(a.at_peak.free), b(a.at_peak.largest_free_block),
              100 * a.at_peak.scattered, b(a.at_end.free), b(a.at_end.largest_free_block));
-  print_creep(a, out);
+  print_creep(a.creep, fmt::format("{} steps of the per-step minimum", a.creep.step_min.size()), out);
   for (const mem::Oom& o : a.ooms) {
     fmt::print(out, "oom        {}: {} — {}\n", at_step(a.steps, o.event), o.cause, o.explanation);
   }
@@ -107,6 +112,7 @@ nlohmann::json mem_analysis_json(const mem::Analysis& a) {
                        : a.steps.source == mem::StepSource::kDetected ? "detected"
                                                                       : "none";
   return {{"schema", "plumb.mem/1"},
+          {"input", "trace"},
           {"source", a.source},
           {"events", a.events},
           {"peak_allocated_bytes", tl.peak.allocated},
@@ -124,6 +130,122 @@ nlohmann::json mem_analysis_json(const mem::Analysis& a) {
           {"categories", a.live_at_peak},
           {"oom", a.ooms.empty() ? nlohmann::json() : oom_json(a.ooms.front())},
           {"ooms", ooms}};
+}
+
+namespace {
+
+// Rows of the console timeline: every dump up to this many, else this many evenly spaced.
+constexpr size_t kConsoleTimelineRows = 10;
+
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(kMiB); }
+
+std::vector<size_t> timeline_rows(size_t n) {
+  std::vector<size_t> rows;
+  const size_t shown = std::min(n, kConsoleTimelineRows);
+  for (size_t i = 0; i < shown; ++i) rows.push_back(shown == n ? i : i * (n - 1) / (shown - 1));
+  return rows;
+}
+
+void print_stats_timeline(const mem::StatsAnalysis& a, std::ostream& out) {
+  const size_t n = a.timeline.size();
+  const std::vector<size_t> rows = timeline_rows(n);
+  fmt::print(out, "timeline   {}\n",
+             rows.size() == n ? std::string("every dump")
+                              : fmt::format("{} of {} dumps, evenly spaced (--json has every one)", rows.size(), n));
+  fmt::print(out, "  {:>8} {:>14} {:>14} {:>14} {:>16} {:>8} {:>7} {:>5}\n", "step", "allocated MiB",
+             "peak MiB", "reserved MiB", "inact.split MiB", "segments", "retries", "ooms");
+  for (size_t i : rows) {
+    const mem::StatsPoint& p = a.timeline[i];
+    fmt::print(out, "  {:>8} {:>14.1f} {:>14.1f} {:>14.1f} {:>16.1f} {:>8} {:>7} {:>5}\n", p.step,
+               mib(p.allocated), mib(p.allocated_peak), mib(p.reserved), mib(p.inactive_split), p.segments,
+               p.alloc_retries, p.ooms);
+  }
+}
+
+// num_alloc_retries and num_ooms: counters, so a dump only says by which step they rose.
+void print_counters(const mem::StatsAnalysis& a, std::ostream& out) {
+  if (a.alloc_retries == 0) {
+    fmt::print(out, "retries    none (num_alloc_retries never rose)\n");
+  } else {
+    fmt::print(out,
+               "retries    {} cudaMalloc retr{} after freeing the cache, first by step {}: "
+               "fragmentation pressure (the cached free blocks did not fit the requests)\n",
+               a.alloc_retries, a.alloc_retries == 1 ? "y" : "ies", *a.first_retry_step);
+  }
+  if (a.ooms == 0) {
+    fmt::print(out, "oom        none (num_ooms never rose)\n");
+  } else {
+    fmt::print(out, "oom        {} OOM(s), first by step {} (a dump counts them; a snapshot says why)\n",
+               a.ooms, *a.first_oom_step);
+  }
+}
+
+nlohmann::json stats_point_json(const mem::StatsPoint& p) {
+  return {{"step", p.step},
+          {"allocated_bytes", p.allocated},
+          {"allocated_peak_bytes", p.allocated_peak},
+          {"active_bytes", p.active},
+          {"active_peak_bytes", p.active_peak},
+          {"reserved_bytes", p.reserved},
+          {"reserved_peak_bytes", p.reserved_peak},
+          {"inactive_split_bytes", p.inactive_split},
+          {"segments", p.segments},
+          {"num_alloc_retries", p.alloc_retries},
+          {"num_ooms", p.ooms}};
+}
+
+nlohmann::json optional_step(const std::optional<uint64_t>& step) {
+  return step ? nlohmann::json(*step) : nlohmann::json();
+}
+
+}  // namespace
+
+void print_mem_stats(const mem::StatsAnalysis& a, std::ostream& out) {
+  const mem::StatsPoint& end = a.timeline.back();
+  fmt::print(out, "# plumb mem analyze · {} (memory_stats() dumps) · {} dumps, steps {} to {}\n",
+             a.source, a.timeline.size(), a.timeline.front().step, end.step);
+  fmt::print(out, "peak       allocated {} by step {} · reserved {} by step {} · active {}\n",
+             b(a.peak.allocated), a.peak_allocated_step, b(a.peak.reserved), a.peak_reserved_step,
+             b(a.peak.active));
+  fmt::print(out,
+             "fragment   1 − peak active / peak reserved = {:.1f}% · at the end (step {}) {} reserved but not "
+             "active, {} in inactive split blocks\n",
+             100 * a.fragmentation, end.step, b(a.end_free), b(end.inactive_split));
+  print_creep(a.creep, fmt::format("{} dumps of allocated_bytes.all.current", a.creep.step_min.size()), out);
+  print_counters(a, out);
+  print_stats_timeline(a, out);
+}
+
+nlohmann::json mem_stats_json(const mem::StatsAnalysis& a) {
+  const mem::StatsPoint& end = a.timeline.back();
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const mem::StatsPoint& p : a.timeline) timeline.push_back(stats_point_json(p));
+  return {{"schema", "plumb.mem/1"},
+          {"input", "memory_stats"},
+          {"source", a.source},
+          {"dumps", a.timeline.size()},
+          {"first_step", a.timeline.front().step},
+          {"last_step", end.step},
+          {"peak_allocated_bytes", a.peak.allocated},
+          {"peak_reserved_bytes", a.peak.reserved},
+          {"peak_active_bytes", a.peak.active},
+          {"peak_allocated_step", a.peak_allocated_step},
+          {"peak_reserved_step", a.peak_reserved_step},
+          {"fragmentation", a.fragmentation},
+          {"fragmentation_at_end", {{"reserved_bytes", end.reserved},
+                                    {"allocated_bytes", end.allocated},
+                                    {"active_bytes", end.active},
+                                    {"free_bytes", a.end_free},
+                                    {"inactive_split_bytes", end.inactive_split}}},
+          {"creep_bytes_per_step", a.creep.slope_bytes_per_step},
+          {"creep_ci95_bytes_per_step", {a.creep.ci95_low, a.creep.ci95_high}},
+          {"creep_verdict", a.creep.verdict},
+          {"creep_steps", a.creep.steps},
+          {"num_alloc_retries", a.alloc_retries},
+          {"first_alloc_retry_step", optional_step(a.first_retry_step)},
+          {"num_ooms", a.ooms},
+          {"first_oom_step", optional_step(a.first_oom_step)},
+          {"timeline", timeline}};
 }
 
 }  // namespace plumb::report

@@ -1,4 +1,5 @@
-// `plumb mem analyze` output: the console summary and JSON (plumb.mem/1).
+// `plumb mem analyze` output: the console summary and JSON (plumb.mem/1), for an allocator trace
+// and for periodic memory_stats() dumps ("input": "trace" or "memory_stats").
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -6,10 +7,14 @@
 #include <ostream>
 
 #include "mem/analysis.h"
+#include "mem/stats_reader.h"
 
 namespace plumb::report {
 
 void print_mem_analysis(const mem::Analysis& a, std::ostream& out);
 nlohmann::json mem_analysis_json(const mem::Analysis& a);
+
+void print_mem_stats(const mem::StatsAnalysis& a, std::ostream& out);
+nlohmann::json mem_stats_json(const mem::StatsAnalysis& a);
 
 }  // namespace plumb::report

@@ -150,6 +150,28 @@ TEST(Creep, ALeakOfThreeMiBPerStepAndAHealthyLoop) {
   EXPECT_EQ(h.verdict, "stable");
 }
 
+// The rule shared by traces and memory_stats() dumps: minima rising 1 MiB per step for 10 steps
+// rise 9 MiB, a leak against a 100 MiB peak (floor max(1 MiB, 0.5 MiB)), stable against 10 GiB
+// (floor 0.5% = 51.2 MiB).
+TEST(Creep, FromMinimaSharesTheRule) {
+  std::vector<uint64_t> mins;
+  std::vector<double> every_ten;
+  for (uint64_t i = 0; i < 10; ++i) {
+    mins.push_back(50 * kMiB + i * kMiB);
+    every_ten.push_back(10.0 * static_cast<double>(i));
+  }
+  const Creep c = creep_from_minima(mins, mins, 100 * kMiB);
+  EXPECT_EQ(c.steps, 10u);
+  EXPECT_NEAR(c.slope_bytes_per_step, 1.0 * kMiB, 1e-6);
+  EXPECT_DOUBLE_EQ(c.ci95_low, c.ci95_high);  // an exact line: no spread
+  EXPECT_EQ(c.verdict, "leak");
+  const Creep sparse = creep_from_minima(mins, mins, 100 * kMiB, every_ten);
+  EXPECT_NEAR(sparse.slope_bytes_per_step, 0.1 * kMiB, 1e-6);
+  EXPECT_EQ(sparse.verdict, "leak");  // the same 9 MiB over 90 steps
+  EXPECT_EQ(creep_from_minima(mins, mins, 10240 * kMiB).verdict, "stable");
+  EXPECT_EQ(creep_from_minima({1, 2, 3}, {1, 2, 3}, 10).verdict, "too few steps");
+}
+
 TEST(Creep, StudentQuantiles) {
   EXPECT_DOUBLE_EQ(t_quantile_95(1), 12.706);
   EXPECT_DOUBLE_EQ(t_quantile_95(10), 2.228);
