@@ -9,8 +9,12 @@
 #include <regex>
 
 #include "common/error.h"
+#include "common/units.h"
 #include "mem/analysis.h"
+#include "mem/replay.h"
 #include "mem/snapshot_reader.h"
+#include "mem/stats_reader.h"
+#include "report/mem_replay_reporter.h"
 #include "report/mem_reporter.h"
 
 namespace plumb::cli {
@@ -41,17 +45,113 @@ mem::AnalyzeOptions analyze_options(const MemOptions& o) {
   return a;
 }
 
-int run_analyze(const MemOptions& o) {
-  const mem::AnalyzeOptions options = analyze_options(o);
+void probe_json(const MemOptions& o) {
   if (!o.json.empty() && o.json != "-") {
     std::ofstream probe(o.json, std::ios::app);
     if (!probe) throw Error(fmt::format("--json {}: cannot write: {}", o.json, std::strerror(errno)));
   }
+}
+
+// memory_stats() dumps: one dump is one step, and they carry no frames to match.
+int run_analyze_stats(const MemOptions& o) {
+  if (o.step_regex) {
+    throw Error(fmt::format("--step-regex: {} holds memory_stats() dumps (each dump is one step, no "
+                            "frames); it applies to allocator traces", o.file));
+  }
+  if (!o.category_rules.empty()) {
+    throw Error(fmt::format("--category-rules: {} holds memory_stats() dumps (no frames to "
+                            "categorise); it applies to allocator traces", o.file));
+  }
+  probe_json(o);
+  const mem::StatsAnalysis a = mem::analyze_stats(mem::read_memory_stats(o.file));
+  if (!o.json.empty()) write_json(report::mem_stats_json(a), o.json);
+  if (o.json != "-") report::print_mem_stats(a, std::cout);
+  return 0;
+}
+
+int run_analyze(const MemOptions& o) {
+  if (mem::is_memory_stats_file(o.file)) return run_analyze_stats(o);
+  const mem::AnalyzeOptions options = analyze_options(o);
+  probe_json(o);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
   if (!o.json.empty()) write_json(report::mem_analysis_json(a), o.json);
   if (o.json != "-") report::print_mem_analysis(a, std::cout);
   return 0;
+}
+
+void refuse_stats(const MemOptions& o, const char* command) {
+  if (mem::is_memory_stats_file(o.file)) {
+    throw Error(fmt::format("{}: memory_stats() dumps hold totals, not the allocation sequence that "
+                            "plumb mem {} needs: give an allocator trace (a snapshot or "
+                            "plumb.mem-events/1 lines)", o.file, command));
+  }
+}
+
+// The recorded policy first, then the ones asked for, each against the same capacity: --capacity,
+// else the trace's own at its oom event, else none.
+report::ReplayReport replay_report(const mem::Trace& trace,
+                                   const std::vector<mem::AllocatorPolicy>& asked,
+                                   uint64_t capacity) {
+  report::ReplayReport r;
+  r.source = trace.source;
+  r.events = trace.events.size();
+  r.capacity = capacity;
+  r.capacity_from = capacity > 0 ? "--capacity" : "none";
+  if (capacity == 0 && (r.capacity = mem::capacity_from_trace(trace)) > 0) {
+    r.capacity_from = "from the trace's oom: reserved + device_free";
+  }
+  mem::ReplayOptions options;
+  options.capacity = r.capacity;
+  r.policies.push_back(mem::replay(trace, mem::recorded_policy(trace), options));
+  for (const auto& p : asked) r.policies.push_back(mem::replay(trace, p, options));
+  r.check = mem::check_against_recorded(trace, r.policies.front());
+  r.has_recorded_oom = std::any_of(trace.events.begin(), trace.events.end(),
+                                   [](const mem::Event& e) { return e.action == mem::Action::kOom; });
+  return r;
+}
+
+int run_replay(const MemOptions& o) {
+  refuse_stats(o, "replay");
+  const auto policies = mem::policies_from_list(o.policies);
+  const uint64_t capacity = o.capacity.empty() ? 0 : parse_bytes(o.capacity, "--capacity");
+  probe_json(o);
+  const mem::Trace trace = mem::read_trace(o.file, o.device);
+  const report::ReplayReport r = replay_report(trace, policies, capacity);
+  if (!o.json.empty()) write_json(report::mem_replay_json(r), o.json);
+  if (o.json != "-") report::print_mem_replay(r, std::cout);
+  const bool gate = capacity > 0 && r.policies.front().ran_out;
+  return static_cast<int>(gate ? ExitCode::kCheckFailed : ExitCode::kOk);
+}
+
+void add_file_and_device(CLI::App* c, MemOptions& o) {
+  c->add_option("FILE", o.file,
+                "A snapshot (torch.cuda.memory._dump_snapshot pickle, or its JSON) or "
+                "plumb.mem-events/1 lines")
+      ->required();
+  c->add_option("--device", o.device, "Which device's trace")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+void add_policy_options(CLI::App* c, MemOptions& o) {
+  c->add_option("--policies", o.policies,
+                "Allocator policies to compare (all, or names: pytorch, expandable, max-split-128, "
+                "roundup-4, torch_npu, best-fit, bucketed; settings after a colon, e.g. "
+                "pytorch:max_split_size_mb=256)")
+      ->capture_default_str();
+  c->add_option("--capacity", o.capacity,
+                "Bytes the allocator may reserve, e.g. 94G (default: the trace's own at its OOM, "
+                "else unlimited)");
+}
+
+void setup_replay(CLI::App& app, MemOptions& o) {
+  CLI::App* replay = app.add_subcommand(
+      "replay", "Replay the allocations under allocator policies side by side: peak reserved, "
+                "fragmentation, and who runs out at a capacity");
+  add_file_and_device(replay, o);
+  add_policy_options(replay, o);
+  replay->add_option("--json", o.json, "Write plumb.mem-replay/1 here (- for standard output)");
+  replay->callback([&o] { o.mode = MemMode::kReplay; });
 }
 
 }  // namespace
@@ -61,10 +161,11 @@ void setup_mem(CLI::App& app, MemOptions& o) {
   CLI::App* analyze = app.add_subcommand(
       "analyze", "Timeline, peak by category, fragmentation, creep (leaks) and each OOM's cause");
   analyze->add_option("FILE", o.file,
-                      "A snapshot (torch.cuda.memory._dump_snapshot pickle, or its JSON) or "
-                      "plumb.mem-events/1 lines")
+                      "A snapshot (torch.cuda.memory._dump_snapshot pickle, or its JSON), "
+                      "plumb.mem-events/1 lines, or torch.cuda.memory_stats() dumps (JSONL)")
       ->required();
-  analyze->add_option("--device", o.device, "Which device's trace")->capture_default_str()
+  analyze->add_option("--device", o.device, "Which device's trace (memory_stats() dumps hold one device)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   analyze->add_option("--step-regex", o.step_regex,
                       "A step begins where a frame's function name starts matching this "
@@ -73,11 +174,14 @@ void setup_mem(CLI::App& app, MemOptions& o) {
                       "'category = regex' lines replacing the default frame rules");
   analyze->add_option("--json", o.json, "Write plumb.mem/1 here (- for standard output)");
   analyze->callback([&o] { o.mode = MemMode::kAnalyze; });
+  setup_replay(app, o);
 }
 
 int run_mem(const MemOptions& o) {
   switch (o.mode) {
     case MemMode::kAnalyze: return run_analyze(o);
+    case MemMode::kReplay: return run_replay(o);
+    case MemMode::kReport: break;
     case MemMode::kNone: break;
   }
   return static_cast<int>(ExitCode::kBadInput);

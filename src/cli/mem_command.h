@@ -1,6 +1,7 @@
-// plumb mem: allocator traces (PyTorch and torch_npu snapshots, their JSON, plumb.mem-events/1).
-// `plumb mem analyze FILE`: timeline, peak by category, fragmentation, creep and the cause of
-// each OOM.
+// plumb mem: allocator traces (PyTorch and torch_npu snapshots, their JSON, plumb.mem-events/1)
+// and periodic torch.cuda.memory_stats() dumps. `plumb mem analyze FILE`: timeline, peak (by
+// category for a trace), fragmentation, creep, and the cause of each OOM (a trace) or the count of
+// retries and OOMs (dumps).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,7 +11,7 @@
 
 namespace plumb::cli {
 
-enum class MemMode { kNone, kAnalyze };
+enum class MemMode { kNone, kAnalyze, kReplay, kReport };
 
 struct MemOptions {
   MemMode mode = MemMode::kNone;
@@ -19,6 +20,9 @@ struct MemOptions {
   std::optional<std::string> step_regex;
   std::string category_rules;
   std::string json;  // plumb.mem/1 to this file ("-": standard output)
+  std::string policies = "all";  // replay, report: --policies
+  std::string capacity;          // replay, report: --capacity (bytes, with K/M/G/T)
+  std::string output;            // report: -o
 };
 
 void setup_mem(CLI::App& app, MemOptions& options);

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/units.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 std::string change(uint64_t value, uint64_t reference) {
   if (reference == 0) return "";
-  const double pct = 100.0 * (static_cast<double>(value) / static_cast<double>(reference) - 1);
+  double pct = std::round(1000.0 * (static_cast<double>(value) / static_cast<double>(reference) - 1)) / 10;
+  if (pct == 0) pct = 0;  // no "-0.0%"
   return fmt::format("{:+.1f}%", pct);
 }
 

@@ -1,5 +1,6 @@
 // plumb mem analyze end to end: the console and plumb.mem/1 for a leak and a fragmented OOM, and
-// one line with exit 2 for a file that is not a trace.
+// for periodic memory_stats() dumps; one line with exit 2 for a file that is not a trace or whose
+// dumps are bad.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,125 @@ TEST(MemCli, StepRegexAndBadInput) {
   };
   for (const auto& c : cases) {
     const test::Run r = run_command(kPlumb + " mem analyze " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err.substr(0, c.err.size()), c.err) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(MemCli, MemoryStatsDumpsInJsonAndOnTheConsole) {
+  const test::Run r = run_command(kPlumb + " mem analyze " + kMem + "memory_stats.jsonl --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "plumb.mem/1");
+  EXPECT_EQ(j["input"], "memory_stats");
+  EXPECT_EQ(j["dumps"], 100);
+  EXPECT_EQ(j["peak_allocated_bytes"], 7084179456);
+  EXPECT_EQ(j["peak_reserved_bytes"], 7084179456);
+  EXPECT_EQ(j["fragmentation"], 0.0);
+  EXPECT_NEAR(j["creep_bytes_per_step"].get<double>(), 1048576.0, 1.0);
+  EXPECT_EQ(j["creep_verdict"], "leak");
+  EXPECT_EQ(j["num_alloc_retries"], 0);
+  EXPECT_EQ(j["num_ooms"], 0);
+  ASSERT_EQ(j["timeline"].size(), 100u);
+  EXPECT_EQ(j["timeline"][0]["allocated_bytes"], 6443499520);
+  EXPECT_EQ(j["timeline"][0]["allocated_peak_bytes"], 6980370432);
+  EXPECT_EQ(j["timeline"][0]["reserved_bytes"], 6981419008);
+  EXPECT_EQ(j["timeline"][99]["step"], 100);
+  EXPECT_EQ(j["timeline"][99]["allocated_bytes"], 6547308544);
+
+  const test::Run console = run_command(kPlumb + " mem analyze " + kMem + "memory_stats.jsonl");
+  ASSERT_EQ(console.exit_code, 0) << console.err;
+  for (const char* line : {
+           " (memory_stats() dumps) · 100 dumps, steps 1 to 100\n",
+           "\ncreep      +1 MiB per step (95% CI +1 MiB to +1 MiB) over 100 dumps of "
+           "allocated_bytes.all.current: LEAK\n",
+           "\nretries    none (num_alloc_retries never rose)\n",
+           "\noom        none (num_ooms never rose)\n",
+           "\ntimeline   10 of 100 dumps, evenly spaced (--json has every one)\n",
+       }) {
+    EXPECT_NE(console.out.find(line), std::string::npos) << line << "\n" << console.out;
+  }
+}
+
+TEST(MemCli, MemoryStatsBadInputExitsTwo) {
+  const std::string dir = temp_dir("mem_stats_bad");
+  write_file(dir + "/bad.jsonl",
+             "{\"allocated_bytes.all.current\": 1, \"allocated_bytes.all.peak\": 1, "
+             "\"active_bytes.all.current\": 1, \"active_bytes.all.peak\": 1, "
+             "\"reserved_bytes.all.current\": -2, \"reserved_bytes.all.peak\": 2, "
+             "\"inactive_split_bytes.all.current\": 0, \"segment.all.current\": 1, "
+             "\"num_alloc_retries\": 0, \"num_ooms\": 0}\n");
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {dir + "/bad.jsonl",
+       "plumb: error: " + dir +
+           "/bad.jsonl:1: 'reserved_bytes.all.current' must be a non-negative integer, got -2\n"},
+      {kMem + "memory_stats.jsonl --step-regex get_batch",
+       "plumb: error: --step-regex: " + kMem + "memory_stats.jsonl holds memory_stats() dumps (each dump is one "
+       "step, no frames); it applies to allocator traces\n"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = run_command(kPlumb + " mem analyze " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err, c.err);
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+// plumb mem replay: the recorded policy reproduces the trace, expandable segments would have
+// served the fragmented OOM, and --capacity gates.
+TEST(MemCli, ReplayComparesPoliciesOnTheFragmentedOom) {
+  const test::Run r = run_command(kPlumb + " mem replay " + kMem + "fragmented_oom.pickle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {
+           "capacity   78.2 GiB (from the trace's oom: reserved + device_free)\n",
+           "check      'as recorded' reproduces the recorded reserved bytes at all 266 allocations and frees\n",
+           "verdict    at 78.2 GiB the recorded policy runs out; these would have run: expandable, "
+           "max-split-128, best-fit\n",
+       }) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  const test::Run j = run_command(kPlumb + " mem replay " + kMem +
+                                  "fragmented_oom.pickle --policies expandable,pytorch --json -");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["schema"], "plumb.mem-replay/1");
+  EXPECT_EQ(doc["capacity_bytes"], 83963674624);
+  EXPECT_EQ(doc["check"]["mismatches"], 0);
+  ASSERT_EQ(doc["policies"].size(), 3u);
+  EXPECT_EQ(doc["policies"][0]["name"], "as recorded");
+  EXPECT_EQ(doc["policies"][0]["ran_out"], true);
+  EXPECT_EQ(doc["policies"][0]["first_failure_event"], 335);
+  EXPECT_EQ(doc["policies"][0]["peak_reserved_bytes"], 83753959424);
+  EXPECT_EQ(doc["policies"][1]["name"], "expandable");
+  EXPECT_EQ(doc["policies"][1]["served_recorded_oom"], true);
+  EXPECT_EQ(doc["policies"][2]["ran_out"], true);
+}
+
+TEST(MemCli, ReplayCapacityGatesAndBadInput) {
+  // leak.pickle peaks at 702 MiB reserved: it fits in 1G, not in 600M.
+  EXPECT_EQ(run_command(kPlumb + " mem replay " + kMem + "leak.pickle --policies pytorch --capacity 1G").exit_code, 0);
+  const test::Run tight = run_command(kPlumb + " mem replay " + kMem + "leak.pickle --policies best-fit --capacity 600M");
+  EXPECT_EQ(tight.exit_code, 1) << tight.out << tight.err;
+  EXPECT_NE(tight.out.find("verdict    at 600 MiB every policy runs out"), std::string::npos) << tight.out;
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {kMem + "leak.pickle --policies pytorh",
+       "plumb: error: --policies: unknown policy 'pytorh' (did you mean 'pytorch'?); expected one of "
+       "pytorch, expandable, max-split-128, roundup-4, torch_npu, best-fit, bucketed\n"},
+      {kMem + "leak.pickle --capacity lots", "plumb: error: --capacity"},
+      {kMem + "memory_stats.jsonl",
+       "plumb: error: " + kMem + "memory_stats.jsonl: memory_stats() dumps hold totals, not the "
+       "allocation sequence that plumb mem replay needs: give an allocator trace (a snapshot or "
+       "plumb.mem-events/1 lines)\n"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = run_command(kPlumb + " mem replay " + c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args;
     EXPECT_EQ(r.err.substr(0, c.err.size()), c.err) << r.err;
     EXPECT_EQ(r.out, "");
