@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "report/html_escape.h"
@@ -238,6 +241,315 @@ void draw_panel(const Panel& panel, fmt::memory_buffer& out) {
   draw_grid(panel, f, out);
   for (const ChartSeries& s : panel.series) draw_series(s, f, panel.y_scale == YScale::kLog, out);
   out.append(std::string_view("</svg>"));
+}
+
+}  // namespace plumb::report
+
+// ---- Charts against a linear x axis ------------------------------------------------------------
+
+namespace plumb::report {
+namespace {
+
+constexpr double kTicksPerAxis = 5;  // nice_ticks aims at about this many steps
+constexpr double kBinaryUnit = 1024;
+constexpr double kMarkRadius = 6;
+
+// 1, 2, 5 or 10 times a power of ten, at least `raw`.
+double nice_step(double raw) {
+  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
+  const double n = raw / magnitude;
+  return (n <= 1 + 1e-9 ? 1 : n <= 2 + 1e-9 ? 2 : n <= 5 + 1e-9 ? 5 : 10) * magnitude;
+}
+
+std::vector<double> ticks_with_step(double lo, double hi, double step) {
+  std::vector<double> ticks;
+  const double first = std::floor(lo / step + 1e-9);
+  for (double i = first;; ++i) {
+    ticks.push_back(i * step + 0.0);  // + 0.0: no "-0"
+    if (i * step >= hi - step * 1e-9) break;
+  }
+  return ticks;
+}
+
+// A flat or empty range gets some height, so that its ticks are distinct.
+std::pair<double, double> widened(double lo, double hi) {
+  if (!(hi > lo)) {
+    const double pad = std::max(std::abs(hi) * 0.1, 1.0);
+    return {lo > 0 ? std::max(0.0, lo - pad) : lo, hi + pad};
+  }
+  return {lo, hi};
+}
+
+// "1200", "0.5": whole numbers without an exponent (event indices run into the millions).
+std::string plain_label(double v) {
+  if (std::abs(v - std::round(v)) < 1e-9 && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, double unit) {
+  std::tie(lo, hi) = widened(lo, hi);
+  return ticks_with_step(lo, hi, nice_step((hi - lo) / kTicksPerAxis / unit) * unit);
+}
+
+std::vector<double> byte_ticks(double lo, double hi) {
+  std::tie(lo, hi) = widened(lo, hi);
+  const double raw = (hi - lo) / kTicksPerAxis;
+  double unit = 1;
+  while (unit * kBinaryUnit <= raw) unit *= kBinaryUnit;
+  double step = nice_step(raw / unit);
+  if (step >= 1000) step = kBinaryUnit;  // 1000K reads better as 1M
+  return ticks_with_step(lo, hi, std::max(1.0, step * unit));
+}
+
+namespace {
+
+struct LinearFrame {
+  Axis x;
+  Axis y;
+  std::vector<double> x_ticks;
+  std::vector<double> y_ticks;
+  double right = 0;   // the plot's right edge
+  double bottom = 0;  // the plot's bottom edge
+};
+
+// The extent of every series (areas stacked), rules and marks.
+struct LinearExtent {
+  double x_lo = std::numeric_limits<double>::infinity();
+  double x_hi = -std::numeric_limits<double>::infinity();
+  double y_lo = std::numeric_limits<double>::infinity();
+  double y_hi = -std::numeric_limits<double>::infinity();
+  size_t points = 0;
+  void add(double x, double y) {
+    if (!std::isfinite(x) || !std::isfinite(y)) return;
+    x_lo = std::min(x_lo, x);
+    x_hi = std::max(x_hi, x);
+    y_lo = std::min(y_lo, y);
+    y_hi = std::max(y_hi, y);
+    ++points;
+  }
+};
+
+// Per area series, the top of its band: the running sum of the areas up to and including it.
+std::vector<std::vector<double>> stacked_tops(const LinearChart& c) {
+  std::vector<std::vector<double>> tops;
+  const std::vector<double>* below = nullptr;
+  for (const LinearSeries& s : c.series) {
+    if (s.style != SeriesStyle::kArea) continue;
+    std::vector<double> top(s.y);
+    if (below != nullptr) {
+      for (size_t i = 0; i < top.size() && i < below->size(); ++i) top[i] += (*below)[i];
+    }
+    tops.push_back(std::move(top));
+    below = &tops.back();
+  }
+  return tops;
+}
+
+LinearExtent linear_extent(const LinearChart& c, const std::vector<std::vector<double>>& tops) {
+  LinearExtent e;
+  size_t area = 0;
+  for (const LinearSeries& s : c.series) {
+    const std::vector<double>& y = s.style == SeriesStyle::kArea ? tops[area++] : s.y;
+    for (size_t i = 0; i < s.x.size() && i < y.size(); ++i) e.add(s.x[i], y[i]);
+  }
+  for (const ChartMark& m : c.marks) e.add(m.x, m.y);
+  return e;
+}
+
+LinearFrame make_linear_frame(const LinearChart& c, const LinearExtent& e) {
+  LinearFrame f;
+  f.right = c.width - kRight;
+  f.bottom = c.height - kBottom;
+  const auto [x_lo, x_hi] = widened(e.x_lo, e.x_hi);
+  f.x = {x_lo, x_hi, false, kLeft, f.right};
+  for (double t : nice_ticks(x_lo, x_hi, 1)) {
+    const double slack = 1e-9 * (x_hi - x_lo);
+    if (t >= x_lo - slack && t <= x_hi + slack) f.x_ticks.push_back(t);
+  }
+  const double y_lo = c.y_from_zero ? std::min(0.0, e.y_lo) : e.y_lo;
+  f.y_ticks = c.y_bytes ? byte_ticks(y_lo, e.y_hi) : nice_ticks(y_lo, e.y_hi, 1);
+  f.y = {f.y_ticks.front(), f.y_ticks.back(), false, f.bottom, kTop};
+  return f;
+}
+
+void draw_linear_grid(const LinearChart& c, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  for (double t : f.x_ticks) {
+    fmt::format_to(it,
+                   "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
+                   "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>",
+                   f.x.at(t), kTop, f.bottom, f.bottom + 16, plain_label(t));
+  }
+  for (double t : f.y_ticks) {
+    fmt::format_to(it,
+                   "<line class=\"grid\" x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>"
+                   "<text class=\"tick\" x=\"{3}\" y=\"{0:.1f}\" text-anchor=\"end\" "
+                   "dominant-baseline=\"middle\">{4}</text>",
+                   f.y.at(t), kLeft, f.right, kLeft - 6,
+                   c.y_bytes ? size_label(t) : plain_label(t));
+  }
+  fmt::format_to(it,
+                 "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
+                 "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">",
+                 kLeft, kTop, f.right - kLeft, f.bottom - kTop, (kLeft + f.right) / 2,
+                 c.height - 8);
+  append_escaped(out, c.x_title);
+  out.append(std::string_view("</text>"));
+}
+
+// One band: up along this series' tops, back down along the tops below (or the axis).
+void draw_area(const LinearSeries& s, const std::vector<double>& top,
+               const std::vector<double>* below, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "<polygon class=\"area k{}\" points=\"", s.colour);
+  const size_t n = std::min(s.x.size(), top.size());
+  for (size_t i = 0; i < n; ++i) {
+    fmt::format_to(it, "{:.1f},{:.1f} ", f.x.at(s.x[i]), f.y.at(top[i]));
+  }
+  for (size_t i = n; i-- > 0;) {
+    const double base = below != nullptr && i < below->size() ? (*below)[i] : f.y.lo;
+    fmt::format_to(it, "{:.1f},{:.1f} ", f.x.at(s.x[i]), f.y.at(base));
+  }
+  out.append(std::string_view("\"/>"));
+}
+
+void draw_line(const LinearSeries& s, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "<polyline class=\"line k{}{}\" points=\"", s.colour,
+                 s.style == SeriesStyle::kDashedLine ? " d1" : "");
+  for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    if (std::isfinite(s.y[i])) fmt::format_to(it, "{:.1f},{:.1f} ", f.x.at(s.x[i]), f.y.at(s.y[i]));
+  }
+  out.append(std::string_view("\"/>"));
+}
+
+void draw_points(const LinearSeries& s, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "<g class=\"pts k{}\">", s.colour);
+  for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    if (!std::isfinite(s.y[i])) continue;
+    fmt::format_to(it, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"><title>", f.x.at(s.x[i]),
+                   f.y.at(s.y[i]), kPointRadius);
+    if (i < s.tips.size()) append_escaped(out, s.tips[i]);
+    out.append(std::string_view("</title></circle>"));
+  }
+  out.append(std::string_view("</g>"));
+}
+
+void draw_hover_bands(const LinearChart& c, const LinearFrame& f, fmt::memory_buffer& out) {
+  const size_t n = std::min(c.hover_x.size(), c.hover_tips.size());
+  if (n == 0) return;
+  auto it = std::back_inserter(out);
+  out.append(std::string_view("<g class=\"hover\">"));
+  for (size_t i = 0; i < n; ++i) {
+    const double left = i == 0 ? kLeft : (f.x.at(c.hover_x[i - 1]) + f.x.at(c.hover_x[i])) / 2;
+    const double right =
+        i + 1 == n ? f.right : (f.x.at(c.hover_x[i]) + f.x.at(c.hover_x[i + 1])) / 2;
+    fmt::format_to(it, "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\"><title>", left,
+                   kTop, std::max(0.0, right - left), f.bottom - kTop);
+    append_escaped(out, c.hover_tips[i]);
+    out.append(std::string_view("</title></rect>"));
+  }
+  out.append(std::string_view("</g>"));
+}
+
+void draw_rules(const LinearChart& c, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  for (const ChartRule& r : c.rules) {
+    if (!std::isfinite(r.x)) continue;
+    fmt::format_to(it, "<line class=\"rule{}\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\"/>",
+                   r.alert ? " alert" : "", f.x.at(r.x), kTop, f.x.at(r.x), f.bottom);
+  }
+}
+
+// Labels left of the ring in the right half of the plot, right of it in the left half.
+void draw_marks(const LinearChart& c, const LinearFrame& f, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  for (const ChartMark& m : c.marks) {
+    if (!std::isfinite(m.x) || !std::isfinite(m.y)) continue;
+    const double px = f.x.at(m.x);
+    const double py = f.y.at(m.y);
+    const bool right_half = px > (kLeft + f.right) / 2;
+    fmt::format_to(it, "<g class=\"mark{}\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"><title>",
+                   m.alert ? " alert" : "", px, py, kMarkRadius);
+    append_escaped(out, m.tip);
+    fmt::format_to(it, "</title></circle><text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">",
+                   right_half ? px - kMarkRadius - 3 : px + kMarkRadius + 3,
+                   m.label_below ? std::min(f.bottom - 4, py + 16) : std::max(kTop + 10, py - 4),
+                   right_half ? "end" : "start");
+    append_escaped(out, m.label);
+    out.append(std::string_view("</text></g>"));
+  }
+}
+
+}  // namespace
+
+void draw_linear_chart(const LinearChart& c, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "<svg class=\"lchart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"",
+                 c.width, c.height);
+  append_escaped(out, c.title);
+  fmt::format_to(it, "\"><text class=\"ptitle\" x=\"{}\" y=\"18\">", kLeft);
+  append_escaped(out, c.title);
+  out.append(std::string_view("</text>"));
+  const std::vector<std::vector<double>> tops = stacked_tops(c);
+  const LinearExtent e = linear_extent(c, tops);
+  if (e.points == 0) {
+    fmt::format_to(it,
+                   "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
+                   "<text class=\"empty\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">",
+                   kLeft, kTop, c.width - kLeft - kRight, c.height - kTop - kBottom,
+                   (kLeft + c.width - kRight) / 2, (kTop + c.height - kBottom) / 2);
+    append_escaped(out, c.empty_note.empty() ? "no data" : c.empty_note);
+    out.append(std::string_view("</text></svg>"));
+    return;
+  }
+  const LinearFrame f = make_linear_frame(c, e);
+  draw_linear_grid(c, f, out);
+  size_t area = 0;
+  for (const LinearSeries& s : c.series) {
+    if (s.style != SeriesStyle::kArea) continue;
+    draw_area(s, tops[area], area > 0 ? &tops[area - 1] : nullptr, f, out);
+    ++area;
+  }
+  draw_rules(c, f, out);
+  for (const LinearSeries& s : c.series) {
+    if (s.style == SeriesStyle::kLine || s.style == SeriesStyle::kDashedLine) draw_line(s, f, out);
+  }
+  draw_hover_bands(c, f, out);
+  for (const LinearSeries& s : c.series) {
+    if (s.style == SeriesStyle::kPoints) draw_points(s, f, out);
+  }
+  draw_marks(c, f, out);
+  out.append(std::string_view("</svg>"));
+}
+
+void append_linear_legend(const LinearChart& c, fmt::memory_buffer& out) {
+  auto it = std::back_inserter(out);
+  out.append(std::string_view("<div class=\"legend\">"));
+  for (const LinearSeries& s : c.series) {
+    if (s.name.empty()) continue;
+    out.append(std::string_view("<span><svg class=\"key\" viewBox=\"0 0 28 10\">"));
+    switch (s.style) {
+      case SeriesStyle::kArea:
+        fmt::format_to(it, "<rect class=\"area k{}\" x=\"1\" y=\"1\" width=\"26\" height=\"8\"/>",
+                       s.colour);
+        break;
+      case SeriesStyle::kPoints:
+        fmt::format_to(it, "<g class=\"pts k{}\"><circle cx=\"14\" cy=\"5\" r=\"3.5\"/></g>",
+                       s.colour);
+        break;
+      default:
+        fmt::format_to(it, "<line class=\"line k{}{}\" x1=\"1\" y1=\"5\" x2=\"27\" y2=\"5\"/>",
+                       s.colour, s.style == SeriesStyle::kDashedLine ? " d1" : "");
+    }
+    out.append(std::string_view("</svg>"));
+    append_escaped(out, s.name);
+    out.append(std::string_view("</span>"));
+  }
+  out.append(std::string_view("</div>"));
 }
 
 }  // namespace plumb::report

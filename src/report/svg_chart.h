@@ -52,4 +52,64 @@ std::vector<double> log10_ticks(double lo, double hi);
 // 0, s, 2s, ... up to the first multiple of s ≥ hi, with s = 1, 2 or 5 × 10^k (about 5 steps).
 std::vector<double> linear_ticks(double hi);
 
+// ---- Charts against a linear x axis (the memory report) -------------------------------------
+// Event index or seconds across, bytes or plain numbers up; stacked areas, lines and hoverable
+// points; light vertical rules (step starts) and red ones (OOMs); labelled rings (peaks). Hover
+// bands -- one transparent strip per x, the full height of the plot -- carry a <title> each, so
+// hovering anywhere over a dense series shows the values there. Colours are CSS classes k0..k9
+// that the page styles.
+
+enum class SeriesStyle { kArea, kLine, kDashedLine, kPoints };
+
+struct LinearSeries {
+  std::string name;
+  int colour = 0;  // CSS class k<colour>
+  SeriesStyle style = SeriesStyle::kLine;
+  std::vector<double> x;          // ascending; kArea series stack in order and share one x
+  std::vector<double> y;
+  std::vector<std::string> tips;  // kPoints: one hover text per point
+};
+
+struct ChartRule {
+  double x = 0;
+  bool alert = false;  // red (an OOM) instead of light grey (a step start)
+};
+
+struct ChartMark {
+  double x = 0;
+  double y = 0;
+  std::string label;  // written next to the ring
+  std::string tip;    // hover text of the ring
+  bool alert = false;        // red (an OOM)
+  bool label_below = false;  // the label under the ring (two marks close together)
+};
+
+struct LinearChart {
+  std::string title;
+  std::string x_title;     // "event index", "time (s)", "step"
+  std::string empty_note;  // shown instead of the plot when no series has a point
+  bool y_bytes = true;     // y ticks as size_label ("256M"); otherwise plain numbers
+  bool y_from_zero = true;
+  double width = 960;
+  double height = 320;
+  std::vector<LinearSeries> series;  // drawn in order: areas, then lines, then points
+  std::vector<ChartRule> rules;
+  std::vector<ChartMark> marks;
+  std::vector<double> hover_x;  // ascending; one band per x, reaching halfway to its neighbours
+  std::vector<std::string> hover_tips;
+};
+
+// <svg class="lchart" ...>; the legend is separate (append_linear_legend) so the page can put it
+// above the plot.
+void draw_linear_chart(const LinearChart& chart, fmt::memory_buffer& out);
+// <div class="legend"> with a key per named series, in order.
+void append_linear_legend(const LinearChart& chart, fmt::memory_buffer& out);
+
+// Ticks from the multiple of s at or below lo to the first multiple of s at or above hi, with
+// s = 1, 2 or 5 × 10^k × unit (about 5 steps). linear_ticks(hi) is nice_ticks(0, hi, 1).
+std::vector<double> nice_ticks(double lo, double hi, double unit);
+// nice_ticks with the binary unit (1, 1K, 1M, 1G, 1T) the step falls in, so that labels stay
+// round: 0 .. 700 MiB -> 0, 200M, 400M, 600M, 800M; 400 .. 525 MiB -> 400M, 450M, 500M, 550M.
+std::vector<double> byte_ticks(double lo, double hi);
+
 }  // namespace plumb::report
