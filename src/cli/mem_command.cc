@@ -14,6 +14,7 @@
 #include "mem/replay.h"
 #include "mem/snapshot_reader.h"
 #include "mem/stats_reader.h"
+#include "report/mem_html.h"
 #include "report/mem_replay_reporter.h"
 #include "report/mem_reporter.h"
 
@@ -124,6 +125,41 @@ int run_replay(const MemOptions& o) {
   return static_cast<int>(gate ? ExitCode::kCheckFailed : ExitCode::kOk);
 }
 
+void write_page(const MemOptions& o, const mem::Trace& t, const mem::Analysis& a,
+                const std::vector<mem::ReplayResult>& policies,
+                const report::MemHtmlOptions& html) {
+  if (o.output == "-") {
+    report::write_mem_html(t, a, policies, html, std::cout);
+    return;
+  }
+  std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
+  if (!file) throw Error(fmt::format("-o {}: cannot write: {}", o.output, std::strerror(errno)));
+  report::write_mem_html(t, a, policies, html, file);
+  file.close();
+  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.output));
+}
+
+// The analysis and the policy comparison on one page; every input is checked before the work.
+int run_report(const MemOptions& o) {
+  refuse_stats(o, "report");
+  const mem::AnalyzeOptions options = analyze_options(o);
+  const auto policies = mem::policies_from_list(o.policies);
+  const uint64_t capacity = o.capacity.empty() ? 0 : parse_bytes(o.capacity, "--capacity");
+  if (o.output != "-") {
+    std::ofstream probe(o.output, std::ios::app);
+    if (!probe) throw Error(fmt::format("-o {}: cannot write: {}", o.output, std::strerror(errno)));
+  }
+  const mem::Trace trace = mem::read_trace(o.file, o.device);
+  const mem::Analysis a = mem::analyze(trace, options);
+  const report::ReplayReport replays = replay_report(trace, policies, capacity);
+  report::MemHtmlOptions html;
+  html.rules = options.rules;
+  html.by_event_index = o.by_event;
+  write_page(o, trace, a, replays.policies, html);
+  if (o.output != "-") fmt::print("report: {}\n", o.output);
+  return 0;
+}
+
 void add_file_and_device(CLI::App* c, MemOptions& o) {
   c->add_option("FILE", o.file,
                 "A snapshot (torch.cuda.memory._dump_snapshot pickle, or its JSON) or "
@@ -154,6 +190,20 @@ void setup_replay(CLI::App& app, MemOptions& o) {
   replay->callback([&o] { o.mode = MemMode::kReplay; });
 }
 
+void setup_report(CLI::App& app, MemOptions& o) {
+  CLI::App* report = app.add_subcommand(
+      "report", "One self-contained HTML page: the timeline by category, fragmentation, creep and "
+                "the policy comparison");
+  add_file_and_device(report, o);
+  add_policy_options(report, o);
+  report->add_option("--step-regex", o.step_regex, "As for plumb mem analyze");
+  report->add_option("--category-rules", o.category_rules, "As for plumb mem analyze");
+  report->add_option("-o,--output", o.output, "The HTML file (- for standard output)")
+      ->capture_default_str();
+  report->add_flag("--by-event", o.by_event, "Event index on the x axis even when the trace has times");
+  report->callback([&o] { o.mode = MemMode::kReport; });
+}
+
 }  // namespace
 
 void setup_mem(CLI::App& app, MemOptions& o) {
@@ -175,13 +225,14 @@ void setup_mem(CLI::App& app, MemOptions& o) {
   analyze->add_option("--json", o.json, "Write plumb.mem/1 here (- for standard output)");
   analyze->callback([&o] { o.mode = MemMode::kAnalyze; });
   setup_replay(app, o);
+  setup_report(app, o);
 }
 
 int run_mem(const MemOptions& o) {
   switch (o.mode) {
     case MemMode::kAnalyze: return run_analyze(o);
     case MemMode::kReplay: return run_replay(o);
-    case MemMode::kReport: break;
+    case MemMode::kReport: return run_report(o);
     case MemMode::kNone: break;
   }
   return static_cast<int>(ExitCode::kBadInput);

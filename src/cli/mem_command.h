@@ -22,7 +22,8 @@ struct MemOptions {
   std::string json;  // plumb.mem/1 to this file ("-": standard output)
   std::string policies = "all";  // replay, report: --policies
   std::string capacity;          // replay, report: --capacity (bytes, with K/M/G/T)
-  std::string output;            // report: -o
+  std::string output = "plumb-mem-report.html";  // report: -o
+  bool by_event = false;                        // report: x = event index
 };
 
 void setup_mem(CLI::App& app, MemOptions& options);

@@ -179,5 +179,21 @@ TEST(MemCli, ReplayCapacityGatesAndBadInput) {
   }
 }
 
+// plumb mem report: one page with the analysis and the policy table; its output checked first.
+TEST(MemCli, ReportWritesOnePageWithThePolicies) {
+  const std::string dir = temp_dir("mem_report");
+  const test::Run r = run_command("cd " + dir + " && " + kPlumb + " mem report " + kMem + "leak.pickle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "report: plumb-mem-report.html\n");
+  const std::string page = read_file(dir + "/plumb-mem-report.html");
+  for (const char* text : {"<section id=\"policies\">", "as recorded", "expandable", "best-fit", "LEAK"}) {
+    EXPECT_NE(page.find(text), std::string::npos) << text;
+  }
+  const test::Run bad = run_command(kPlumb + " mem report " + kMem + "leak.pickle -o /nonexistent/dir/x.html");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.substr(0, 43), "plumb: error: -o /nonexistent/dir/x.html: c");
+  EXPECT_EQ(bad.out, "");
+}
+
 }  // namespace
 }  // namespace plumb::test
