@@ -68,6 +68,7 @@ Analysis analyze(const Trace& t, const AnalyzeOptions& o) {
   a.steps = find_steps(t, o);
   a.per_step = step_figures(a.timeline, a.steps);
   a.creep = creep(a.timeline, a.steps);
+  if (a.creep.verdict == "leak") a.grew = growing_sites(t, a.steps, static_cast<uint64_t>(kMinLeakBytes));
   const Categorizer categories(t, o.rules);
   a.live_at_peak = live_by_category(t, categories, t.events.empty() ? SIZE_MAX : a.timeline.peak_allocated_index);
   a.at_peak = fragmentation_before(t, t.events.empty() ? 0 : a.timeline.peak_reserved_index + 1);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mem/categories.h"
+#include "mem/leak_sites.h"
 #include "mem/oom.h"
 #include "mem/steps.h"
 #include "mem/timeline.h"
@@ -45,6 +46,7 @@ struct Analysis {
   Steps steps;
   std::vector<StepFigures> per_step;
   Creep creep;
+  std::vector<LeakSite> grew;                    // with a leak verdict: the sites that grew
   std::map<std::string, uint64_t> live_at_peak;  // category → bytes at the allocated peak
   Fragmentation at_peak;                         // at the reserved peak
   Fragmentation at_end;

@@ -91,6 +91,10 @@ void print_mem_analysis(const mem::Analysis& a, std::ostream& out) {
              100 * a.fragmentation, b(a.at_peak.free), b(a.at_peak.largest_free_block),
              100 * a.at_peak.scattered, b(a.at_end.free), b(a.at_end.largest_free_block));
   print_creep(a.creep, fmt::format("{} steps of the per-step minimum", a.creep.step_min.size()), out);
+  for (const mem::LeakSite& g : a.grew) {
+    fmt::print(out, "grew       {} per step, {} live allocations at the last step: {}\n",
+               signed_bytes(g.bytes_per_step), g.allocations_live, g.where);
+  }
   for (const mem::Oom& o : a.ooms) {
     fmt::print(out, "oom        {}: {} — {}\n", at_step(a.steps, o.event), o.cause, o.explanation);
   }
@@ -108,6 +112,14 @@ nlohmann::json mem_analysis_json(const mem::Analysis& a) {
   }
   nlohmann::json ooms = nlohmann::json::array();
   for (const mem::Oom& o : a.ooms) ooms.push_back(oom_json(o));
+  nlohmann::json grew = nlohmann::json::array();
+  for (const mem::LeakSite& g : a.grew) {
+    grew.push_back({{"where", g.where},
+                    {"bytes_per_step", g.bytes_per_step},
+                    {"live_first_bytes", g.live_first},
+                    {"live_last_bytes", g.live_last},
+                    {"allocations_live", g.allocations_live}});
+  }
   const char* source = a.steps.source == mem::StepSource::kRegex      ? "annotated"
                        : a.steps.source == mem::StepSource::kDetected ? "detected"
                                                                       : "none";
@@ -125,6 +137,7 @@ nlohmann::json mem_analysis_json(const mem::Analysis& a) {
           {"creep_bytes_per_step", a.creep.slope_bytes_per_step},
           {"creep_ci95_bytes_per_step", {a.creep.ci95_low, a.creep.ci95_high}},
           {"creep_verdict", a.creep.verdict},
+          {"creep_sites", grew},
           {"steps", {{"count", a.steps.starts.size()}, {"source", source},
                      {"confidence", a.steps.confidence}, {"how", a.steps.how}, {"per_step", steps}}},
           {"categories", a.live_at_peak},

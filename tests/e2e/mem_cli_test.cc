@@ -18,6 +18,15 @@ TEST(MemCli, LeakVerdictOnTheConsole) {
   EXPECT_NE(r.out.find("# steps: 40 step(s) detected from the repeating allocations"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("creep      +3 MiB per step (95% CI +3 MiB to +3 MiB) over 39 steps of the per-step minimum: LEAK"),
             std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("grew       +3 MiB per step, 39 live allocations at the last step: training_log "
+                       "(megatron/training/training.py:1275) < train (megatron/training/training.py:1540)\n"),
+            std::string::npos) << r.out;
+  const test::Run j = run_command(kPlumb + " mem analyze " + kMem + "leak.pickle --json -");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json sites = nlohmann::json::parse(j.out)["creep_sites"];
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0]["bytes_per_step"], 3145728.0);
+  EXPECT_EQ(sites[0]["allocations_live"], 39);
 }
 
 TEST(MemCli, FragmentedOomInJson) {
