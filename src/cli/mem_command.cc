@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 
 #include "common/error.h"
@@ -59,6 +60,10 @@ int run_analyze_stats(const MemOptions& o) {
     throw Error(fmt::format("--step-regex: {} holds memory_stats() dumps (each dump is one step, no "
                             "frames); it applies to allocator traces", o.file));
   }
+  if (!o.timeline.empty()) {
+    throw Error(fmt::format("--timeline: {} holds memory_stats() dumps, one per step: --json has "
+                            "every one", o.file));
+  }
   if (!o.category_rules.empty()) {
     throw Error(fmt::format("--category-rules: {} holds memory_stats() dumps (no frames to "
                             "categorise); it applies to allocator traces", o.file));
@@ -74,8 +79,18 @@ int run_analyze(const MemOptions& o) {
   if (mem::is_memory_stats_file(o.file)) return run_analyze_stats(o);
   const mem::AnalyzeOptions options = analyze_options(o);
   probe_json(o);
+  std::optional<std::ofstream> timeline;
+  if (!o.timeline.empty()) {
+    timeline.emplace(o.timeline, std::ios::trunc);
+    if (!*timeline) throw Error(fmt::format("--timeline {}: cannot write: {}", o.timeline, std::strerror(errno)));
+  }
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
+  if (timeline) {
+    report::write_mem_timeline_csv(trace, a, *timeline);
+    timeline->close();
+    if (timeline->fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.timeline));
+  }
   if (!o.json.empty()) write_json(report::mem_analysis_json(a), o.json);
   if (o.json != "-") report::print_mem_analysis(a, std::cout);
   return 0;
@@ -223,6 +238,8 @@ void setup_mem(CLI::App& app, MemOptions& o) {
   analyze->add_option("--category-rules", o.category_rules,
                       "'category = regex' lines replacing the default frame rules");
   analyze->add_option("--json", o.json, "Write plumb.mem/1 here (- for standard output)");
+  analyze->add_option("--timeline", o.timeline,
+                      "Write allocated/active/reserved after every event here (CSV)");
   analyze->callback([&o] { o.mode = MemMode::kAnalyze; });
   setup_replay(app, o);
   setup_report(app, o);

@@ -20,6 +20,7 @@ struct MemOptions {
   std::optional<std::string> step_regex;
   std::string category_rules;
   std::string json;  // plumb.mem/1 to this file ("-": standard output)
+  std::string timeline;  // analyze: --timeline CSV
   std::string policies = "all";  // replay, report: --policies
   std::string capacity;          // replay, report: --capacity (bytes, with K/M/G/T)
   std::string output = "plumb-mem-report.html";  // report: -o

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,6 +100,27 @@ void print_mem_analysis(const mem::Analysis& a, std::ostream& out) {
     fmt::print(out, "oom        {}: {} — {}\n", at_step(a.steps, o.event), o.cause, o.explanation);
   }
   if (a.ooms.empty()) fmt::print(out, "oom        none in the trace\n");
+}
+
+void write_mem_timeline_csv(const mem::Trace& t, const mem::Analysis& a, std::ostream& out) {
+  fmt::memory_buffer buf;
+  fmt::format_to(std::back_inserter(buf), "event,action,time_us,step,allocated,active,reserved\n");
+  size_t next_step = 0;
+  for (size_t i = 0; i < a.timeline.samples.size() && i < t.events.size(); ++i) {
+    while (next_step < a.steps.starts.size() && a.steps.starts[next_step] <= i) ++next_step;
+    const mem::Sample& s = a.timeline.samples[i];
+    const double time = t.events[i].time_us;
+    fmt::format_to(std::back_inserter(buf), "{},{},{},{},{},{},{}\n", i,
+                   mem::action_name(t.events[i].action),
+                   std::isnan(time) ? std::string() : fmt::format("{:.0f}", time),
+                   next_step == 0 ? std::string() : std::to_string(next_step), s.allocated, s.active,
+                   s.reserved);
+    if (buf.size() > (1 << 20)) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  }
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
 nlohmann::json mem_analysis_json(const mem::Analysis& a) {

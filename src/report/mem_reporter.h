@@ -14,6 +14,10 @@ namespace plumb::report {
 void print_mem_analysis(const mem::Analysis& a, std::ostream& out);
 nlohmann::json mem_analysis_json(const mem::Analysis& a);
 
+// The timeline after every event as CSV: event,action,time_us,step,allocated,active,reserved
+// (time_us empty when the trace has no times; step from 1, empty before the first step).
+void write_mem_timeline_csv(const mem::Trace& t, const mem::Analysis& a, std::ostream& out);
+
 void print_mem_stats(const mem::StatsAnalysis& a, std::ostream& out);
 nlohmann::json mem_stats_json(const mem::StatsAnalysis& a);
 

@@ -2,6 +2,8 @@
 // for periodic memory_stats() dumps; one line with exit 2 for a file that is not a trace or whose
 // dumps are bad.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "support/subprocess.h"
@@ -202,6 +204,19 @@ TEST(MemCli, ReportWritesOnePageWithThePolicies) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err.substr(0, 43), "plumb: error: -o /nonexistent/dir/x.html: c");
   EXPECT_EQ(bad.out, "");
+}
+
+// --timeline: one CSV row per event, the numbers of the timeline (fixtures/mem/README.md).
+TEST(MemCli, TimelineCsvHasEveryEvent) {
+  const std::string dir = temp_dir("mem_timeline");
+  const test::Run r = run_command(kPlumb + " mem analyze " + kMem + "healthy.pickle --timeline " + dir + "/t.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string csv = read_file(dir + "/t.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "event,action,time_us,step,allocated,active,reserved");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 867);  // a header and 866 events
+  // The peak allocated, first at index 38 in step 1; reserved already at its peak.
+  EXPECT_NE(csv.find("\n38,alloc,1717171717182000,1,537026560,"), std::string::npos);
+  EXPECT_NE(csv.find(",580911104\n865,"), std::string::npos);
 }
 
 }  // namespace
