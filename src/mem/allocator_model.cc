@@ -8,6 +8,7 @@ namespace {
 
 constexpr uint64_t kVirtualSize = uint64_t{1} << 46;  // an expandable segment's address range
 constexpr uint64_t kSyntheticBase = uint64_t{1} << 52;
+constexpr uint64_t kLargestRequest = uint64_t{1} << 50;  // keeps every rounding free of overflow
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 uint64_t round_down(uint64_t v, uint64_t to) { return v / to * to; }
@@ -99,6 +100,7 @@ uint64_t AllocatorModel::next_segment_address(uint64_t size) {
 std::optional<AllocatorModel::BlockId> AllocatorModel::malloc(uint64_t size, int64_t stream,
                                                               uint64_t now) {
   now_ = now;
+  if (size > kLargestRequest) return std::nullopt;  // no device has a petabyte
   if (policy_.bucket_divisions > 1) size = round_to_power2_division(size, policy_.bucket_divisions);
   return malloc_rounded(policy_round_size(policy_, size), stream, now);
 }
