@@ -8,50 +8,77 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/huge_pages.h"
 #include "mem/jsonl_reader.h"
 #include "mem/trace.h"
 
 namespace plumb::mem::convert {
 
+// Where an event sits, formatted only for a message.
+struct EventAt {
+  const std::string* name;
+  int device;
+  size_t index;
+};
+inline std::string where_text(const EventAt& w) {
+  return fmt::format("{}: device_traces[{}][{}]", *w.name, w.device, w.index);
+}
+inline const std::string& where_text(const std::string& w) { return w; }
+
+template <class A, class V>
+uint32_t frame_of(const V& f, TraceBuilder& b) {
+  const auto node = A::identity(f);
+  if (node) {
+    if (const auto it = b.frame_by_node().find(*node); it != b.frame_by_node().end()) return it->second;
+  }
+  Frame frame;
+  if (auto v = A::get(f, "name"); v && A::is_text(*v)) frame.name = A::text(*v);
+  if (auto v = A::get(f, "filename"); v && A::is_text(*v)) frame.filename = A::text(*v);
+  if (auto v = A::get(f, "line"); v && A::is_integer(*v)) frame.line = static_cast<int>(A::integer(*v));
+  const uint32_t id = b.frame(std::move(frame));
+  if (node) b.frame_by_node().emplace(*node, id);
+  return id;
+}
+
+// The stack of an event; a frames list shared by several events (a pickle's memo) is read once.
 template <class A, class V>
 uint32_t stack_of(const V& entry, TraceBuilder& b) {
   const auto frames = A::get(entry, "frames");
   if (!frames || !A::is_list(*frames)) return kNoStack;
+  const auto node = A::identity(*frames);
+  if (node) {
+    if (const auto it = b.stack_by_node().find(*node); it != b.stack_by_node().end()) return it->second;
+  }
   std::vector<uint32_t> ids;
   const size_t n = A::size(*frames);
   ids.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const V f = A::at(*frames, i);
-    Frame frame;
-    if (auto v = A::get(f, "name"); v && A::is_text(*v)) frame.name = A::text(*v);
-    if (auto v = A::get(f, "filename"); v && A::is_text(*v)) frame.filename = A::text(*v);
-    if (auto v = A::get(f, "line"); v && A::is_integer(*v)) frame.line = static_cast<int>(A::integer(*v));
-    ids.push_back(b.frame(std::move(frame)));
-  }
-  return b.stack(ids);
+  for (size_t i = 0; i < n; ++i) ids.push_back(frame_of<A>(A::at(*frames, i), b));
+  const uint32_t id = b.stack(ids);
+  if (node) b.stack_by_node().emplace(*node, id);
+  return id;
 }
 
-template <class A, class V>
-uint64_t field(const V& entry, const char* key, const std::string& where, bool required) {
+template <class A, class V, class W>
+uint64_t field(const V& entry, const char* key, const W& where, bool required) {
   const auto v = A::get(entry, key);
   if (!v) {
-    if (required) throw Error(fmt::format("{}: missing '{}'", where, key));
+    if (required) throw Error(fmt::format("{}: missing '{}'", where_text(where), key));
     return 0;
   }
   if (!A::is_integer(*v) || A::integer(*v) < 0) {
-    throw Error(fmt::format("{}: '{}' must be a non-negative integer", where, key));
+    throw Error(fmt::format("{}: '{}' must be a non-negative integer", where_text(where), key));
   }
   return static_cast<uint64_t>(A::integer(*v));
 }
 
 template <class A, class V>
-void read_event(const V& entry, const std::string& where, TraceBuilder& b) {
+void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
   const auto action = A::get(entry, "action");
-  if (!action || !A::is_text(*action)) throw Error(fmt::format("{}: missing 'action'", where));
+  if (!action || !A::is_text(*action)) throw Error(fmt::format("{}: missing 'action'", where_text(where)));
   Event e;
   const std::string name = A::text(*action);
   if (!action_from_name(name, e.action)) {
-    throw Error(fmt::format("{}: unknown action '{}'", where, name));
+    throw Error(fmt::format("{}: unknown action '{}'", where_text(where), name));
   }
   const bool no_addr = e.action == Action::kOom || e.action == Action::kSnapshot;
   e.addr = field<A>(entry, "addr", where, !no_addr);
@@ -127,9 +154,8 @@ Trace snapshot(const V& root, const std::string& name, int device) {
     const V events = A::at(*traces, static_cast<size_t>(device));
     const size_t n = A::size(events);
     b.trace().events.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      read_event<A>(A::at(events, i), fmt::format("{}: device_traces[{}][{}]", name, device, i), b);
-    }
+    advise_huge_pages(b.trace().events.data(), n * sizeof(Event));
+    for (size_t i = 0; i < n; ++i) read_event<A>(A::at(events, i), EventAt{&name, device, i}, b);
   }
   if (auto segments = A::get(root, "segments"); segments && A::is_list(*segments)) {
     for (size_t i = 0; i < A::size(*segments); ++i) {

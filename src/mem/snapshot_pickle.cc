@@ -20,6 +20,8 @@ struct PickleAdapter {
   static bool is_integer(const V& v) { return v.is(PickleKind::kInt); }
   static bool is_number(const V& v) { return v.is(PickleKind::kInt) || v.is(PickleKind::kFloat); }
   static size_t size(const V& v) { return v.size(); }
+  // A node shared by several parents (the pickle memo) is one node: its id names it.
+  static std::optional<uint64_t> identity(const V& v) { return v.id(); }
   static V at(const V& v, size_t i) { return v[i]; }
   static int64_t integer(const V& v) { return v.as_int(); }
   static double number(const V& v) { return v.as_double(); }

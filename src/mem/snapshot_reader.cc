@@ -32,6 +32,7 @@ struct JsonAdapter {
   static bool is_integer(V v) { return v->is_number_integer(); }
   static bool is_number(V v) { return v->is_number(); }
   static size_t size(V v) { return v->size(); }
+  static std::optional<uint64_t> identity(V) { return std::nullopt; }  // JSON shares nothing
   static V at(V v, size_t i) { return &(*v)[i]; }
   static int64_t integer(V v) {
     return v->is_number_unsigned() ? static_cast<int64_t>(v->get<uint64_t>()) : v->get<int64_t>();

@@ -1,11 +1,11 @@
 #include "mem/timeline.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
+
+#include "common/huge_pages.h"
 
 namespace plumb::mem {
 namespace {
@@ -109,22 +109,6 @@ class AddressMap {
 
 struct Present {};  // the value of a set
 using AddressSet = AddressMap<Present>;
-
-// Transparent huge pages for a large buffer about to be written once: where a page fault is dear
-// (this project's VM: about 17 µs per 4 KiB page) faulting in the samples of a 10-million-event
-// trace (240 MB) page by page took 1 s, against 0.05 s in 2 MiB pages (bench/mem_analyze). A hint
-// only: without THP, or in madvise's absence, nothing changes.
-void advise_huge_pages(const void* at, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;  // x86-64 and arm64 with 4 KiB pages
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(at) + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(at) + bytes) & ~(kHugePage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)at;
-  (void)bytes;
-#endif
-}
 
 // Blocks and segments the trace itself allocates, to tell its own frees from those of blocks
 // allocated before it began.

@@ -86,9 +86,14 @@ class TraceBuilder {
   // The index of the stack (innermost first; added when new) in Trace::stacks.
   uint32_t stack(const std::vector<uint32_t>& frames);
   Trace finish() { return std::move(trace_); }
+  // Stacks and frames by the identity of the document node they came from: snapshots share one
+  // frames list per call site, so each is converted once. Absent: not seen yet.
+  std::unordered_map<uint64_t, uint32_t>& stack_by_node() { return stack_by_node_; }
+  std::unordered_map<uint64_t, uint32_t>& frame_by_node() { return frame_by_node_; }
 
  private:
   Trace trace_;
+  std::unordered_map<uint64_t, uint32_t> stack_by_node_, frame_by_node_;
   std::unordered_map<std::string, uint32_t> frames_;
   std::map<std::vector<uint32_t>, uint32_t> stacks_;
 };
