@@ -65,6 +65,8 @@ AllocatorModel::BlockId AllocatorModel::new_block(const Block& b) {
     blocks_.push_back(b);
   }
   blocks_[id].in_use = true;
+  if (id >= generations_.size()) generations_.resize(id + 1, 0);
+  ++generations_[id];
   return id;
 }
 
@@ -97,17 +99,14 @@ uint64_t AllocatorModel::next_segment_address(uint64_t size) {
 
 // --- malloc -------------------------------------------------------------------------------------
 
-std::optional<AllocatorModel::BlockId> AllocatorModel::malloc(uint64_t size, int64_t stream,
-                                                              uint64_t now) {
-  now_ = now;
+std::optional<AllocatorModel::BlockId> AllocatorModel::malloc(uint64_t size, int64_t stream) {
   if (size > kLargestRequest) return std::nullopt;  // no device has a petabyte
   if (policy_.bucket_divisions > 1) size = round_to_power2_division(size, policy_.bucket_divisions);
-  return malloc_rounded(policy_round_size(policy_, size), stream, now);
+  return malloc_rounded(policy_round_size(policy_, size), stream);
 }
 
 std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t size,
-                                                                      int64_t stream,
-                                                                      uint64_t now) {
+                                                                      int64_t stream) {
   if (policy_.kind == AllocatorPolicy::Kind::kBestFit) {
     auto b = find_free(false, 0, size);
     if (!b) return std::nullopt;
@@ -122,7 +121,7 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t s
   };
   std::optional<BlockId> b = find_free(small, stream, size);
   if (!b) {
-    if (policy_.gc_threshold > 0 && capacity_ != kUnlimited) collect_garbage(now);
+    if (policy_.gc_threshold > 0 && capacity_ != kUnlimited) collect_garbage();
     b = grow();
     if (!b && release_oversize(small, stream, size)) b = grow();
     if (!b) {
@@ -139,9 +138,10 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t s
 // ties; max_split_size keeps large cached blocks for large requests.
 std::optional<AllocatorModel::BlockId> AllocatorModel::find_free(bool small, int64_t stream,
                                                                  uint64_t size) {
+  if (!small) ++large_lookups_;  // garbage collection's clock (get_free_blocks_call_count)
   auto& set = pool(small);
   const auto it = set.lower_bound({stream, size, 0, 0});
-  if (it == set.end() || std::get<0>(*it) != stream) return std::nullopt;
+  if (it == set.end() || std::get<0>(*it) != stream) return std::nullopt;  // garbage collection's clock (get_free_blocks_call_count)
   const uint64_t found = std::get<1>(*it);
   const uint64_t max_split = policy_.max_split_size;
   if (size < max_split && found >= max_split) return std::nullopt;
@@ -221,9 +221,9 @@ void AllocatorModel::complete(BlockId id) {
 // free_block: merge with free neighbours (mapped with mapped), back into the pool.
 void AllocatorModel::return_block(BlockId id) {
   counters_.active -= blocks_[id].size;
-  blocks_[id].freed_at = now_;
   if (free_and_mapped(blocks_[id].prev)) id = merge(blocks_[id].prev, id);
   if (free_and_mapped(blocks_[id].next)) id = merge(id, blocks_[id].next);
+  blocks_[id].freed_at = large_lookups_;  // insert_into_blocks resets the age of the merged block
   insert_free(id);
   if (policy_.kind == AllocatorPolicy::Kind::kBestFit) refresh_arena_reserved();
 }
@@ -322,8 +322,11 @@ bool AllocatorModel::release_oversize(bool small, int64_t stream, uint64_t size)
 }
 
 // garbage_collect_cached_blocks: above garbage_collection_threshold × capacity, free whole cached
-// large segments that have waited at least the average time, until under the threshold.
-void AllocatorModel::collect_garbage(uint64_t now) {
+// large segments that have waited at least the average age (in large-pool lookups), pass after
+// pass until under the threshold; a pass does not stop at the target (PyTorch's comment: "Don't
+// stop upon reaching the target_size").
+void AllocatorModel::collect_garbage() {
+  const uint64_t now = large_lookups_;
   const auto threshold = static_cast<uint64_t>(policy_.gc_threshold * static_cast<double>(capacity_));
   if (counters_.reserved <= threshold) return;
   const uint64_t target = counters_.reserved - threshold;
@@ -341,7 +344,7 @@ void AllocatorModel::collect_garbage(uint64_t now) {
   while (reclaimed < target && freed && !freeable.empty()) {
     const double average = total_age / static_cast<double>(freeable.size());
     freed = false;
-    for (auto it = freeable.begin(); it != freeable.end() && reclaimed < target;) {
+    for (auto it = freeable.begin(); it != freeable.end();) {
       const Block& b = blocks_[*it];
       const auto age = static_cast<double>(now - b.freed_at);
       if (age < average) {
@@ -363,45 +366,90 @@ void AllocatorModel::collect_garbage(uint64_t now) {
 // --- expandable segments ------------------------------------------------------------------------
 
 // Expandable segments: one address range per pool and stream; pages (2 MiB small, 20 MiB large)
-// are mapped at its free end as needed, so free space next to the end grows instead of a new
-// segment being taken.
+// are mapped as needed (find_expandable_block, try_allocate_expandable_block): the first unmapped
+// range in address order that, with the free mapped blocks around it, covers the request.
 std::optional<AllocatorModel::BlockId> AllocatorModel::grow_expandable(bool small, int64_t stream,
                                                                        uint64_t size) {
-  uint32_t seg = 0;
-  for (; seg < segments_.size(); ++seg) {
+  const uint32_t seg = expandable_segment(small, stream);
+  std::vector<BlockId> holes;
+  for (BlockId b = segments_[seg].tail; b != kNone; b = blocks_[b].prev) {
+    if (!blocks_[b].mapped) holes.push_back(b);
+  }
+  for (auto u = holes.rbegin(); u != holes.rend(); ++u) {
+    const BlockId start = free_and_mapped(blocks_[*u].prev) ? blocks_[*u].prev : *u;
+    uint64_t have = 0, to_map = 0;
+    for (BlockId b = start; b != kNone && have < size; b = blocks_[b].next) {
+      if (free_and_mapped(b)) {
+        have += blocks_[b].size;
+      } else if (!blocks_[b].mapped) {
+        const uint64_t m = std::min(round_up(size - have, page(small)), blocks_[b].size);
+        to_map += m;
+        have += m;
+      } else {
+        break;  // held
+      }
+    }
+    if (have < size) continue;
+    if (capacity_ != kUnlimited && counters_.reserved + to_map > capacity_) return std::nullopt;
+    return map_range(start, size, small);
+  }
+  return std::nullopt;  // the range is far larger than any device: not reached
+}
+
+uint32_t AllocatorModel::expandable_segment(bool small, int64_t stream) {
+  for (uint32_t seg = 0; seg < segments_.size(); ++seg) {
     const Segment& s = segments_[seg];
-    if (s.expandable && s.small == small && s.stream == stream) break;
+    if (s.expandable && s.small == small && s.stream == stream) return seg;
   }
-  BlockId tail = kNone;  // the unmapped end of the range
-  if (seg == segments_.size()) {
-    const uint64_t addr = next_segment_address(kVirtualSize);
-    segments_.push_back({addr, kVirtualSize, small, true, true, stream});
-    Block b{addr, kVirtualSize, stream, seg};
-    b.small = small;
-    b.mapped = false;
-    tail = new_block(b);
-    segments_[seg].tail = tail;
-  } else {
-    tail = segments_[seg].tail;
+  const auto seg = static_cast<uint32_t>(segments_.size());
+  const uint64_t addr = next_segment_address(kVirtualSize);
+  segments_.push_back({addr, kVirtualSize, small, true, true, stream});
+  Block b{addr, kVirtualSize, stream, seg};
+  b.small = small;
+  b.mapped = false;
+  segments_[seg].tail = new_block(b);
+  return seg;
+}
+
+// From `start` on, joins free mapped blocks and maps the fronts of unmapped ones until `size`
+// bytes are one free block (not in a free set): the caller has checked that they suffice.
+AllocatorModel::BlockId AllocatorModel::map_range(BlockId start, uint64_t size, bool small) {
+  BlockId joined = kNone;
+  uint64_t have = 0;
+  for (BlockId b = start; have < size;) {
+    const BlockId next = blocks_[b].next;
+    BlockId piece = b;
+    if (free_and_mapped(b)) {
+      erase_free(b);
+    } else {
+      const uint64_t m = std::min(round_up(size - have, page(small)), blocks_[b].size);
+      piece = map_front(b, m);
+      counters_.reserved += m;
+      ++counters_.segment_allocs;
+    }
+    have += blocks_[piece].size;
+    joined = joined == kNone ? piece : merge(joined, piece);
+    b = next;
   }
-  // A free mapped block right before the tail joins the new pages.
-  const BlockId before = blocks_[tail].prev;
-  const uint64_t have = free_and_mapped(before) ? blocks_[before].size : 0;
-  const uint64_t bytes = round_up(size - have, page(small));
-  if (capacity_ != kUnlimited && counters_.reserved + bytes > capacity_) return std::nullopt;
-  Block mapped = blocks_[tail];
+  return joined;
+}
+
+// The first `bytes` of an unmapped block become a mapped block of their own.
+AllocatorModel::BlockId AllocatorModel::map_front(BlockId u, uint64_t bytes) {
+  if (bytes == blocks_[u].size) {
+    blocks_[u].mapped = true;
+    return u;
+  }
+  Block mapped = blocks_[u];
   mapped.size = bytes;
   mapped.mapped = true;
-  mapped.next = tail;
+  mapped.next = u;
   const BlockId m = new_block(mapped);
-  Block& t = blocks_[tail];
+  Block& t = blocks_[u];
   if (t.prev != kNone) blocks_[t.prev].next = m;
   t.prev = m;
   t.addr += bytes;
   t.size -= bytes;
-  counters_.reserved += bytes;
-  ++counters_.segment_allocs;
-  if (have > 0) return merge(before, m);
   return m;
 }
 

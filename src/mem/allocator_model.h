@@ -40,11 +40,14 @@ class AllocatorModel {
                  std::vector<std::pair<uint64_t, uint64_t>> segment_addresses = {});
 
   // A block for `size` bytes (as the program asked) on `stream`, or nothing when out of memory.
-  std::optional<BlockId> malloc(uint64_t size, int64_t stream, uint64_t now);
+  std::optional<BlockId> malloc(uint64_t size, int64_t stream);
   // The program frees the block; it returns to the pool at once, or at complete() when `deferred`.
   void free(BlockId b, bool deferred);
   void complete(BlockId b);
   bool pending(BlockId b) const;
+  // Block ids are reused once their block is merged away: a holder compares the generation it
+  // saw with the current one before acting on an id.
+  uint32_t generation(BlockId b) const { return generations_[b]; }
 
   const ModelCounters& counters() const { return counters_; }
   // Free bytes inside reserved memory and the largest free block (mapped, for expandable).
@@ -56,7 +59,7 @@ class AllocatorModel {
     int64_t stream = 0;
     uint32_t segment = 0;
     bool small = false, allocated = false, pending = false, mapped = true, in_use = false;
-    uint64_t freed_at = 0;  // event index when it last became free (garbage collection age)
+    uint64_t freed_at = 0;  // large_lookups_ when it last became free (garbage collection age)
     BlockId prev = kNone, next = kNone;
   };
   struct Segment {
@@ -68,10 +71,13 @@ class AllocatorModel {
   static constexpr BlockId kNone = 0xffffffffu;
   using Key = std::tuple<int64_t, uint64_t, uint64_t, BlockId>;  // stream, size, addr, id
 
-  std::optional<BlockId> malloc_rounded(uint64_t size, int64_t stream, uint64_t now);
+  std::optional<BlockId> malloc_rounded(uint64_t size, int64_t stream);
   std::optional<BlockId> find_free(bool small, int64_t stream, uint64_t size);
   std::optional<BlockId> new_segment(bool small, int64_t stream, uint64_t size);
   std::optional<BlockId> grow_expandable(bool small, int64_t stream, uint64_t size);
+  uint32_t expandable_segment(bool small, int64_t stream);
+  BlockId map_range(BlockId start, uint64_t size, bool small);
+  BlockId map_front(BlockId unmapped, uint64_t bytes);
   std::optional<BlockId> best_fit_arena(uint64_t size);
   BlockId take(BlockId b, uint64_t size);
   bool should_split(const Block& b, uint64_t size) const;
@@ -80,7 +86,7 @@ class AllocatorModel {
   bool free_and_mapped(BlockId b) const;
   void release_cached();
   bool release_oversize(bool small, int64_t stream, uint64_t size);
-  void collect_garbage(uint64_t size);
+  void collect_garbage();
   void release_segment(uint32_t segment);
   void unmap_free(BlockId b);
   BlockId new_block(const Block& b);
@@ -103,7 +109,8 @@ class AllocatorModel {
   std::set<Key> small_free_, large_free_;
   std::vector<BlockId> pending_;
   ModelCounters counters_;
-  uint64_t now_ = 0;  // the event being replayed: when blocks became free
+  uint64_t large_lookups_ = 0;  // free-block searches of the large pool: garbage collection's clock
+  std::vector<uint32_t> generations_;
 };
 
 }  // namespace plumb::mem

@@ -42,11 +42,8 @@ void apply_setting(AllocatorPolicy& p, const std::string& key, const std::string
       std::from_chars(value.data(), value.data() + value.size(), n).ec == std::errc();
   if (key == "max_split_size" && integer && n > 0) p.max_split_size = static_cast<uint64_t>(n);
   if (key == "expandable_segments") p.expandable_segments = value == "true" || value == "True";
-  if (key == "garbage_collection_threshold") {
-    double d = 0;
-    std::from_chars(value.data(), value.data() + value.size(), d);
-    if (d > 0 && d < 1) p.gc_threshold = d;
-  }
+  // garbage_collection_threshold acts only under a memory fraction, which snapshots do not
+  // record: it is left off here (docs/mem-replay.md).
   if (key == "roundup_power2_divisions" && integer && n > 1) {
     p.roundup_power2_divisions = static_cast<unsigned>(n);
   }
@@ -77,7 +74,11 @@ struct Replayer {
   bool deferred;  // frees complete at free_completed (PyTorch traces record both)
   uint64_t workspace = 0;
   uint64_t peak_active = 0;
-  std::unordered_map<uint64_t, AllocatorModel::BlockId> live, waiting;
+  std::unordered_map<uint64_t, AllocatorModel::BlockId> live;
+  // Freed, waiting for free_completed: the id and its generation (a cache flush may have
+  // completed and merged the block, and its id been reused since).
+  std::unordered_map<uint64_t, std::pair<AllocatorModel::BlockId, uint32_t>> waiting;
+  uint64_t recorded_pad = 0;  // the pad the recording allocator added to the oom's size
   std::unordered_map<uint64_t, bool> workspace_blocks;
 
   Replayer(const Trace& t, const AllocatorPolicy& p, uint64_t capacity)
@@ -90,6 +91,7 @@ struct Replayer {
     for (const Event& e : t.events) {
       if (e.action == Action::kWorkspaceSnapshot) workspace_blocks[e.addr] = true;
     }
+    recorded_pad = recorded_policy(t).pad;
   }
 
   void fail(size_t i, uint64_t bytes) {
@@ -102,7 +104,7 @@ struct Replayer {
   void alloc(size_t i, const Event& e) {
     if (workspace_blocks.contains(e.addr)) return;  // torch_npu's workspace: reserved only
     ++r.allocations;
-    const auto b = model.malloc(e.size, e.stream, i);
+    const auto b = model.malloc(e.size, e.stream);
     if (!b) return fail(i, e.size);
     live[e.addr] = *b;
   }
@@ -111,20 +113,22 @@ struct Replayer {
     const auto it = live.find(e.addr);
     if (it == live.end()) return;  // allocated before the trace began, or failed in the replay
     model.free(it->second, deferred);
-    if (deferred) waiting[e.addr] = it->second;
+    if (deferred) waiting[e.addr] = {it->second, model.generation(it->second)};
     live.erase(it);
   }
 
   void free_completed(const Event& e) {
     const auto it = waiting.find(e.addr);
     if (it == waiting.end()) return;
-    model.complete(it->second);
+    const auto [id, generation] = it->second;
+    if (model.generation(id) == generation) model.complete(id);
     waiting.erase(it);
   }
 
   // The request that failed when the trace was recorded: would this policy have served it?
+  // The entry holds the size the recording allocator rounded (round_size, its pad included).
   void oom(size_t i, const Event& e) {
-    const auto b = model.malloc(e.size, e.stream, i);
+    const auto b = model.malloc(e.size - std::min(e.size, recorded_pad), e.stream);
     if (!b) return fail(i, e.size);
     r.served_recorded_oom = true;
     model.free(*b, false);
