@@ -140,8 +140,19 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::find_free(bool small, int
                                                                  uint64_t size) {
   if (!small) ++large_lookups_;  // garbage collection's clock (get_free_blocks_call_count)
   auto& set = pool(small);
-  const auto it = set.lower_bound({stream, size, 0, 0});
-  if (it == set.end() || std::get<0>(*it) != stream) return std::nullopt;  // garbage collection's clock (get_free_blocks_call_count)
+  auto it = set.lower_bound({stream, size, 0, 0});
+  if (it == set.end() || std::get<0>(*it) != stream) return std::nullopt;
+  // In an expandable segment a block's size for best fit is what it could grow to: one next to
+  // unmapped pages is passed over for a larger block that cannot grow (get_free_block).
+  auto can_grow_to = [&](BlockId b) {
+    const BlockId next = blocks_[b].next;
+    return blocks_[b].size + (next != kNone && !blocks_[next].mapped ? blocks_[next].size : 0);
+  };
+  for (auto next = std::next(it); segments_[blocks_[std::get<3>(*it)].segment].expandable &&
+                                  next != set.end() && std::get<0>(*next) == stream &&
+                                  can_grow_to(std::get<3>(*next)) < can_grow_to(std::get<3>(*it));) {
+    it = next++;
+  }
   const uint64_t found = std::get<1>(*it);
   const uint64_t max_split = policy_.max_split_size;
   if (size < max_split && found >= max_split) return std::nullopt;

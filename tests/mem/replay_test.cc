@@ -193,6 +193,21 @@ TEST(AllocatorModelTest, GarbageCollectionFreesEveryOldSegmentInAPass) {
   EXPECT_EQ(m.counters().cache_flushes, 0u);
 }
 
+// Best fit in an expandable segment weighs a free block by what it could grow to: the 5 MiB
+// block next to the unmapped end is passed over for the 20 MiB one inside, and the 18 MiB request
+// after it maps a new page (get_free_block's expandable_size).
+TEST(AllocatorModelTest, ExpandableBestFitKeepsTheGrowableEnd) {
+  AllocatorModel m(policy_from_spec("expandable"), kUnlimited);
+  const auto a = m.malloc(20 * kMiB, 0);  // [0,20)
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(m.malloc(15 * kMiB, 0));    // [20,35); [35,40) free at the end
+  m.free(*a, false);                      // [0,20) free inside
+  ASSERT_TRUE(m.malloc(4 * kMiB, 0));     // takes [0,4) of the inner block, not the end's 5 MiB
+  EXPECT_EQ(m.counters().reserved, 40 * kMiB);
+  ASSERT_TRUE(m.malloc(18 * kMiB, 0));    // 16 and 5 MiB free: grows from the end's 5 MiB
+  EXPECT_EQ(m.counters().reserved, 60 * kMiB);
+}
+
 TEST(AllocatorModelTest, BestFitReservesUpToItsHighestBlock) {
   AllocatorModel m(policy_from_spec("best-fit"), kUnlimited);
   const auto a = m.malloc(10 * kMiB, 0);
