@@ -37,7 +37,8 @@ void print_check(const ReplayReport& r, std::ostream& out) {
   } else {
     fmt::print(out, "check      WARNING: '{}' differs from the recorded reserved bytes at {} of {} "
                     "allocations and frees, first at event {} (recorded {}, replayed {}): the "
-                    "trace was recorded under settings the model does not know\n",
+                    "recording allocator behaved otherwise (settings the model does not know, or "
+                    "a trace not written by PyTorch's caching allocator)\n",
                r.policies.front().policy, c.mismatches, c.events_compared, c.first_mismatch,
                c.recorded_at_mismatch, c.replayed_at_mismatch);
   }
