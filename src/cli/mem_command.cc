@@ -96,6 +96,13 @@ int run_analyze(const MemOptions& o) {
   return 0;
 }
 
+uint64_t capacity_option(const MemOptions& o) {
+  if (o.capacity.empty()) return 0;
+  const uint64_t bytes = parse_bytes(o.capacity, "--capacity");
+  if (bytes == 0) throw Error("--capacity 0: give the bytes the allocator may reserve, e.g. 94G");
+  return bytes;
+}
+
 void refuse_stats(const MemOptions& o, const char* command) {
   if (mem::is_memory_stats_file(o.file)) {
     throw Error(fmt::format("{}: memory_stats() dumps hold totals, not the allocation sequence that "
@@ -130,7 +137,7 @@ report::ReplayReport replay_report(const mem::Trace& trace,
 int run_replay(const MemOptions& o) {
   refuse_stats(o, "replay");
   const auto policies = mem::policies_from_list(o.policies);
-  const uint64_t capacity = o.capacity.empty() ? 0 : parse_bytes(o.capacity, "--capacity");
+  const uint64_t capacity = capacity_option(o);
   probe_json(o);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const report::ReplayReport r = replay_report(trace, policies, capacity);
@@ -159,7 +166,7 @@ int run_report(const MemOptions& o) {
   refuse_stats(o, "report");
   const mem::AnalyzeOptions options = analyze_options(o);
   const auto policies = mem::policies_from_list(o.policies);
-  const uint64_t capacity = o.capacity.empty() ? 0 : parse_bytes(o.capacity, "--capacity");
+  const uint64_t capacity = capacity_option(o);
   if (o.output != "-") {
     std::ofstream probe(o.output, std::ios::app);
     if (!probe) throw Error(fmt::format("-o {}: cannot write: {}", o.output, std::strerror(errno)));

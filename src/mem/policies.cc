@@ -31,7 +31,7 @@ std::vector<AllocatorPolicy> make_builtin() {
   all.back().roundup_power2_divisions = 4;
   all.push_back(caching("torch_npu", "torch_npu caching allocator (32-byte pad), default settings"));
   all.back().pad = 32;
-  all.push_back(caching("best-fit", "one arena, best fit, no caching pools (a lower bound)"));
+  all.push_back(caching("best-fit", "one arena, best fit with coalescing, no pools or cached segments"));
   all.back().kind = AllocatorPolicy::Kind::kBestFit;
   all.push_back(caching("bucketed", "PyTorch, the program's sizes bucketed to 8 steps per power of 2"));
   all.back().bucket_divisions = 8;

@@ -177,6 +177,8 @@ TEST(MemCli, ReplayCapacityGatesAndBadInput) {
        "plumb: error: --policies: unknown policy 'pytorh' (did you mean 'pytorch'?); expected one of "
        "pytorch, expandable, max-split-128, roundup-4, torch_npu, best-fit, bucketed\n"},
       {kMem + "leak.pickle --capacity lots", "plumb: error: --capacity"},
+      {kMem + "leak.pickle --capacity 0",
+       "plumb: error: --capacity 0: give the bytes the allocator may reserve, e.g. 94G\n"},
       {kMem + "memory_stats.jsonl",
        "plumb: error: " + kMem + "memory_stats.jsonl: memory_stats() dumps hold totals, not the "
        "allocation sequence that plumb mem replay needs: give an allocator trace (a snapshot or "
