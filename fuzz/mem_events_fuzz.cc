@@ -14,7 +14,7 @@
 
 namespace {
 
-void replay_all(const plumb::mem::Trace& trace) {
+void replay_all(const plumb::mem::Trace& trace, const plumb::mem::Timeline& tl) {
   using namespace plumb::mem;
   for (const uint64_t capacity : {uint64_t{0}, uint64_t{64} << 20}) {
     ReplayOptions o;
@@ -28,7 +28,7 @@ void replay_all(const plumb::mem::Trace& trace) {
       for (const uint64_t reserved : r.reserved) {
         if (capacity > 0 && reserved > capacity) std::abort();
       }
-      check_against_recorded(trace, r);
+      check_against_recorded(trace, tl, r);
     }
   }
 }
@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const plumb::mem::Trace trace = plumb::mem::parse_events_jsonl(text, "fuzz.jsonl");
     static const plumb::mem::AnalyzeOptions options;  // its regexes compiled once
-    plumb::mem::analyze(trace, options);
-    replay_all(trace);
+    const plumb::mem::Analysis a = plumb::mem::analyze(trace, options);
+    replay_all(trace, a.timeline);
   } catch (const plumb::Error&) {
     // a clear message for the user: fine
   }

@@ -47,12 +47,13 @@ mem::AnalyzeOptions analyze_options(const MemOptions& o) {
   return a;
 }
 
-void probe_json(const MemOptions& o) {
-  if (!o.json.empty() && o.json != "-") {
-    std::ofstream probe(o.json, std::ios::app);
-    if (!probe) throw Error(fmt::format("--json {}: cannot write: {}", o.json, std::strerror(errno)));
-  }
+// An output is checked before the work that fills it (empty or "-": nothing to check).
+void probe_writable(const char* option, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) throw Error(fmt::format("{} {}: cannot write: {}", option, path, std::strerror(errno)));
 }
+
 
 // memory_stats() dumps: one dump is one step, and they carry no frames to match.
 int run_analyze_stats(const MemOptions& o) {
@@ -68,7 +69,7 @@ int run_analyze_stats(const MemOptions& o) {
     throw Error(fmt::format("--category-rules: {} holds memory_stats() dumps (no frames to "
                             "categorise); it applies to allocator traces", o.file));
   }
-  probe_json(o);
+  probe_writable("--json", o.json);
   const mem::StatsAnalysis a = mem::analyze_stats(mem::read_memory_stats(o.file));
   if (!o.json.empty()) write_json(report::mem_stats_json(a), o.json);
   if (o.json != "-") report::print_mem_stats(a, std::cout);
@@ -78,7 +79,7 @@ int run_analyze_stats(const MemOptions& o) {
 int run_analyze(const MemOptions& o) {
   if (mem::is_memory_stats_file(o.file)) return run_analyze_stats(o);
   const mem::AnalyzeOptions options = analyze_options(o);
-  probe_json(o);
+  probe_writable("--json", o.json);
   std::optional<std::ofstream> timeline;
   if (!o.timeline.empty()) {
     timeline.emplace(o.timeline, std::ios::trunc);
@@ -113,7 +114,8 @@ void refuse_stats(const MemOptions& o, const char* command) {
 
 // The recorded policy first, then the ones asked for, each against the same capacity: --capacity,
 // else the trace's own at its oom event, else none.
-report::ReplayReport replay_report(const mem::Trace& trace,
+// `tl` is the trace's timeline, built once by the caller (an analysis has one).
+report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline& tl,
                                    const std::vector<mem::AllocatorPolicy>& asked,
                                    uint64_t capacity) {
   report::ReplayReport r;
@@ -121,14 +123,14 @@ report::ReplayReport replay_report(const mem::Trace& trace,
   r.events = trace.events.size();
   r.capacity = capacity;
   r.capacity_from = capacity > 0 ? "--capacity" : "none";
-  if (capacity == 0 && (r.capacity = mem::capacity_from_trace(trace)) > 0) {
+  if (capacity == 0 && (r.capacity = mem::capacity_from_trace(trace, tl)) > 0) {
     r.capacity_from = "from the trace's oom: reserved + device_free";
   }
   mem::ReplayOptions options;
   options.capacity = r.capacity;
   r.policies.push_back(mem::replay(trace, mem::recorded_policy(trace), options));
   for (const auto& p : asked) r.policies.push_back(mem::replay(trace, p, options));
-  r.check = mem::check_against_recorded(trace, r.policies.front());
+  r.check = mem::check_against_recorded(trace, tl, r.policies.front());
   r.has_recorded_oom = std::any_of(trace.events.begin(), trace.events.end(),
                                    [](const mem::Event& e) { return e.action == mem::Action::kOom; });
   return r;
@@ -138,9 +140,9 @@ int run_replay(const MemOptions& o) {
   refuse_stats(o, "replay");
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
-  probe_json(o);
+  probe_writable("--json", o.json);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
-  const report::ReplayReport r = replay_report(trace, policies, capacity);
+  const report::ReplayReport r = replay_report(trace, mem::build_timeline(trace), policies, capacity);
   if (!o.json.empty()) write_json(report::mem_replay_json(r), o.json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
   const bool gate = capacity > 0 && r.policies.front().ran_out;
@@ -167,13 +169,10 @@ int run_report(const MemOptions& o) {
   const mem::AnalyzeOptions options = analyze_options(o);
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
-  if (o.output != "-") {
-    std::ofstream probe(o.output, std::ios::app);
-    if (!probe) throw Error(fmt::format("-o {}: cannot write: {}", o.output, std::strerror(errno)));
-  }
+  probe_writable("-o", o.output);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
-  const report::ReplayReport replays = replay_report(trace, policies, capacity);
+  const report::ReplayReport replays = replay_report(trace, a.timeline, policies, capacity);
   report::MemHtmlOptions html;
   html.rules = options.rules;
   html.by_event_index = o.by_event;

@@ -47,7 +47,7 @@ AllocatorModel::AllocatorModel(AllocatorPolicy policy, uint64_t capacity,
   if (policy_.kind != AllocatorPolicy::Kind::kBestFit) return;
   // One arena as large as the capacity; "reserved" is how far into it blocks reach.
   const uint64_t size = capacity_ == kUnlimited ? kVirtualSize : capacity_;
-  segments_.push_back({synthetic_next_, size, false, false, true, 0});
+  segments_.push_back({synthetic_next_, size, false, false, 0});
   segments_[0].tail = new_block({synthetic_next_, size, 0, 0});
   insert_free(segments_[0].tail);
 }
@@ -64,7 +64,6 @@ AllocatorModel::BlockId AllocatorModel::new_block(const Block& b) {
     id = static_cast<BlockId>(blocks_.size());
     blocks_.push_back(b);
   }
-  blocks_[id].in_use = true;
   if (id >= generations_.size()) generations_.resize(id + 1, 0);
   ++generations_[id];
   return id;
@@ -198,7 +197,7 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::new_segment(bool small, i
   if (capacity_ != kUnlimited && counters_.reserved + bytes > capacity_) return std::nullopt;
   const auto seg = static_cast<uint32_t>(segments_.size());
   const uint64_t addr = next_segment_address(bytes);
-  segments_.push_back({addr, bytes, small, false, true, stream});
+  segments_.push_back({addr, bytes, small, false, stream});
   counters_.reserved += bytes;
   ++counters_.segment_allocs;
   Block b{addr, bytes, stream, seg};
@@ -256,7 +255,6 @@ void AllocatorModel::unlink(BlockId lo, BlockId hi) {
   if (b.next != kNone) blocks_[b.next].prev = lo;
   Segment& s = segments_[a.segment];
   if (s.tail == hi) s.tail = lo;
-  blocks_[hi].in_use = false;
   spare_.push_back(hi);
 }
 
@@ -284,19 +282,18 @@ void AllocatorModel::release_cached() {
       if (segments_[blocks_[id].segment].expandable) {
         unmap_free(id);
       } else {
-        release_segment(blocks_[id].segment);
-        erase_free(id);
-        blocks_[id].in_use = false;
-        spare_.push_back(id);
+        release_whole(id);
       }
     }
   }
 }
 
-void AllocatorModel::release_segment(uint32_t seg) {
-  segments_[seg].live = false;
-  counters_.reserved -= segments_[seg].size;
+// cudaFree of the segment a free block covers whole; the block's id returns to the spares.
+void AllocatorModel::release_whole(BlockId id) {
+  erase_free(id);
+  counters_.reserved -= segments_[blocks_[id].segment].size;
   ++counters_.segment_frees;
+  spare_.push_back(id);
 }
 
 // release_available_cached_blocks (max_split_size set): free one cached oversize segment of the
@@ -312,22 +309,16 @@ bool AllocatorModel::release_oversize(bool small, int64_t stream, uint64_t size)
       oversize.push_back(std::get<3>(k));
     }
   }
-  auto release = [&](BlockId id) {
-    release_segment(blocks_[id].segment);
-    erase_free(id);
-    blocks_[id].in_use = false;
-    spare_.push_back(id);
-  };
   for (const BlockId id : oversize) {
     if (blocks_[id].size >= want) {
-      release(id);
+      release_whole(id);
       return true;
     }
   }
   uint64_t released = 0;
   for (auto it = oversize.rbegin(); it != oversize.rend() && released < want; ++it) {
     released += blocks_[*it].size;
-    release(*it);
+    release_whole(*it);
   }
   return released >= want;
 }
@@ -365,10 +356,7 @@ void AllocatorModel::collect_garbage() {
       freed = true;
       reclaimed += b.size;
       total_age -= age;
-      release_segment(b.segment);
-      erase_free(*it);
-      blocks_[*it].in_use = false;
-      spare_.push_back(*it);
+      release_whole(*it);
       it = freeable.erase(it);
     }
   }
@@ -414,7 +402,7 @@ uint32_t AllocatorModel::expandable_segment(bool small, int64_t stream) {
   }
   const auto seg = static_cast<uint32_t>(segments_.size());
   const uint64_t addr = next_segment_address(kVirtualSize);
-  segments_.push_back({addr, kVirtualSize, small, true, true, stream});
+  segments_.push_back({addr, kVirtualSize, small, true, stream});
   Block b{addr, kVirtualSize, stream, seg};
   b.small = small;
   b.mapped = false;

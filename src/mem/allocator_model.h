@@ -58,13 +58,13 @@ class AllocatorModel {
     uint64_t addr = 0, size = 0;
     int64_t stream = 0;
     uint32_t segment = 0;
-    bool small = false, allocated = false, pending = false, mapped = true, in_use = false;
+    bool small = false, allocated = false, pending = false, mapped = true;
     uint64_t freed_at = 0;  // large_lookups_ when it last became free (garbage collection age)
     BlockId prev = kNone, next = kNone;
   };
   struct Segment {
     uint64_t addr = 0, size = 0;
-    bool small = false, expandable = false, live = false;
+    bool small = false, expandable = false;
     int64_t stream = 0;
     uint32_t tail = 0xffffffffu;  // the block at its end
   };
@@ -87,7 +87,7 @@ class AllocatorModel {
   void release_cached();
   bool release_oversize(bool small, int64_t stream, uint64_t size);
   void collect_garbage();
-  void release_segment(uint32_t segment);
+  void release_whole(BlockId b);
   void unmap_free(BlockId b);
   BlockId new_block(const Block& b);
   void insert_free(BlockId b);

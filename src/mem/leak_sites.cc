@@ -52,20 +52,6 @@ Samples sample(const Trace& t, const std::vector<size_t>& starts) {
   return s;
 }
 
-double slope(const std::vector<std::vector<uint64_t>>& bytes, size_t k) {
-  const double n = static_cast<double>(bytes.size());
-  double mx = (n - 1) / 2, my = 0;
-  for (const auto& row : bytes) my += static_cast<double>(row[k]);
-  my /= n;
-  double sxx = 0, sxy = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const double dx = static_cast<double>(i) - mx;
-    sxx += dx * dx;
-    sxy += dx * (static_cast<double>(bytes[i][k]) - my);
-  }
-  return sxy / sxx;
-}
-
 }  // namespace
 
 std::string describe_stack(const Trace& t, uint32_t stack, size_t depth) {
@@ -89,13 +75,18 @@ std::vector<LeakSite> growing_sites(const Trace& t, const Steps& steps, uint64_t
   const Samples s = sample(t, steps.starts);
   std::vector<LeakSite> out;
   const size_t slots = t.stacks.size() + 1;
+  std::vector<double> x(s.bytes.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i);
+  std::vector<uint64_t> y(s.bytes.size());
   for (size_t k = 0; k < slots; ++k) {
     const uint64_t first = s.bytes.front()[k], last = s.bytes.back()[k];
     if (last < first + min_rise) continue;
     LeakSite site;
     site.stack = k == t.stacks.size() ? kNoStack : static_cast<uint32_t>(k);
     site.where = describe_stack(t, site.stack);
-    site.bytes_per_step = slope(s.bytes, k);
+    for (size_t i = 0; i < y.size(); ++i) y[i] = s.bytes[i][k];
+    double stderr_slope = 0;
+    least_squares(x, y, site.bytes_per_step, stderr_slope);
     site.live_first = first;
     site.live_last = last;
     site.allocations_live = s.count_last[k];

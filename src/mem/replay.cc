@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/strings.h"
 #include "mem/allocator_model.h"
@@ -17,22 +18,27 @@ bool has_action(const Trace& t, Action a) {
   return std::any_of(t.events.begin(), t.events.end(), [a](const Event& e) { return e.action == a; });
 }
 
-// The trace's own segment allocations, (size, address) in order: the replay gives matching
-// segments the same addresses, so best-fit ties break as they did.
-std::vector<std::pair<uint64_t, uint64_t>> recorded_segments(const Trace& t) {
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  for (const Event& e : t.events) {
-    if (e.action == Action::kSegmentAlloc) out.emplace_back(e.size, e.addr);
-  }
-  return out;
-}
+// What a replay needs to know of the trace before it starts, in one pass.
+struct Recorded {
+  // The trace's own segment allocations, (size, address) in order: the replay gives matching
+  // segments the same addresses, so best-fit ties break as they did.
+  std::vector<std::pair<uint64_t, uint64_t>> segments;
+  std::unordered_set<uint64_t> workspace;  // torch_npu's workspace blocks: reserved only
+  uint64_t workspace_bytes = 0;
+  bool frees_complete = false;  // free_completed entries: frees wait for them
+};
 
-uint64_t workspace_bytes(const Trace& t) {
-  uint64_t sum = 0;
+Recorded scan(const Trace& t) {
+  Recorded r;
   for (const Event& e : t.events) {
-    if (e.action == Action::kWorkspaceSnapshot) sum += e.size;
+    if (e.action == Action::kSegmentAlloc) r.segments.emplace_back(e.size, e.addr);
+    if (e.action == Action::kFreeCompleted) r.frees_complete = true;
+    if (e.action == Action::kWorkspaceSnapshot) {
+      r.workspace.insert(e.addr);
+      r.workspace_bytes += e.size;
+    }
   }
-  return sum;
+  return r;
 }
 
 // Settings as snapshots store them: numbers and Python booleans as text.
@@ -71,7 +77,7 @@ struct Replayer {
   const AllocatorPolicy& policy;
   AllocatorModel model;
   ReplayResult r;
-  bool deferred;  // frees complete at free_completed (PyTorch traces record both)
+  const Recorded& recorded;
   uint64_t workspace = 0;
   uint64_t peak_active = 0;
   std::unordered_map<uint64_t, AllocatorModel::BlockId> live;
@@ -79,19 +85,14 @@ struct Replayer {
   // completed and merged the block, and its id been reused since).
   std::unordered_map<uint64_t, std::pair<AllocatorModel::BlockId, uint32_t>> waiting;
   uint64_t recorded_pad = 0;  // the pad the recording allocator added to the oom's size
-  std::unordered_map<uint64_t, bool> workspace_blocks;
 
-  Replayer(const Trace& t, const AllocatorPolicy& p, uint64_t capacity)
-      : trace(t), policy(p), model(p, capacity, recorded_segments(t)),
-        deferred(has_action(t, Action::kFreeCompleted)) {
+  Replayer(const Trace& t, const Recorded& rec, const AllocatorPolicy& p, uint64_t capacity)
+      : trace(t), policy(p), model(p, capacity, rec.segments), recorded(rec),
+        recorded_pad(recorded_policy(t).pad) {
     r.policy = p.name;
     r.description = p.description;
     r.capacity = capacity == kUnlimited ? 0 : capacity;
     r.reserved.reserve(t.events.size());
-    for (const Event& e : t.events) {
-      if (e.action == Action::kWorkspaceSnapshot) workspace_blocks[e.addr] = true;
-    }
-    recorded_pad = recorded_policy(t).pad;
   }
 
   void fail(size_t i, uint64_t bytes) {
@@ -102,7 +103,7 @@ struct Replayer {
   }
 
   void alloc(size_t i, const Event& e) {
-    if (workspace_blocks.contains(e.addr)) return;  // torch_npu's workspace: reserved only
+    if (recorded.workspace.contains(e.addr)) return;  // torch_npu's workspace: reserved only
     ++r.allocations;
     const auto b = model.malloc(e.size, e.stream);
     if (!b) return fail(i, e.size);
@@ -112,8 +113,8 @@ struct Replayer {
   void free_requested(const Event& e) {
     const auto it = live.find(e.addr);
     if (it == live.end()) return;  // allocated before the trace began, or failed in the replay
-    model.free(it->second, deferred);
-    if (deferred) waiting[e.addr] = {it->second, model.generation(it->second)};
+    model.free(it->second, recorded.frees_complete);
+    if (recorded.frees_complete) waiting[e.addr] = {it->second, model.generation(it->second)};
     live.erase(it);
   }
 
@@ -183,8 +184,7 @@ AllocatorPolicy recorded_policy(const Trace& t) {
   return p;
 }
 
-uint64_t capacity_from_trace(const Trace& t) {
-  const Timeline tl = build_timeline(t);
+uint64_t capacity_from_trace(const Trace& t, const Timeline& tl) {
   for (size_t i = 0; i < t.events.size(); ++i) {
     if (t.events[i].action == Action::kOom) return tl.samples[i].reserved + t.events[i].device_free;
   }
@@ -193,18 +193,18 @@ uint64_t capacity_from_trace(const Trace& t) {
 
 ReplayResult replay(const Trace& t, const AllocatorPolicy& p, const ReplayOptions& o) {
   // The workspace (torch_npu) is outside the model: it takes its share of the capacity first.
+  const Recorded recorded = scan(t);
   uint64_t capacity = kUnlimited;
-  if (o.capacity > 0) capacity = o.capacity - std::min(o.capacity, workspace_bytes(t));
-  Replayer r(t, p, capacity);
+  if (o.capacity > 0) capacity = o.capacity - std::min(o.capacity, recorded.workspace_bytes);
+  Replayer r(t, recorded, p, capacity);
   for (size_t i = 0; i < t.events.size(); ++i) r.step(i, t.events[i]);
   ReplayResult out = r.finish();
   out.capacity = o.capacity;
   return out;
 }
 
-ReserveCheck check_against_recorded(const Trace& t, const ReplayResult& r) {
+ReserveCheck check_against_recorded(const Trace& t, const Timeline& tl, const ReplayResult& r) {
   ReserveCheck c;
-  const Timeline tl = build_timeline(t);
   if (tl.initial.reserved != 0 || tl.initial.allocated != 0 || tl.dropped_frees != 0) {
     c.why_not = "the trace's ring buffer dropped its beginning: the replay cannot start from the "
                 "state the allocator had";

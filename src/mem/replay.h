@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mem/timeline.h"
 #include "mem/trace.h"
 
 namespace plumb::mem {
@@ -91,10 +92,11 @@ struct ReserveCheck {
   uint64_t recorded_at_mismatch = 0, replayed_at_mismatch = 0;
 };
 
-ReserveCheck check_against_recorded(const Trace& trace, const ReplayResult& r);
+// `tl` is build_timeline(trace), which the caller has made already for its analysis.
+ReserveCheck check_against_recorded(const Trace& trace, const Timeline& tl, const ReplayResult& r);
 
 // Bytes the allocator may reserve as the trace itself tells: reserved + device_free at its first
 // oom event; 0 when it has none.
-uint64_t capacity_from_trace(const Trace& trace);
+uint64_t capacity_from_trace(const Trace& trace, const Timeline& tl);
 
 }  // namespace plumb::mem

@@ -42,6 +42,8 @@ bool frees_in_most_steps(const Trace& t, const std::vector<size_t>& starts) {
   return 2 * with_free >= starts.size();
 }
 
+}  // namespace
+
 // Ordinary least squares of y on x: slope and its standard error (x has two distinct values or
 // more).
 void least_squares(const std::vector<double>& x, const std::vector<uint64_t>& y, double& slope,
@@ -67,8 +69,6 @@ void least_squares(const std::vector<double>& x, const std::vector<uint64_t>& y,
   }
   stderr_slope = std::sqrt(sse / (n - 2) / sxx);
 }
-
-}  // namespace
 
 double t_quantile_95(size_t dof) {
   // Two-sided 0.975 quantiles (any statistics table, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).

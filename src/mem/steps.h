@@ -57,6 +57,11 @@ Creep creep(const Timeline& tl, const Steps& steps);
 Creep creep_from_minima(std::vector<uint64_t> step_min, std::vector<uint64_t> step_peak,
                         uint64_t peak_allocated, const std::vector<double>& x = {});
 
+// Ordinary least squares of y on x: slope and its standard error (x has two distinct values or
+// more; y.size() == x.size()).
+void least_squares(const std::vector<double>& x, const std::vector<uint64_t>& y, double& slope,
+                   double& stderr_slope);
+
 // Two-sided 95% quantile of Student's t with `dof` degrees of freedom.
 double t_quantile_95(size_t dof);
 

@@ -15,37 +15,23 @@
 #include "report/html_charts.h"
 #include "report/html_context.h"
 #include "report/html_escape.h"
+#include "report/html_style.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
 namespace {
 
-// Inline: the page must open from disk with no network. Colours: A blue, B orange, red rings.
+// After kPageStyle (html_style.h). Colours: A blue, B orange, red rings.
 constexpr std::string_view kStyle = R"(
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
-h3{font-size:15px;margin:16px 0 6px}section{overflow-x:auto}
-nav a{margin-right:12px}
-table{border-collapse:collapse;margin:4px 0 12px}
-th,td{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.kv>tbody>tr>th{background:#f6f6f6;font-weight:600}
 tr.differs{background:#fff4d6}td.absent{color:#999}
 tr.v-regression{background:#fde2e2}tr.v-improvement{background:#e3f4e1}
-.note{color:#666}.warning,.warnings li{color:#a40000}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}
 .swatch.s0{background:#1f6fb4}.swatch.s1{background:#e8710a}
-figure.chart{margin:12px 0 24px;border:1px solid #e2e2e2;padding:8px}
-figcaption{font-weight:600;font-size:15px}
-.legend span{margin-right:16px;white-space:nowrap}svg.key{width:28px;height:10px;margin-right:4px}
 .panels{display:flex;flex-wrap:wrap;gap:8px}svg.panel{width:48%;min-width:380px;height:auto}
-.grid{stroke:#eee}.frame{fill:none;stroke:#999}
-.tick,.axis{font-size:11px;fill:#555}.ptitle{font-size:13px;font-weight:600;fill:#222}
-.empty{font-size:13px;fill:#888}
 .line{fill:none;stroke-width:1.6}.s0{stroke:#1f6fb4;fill:#1f6fb4}.s1{stroke:#e8710a;fill:#e8710a}
 polyline.s0,polyline.s1,line.s0,line.s1{fill:none}
-.d1{stroke-dasharray:6 3}.d2{stroke-dasharray:2 2}
-.pts circle:hover{stroke:#000;stroke-width:2}
+.d2{stroke-dasharray:2 2}
 circle.reg{fill:none;stroke:#d62728;stroke-width:2.2}
 #show-same:not(:checked)~table tr.v-same{display:none}
 )";
@@ -77,6 +63,7 @@ void append_head(const baseline::Record& a, const baseline::Record* b, fmt::memo
     append_escaped(out, baseline_name('B', *b));
   }
   put(out, "</title><style>");
+  put(out, kPageStyle);
   put(out, kStyle);
   put(out, "</style></head><body>\n");
 }

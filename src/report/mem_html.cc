@@ -10,36 +10,24 @@
 #include "common/units.h"
 #include "mem/category_timeline.h"
 #include "report/html_escape.h"
+#include "report/html_style.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
 namespace {
 
-// Inline, as the baseline report's: the page must open from disk with no network. k0..k10 are
+// After kPageStyle (html_style.h), as the baseline report. k0..k10 are
 // the series colours (svg_chart.h); red is kept for OOMs and the creep fit.
 constexpr std::string_view kStyle = R"(
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
-h3{font-size:15px;margin:16px 0 6px}section{overflow-x:auto}
-nav a{margin-right:12px}ul.facts{margin:4px 0 8px;padding-left:20px}
-table{border-collapse:collapse;margin:4px 0 12px}
-th,td{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}
-.note{color:#666}.warning,.warnings li{color:#a40000}code{background:#f3f3f3;padding:0 3px}
-figure.chart{margin:12px 0 24px;border:1px solid #e2e2e2;padding:8px}
-figcaption{font-weight:600;font-size:15px}
-.legend span{margin-right:16px;white-space:nowrap}svg.key{width:28px;height:10px;margin-right:4px}
+code{background:#f3f3f3;padding:0 3px}
 svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
-.grid{stroke:#eee}.frame{fill:none;stroke:#999}
-.tick,.axis{font-size:11px;fill:#555}.ptitle{font-size:13px;font-weight:600;fill:#222}
-.empty{font-size:13px;fill:#888}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k1{stroke:#e8710a;fill:#e8710a}.k2{stroke:#2ca02c;fill:#2ca02c}
 .k3{stroke:#9467bd;fill:#9467bd}.k4{stroke:#d62728;fill:#d62728}.k5{stroke:#8c8c8c;fill:#8c8c8c}
 .k6{stroke:#bcbd22;fill:#bcbd22}.k7{stroke:#17becf;fill:#17becf}.k8{stroke:#8c564b;fill:#8c564b}
 .k9{stroke:#e377c2;fill:#e377c2}.k10{stroke:#222;fill:#222}
-.area{stroke:none;fill-opacity:.78}.line{fill:none;stroke-width:1.6}.d1{stroke-dasharray:6 3}
-.pts circle:hover{stroke:#000;stroke-width:2}
+.area{stroke:none;fill-opacity:.78}.line{fill:none;stroke-width:1.6}
 .rule{stroke:#c8c8c8;stroke-width:.6}.rule.alert{stroke:#d62728;stroke-width:1.4}
 .hover rect{fill:transparent}.hover rect:hover{fill:rgba(0,0,0,.08)}
 .mark circle{fill:none;stroke:#222;stroke-width:2}.mark.alert circle{stroke:#d62728}
@@ -155,6 +143,7 @@ void append_head(const mem::Analysis& a, fmt::memory_buffer& out) {
       "<title>plumb mem report · ");
   put_escaped(out, a.source);
   put(out, "</title><style>");
+  put(out, kPageStyle);
   put(out, kStyle);
   put(out, "</style></head><body>\n");
 }

@@ -20,6 +20,11 @@ std::string fixture(const std::string& name) {
   return std::string(PLUMB_TEST_FIXTURES) + "/mem/" + name;
 }
 
+uint64_t capacity_of(const std::string& path) {
+  const Trace t = read_trace(path, 0);
+  return capacity_from_trace(t, build_timeline(t));
+}
+
 std::string error_of(const std::string& spec) {
   try {
     policy_from_spec(spec);
@@ -271,9 +276,9 @@ class ReplayReproduces : public ::testing::TestWithParam<Reproduction> {};
 TEST_P(ReplayReproduces, RecordedReservedBytes) {
   const Trace t = read_trace(fixture(GetParam().file), 0);
   ReplayOptions o;
-  o.capacity = capacity_from_trace(t);
+  o.capacity = capacity_from_trace(t, build_timeline(t));
   const ReplayResult r = replay(t, recorded_policy(t), o);
-  const ReserveCheck c = check_against_recorded(t, r);
+  const ReserveCheck c = check_against_recorded(t, build_timeline(t), r);
   ASSERT_TRUE(c.comparable) << c.why_not;
   EXPECT_GT(c.events_compared, 30u);
   EXPECT_EQ(c.mismatches, 0u) << "first at event " << c.first_mismatch << ": recorded "
@@ -298,13 +303,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Replay, CapacityFromTheOomEvent) {
   // fragmented_oom: reserved 83753959424 + device_free 209715200 at the OOM.
-  EXPECT_EQ(capacity_from_trace(read_trace(fixture("fragmented_oom.pickle"), 0)), 83963674624u);
-  EXPECT_EQ(capacity_from_trace(read_trace(fixture("healthy.pickle"), 0)), 0u);
+  EXPECT_EQ(capacity_of(fixture("fragmented_oom.pickle")), 83963674624u);
+  EXPECT_EQ(capacity_of(fixture("healthy.pickle")), 0u);
 }
 
 TEST(Replay, ARingBufferTraceCannotBeCompared) {
   const Trace t = read_trace(fixture("ringbuffer.pickle"), 0);
-  const ReserveCheck c = check_against_recorded(t, replay(t, recorded_policy(t), {}));
+  const ReserveCheck c = check_against_recorded(t, build_timeline(t), replay(t, recorded_policy(t), {}));
   EXPECT_FALSE(c.comparable);
   EXPECT_NE(c.why_not.find("ring buffer"), std::string::npos);
 }
@@ -315,7 +320,7 @@ TEST(Replay, ARingBufferTraceCannotBeCompared) {
 TEST(Replay, ExpandableSegmentsWouldHaveServedTheFragmentedOom) {
   const Trace t = read_trace(fixture("fragmented_oom.pickle"), 0);
   ReplayOptions o;
-  o.capacity = capacity_from_trace(t);
+  o.capacity = capacity_from_trace(t, build_timeline(t));
   const ReplayResult r = replay(t, policy_from_spec("expandable"), o);
   EXPECT_FALSE(r.ran_out);
   EXPECT_TRUE(r.served_recorded_oom);
@@ -329,7 +334,7 @@ TEST(Replay, ExpandableSegmentsWouldHaveServedTheFragmentedOom) {
 TEST(Replay, NoPolicyServesATruePeakOom) {
   const Trace t = read_trace(fixture("true_peak_oom.pickle"), 0);
   ReplayOptions o;
-  o.capacity = capacity_from_trace(t);
+  o.capacity = capacity_from_trace(t, build_timeline(t));
   for (const AllocatorPolicy& p : builtin_policies()) {
     EXPECT_TRUE(replay(t, p, o).ran_out) << p.name;
   }
