@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <string_view>
+
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -10,11 +13,28 @@ namespace {
 // How long a writer waits for another one to finish before giving up.
 constexpr int kBusyTimeoutMs = 30000;
 
+// "file:" URI of a path, percent-encoding what a URI reserves.
+std::string file_uri(const std::string& path, std::string_view query) {
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || std::string_view("/-_.~").find(static_cast<char>(c)) != std::string_view::npos) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?" + std::string(query);
+}
+
 }  // namespace
 
-Database::Database(const std::string& path) : path_(path) {
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 nullptr);
+Database::Database(const std::string& path, ReadOnly read_only) : path_(path) {
+  const bool ro = read_only != ReadOnly::kNo;
+  const int flags = ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const std::string name =
+      !ro ? path : file_uri(path, read_only == ReadOnly::kImmutable ? "mode=ro&immutable=1" : "mode=ro");
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

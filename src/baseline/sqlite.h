@@ -13,10 +13,16 @@ namespace plumb::baseline {
 
 class Statement;
 
+// How a database is opened for reading only. kShared sees other connections' commits; kImmutable
+// (for a file in a folder this user cannot write, where SQLite could not create its -shm file)
+// reads the file as it is, locking nothing.
+enum class ReadOnly { kNo, kShared, kImmutable };
+
 class Database {
  public:
-  // Opens (creating when missing) the database at `path`.
-  explicit Database(const std::string& path);
+  // Opens (creating when missing) the database at `path` for reading and writing; with
+  // `read_only`, opens an existing one without ever writing to it or its folder.
+  explicit Database(const std::string& path, ReadOnly read_only = ReadOnly::kNo);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

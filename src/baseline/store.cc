@@ -7,7 +7,14 @@
 #include <filesystem>
 #include <limits>
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::baseline {
 namespace {
@@ -98,11 +105,13 @@ double double_or_nan(const Statement& q, int column) {
   return q.column_is_null(column) ? std::numeric_limits<double>::quiet_NaN() : q.column_double(column);
 }
 
-std::vector<comm::Row> load_rows(Database& db, int64_t id) {
-  Statement q = db.prepare(
+// `version`: the store's schema; a version-1 store read without migrating has no busbw_spread.
+std::vector<comm::Row> load_rows(Database& db, int64_t id, int version) {
+  Statement q = db.prepare(fmt::format(
       "SELECT layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes, count,"
       " time_us, algbw_gbps, busbw_gbps, wrong, p50_us, p99_us, max_us, straggler_rank,"
-      " straggler_share, busbw_spread FROM comm_results WHERE baseline_id = ? ORDER BY seq");
+      " straggler_share, {} FROM comm_results WHERE baseline_id = ? ORDER BY seq",
+      version >= 2 ? "busbw_spread" : "NULL"));
   q.bind(1, id);
   std::vector<comm::Row> rows;
   while (q.step()) {
@@ -139,32 +148,106 @@ std::string default_store_path() {
     return std::string(xdg) + "/plumb/plumb.db";
   }
   const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.local/share/plumb/plumb.db";
+  if (home == nullptr || *home == '\0') {
+    const passwd* user = getpwuid(getuid());
+    home = user != nullptr && user->pw_dir != nullptr && *user->pw_dir ? user->pw_dir : nullptr;
+  }
+  if (home == nullptr) {
+    throw Error("cannot place the store: XDG_DATA_HOME and HOME are unset and the user has no "
+                "home folder; give --db FILE");
+  }
+  return std::string(home) + "/.local/share/plumb/plumb.db";
 }
 
-Store::Store(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+namespace {
+
+namespace fs = std::filesystem;
+
+// A reading command never creates anything: the store must be there already.
+void check_readable(const std::string& path) {
   std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  db_ = std::make_unique<Database>(path);
+  if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a folder, not a store", path));
+  if (!fs::exists(path, ec)) {
+    throw Error(fmt::format("{}: no store there (plumb baseline and plumb import create one; "
+                            "--db names another)", path));
+  }
+  if (access(path.c_str(), R_OK) != 0) {
+    throw Error(fmt::format("{}: cannot read the store: {}", path, std::strerror(errno)));
+  }
+}
+
+// SQLite needs to create the -shm file beside a WAL store even to read it; in a folder this user
+// cannot write, the file is read as immutable (no other writer can be changing it from here).
+std::unique_ptr<Database> open_database(const std::string& path, StoreMode mode) {
+  if (mode == StoreMode::kReadWrite) {
+    const fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    return std::make_unique<Database>(path);
+  }
+  check_readable(path);
+  const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
+  const bool folder_writable = access(parent.c_str(), W_OK) == 0;
+  return std::make_unique<Database>(path, folder_writable ? ReadOnly::kShared : ReadOnly::kImmutable);
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, StoreMode mode) {
+  db_ = open_database(path, mode);
+  version_ = schema_version();
+  refuse_foreign(version_);
+  if (mode == StoreMode::kReadOnly) {
+    refuse_newer(version_);
+    return;
+  }
   // WAL: readers never wait for the writer. synchronous=NORMAL: a commit survives a crash of
   // plumb (what the killed-writer test checks); a power cut may lose the last commits, not
   // corrupt the file. 64 MiB of page cache keeps a large import from spilling mid-transaction.
   db_->exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; "
             "PRAGMA cache_size = -65536;");
   migrate();
+  version_ = kStoreSchemaVersion;
+}
+
+// PRAGMA user_version; a file that is not SQLite fails here with a message saying so.
+int Store::schema_version() {
+  try {
+    Statement q = db_->prepare("PRAGMA user_version");
+    q.step();
+    return static_cast<int>(q.column_int(0));
+  } catch (const Error&) {
+    throw Error(fmt::format("{}: not a plumb store (not an SQLite database, or unreadable)",
+                            db_->path()));
+  }
+}
+
+// plumb stamps user_version on its stores; an unstamped file with tables belongs to someone else
+// and gets none of plumb's tables added to it.
+void Store::refuse_foreign(int version) {
+  if (version != 0) return;
+  Statement q = db_->prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+      "ORDER BY name LIMIT 4");
+  std::vector<std::string> tables;
+  while (q.step()) tables.push_back(q.column_text(0));
+  if (tables.empty()) return;
+  throw Error(fmt::format("{}: an SQLite database, but not a plumb store (it has tables of its "
+                          "own: {}); give --db a plumb store or a new file",
+                          db_->path(), join(tables, ", ")));
+}
+
+void Store::refuse_newer(int version) const {
+  if (version <= kStoreSchemaVersion) return;
+  throw Error(fmt::format("{}: the store has schema version {}, newer than this plumb's {}; "
+                          "use a newer plumb",
+                          db_->path(), version, kStoreSchemaVersion));
 }
 
 void Store::migrate() {
   Transaction t(*db_);
-  Statement version_query = db_->prepare("PRAGMA user_version");
-  version_query.step();
-  const auto version = static_cast<int>(version_query.column_int(0));
-  if (version > kStoreSchemaVersion) {
-    throw Error(fmt::format("{}: the store has schema version {}, newer than this plumb's {}; "
-                            "use a newer plumb",
-                            db_->path(), version, kStoreSchemaVersion));
-  }
+  const int version = schema_version();
+  refuse_newer(version);
   for (int v = version; v < kStoreSchemaVersion; ++v) {
     db_->exec(kMigrations[static_cast<size_t>(v)]);
   }
@@ -226,6 +309,7 @@ void Store::Batch::commit() {
 }
 
 std::vector<Entry> Store::list(int limit) {
+  if (version_ == 0) return {};  // an empty file opened read-only: no tables yet
   Statement q = db_->prepare(
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
       " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id)"
@@ -240,6 +324,7 @@ std::vector<Entry> Store::list(int limit) {
 }
 
 Record Store::load(int64_t id) {
+  if (version_ == 0) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Statement q = db_->prepare(
       "SELECT id, created, label, hosts, source, topo, env, comm FROM baselines WHERE id = ?");
   q.bind(1, id);
@@ -253,12 +338,13 @@ Record Store::load(int64_t id) {
   r.topo = json_or_null(q, 5);
   r.env = json_or_null(q, 6);
   r.comm = json_or_null(q, 7);
-  r.rows = load_rows(*db_, id);
+  r.rows = load_rows(*db_, id, version_);
   return r;
 }
 
 int64_t Store::resolve(const std::string& text) {
   if (text == "latest") {
+    if (version_ == 0) throw Error(fmt::format("{}: the store holds no baseline yet", db_->path()));
     Statement q = db_->prepare("SELECT MAX(id) FROM baselines");
     q.step();
     if (q.column_is_null(0)) throw Error(fmt::format("{}: the store holds no baseline yet", db_->path()));

@@ -45,14 +45,21 @@ struct Entry {
 // The schema version this build writes; older stores are migrated on open.
 inline constexpr int kStoreSchemaVersion = 2;
 
-// $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db.
+// $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
+// of the user in the password database; an Error when none is known (never the current folder).
 std::string default_store_path();
+
+// Commands that only read (list, show, export, diff, report) open the store kReadOnly: nothing is
+// created, migrated or written, not even a folder or a journal, and a missing store is an Error.
+// Commands that store records (baseline, import) open it kReadWrite, creating it when missing.
+enum class StoreMode { kReadOnly, kReadWrite };
 
 class Store {
  public:
-  // Opens or creates the store at `path` (creating its folder), migrating it to the current
-  // schema. A store written by a newer plumb is refused with a clear Error.
-  explicit Store(const std::string& path);
+  // Opens the store at `path`. kReadWrite creates it (and its folder) when missing and migrates
+  // it to the current schema. A store written by a newer plumb, a file that is not SQLite and an
+  // SQLite file with tables of its own are refused with a clear Error, in either mode.
+  explicit Store(const std::string& path, StoreMode mode = StoreMode::kReadWrite);
 
   // Saves `record` (its id is ignored) in one transaction; returns the new id.
   int64_t save(const Record& record);
@@ -92,8 +99,12 @@ class Store {
 
  private:
   void migrate();
+  int schema_version();
+  void refuse_foreign(int version);
+  void refuse_newer(int version) const;
 
   std::unique_ptr<Database> db_;
+  int version_ = kStoreSchemaVersion;  // of the file as opened (read-only stores keep theirs)
 };
 
 }  // namespace plumb::baseline

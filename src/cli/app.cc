@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/strings.h"
 
 namespace plumb::cli {
@@ -26,8 +27,18 @@ namespace {
 // Under a launcher every rank parses the same argv: only rank 0 speaks about usage.
 bool speaks() { return launcher_rank() == 0; }
 
+// Messages quote file names and file content: escaped, so that no imported byte drives the
+// terminal.
 void print_error(const std::string& message) {
-  if (speaks()) fmt::print(stderr, "plumb: error: {}\n", message);
+  if (speaks()) fmt::print(stderr, "plumb: error: {}\n", terminal_safe(message, true));
+}
+
+// The command, then the check that what it printed reached standard output (a full disk, a
+// closed pipe): a result that was not delivered is not a success.
+int run_selected(const std::function<int()>& selected) {
+  const int code = selected();
+  check_stdout();
+  return code;
 }
 
 std::vector<std::string> command_names() {
@@ -118,8 +129,9 @@ int run_main(int argc, char** argv) {
     print_error(std::string(e.what()) + "; run 'plumb --help' for usage");
     return static_cast<int>(ExitCode::kBadInput);
   }
+  clean_outputs_on_signals();
   try {
-    return selected();
+    return run_selected(selected);
   } catch (const Error& e) {
     print_error(e.what());
     return static_cast<int>(e.code());

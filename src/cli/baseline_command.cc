@@ -21,6 +21,7 @@
 #include "comm/rounds.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "report/baseline_reporter.h"
@@ -111,10 +112,10 @@ std::string write_report(const BaselineOptions& o, const baseline::Record& recor
                          const baseline::Record* previous, const baseline::Diff* diff) {
   const std::string path =
       (std::filesystem::path(o.output_dir) / fmt::format("plumb-baseline-{}.html", record.id)).string();
-  std::ofstream file(path);
-  report::write_html_report(previous ? *previous : record, previous ? &record : nullptr, diff, file);
-  file.close();
-  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", path));
+  OutputFile file("--output-dir", path);
+  report::write_html_report(previous ? *previous : record, previous ? &record : nullptr, diff,
+                            file.stream());
+  file.commit();
   return path;
 }
 
@@ -189,7 +190,7 @@ int run_ranks(const BaselineOptions& o) {
       if (!leader) return;
       baseline::Record record = make_record(o, result, std::move(topo));
       if (hand_over) {
-        std::ofstream(o.round_output) << report::baseline_json(record).dump();
+        write_output("--round-output", o.round_output, report::baseline_json(record).dump());
       } else {
         code = finish(o, sinks, std::move(record), seconds_since(start));
       }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "comm/agreement.h"
 #include "comm/backends.h"
@@ -19,6 +20,7 @@
 #include "comm/mpi_backend.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -40,33 +42,22 @@ void collect(std::vector<std::string>& problems, Fn&& parse) {
   }
 }
 
-// Output files are opened before the sweep runs, so a bad path fails in a second, not after the
-// measurement. "-" is standard output.
+// Output files are created before the sweep runs, so a bad path fails in a second, not after the
+// measurement; they replace their targets only once complete. "-" is standard output.
 struct Outputs {
-  std::ofstream json_file;
-  std::ofstream csv_file;
-  std::ostream* json = nullptr;
-  std::ostream* csv = nullptr;
+  std::optional<OutputFile> json;
+  std::optional<OutputFile> csv;
   std::ostream* console = &std::cout;
 };
-
-void open_output(const std::string& path, const char* option, std::ofstream& file,
-                 std::ostream*& stream) {
-  if (path.empty()) return;
-  if (path == "-") {
-    stream = &std::cout;
-    return;
-  }
-  file.open(path);
-  if (!file) throw Error(fmt::format("{} {}: cannot write: {}", option, path, std::strerror(errno)));
-  stream = &file;
-}
 
 std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
   auto out = std::make_unique<Outputs>();
   if (o.json == "-" && o.csv == "-") throw Error("--json - and --csv - cannot both use standard output");
-  open_output(o.json, "--json", out->json_file, out->json);
-  open_output(o.csv, "--csv", out->csv_file, out->csv);
+  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}};
+  const std::vector<NamedPath> inputs = {{"--cluster", o.cluster}};
+  refuse_overlapping_paths(outputs, inputs);
+  if (!o.json.empty()) out->json.emplace("--json", o.json);
+  if (!o.csv.empty()) out->csv.emplace("--csv", o.csv);
   if (o.json == "-" || o.csv == "-") out->console = &std::cerr;
   return out;
 }
@@ -91,13 +82,12 @@ int write_reports(const comm::Result& result, const CommOptions& o, Outputs& out
   }
   for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
   if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);
-  if (out.json) report::CommJsonReporter().report(result, *out.json);
-  if (out.csv) report::CommCsvReporter().report(result, *out.csv);
-  for (auto [file, path] : {std::pair{&out.json_file, o.json}, std::pair{&out.csv_file, o.csv}}) {
-    if (!file->is_open()) continue;
-    file->close();
-    if (file->fail()) throw Error(fmt::format("{}: writing failed (disk full?)", path));
-    fmt::print(stderr, "plumb: wrote {}\n", path);
+  if (out.json) report::CommJsonReporter().report(result, out.json->stream());
+  if (out.csv) report::CommCsvReporter().report(result, out.csv->stream());
+  for (std::optional<OutputFile>* file : {&out.json, &out.csv}) {
+    if (!*file) continue;
+    (*file)->commit();
+    if (!(*file)->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", (*file)->path());
   }
   const int64_t wrong = comm::total_wrong(result);
   if (wrong == 0) return 0;

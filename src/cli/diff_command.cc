@@ -2,29 +2,24 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
+#include <optional>
+#include <vector>
 
 #include "baseline/diff.h"
 #include "cli/record_source.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "report/diff_reporter.h"
 
 namespace plumb::cli {
 namespace {
 
-void write_json(const baseline::Diff& d, const std::string& path) {
-  const std::string text =
-      baseline::diff_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream file(path);
-  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
-  file << text;
+void write_json(const baseline::Diff& d, OutputFile& file) {
+  file.stream() << baseline::diff_json(d).dump(2, ' ', false,
+                                               nlohmann::json::error_handler_t::replace)
+                << "\n";
+  file.commit();
 }
 
 }  // namespace
@@ -44,10 +39,14 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
 }
 
 int run_diff(const DiffOptions& o) {
+  const std::vector<NamedPath> outputs = {{"--json", o.json}};
+  refuse_overlapping_paths(outputs, record_inputs({o.a, o.b}, o.db));
+  std::optional<OutputFile> json;
+  if (!o.json.empty()) json.emplace("--json", o.json);
   const baseline::Record a = load_record(o.a, o.db);
   const baseline::Record b = load_record(o.b, o.db);
   const baseline::Diff d = baseline::diff(a, b, {o.threshold_percent / 100.0, o.strict});
-  if (!o.json.empty()) write_json(d, o.json);
+  if (json) write_json(d, *json);
   if (o.json != "-") report::print_diff(d, o.all, std::cout);
   return d.regressions() > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
 }

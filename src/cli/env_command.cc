@@ -6,8 +6,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "report/env_reporter.h"
 #include "sysinfo/system_info.h"
 
@@ -22,22 +24,16 @@ void setup_env(CLI::App& app, EnvOptions& o) {
 }
 
 int run_env(const EnvOptions& o) {
-  std::ofstream file;
-  if (!o.json.empty() && o.json != "-") {
-    file.open(o.json);
-    if (!file) throw Error(fmt::format("--json {}: cannot write: {}", o.json, std::strerror(errno)));
-  }
+  std::optional<OutputFile> file;
+  if (!o.json.empty()) file.emplace("--json", o.json);  // a bad path fails before the probes
   sysinfo::ProbeContext context;
   context.python_timeout_s = o.python_timeout;
   const sysinfo::EnvRecord record = sysinfo::collect_env(context);
   report::EnvConsoleReporter().report(record, o.json == "-" ? std::cerr : std::cout);
-  if (o.json == "-") report::EnvJsonReporter().report(record, std::cout);
-  if (file.is_open()) {
-    report::EnvJsonReporter().report(record, file);
-    file.close();
-    if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.json));
-    fmt::print(stderr, "plumb: wrote {}\n", o.json);
-  }
+  if (!file) return 0;
+  report::EnvJsonReporter().report(record, file->stream());
+  file->commit();
+  if (!file->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
   return 0;
 }
 

@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <vector>
 #include <regex>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/units.h"
 #include "mem/analysis.h"
 #include "mem/replay.h"
@@ -22,15 +22,31 @@
 namespace plumb::cli {
 namespace {
 
-void write_json(const nlohmann::json& j, const std::string& path) {
-  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream file(path, std::ios::trunc);
-  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
-  file << text;
+void write_json(const nlohmann::json& j, std::optional<OutputFile>& file) {
+  if (!file) return;
+  file->stream() << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  file->commit();
+}
+
+// The outputs of a mem command, each created before the work (so a bad path fails at once) and
+// refused when it is the trace it reads or another output.
+struct MemOutputs {
+  std::optional<OutputFile> json;
+  std::optional<OutputFile> timeline;
+  std::optional<OutputFile> page;
+};
+
+std::unique_ptr<MemOutputs> open_outputs(const MemOptions& o) {
+  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--timeline", o.timeline},
+                                          {"-o", o.mode == MemMode::kReport ? o.output : ""}};
+  const std::vector<NamedPath> inputs = {{"the trace FILE", o.file},
+                                         {"--category-rules", o.category_rules}};
+  refuse_overlapping_paths(outputs, inputs);
+  auto out = std::make_unique<MemOutputs>();
+  if (!o.json.empty()) out->json.emplace("--json", o.json);
+  if (!o.timeline.empty()) out->timeline.emplace("--timeline", o.timeline);
+  if (o.mode == MemMode::kReport) out->page.emplace("-o", o.output);
+  return out;
 }
 
 mem::AnalyzeOptions analyze_options(const MemOptions& o) {
@@ -47,14 +63,6 @@ mem::AnalyzeOptions analyze_options(const MemOptions& o) {
   return a;
 }
 
-// An output is checked before the work that fills it (empty or "-": nothing to check).
-void probe_writable(const char* option, const std::string& path) {
-  if (path.empty() || path == "-") return;
-  std::ofstream probe(path, std::ios::app);
-  if (!probe) throw Error(fmt::format("{} {}: cannot write: {}", option, path, std::strerror(errno)));
-}
-
-
 // memory_stats() dumps: one dump is one step, and they carry no frames to match.
 int run_analyze_stats(const MemOptions& o) {
   if (o.step_regex) {
@@ -69,9 +77,9 @@ int run_analyze_stats(const MemOptions& o) {
     throw Error(fmt::format("--category-rules: {} holds memory_stats() dumps (no frames to "
                             "categorise); it applies to allocator traces", o.file));
   }
-  probe_writable("--json", o.json);
+  auto out = open_outputs(o);
   const mem::StatsAnalysis a = mem::analyze_stats(mem::read_memory_stats(o.file));
-  if (!o.json.empty()) write_json(report::mem_stats_json(a), o.json);
+  write_json(report::mem_stats_json(a), out->json);
   if (o.json != "-") report::print_mem_stats(a, std::cout);
   return 0;
 }
@@ -79,20 +87,14 @@ int run_analyze_stats(const MemOptions& o) {
 int run_analyze(const MemOptions& o) {
   if (mem::is_memory_stats_file(o.file)) return run_analyze_stats(o);
   const mem::AnalyzeOptions options = analyze_options(o);
-  probe_writable("--json", o.json);
-  std::optional<std::ofstream> timeline;
-  if (!o.timeline.empty()) {
-    timeline.emplace(o.timeline, std::ios::trunc);
-    if (!*timeline) throw Error(fmt::format("--timeline {}: cannot write: {}", o.timeline, std::strerror(errno)));
-  }
+  auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
-  if (timeline) {
-    report::write_mem_timeline_csv(trace, a, *timeline);
-    timeline->close();
-    if (timeline->fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.timeline));
+  if (out->timeline) {
+    report::write_mem_timeline_csv(trace, a, out->timeline->stream());
+    out->timeline->commit();
   }
-  if (!o.json.empty()) write_json(report::mem_analysis_json(a), o.json);
+  write_json(report::mem_analysis_json(a), out->json);
   if (o.json != "-") report::print_mem_analysis(a, std::cout);
   return 0;
 }
@@ -140,28 +142,15 @@ int run_replay(const MemOptions& o) {
   refuse_stats(o, "replay");
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
-  probe_writable("--json", o.json);
+  auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const report::ReplayReport r = replay_report(trace, mem::build_timeline(trace), policies, capacity);
-  if (!o.json.empty()) write_json(report::mem_replay_json(r), o.json);
+  write_json(report::mem_replay_json(r), out->json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
   const bool gate = capacity > 0 && r.policies.front().ran_out;
   return static_cast<int>(gate ? ExitCode::kCheckFailed : ExitCode::kOk);
 }
 
-void write_page(const MemOptions& o, const mem::Trace& t, const mem::Analysis& a,
-                const std::vector<mem::ReplayResult>& policies,
-                const report::MemHtmlOptions& html) {
-  if (o.output == "-") {
-    report::write_mem_html(t, a, policies, html, std::cout);
-    return;
-  }
-  std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(fmt::format("-o {}: cannot write: {}", o.output, std::strerror(errno)));
-  report::write_mem_html(t, a, policies, html, file);
-  file.close();
-  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.output));
-}
 
 // The analysis and the policy comparison on one page; every input is checked before the work.
 int run_report(const MemOptions& o) {
@@ -169,14 +158,15 @@ int run_report(const MemOptions& o) {
   const mem::AnalyzeOptions options = analyze_options(o);
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
-  probe_writable("-o", o.output);
+  auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(o.file, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
   const report::ReplayReport replays = replay_report(trace, a.timeline, policies, capacity);
   report::MemHtmlOptions html;
   html.rules = options.rules;
   html.by_event_index = o.by_event;
-  write_page(o, trace, a, replays.policies, html);
+  report::write_mem_html(trace, a, replays.policies, html, out->page->stream());
+  out->page->commit();
   if (o.output != "-") fmt::print("report: {}\n", o.output);
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/record_source.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "plan/calibration.h"
@@ -201,22 +202,21 @@ plan::ComputeModel compute_from(const PlanOptions& o, const plan::HardwareSpec& 
   return c;
 }
 
-// Checks that --json can be written before any work, so a long search is not lost.
-void check_json_target(const std::string& path) {
-  if (path.empty() || path == "-") return;
-  std::ofstream file(path, std::ios::app);
-  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
+// Before any work, so that a long search is not lost: --json must be writable and must not be one
+// of the files the plan reads.
+void check_json_target(const PlanOptions& o) {
+  const std::vector<NamedPath> outputs = {{"--json", o.json}};
+  const std::vector<NamedPath> inputs = {{"--model-file", o.model_file},
+                                         {"--hardware-file", o.hardware_file},
+                                         {"--cluster", o.cluster},
+                                         {"--calibrate", o.calibrate},
+                                         {"the store (--db)", o.db}};
+  refuse_overlapping_paths(outputs, inputs);
+  if (!o.json.empty()) OutputFile probe("--json", o.json);
 }
 
 void write_json(const nlohmann::json& j, const std::string& path) {
-  const std::string text = j.dump(2) + "\n";
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream file(path, std::ios::trunc);
-  if (!file) throw Error(fmt::format("--json {}: cannot write: {}", path, std::strerror(errno)));
-  file << text;
+  write_output("--json", path, j.dump(2) + "\n");
 }
 
 // "node allgather", or "node allgather (from the node allreduce curve)" when another ring
@@ -245,7 +245,7 @@ void note_measured_use(Inputs& in) {
 }
 
 int run_predict(const PlanOptions& o) {
-  check_json_target(o.json);
+  check_json_target(o);
   Inputs in = load_inputs(o);
   const plan::Layout p = layout_from(o, in.model);
   in.context.devices = p.devices();
@@ -283,7 +283,7 @@ plan::SearchResult run_search_with_progress(const plan::Predictor& predictor, co
 
 int run_search_command(const PlanOptions& o) {
   if (o.devices <= 0) throw Error("plumb plan search needs --devices N");
-  check_json_target(o.json);
+  check_json_target(o);
   Inputs in = load_inputs(o);
   in.context.devices = o.devices;
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
@@ -295,7 +295,7 @@ int run_search_command(const PlanOptions& o) {
 }
 
 int run_scale_command(const PlanOptions& o) {
-  check_json_target(o.json);
+  check_json_target(o);
   Inputs in = load_inputs(o);
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   std::vector<report::ScaleRow> rows;
@@ -317,7 +317,7 @@ int run_scale_command(const PlanOptions& o) {
 }
 
 int run_validate_command(const PlanOptions& o) {
-  check_json_target(o.json);
+  check_json_target(o);
   const std::string dir = plan::data_dir() + "/validation/";
   const plan::HardwareSpec a100 = plan::load_hardware(plan::preset_path("hardware", "a100-80gb"));
   const std::vector<plan::ValidationSet> sets = {

@@ -1,9 +1,13 @@
 // Where a command's baseline argument comes from: a stored id, "latest", or a JSON file.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "baseline/store.h"
+#include "common/output_file.h"
 
 namespace plumb::cli {
 
@@ -11,6 +15,11 @@ namespace plumb::cli {
 // (plumb comm --json), else a stored id or "latest" in the store at `db_path` (empty: the
 // default store). Errors name the file or the id.
 baseline::Record load_record(const std::string& what, const std::string& db_path);
+
+// The files a command that loads these records reads: those that exist, and the store, for
+// refuse_overlapping_paths().
+std::vector<NamedPath> record_inputs(std::initializer_list<std::string_view> whats,
+                                     const std::string& db_path);
 
 // "baseline 3 · 2026-12-02T16:39:32Z · label"; a record never stored (id 0) is named by its
 // source ("nccl-tests run.log"). Empty parts are left out.

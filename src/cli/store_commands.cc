@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "baseline/store.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "report/baseline_reporter.h"
 
 namespace plumb::cli {
@@ -22,8 +21,13 @@ void add_id(CLI::App& app, StoreOptions& o) {
   app.add_option("id", o.id, "A baseline id, or latest")->capture_default_str();
 }
 
+std::string store_path(const StoreOptions& o) {
+  return o.db.empty() ? baseline::default_store_path() : o.db;
+}
+
+// list, show and export only read: nothing is created or changed, not even on a mistyped path.
 baseline::Store open_store(const StoreOptions& o) {
-  return baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
+  return baseline::Store(store_path(o), baseline::StoreMode::kReadOnly);
 }
 
 }  // namespace
@@ -63,19 +67,16 @@ int run_show(const StoreOptions& o) {
 }
 
 int run_export(const StoreOptions& o) {
+  const std::string output = o.output.empty() ? "-" : o.output;
+  const std::vector<NamedPath> outputs = {{"--output", output}};
+  const std::vector<NamedPath> inputs = {{"the store", store_path(o)}};
+  refuse_overlapping_paths(outputs, inputs);
   baseline::Store store = open_store(o);
-  const nlohmann::json doc = report::baseline_json(store.load(store.resolve(o.id)));
-  const std::string text =
-      doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (o.output.empty() || o.output == "-") {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream file(o.output);
-  if (!file) throw Error(fmt::format("--output {}: cannot write: {}", o.output, std::strerror(errno)));
-  file << text;
-  file.close();
-  if (file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.output));
+  OutputFile file("--output", output);
+  file.stream() << report::baseline_json(store.load(store.resolve(o.id)))
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+  file.commit();
   return 0;
 }
 

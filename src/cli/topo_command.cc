@@ -2,16 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
+#include <optional>
+#include <vector>
 
 #include "comm/agreement.h"
 #include "comm/mpi_backend.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/output_file.h"
 #include "report/topo_reporter.h"
 #include "topo/collect.h"
 
@@ -20,30 +20,22 @@ namespace {
 
 // The JSON output, opened before anything is probed so that a bad path fails at once.
 struct Output {
-  std::ofstream file;
-  std::ostream* json = nullptr;
+  std::optional<OutputFile> file;
 };
 
 void open_output(const TopoOptions& o, Output& out) {
-  if (o.json.empty()) return;
-  if (o.json == "-") {
-    out.json = &std::cout;
-    return;
-  }
-  out.file.open(o.json);
-  if (!out.file) {
-    throw Error(fmt::format("--json {}: cannot write: {}", o.json, std::strerror(errno)));
-  }
-  out.json = &out.file;
+  const std::vector<NamedPath> outputs = {{"--json", o.json}};
+  const std::vector<NamedPath> inputs = {{"--xml", o.xml}};
+  refuse_overlapping_paths(outputs, inputs);
+  if (!o.json.empty()) out.file.emplace("--json", o.json);
 }
 
 void write_reports(const topo::TopoRecord& record, const TopoOptions& o, Output& out) {
   if (!o.quiet) report::TopoConsoleReporter().report(record, o.json == "-" ? std::cerr : std::cout);
-  if (out.json) report::TopoJsonReporter().report(record, *out.json);
-  if (!out.file.is_open()) return;
-  out.file.close();
-  if (out.file.fail()) throw Error(fmt::format("{}: writing failed (disk full?)", o.json));
-  fmt::print(stderr, "plumb: wrote {}\n", o.json);
+  if (!out.file) return;
+  report::TopoJsonReporter().report(record, out.file->stream());
+  out.file->commit();
+  if (!out.file->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
 }
 
 topo::TopoRecord read_xml(const std::string& path) {

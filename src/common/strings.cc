@@ -77,4 +77,61 @@ std::string unknown_name(std::string_view what, std::string_view noun, std::stri
                      join(names, ", "));
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence starting at text[i] (1-4), or 0 when it is not one.
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4;
+  else return 0;
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  if (c == 0xE0 && byte(i + 1) < 0xA0) return 0;  // overlong
+  if (c == 0xED && byte(i + 1) >= 0xA0) return 0;  // surrogates
+  if (c == 0xF0 && byte(i + 1) < 0x90) return 0;  // overlong
+  if (c == 0xF4 && byte(i + 1) >= 0x90) return 0;  // beyond U+10FFFF
+  return n;
+}
+
+std::string escaped(unsigned char c) {
+  switch (c) {
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: return fmt::format("\\x{:02x}", c);
+  }
+}
+
+}  // namespace
+
+std::string terminal_safe(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t n = utf8_length(text, i);
+    if (n == 0) {
+      out += escaped(c);
+      ++i;
+    } else if (n == 1 && (c < 0x20 || c == 0x7F) && !(keep_newlines && c == '\n')) {
+      out += escaped(c);
+      ++i;
+    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));  // C1 control
+      i += 2;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace plumb

@@ -31,4 +31,10 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 std::string unknown_name(std::string_view what, std::string_view noun, std::string_view word,
                          std::span<const std::string> names, std::string_view suggest_for = {});
 
+// Text from a file (a label, a host name, a line quoted in an error) made safe for a terminal:
+// control characters (C0 but newline when `keep_newlines`, DEL, C1) and bytes that are not UTF-8
+// become visible escapes ("\x1b", "\n"), so an imported file cannot move the cursor, change
+// colours or retitle the window of whoever lists it.
+std::string terminal_safe(std::string_view text, bool keep_newlines = false);
+
 }  // namespace plumb

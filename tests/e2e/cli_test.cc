@@ -79,8 +79,8 @@ TEST(Cli, BrokenClusterMapNamesFileAndLine) {
 TEST(Cli, UnwritableOutputFailsBeforeMeasuring) {
   test::Run r = run_command(kPlumb + " comm --json /nonexistent/dir/out.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/dir/out.json: cannot write: No such file or "
-                   "directory\n");
+  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/dir/out.json: cannot write: folder "
+                   "/nonexistent/dir does not exist\n");
   EXPECT_EQ(r.out, "");
 }
 
@@ -172,8 +172,8 @@ TEST(EnvCli, WritesJsonAndListsOnTheConsole) {
 TEST(EnvCli, UnwritableJson) {
   test::Run r = test::run_command(std::string(PLUMB_BIN) + " env --json /nonexistent/env.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/env.json: cannot write: No such file or "
-                   "directory\n");
+  EXPECT_EQ(r.err, "plumb: error: --json /nonexistent/env.json: cannot write: folder /nonexistent "
+                   "does not exist\n");
 }
 
 }  // namespace

@@ -77,9 +77,16 @@ TEST(StoreCli, ListShowExport) {
 
 TEST(StoreCli, Errors) {
   const std::string dir = test::temp_dir("store-cli-errors");
+  {
+    baseline::Store created(dir + "/plumb.db");  // what plumb import of an empty log leaves
+  }
   test::Run empty = test::run_command(kPlumb + " show --db " + dir + "/plumb.db");
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_EQ(empty.err, "plumb: error: " + dir + "/plumb.db: the store holds no baseline yet\n");
+  test::Run missing = test::run_command(kPlumb + " show --db " + dir + "/missing.db");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "plumb: error: " + dir + "/missing.db: no store there (plumb baseline "
+                         "and plumb import create one; --db names another)\n");
   test::Run bad = test::run_command(kPlumb + " export abc --db " + dir + "/plumb.db");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "plumb: error: 'abc' is not a baseline id: expected a positive number or "
@@ -87,7 +94,9 @@ TEST(StoreCli, Errors) {
   test::write_file(dir + "/garbage.db", std::string(4096, 'x'));
   test::Run garbage = test::run_command(kPlumb + " list --db " + dir + "/garbage.db");
   EXPECT_EQ(garbage.exit_code, 2);
-  EXPECT_EQ(garbage.err, "plumb: error: " + dir + "/garbage.db: file is not a database\n");
+  EXPECT_EQ(garbage.err, "plumb: error: " + dir +
+                             "/garbage.db: not a plumb store (not an SQLite database, or "
+                             "unreadable)\n");
 }
 
 }  // namespace

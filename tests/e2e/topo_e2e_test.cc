@@ -82,16 +82,16 @@ TEST(TopoE2E, UnwritableJsonExitsTwoBeforeProbing) {
   const test::Run alone = run_command(kPlumb + " topo --json /nonexistent/dir/out.json");
   EXPECT_EQ(alone.exit_code, 2);
   EXPECT_EQ(alone.err,
-            "plumb: error: --json /nonexistent/dir/out.json: cannot write: No such file "
-            "or directory\n");
+            "plumb: error: --json /nonexistent/dir/out.json: cannot write: folder "
+            "/nonexistent/dir does not exist\n");
   EXPECT_EQ(alone.out, "");
   const test::Run ranks =
       run_command(test::mpirun(2) + " " + kPlumb + " topo --json /nonexistent/dir/out.json");
   EXPECT_EQ(ranks.exit_code, 2);
   // Only rank 0 writes the JSON: comm::agree names it, and every rank exits 2.
   EXPECT_EQ(ranks.err.rfind("plumb: error: rank 0 on host ", 0), 0u) << ranks.err;
-  EXPECT_NE(ranks.err.find(": --json /nonexistent/dir/out.json: cannot write: No such file or "
-                           "directory (1 of 2 ranks failed)\n"),
+  EXPECT_NE(ranks.err.find(": --json /nonexistent/dir/out.json: cannot write: folder "
+                           "/nonexistent/dir does not exist (1 of 2 ranks failed)\n"),
             std::string::npos)
       << ranks.err;
 }
