@@ -16,6 +16,7 @@
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
 #include "cli/command.h"
+#include "common/console.h"
 #include "common/environment.h"
 #include "common/error.h"
 #include "common/output_file.h"
@@ -130,6 +131,7 @@ int run_main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kBadInput);
   }
   clean_outputs_on_signals();
+  make_console_terminal_safe();
   try {
     return run_selected(selected);
   } catch (const Error& e) {

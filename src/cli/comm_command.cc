@@ -77,21 +77,21 @@ void fill_context(comm::Result& result, const comm::SweepOptions& s) {
 // Returns the exit code: 1 when any element was wrong.
 int write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
   if (result.ranks == 1) {
-    fmt::print(stderr, "plumb: note: only 1 rank: no data crosses a link; start plumb under an "
+    fmt::print(std::cerr, "plumb: note: only 1 rank: no data crosses a link; start plumb under an "
                        "MPI launcher, e.g. mpirun -np 4 plumb comm\n");
   }
-  for (const std::string& note : result.notes) fmt::print(stderr, "plumb: note: {}\n", note);
+  for (const std::string& note : result.notes) fmt::print(std::cerr, "plumb: note: {}\n", note);
   if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);
   if (out.json) report::CommJsonReporter().report(result, out.json->stream());
   if (out.csv) report::CommCsvReporter().report(result, out.csv->stream());
   for (std::optional<OutputFile>* file : {&out.json, &out.csv}) {
     if (!*file) continue;
     (*file)->commit();
-    if (!(*file)->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", (*file)->path());
+    if (!(*file)->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", (*file)->path());
   }
   const int64_t wrong = comm::total_wrong(result);
   if (wrong == 0) return 0;
-  fmt::print(stderr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
+  fmt::print(std::cerr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
   return static_cast<int>(ExitCode::kCheckFailed);
 }
 

@@ -1,6 +1,7 @@
 #include "cli/env_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cerrno>
 #include <cstring>
@@ -33,7 +34,7 @@ int run_env(const EnvOptions& o) {
   if (!file) return 0;
   report::EnvJsonReporter().report(record, file->stream());
   file->commit();
-  if (!file->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
+  if (!file->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", o.json);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/mem_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <iostream>
 #include <memory>
@@ -167,7 +168,7 @@ int run_report(const MemOptions& o) {
   html.by_event_index = o.by_event;
   report::write_mem_html(trace, a, replays.policies, html, out->page->stream());
   out->page->commit();
-  if (o.output != "-") fmt::print("report: {}\n", o.output);
+  if (o.output != "-") fmt::print(std::cout, "report: {}\n", o.output);
   return 0;
 }
 

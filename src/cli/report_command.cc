@@ -1,6 +1,9 @@
 #include "cli/report_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <iostream>
 
 #include <optional>
 #include <vector>
@@ -42,7 +45,7 @@ int run_report(const ReportOptions& o) {
   const baseline::Diff* pd = d ? &*d : nullptr;
   report::write_html_report(a, pb, pd, file.stream());
   file.commit();
-  if (!file.is_stdout()) fmt::print("report: {}\n", o.output);
+  if (!file.is_stdout()) fmt::print(std::cout, "report: {}\n", o.output);
   return 0;
 }
 

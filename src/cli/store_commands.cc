@@ -1,6 +1,7 @@
 #include "cli/store_commands.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <iostream>
 #include <vector>
@@ -53,7 +54,7 @@ int run_list(const StoreOptions& o) {
   baseline::Store store = open_store(o);
   const auto entries = store.list(o.limit);
   if (entries.empty()) {
-    fmt::print(stderr, "plumb: {} holds no baseline yet\n", store.path());
+    fmt::print(std::cerr, "plumb: {} holds no baseline yet\n", store.path());
     return 0;
   }
   report::print_baseline_list(entries, std::cout);

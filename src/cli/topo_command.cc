@@ -1,6 +1,7 @@
 #include "cli/topo_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cstdio>
 #include <iostream>
@@ -35,7 +36,7 @@ void write_reports(const topo::TopoRecord& record, const TopoOptions& o, Output&
   if (!out.file) return;
   report::TopoJsonReporter().report(record, out.file->stream());
   out.file->commit();
-  if (!out.file->is_stdout()) fmt::print(stderr, "plumb: wrote {}\n", o.json);
+  if (!out.file->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", o.json);
 }
 
 topo::TopoRecord read_xml(const std::string& path) {
@@ -74,7 +75,7 @@ int run_ranks(const TopoOptions& o) {
     return 0;
   } catch (const Error& e) {  // agreed by every rank: rank 0 speaks, the others wait for it
     if (leader) {
-      fmt::print(stderr, "plumb: error: {}\n", e.what());
+      fmt::print(std::cerr, "plumb: error: {}\n", e.what());
       std::fflush(stderr);
     }
     control->barrier();

@@ -111,7 +111,7 @@ std::string escaped(unsigned char c) {
 
 }  // namespace
 
-std::string terminal_safe(std::string_view text, bool keep_newlines) {
+std::string terminal_safe(std::string_view text, bool keep_layout) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -120,7 +120,7 @@ std::string terminal_safe(std::string_view text, bool keep_newlines) {
     if (n == 0) {
       out += escaped(c);
       ++i;
-    } else if (n == 1 && (c < 0x20 || c == 0x7F) && !(keep_newlines && c == '\n')) {
+    } else if (n == 1 && (c < 0x20 || c == 0x7F) && !(keep_layout && (c == '\n' || c == '\t'))) {
       out += escaped(c);
       ++i;
     } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
@@ -132,6 +132,17 @@ std::string terminal_safe(std::string_view text, bool keep_newlines) {
     }
   }
   return out;
+}
+
+size_t complete_utf8_prefix(std::string_view text) {
+  const size_t back = std::min<size_t>(text.size(), 3);
+  for (size_t k = 1; k <= back; ++k) {
+    const auto c = static_cast<unsigned char>(text[text.size() - k]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return need > k ? text.size() - k : text.size();
+  }
+  return text.size();
 }
 
 }  // namespace plumb

@@ -32,9 +32,13 @@ std::string unknown_name(std::string_view what, std::string_view noun, std::stri
                          std::span<const std::string> names, std::string_view suggest_for = {});
 
 // Text from a file (a label, a host name, a line quoted in an error) made safe for a terminal:
-// control characters (C0 but newline when `keep_newlines`, DEL, C1) and bytes that are not UTF-8
-// become visible escapes ("\x1b", "\n"), so an imported file cannot move the cursor, change
-// colours or retitle the window of whoever lists it.
-std::string terminal_safe(std::string_view text, bool keep_newlines = false);
+// control characters (C0 but newline and tab when `keep_layout`, DEL, C1) and bytes that are not
+// UTF-8 become visible escapes ("\x1b", "\n", "\u009b"), so an imported file cannot move the
+// cursor, change colours or retitle the window of whoever lists it.
+std::string terminal_safe(std::string_view text, bool keep_layout = false);
+
+// The length of `text` without a UTF-8 sequence cut off at its end (for text that arrives in
+// pieces): the cut bytes wait for the next piece.
+size_t complete_utf8_prefix(std::string_view text);
 
 }  // namespace plumb

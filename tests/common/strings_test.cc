@@ -34,12 +34,20 @@ TEST(TerminalSafe, EscapesControlsAndBrokenUtf8KeepsText) {
   EXPECT_EQ(terminal_safe("gpu-001"), "gpu-001");
   EXPECT_EQ(terminal_safe("\x1b]0;owned\x07label"), "\\x1b]0;owned\\x07label");
   EXPECT_EQ(terminal_safe("a\nb\tc\r"), "a\\nb\\tc\\r");
-  EXPECT_EQ(terminal_safe("a\nb", true), "a\nb");
+  EXPECT_EQ(terminal_safe("a\nb\tc", true), "a\nb\tc");
   EXPECT_EQ(terminal_safe("del\x7f"), "del\\x7f");
   EXPECT_EQ(terminal_safe("c1 \xc2\x9b" "31m"), "c1 \\u009b31m");  // CSI as a C1 control
   EXPECT_EQ(terminal_safe("≥ 1 MiB · ü"), "≥ 1 MiB · ü");         // UTF-8 stays
   EXPECT_EQ(terminal_safe("bad \xff\xc3"), "bad \\xff\\xc3");       // not UTF-8
   EXPECT_EQ(terminal_safe("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a surrogate
+}
+
+TEST(CompleteUtf8Prefix, HoldsBackACutSequence) {
+  EXPECT_EQ(complete_utf8_prefix("abc"), 3u);
+  EXPECT_EQ(complete_utf8_prefix("a\xe2\x89"), 1u);      // ≥ cut after two of three bytes
+  EXPECT_EQ(complete_utf8_prefix("a\xe2\x89\xa5"), 4u);  // whole
+  EXPECT_EQ(complete_utf8_prefix("a\xf0"), 1u);
+  EXPECT_EQ(complete_utf8_prefix("\x80\x80\x80\x80"), 4u);  // stray continuations: nothing to wait for
 }
 
 }  // namespace
