@@ -6,10 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
+#include <utility>
 
 #include "baseline/context_diff.h"
+#include "common/error.h"
 #include "common/strings.h"
+#include "common/units.h"
 
 namespace plumb::baseline {
 namespace {
@@ -19,12 +23,43 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using Key = std::tuple<std::string, std::string, std::string, uint64_t>;
 
-// The standard deviation of a run's figure, relative to it. With rounds: the rounds' median
-// absolute deviation (busbw_spread): for a normal spread MAD ≈ 0.67 σ and the median of 3 rounds
-// has σ ≈ 0.67 σ, so the figure's σ ≈ MAD. Measured once: 1 − p50/p99 of its iterations. Neither
+// √(π/2) / 0.6745: σ of the median of many rounds, per MAD, times √rounds.
+constexpr double kMedianSigmaPerMad = 1.8581;
+constexpr size_t kCoverageShown = 4;  // (layer, collective, dtype) named in "share no measurement"
+constexpr int kMostRoundsAdvised = 30;  // beyond, the advice is an idle machine
+constexpr int64_t kMostRoundsRead = 1'000'000;  // a record's settings.rounds, clamped
+
+// Rounds a record's figures were measured in: with a spread, `settings.rounds` (3, plumb
+// baseline's default, when the record does not say); without, 1 when the iterations' percentiles
+// are known, else 0 (imported logs).
+int rounds_of(const Record& r) {
+  const bool spread = std::any_of(r.rows.begin(), r.rows.end(), [](const comm::Row& row) {
+    return !std::isnan(row.busbw_spread);
+  });
+  if (spread) {
+    const json settings = r.comm.is_object() ? r.comm.value("settings", json::object()) : json();
+    const json rounds = settings.is_object() ? settings.value("rounds", json()) : json();
+    if (!rounds.is_number_integer() || rounds.get<int64_t>() < 2) return 3;
+    return static_cast<int>(std::min<int64_t>(rounds.get<int64_t>(), kMostRoundsRead));
+  }
+  const bool percentiles = std::any_of(r.rows.begin(), r.rows.end(), [](const comm::Row& row) {
+    return row.p50_us > 0 && row.p99_us > 0;
+  });
+  return percentiles ? 1 : 0;
+}
+
+// The standard deviation of the median of `rounds` rounds, per unit of the rounds' MAD: the
+// median of k normal samples has σ ≈ √(π/2) σ / √k and MAD ≈ 0.6745 σ, so ≈ 1.86 MAD / √k for
+// many rounds; for 3 (and fewer) it is ≈ 1 (0.67 σ / 0.6745 σ).
+double median_sigma_per_mad(int rounds) {
+  return std::min(1.0, kMedianSigmaPerMad / std::sqrt(static_cast<double>(std::max(rounds, 1))));
+}
+
+// The standard deviation of a run's figure, relative to it. With rounds: from the rounds' median
+// absolute deviation (busbw_spread), above. Measured once: 1 − p50/p99 of its iterations. Neither
 // (imported logs): 0, and only the threshold judges.
-double sigma_of(const comm::Row& row) {
-  if (!std::isnan(row.busbw_spread)) return row.busbw_spread;
+double sigma_of(const comm::Row& row, int rounds) {
+  if (!std::isnan(row.busbw_spread)) return row.busbw_spread * median_sigma_per_mad(rounds);
   if (!(row.p50_us > 0) || !(row.p99_us > 0)) return 0;
   return std::max(0.0, 1.0 - row.p50_us / row.p99_us);
 }
@@ -33,9 +68,11 @@ using GroupKey = std::tuple<std::string, std::string, std::string>;
 
 // A few rounds can agree by chance: no size of a (layer, collective, dtype) is taken to be
 // quieter than the median size of the same run.
-std::map<GroupKey, double> pooled_sigmas(const std::vector<comm::Row>& rows) {
+std::map<GroupKey, double> pooled_sigmas(const std::vector<comm::Row>& rows, int rounds) {
   std::map<GroupKey, std::vector<double>> all;
-  for (const comm::Row& r : rows) all[GroupKey{r.layer, r.collective, r.dtype}].push_back(sigma_of(r));
+  for (const comm::Row& r : rows) {
+    all[GroupKey{r.layer, r.collective, r.dtype}].push_back(sigma_of(r, rounds));
+  }
   std::map<GroupKey, double> pooled;
   for (auto& [key, sigmas] : all) {
     std::sort(sigmas.begin(), sigmas.end());
@@ -51,8 +88,10 @@ struct Point {
   double sigma = 0;
 };
 
-std::map<Key, Point> slowest_groups(const std::vector<comm::Row>& rows) {
-  const std::map<GroupKey, double> pooled = pooled_sigmas(rows);
+std::map<Key, Point> slowest_groups(const Record& record) {
+  const std::vector<comm::Row>& rows = record.rows;
+  const int rounds = rounds_of(record);
+  const std::map<GroupKey, double> pooled = pooled_sigmas(rows, rounds);
   std::map<Key, Point> points;
   for (const comm::Row& row : rows) {
     auto [it, fresh] = points.try_emplace(
@@ -60,7 +99,8 @@ std::map<Key, Point> slowest_groups(const std::vector<comm::Row>& rows) {
     Point& p = it->second;
     if (fresh || row.busbw_gbps < p.busbw) {
       p.busbw = row.busbw_gbps;
-      p.sigma = std::max(sigma_of(row), pooled.at(GroupKey{row.layer, row.collective, row.dtype}));
+      p.sigma = std::max(sigma_of(row, rounds),
+                         pooled.at(GroupKey{row.layer, row.collective, row.dtype}));
     }
     if (!std::isnan(row.p99_us) && (std::isnan(p.p99) || row.p99_us > p.p99)) p.p99 = row.p99_us;
   }
@@ -69,10 +109,17 @@ std::map<Key, Point> slowest_groups(const std::vector<comm::Row>& rows) {
 
 double change(double a, double b) { return a > 0 && !std::isnan(b) ? (b - a) / a : kNaN; }
 
+// B/A at or beyond kGrossFactor either way, to kGrossTolerance: no noise estimate hides it.
+bool gross(double change) {
+  const double ratio = 1 + change;
+  return ratio <= (1 + kGrossTolerance) / kGrossFactor ||
+         ratio >= kGrossFactor / (1 + kGrossTolerance);
+}
+
 Verdict judge(double change, double noise, double threshold) {
   const double magnitude = std::abs(change);
-  if (std::isnan(change) || magnitude < threshold) return Verdict::kSame;
-  if (magnitude <= noise) return Verdict::kNoise;
+  if (std::isnan(change) || magnitude < threshold || magnitude == 0) return Verdict::kSame;
+  if (magnitude <= noise && !gross(change)) return Verdict::kTooNoisy;
   return change < 0 ? Verdict::kRegression : Verdict::kImprovement;
 }
 
@@ -93,8 +140,8 @@ RowDiff row_diff(const Key& key, const Point& a, const Point& b, double threshol
 }
 
 std::vector<RowDiff> row_diffs(const Record& a, const Record& b, double threshold) {
-  const std::map<Key, Point> pa = slowest_groups(a.rows);
-  const std::map<Key, Point> pb = slowest_groups(b.rows);
+  const std::map<Key, Point> pa = slowest_groups(a);
+  const std::map<Key, Point> pb = slowest_groups(b);
   std::map<Key, std::pair<Point, Point>> both;
   for (const auto& [key, p] : pa) both[key].first = p;
   for (const auto& [key, p] : pb) both[key].second = p;
@@ -141,15 +188,25 @@ void widen_by_scatter(std::vector<RowDiff>& rows, double threshold) {
   }
 }
 
-// Mean change over the sizes ≥ 1 MiB. Its σ: from the rounds, √(sum of the sizes' variances) / n;
+// The sizes a group averages: those ≥ 1 MiB (bandwidth-bound); all of them when none is.
+std::vector<const RowDiff*> averaged(const std::vector<RowDiff*>& group) {
+  std::vector<const RowDiff*> large;
+  for (const RowDiff* r : group) {
+    if (r->bytes >= comm::kSummaryMinBytes) large.push_back(r);
+  }
+  return large.empty() ? std::vector<const RowDiff*>(group.begin(), group.end()) : large;
+}
+
+// Mean change over the averaged sizes. Its σ: from the rounds, √(sum of the sizes' variances) / n;
 // from the sizes themselves, their scatter / √n; the larger counts.
 std::vector<GroupDiff> group_diffs(std::vector<RowDiff>& rows, double threshold) {
   std::vector<GroupDiff> out;
-  for (const auto& [key, group] : by_group(rows, comm::kSummaryMinBytes)) {
-    const std::vector<const RowDiff*> members(group.begin(), group.end());
+  for (const auto& [key, group] : by_group(rows, 0)) {
+    const std::vector<const RowDiff*> members = averaged(group);
     GroupDiff g;
     std::tie(g.layer, g.collective, g.dtype) = key;
     g.sizes = static_cast<int>(members.size());
+    g.min_bytes = members.front()->bytes;
     double sum = 0;
     double variance = 0;
     for (const RowDiff* r : members) {
@@ -165,14 +222,67 @@ std::vector<GroupDiff> group_diffs(std::vector<RowDiff>& rows, double threshold)
   return out;
 }
 
-RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source}; }
+// "allreduce@world float32 1 KiB..16 MiB, ..." for the first few (layer, collective, dtype).
+std::string coverage(const Record& r) {
+  std::map<GroupKey, std::pair<uint64_t, uint64_t>> ranges;
+  for (const comm::Row& row : r.rows) {
+    auto [it, fresh] = ranges.try_emplace(GroupKey{row.layer, row.collective, row.dtype},
+                                          row.requested_bytes, row.requested_bytes);
+    it->second.first = std::min(it->second.first, row.requested_bytes);
+    it->second.second = std::max(it->second.second, row.requested_bytes);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [key, range] : ranges) {
+    if (parts.size() == kCoverageShown) {
+      parts.push_back(fmt::format("and {} more", ranges.size() - kCoverageShown));
+      break;
+    }
+    const auto& [layer, collective, dtype] = key;
+    const std::string sizes = range.first == range.second
+                                  ? format_bytes(range.first)
+                                  : format_bytes(range.first) + ".." + format_bytes(range.second);
+    parts.push_back(fmt::format("{}@{} {} {}", collective, layer, dtype, sizes));
+  }
+  return join(parts, ", ");
+}
+
+std::string name_of(const Record& r, const std::string& given) {
+  if (!given.empty()) return given;
+  if (r.id > 0) return fmt::format("baseline {}", r.id);
+  return r.source.empty() ? std::string("a record without source") : r.source;
+}
+
+// Nothing measured, or nothing measured by both: there is nothing to judge.
+void check_comparable(const Record& a, const Record& b, const DiffOptions& o) {
+  const std::string na = fmt::format("A ({})", name_of(a, o.a_name));
+  const std::string nb = fmt::format("B ({})", name_of(b, o.b_name));
+  for (const auto& [record, name] : {std::pair{&a, &na}, std::pair{&b, &nb}}) {
+    if (record->rows.empty()) {
+      throw Error(fmt::format("{} measured nothing: its results list is empty; expected the rows "
+                              "of a plumb comm or plumb baseline run to compare",
+                              *name));
+    }
+  }
+  std::set<Key> keys;
+  for (const comm::Row& r : a.rows) keys.emplace(r.layer, r.collective, r.dtype, r.requested_bytes);
+  const bool shared = std::any_of(b.rows.begin(), b.rows.end(), [&](const comm::Row& r) {
+    return keys.count(Key{r.layer, r.collective, r.dtype, r.requested_bytes}) > 0;
+  });
+  if (!shared) {
+    throw Error(fmt::format("{} and {} share no measurement: A has {}; B has {}; expected the same "
+                            "(layer, collective, dtype, size) in both",
+                            na, nb, coverage(a), coverage(b)));
+  }
+}
+
+RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, rounds_of(r)}; }
 
 }  // namespace
 
 std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::kSame: return "same";
-    case Verdict::kNoise: return "noise";
+    case Verdict::kTooNoisy: return "too noisy to judge";
     case Verdict::kRegression: return "regression";
     case Verdict::kImprovement: return "improvement";
     case Verdict::kOnlyInA: return "only in A";
@@ -184,18 +294,70 @@ std::string_view verdict_name(Verdict verdict) {
 namespace {
 
 template <class Items>
-int count_regressions(const Items& items) {
-  return static_cast<int>(std::count_if(items.begin(), items.end(), [](const auto& x) {
-    return x.verdict == Verdict::kRegression;
+int count(const Items& items, Verdict verdict) {
+  return static_cast<int>(std::count_if(items.begin(), items.end(), [&](const auto& x) {
+    return x.verdict == verdict;
   }));
 }
 
 }  // namespace
 
-int Diff::row_regressions() const { return count_regressions(rows); }
+int Diff::row_regressions() const { return count(rows, Verdict::kRegression); }
 
 int Diff::regressions() const {
-  return count_regressions(groups) + (strict ? count_regressions(rows) : 0);
+  return count(groups, Verdict::kRegression) + (strict ? row_regressions() : 0);
+}
+
+int Diff::too_noisy() const {
+  return count(groups, Verdict::kTooNoisy) + (strict ? count(rows, Verdict::kTooNoisy) : 0);
+}
+
+int Diff::exit_code() const {
+  if (regressions() > 0) return static_cast<int>(ExitCode::kCheckFailed);
+  return too_noisy() > 0 ? kTooNoisyExitCode : 0;
+}
+
+namespace {
+
+// The rounds a σ estimated from rounds' spread needs to fall from `noise` under `change`, with
+// `rounds` now: σ scales as median_sigma_per_mad(rounds).
+int rounds_needed(double change, double noise, int rounds) {
+  const double ratio = std::abs(change) * median_sigma_per_mad(rounds) / noise;
+  return static_cast<int>(std::min(std::floor(std::pow(kMedianSigmaPerMad / ratio, 2)), 1e4)) + 1;
+}
+
+}  // namespace
+
+std::string Diff::too_noisy_advice() const {
+  if (too_noisy() == 0) return "";
+  double change = 0;
+  double noise = 0;  // of the judged item whose noise is furthest above its change
+  auto consider = [&](double c, double n, Verdict v) {
+    if (v == Verdict::kTooNoisy && n * std::abs(change) >= noise * std::abs(c)) {
+      change = c;
+      noise = n;
+    }
+  };
+  for (const GroupDiff& g : groups) consider(g.change, g.noise, g.verdict);
+  if (strict) {
+    for (const RowDiff& r : rows) consider(r.busbw_change, r.noise, r.verdict);
+  }
+  // The fewer rounds of the two (a record imported without spread does not count).
+  const int measured =
+      std::min(a.rounds > 0 ? a.rounds : b.rounds, b.rounds > 0 ? b.rounds : a.rounds);
+  if (measured <= 1) {
+    return "to judge them, measure A and B in rounds (plumb baseline --rounds 5, plumb comm "
+           "--rounds 5): one round's noise is the spread of its iterations, 1 − p50/p99, which "
+           "more iterations (--iters, -n) do not shrink";
+  }
+  const int k = rounds_needed(change, noise, measured);
+  const char* busy =
+      k > kMostRoundsAdvised ? "; on a machine this busy, rather rerun both when it is idle" : "";
+  return fmt::format("to judge them, measure A and B with more rounds: the noise falls about as "
+                     "1/√rounds, so about {0} rounds (plumb baseline --rounds {0}, plumb comm "
+                     "--rounds {0}) bring the noise of {1:.0f}% under the change of {2:+.1f}%; "
+                     "more iterations per size (--iters, -n) steady each round{3}",
+                     k, 100 * noise, 100 * change, busy);
 }
 
 std::string Diff::attribution_warning() const {
@@ -208,6 +370,7 @@ std::string Diff::attribution_warning() const {
 }
 
 Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
+  check_comparable(a, b, options);
   Diff d;
   d.a = ref_of(a);
   d.b = ref_of(b);
@@ -249,7 +412,7 @@ nlohmann::json diff_json(const Diff& d) {
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupDiff& g : d.groups) {
     groups.push_back({{"layer", g.layer}, {"collective", g.collective}, {"dtype", g.dtype},
-                      {"sizes", g.sizes}, {"min_bytes", comm::kSummaryMinBytes},
+                      {"sizes", g.sizes}, {"min_bytes", g.min_bytes},
                       {"busbw_change", g.change}, {"noise", g.noise},
                       {"verdict", verdict_name(g.verdict)}});
   }
@@ -258,10 +421,13 @@ nlohmann::json diff_json(const Diff& d) {
     variables.push_back({{"kind", v.kind}, {"name", v.name}, {"a", v.a}, {"b", v.b}});
   }
   const std::string warning = d.attribution_warning();
+  const std::string advice = d.too_noisy_advice();
   return {{"schema", kDiffSchema}, {"a", ref_json(d.a)}, {"b", ref_json(d.b)},
           {"threshold", d.threshold}, {"strict", d.strict},
-          {"regressions", d.regressions()}, {"size_regressions", d.row_regressions()}, {"rows", rows},
-          {"groups", groups}, {"variables", variables},
+          {"regressions", d.regressions()}, {"size_regressions", d.row_regressions()},
+          {"too_noisy", d.too_noisy()}, {"exit_code", d.exit_code()},
+          {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
+          {"rows", rows}, {"groups", groups}, {"variables", variables},
           {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
 }
 

@@ -1,10 +1,13 @@
-// `plumb diff`: what changed between two baselines, and whether a change is a regression or noise.
+// `plumb diff`: what changed between two baselines, and whether a change is a regression, noise
+// too large to judge it, or nothing.
 //
 // Results are compared per (layer, collective, dtype, requested size) on the slowest group of the
 // layer (lowest busbw, highest p99): the group that gates a training step. A change is a
-// regression only when it is beyond the threshold and also beyond the spread the two runs showed
-// themselves (see docs/diff.md for the noise model). The context — topology, versions, settings —
-// is compared too: a comparison explains a change only if exactly one variable differs.
+// regression when it is beyond the threshold and also beyond the spread the two runs showed
+// themselves (see docs/diff.md for the noise model), and always when busbw fell to half or less:
+// no noise estimate can hide a 2× loss. A change beyond the threshold but within the noise is
+// "too noisy to judge", with its own exit code. The context — topology, versions, settings — is
+// compared too: a comparison explains a change only if exactly one variable differs.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,21 +23,38 @@ namespace plumb::baseline {
 
 inline constexpr const char* kDiffSchema = "plumb.diff/1";
 
+// `plumb diff`'s exit status when no collective regressed but some changed beyond the threshold
+// within the noise of the runs: the gate could not judge them (1 is a regression, 2 bad input).
+// Candidate for plumb::ExitCode (common/error.h).
+inline constexpr int kTooNoisyExitCode = 3;
+
+// A busbw ratio B/A at or beyond this factor (≤ 1/2 or ≥ 2) is a regression (improvement)
+// whatever the noise estimate says: the largest movement of an unchanged setup measured is 1.9×
+// at one small size, 1.7× over a collective's sizes ≥ 1 MiB (docs/diff.md). Time is the same
+// figure: busbw = bytes × bus factor / time, so a 2× time is a ÷2 busbw.
+inline constexpr double kGrossFactor = 2.0;
+// Relative slack on that bound, for figures rounded when written (a halving written to 3
+// significant digits still counts).
+inline constexpr double kGrossTolerance = 0.001;
+
 struct DiffOptions {
   double threshold = 0.10;  // a relative change smaller than this is never a regression
   bool strict = false;      // a single size's regression fails the comparison too
+  // How errors name the records ("file a.json", "baseline 3"); empty: from the record itself.
+  std::string a_name{};
+  std::string b_name{};
 };
 
 enum class Verdict {
   kSame,         // within the threshold
-  kNoise,        // beyond the threshold but within the runs' own spread
-  kRegression,   // slower beyond both
-  kImprovement,  // faster beyond both
+  kTooNoisy,     // beyond the threshold but within the runs' own spread, and less than 2×
+  kRegression,   // slower beyond both, or busbw halved (or worse) whatever the noise
+  kImprovement,  // faster beyond both, or busbw doubled (or better) whatever the noise
   kOnlyInA,      // measured in A only
   kOnlyInB,      // measured in B only
 };
 
-std::string_view verdict_name(Verdict verdict);  // "same", "noise", "regression", ...
+std::string_view verdict_name(Verdict verdict);  // "same", "too noisy to judge", "regression", ...
 
 struct RowDiff {
   std::string layer;
@@ -61,13 +81,15 @@ struct VariableDiff {
 };
 
 // One (layer, collective, dtype) over the sizes ≥ 1 MiB both runs measured (the sizes the summary
-// averages): a change that every size shows is a regression even when each size alone is within
-// its noise, because the noise of a mean of n independent sizes is 1/√n of theirs.
+// averages; all the sizes both measured when none is that large): a change that every size shows
+// is a regression even when each size alone is within its noise, because the noise of a mean of
+// n independent sizes is 1/√n of theirs.
 struct GroupDiff {
   std::string layer;
   std::string collective;
   std::string dtype;
-  int sizes = 0;              // sizes ≥ 1 MiB in both runs
+  uint64_t min_bytes = 0;     // the smallest size averaged (1 MiB unless none is that large)
+  int sizes = 0;              // sizes ≥ min_bytes in both runs
   double change = 0;          // mean of the sizes' busbw changes; NaN when sizes == 0
   double noise = 0;           // kNoiseSigmas × the standard deviation of that mean
   Verdict verdict = Verdict::kSame;
@@ -81,6 +103,9 @@ struct RecordRef {
   std::string label;
   std::string created;
   std::string source;
+  // Rounds its figures were measured in: 0 imported (no spread), 1 one round (σ from the
+  // iterations' spread), more: σ from the rounds' spread.
+  int rounds = 0;
 };
 
 struct Diff {
@@ -97,11 +122,21 @@ struct Diff {
   // every bandwidth-bound size.
   int regressions() const;
   int row_regressions() const;  // rows with Verdict::kRegression
+  // Groups with Verdict::kTooNoisy, and with `strict` rows too.
+  int too_noisy() const;
+  // What `plumb diff` (and `plumb baseline --compare`) exits with: 1 on a regression, else
+  // kTooNoisyExitCode when something could not be judged, else 0.
+  int exit_code() const;
+  // Empty unless too_noisy(): what would make the runs judgeable (rounds, iterations), with the
+  // number of rounds that would bring the worst noise under its change.
+  std::string too_noisy_advice() const;
   // Empty when at most one variable differs; otherwise a sentence naming them and saying the
   // change cannot be attributed to one of them.
   std::string attribution_warning() const;
 };
 
+// Throws plumb::Error (exit 2) when A or B measured nothing, or when they share no (layer,
+// collective, dtype, size): there is nothing to judge, and "no regression" would be a lie.
 Diff diff(const Record& a, const Record& b, const DiffOptions& options = {});
 
 // plumb.diff/1

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -22,6 +23,13 @@ void write_json(const baseline::Diff& d, OutputFile& file) {
   file.commit();
 }
 
+// How errors name a record: the file given, or the stored baseline.
+std::string record_name(const std::string& what, const baseline::Record& record) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(what, ec)) return "file " + what;
+  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
+}
+
 }  // namespace
 
 void setup_diff(CLI::App& app, DiffOptions& o) {
@@ -36,6 +44,12 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
                "Fail on a single size's regression too, not only on a collective's over the "
                "sizes ≥ 1 MiB (for quiet clusters)");
   app.add_option("--json", o.json, "Write plumb.diff/1 here (- for standard output)");
+  app.footer(fmt::format(
+      "Exit status: 0 no regression; 1 a regression (busbw lower beyond the threshold and the "
+      "noise, or by 2x or more whatever the noise); 2 bad input (including a run that measured "
+      "nothing, or two that share no measurement); {} too noisy to judge: a change beyond the "
+      "threshold but within the runs' noise, and no regression (rerun with more --rounds).",
+      baseline::kTooNoisyExitCode));
 }
 
 int run_diff(const DiffOptions& o) {
@@ -45,10 +59,11 @@ int run_diff(const DiffOptions& o) {
   if (!o.json.empty()) json.emplace("--json", o.json);
   const baseline::Record a = load_record(o.a, o.db);
   const baseline::Record b = load_record(o.b, o.db);
-  const baseline::Diff d = baseline::diff(a, b, {o.threshold_percent / 100.0, o.strict});
+  const baseline::Diff d = baseline::diff(
+      a, b, {o.threshold_percent / 100.0, o.strict, record_name(o.a, a), record_name(o.b, b)});
   if (json) write_json(d, *json);
   if (o.json != "-") report::print_diff(d, o.all, std::cout);
-  return d.regressions() > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
+  return d.exit_code();
 }
 
 }  // namespace plumb::cli

@@ -1,5 +1,6 @@
 // plumb diff A B: compares two baselines (stored ids, "latest" or JSON files); exit 1 on a
-// regression so that it can gate a CI job or an acceptance run.
+// regression so that it can gate a CI job or an acceptance run, 3 (baseline::kTooNoisyExitCode)
+// when the runs are too noisy to judge a change, 2 when there is nothing to compare.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -49,11 +49,32 @@ void print_rows(const baseline::Diff& d, bool all, std::ostream& out) {
 
 void print_groups(const baseline::Diff& d, std::ostream& out) {
   if (d.groups.empty()) return;
-  fmt::print(out, "# over the sizes ≥ 1 MiB (mean change; noise shrinks with the number of sizes)\n");
+  fmt::print(out, "# over the sizes ≥ 1 MiB, or all when none is (mean change; noise shrinks with "
+                  "the number of sizes)\n");
   for (const baseline::GroupDiff& g : d.groups) {
-    fmt::print(out, "{:<7} {:<14} {:<8} {:>2} size(s) {:>8} noise {:>4.0f}%  {}\n", g.layer,
-               g.collective, g.dtype, g.sizes, percent(g.change), 100 * g.noise,
-               baseline::verdict_name(g.verdict));
+    fmt::print(out, "{:<7} {:<14} {:<8} {:>2} size(s) ≥ {:<8} {:>8} noise {:>4.0f}%  {}\n", g.layer,
+               g.collective, g.dtype, g.sizes, format_bytes(g.min_bytes), percent(g.change),
+               100 * g.noise, baseline::verdict_name(g.verdict));
+  }
+}
+
+void print_verdict(const baseline::Diff& d, std::ostream& out) {
+  const int n = d.regressions();
+  const int sizes = d.row_regressions();
+  const std::string single =
+      sizes > 0 && !d.strict
+          ? fmt::format(" ({} single size(s) beyond their noise; --strict fails on those too)", sizes)
+          : "";
+  if (n > 0) {
+    fmt::print(out, "REGRESSION: {} regression(s) of B against A beyond the threshold and the "
+                    "noise{}\n", n, single);
+  } else if (const int noisy = d.too_noisy(); noisy > 0) {
+    fmt::print(out, "TOO NOISY TO JUDGE: {} {} changed by more than {:.0f}% but within the noise of "
+                    "the runs, none by {}× or more{}; {}\n",
+               noisy, d.strict ? "collective(s) or size(s)" : "collective(s)", 100 * d.threshold,
+               baseline::kGrossFactor, single, d.too_noisy_advice());
+  } else {
+    fmt::print(out, "no regression beyond the threshold and the noise{}\n", single);
   }
 }
 
@@ -73,24 +94,14 @@ void print_variables(const baseline::Diff& d, std::ostream& out) {
 
 void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
   fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
-  fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise: {} "
-                  "standard deviations of the change, from the runs' own spread\n",
-             100 * d.threshold, baseline::kNoiseSigmas);
+  fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise ({} "
+                  "standard deviations of the change, from the runs' own spread), or by {}× or "
+                  "more whatever the noise\n",
+             100 * d.threshold, baseline::kNoiseSigmas, baseline::kGrossFactor);
   print_rows(d, all, out);
   print_groups(d, out);
   print_variables(d, out);
-  const int n = d.regressions();
-  const int sizes = d.row_regressions();
-  const std::string single =
-      sizes > 0 && !d.strict
-          ? fmt::format(" ({} single size(s) beyond their noise; --strict fails on those too)", sizes)
-          : "";
-  if (n == 0) {
-    fmt::print(out, "no regression beyond the threshold and the noise{}\n", single);
-  } else {
-    fmt::print(out, "REGRESSION: {} regression(s) of B against A beyond the threshold and the "
-                    "noise{}\n", n, single);
-  }
+  print_verdict(d, out);
 }
 
 }  // namespace plumb::report

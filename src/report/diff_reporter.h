@@ -1,5 +1,6 @@
 // `plumb diff` on a terminal: one line per (layer, collective, dtype, size) with the busbw and p99
-// change and its verdict, then every context difference, then the verdict of the whole comparison.
+// change and its verdict, then every context difference, then the verdict of the whole comparison:
+// a regression, too noisy to judge (with what would make it judgeable), or none.
 #pragma once
 
 #include <ostream>

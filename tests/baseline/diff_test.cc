@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "baseline/context_diff.h"
+#include "common/error.h"
 
 namespace plumb::baseline {
 namespace {
@@ -82,7 +83,7 @@ TEST(Diff, AChangeEverySizeShowsIsARegressionOfTheGroup) {
     b.rows.push_back(row("w", mib << 20, 8, 0.05));
   }
   const Diff d = diff(a, b, {0.10});
-  for (const RowDiff& r : d.rows) EXPECT_EQ(r.verdict, Verdict::kNoise);
+  for (const RowDiff& r : d.rows) EXPECT_EQ(r.verdict, Verdict::kTooNoisy);
   ASSERT_EQ(d.groups.size(), 1u);
   EXPECT_NEAR(d.groups[0].noise, 3.5 * std::sqrt(2 * 0.05 * 0.05) / std::sqrt(3.0), 1e-12);
   EXPECT_NEAR(d.groups[0].change, -0.2, 1e-12);
@@ -103,7 +104,7 @@ TEST(Diff, OneRoundFallsBackToTheIterationSpread) {
   const Diff d = diff(record({row("w", 1 << 20, 10)}), record({row("w", 1 << 20, 8.5)}));
   ASSERT_EQ(d.rows.size(), 1u);
   EXPECT_NEAR(d.rows[0].noise, 3.5 * std::sqrt(2.0) * (1 - 100.0 / 110.0), 1e-12);
-  EXPECT_EQ(d.rows[0].verdict, Verdict::kNoise);  // −15% < 45%
+  EXPECT_EQ(d.rows[0].verdict, Verdict::kTooNoisy);  // −15% < 45%
 }
 
 // Imported logs have no spread at all: only the threshold judges.
@@ -130,8 +131,8 @@ TEST(Diff, ComparesTheSlowestGroup) {
 }
 
 TEST(Diff, OneVariableNoWarningTwoVariablesWarn) {
-  Record a = record({});
-  Record b = record({});
+  Record a = record({row("w", 1 << 20, 10)});
+  Record b = record({row("w", 1 << 20, 10)});
   a.env = {{"versions", {{"nccl", "2.21.5"}, {"cuda", "12.4"}}}, {"env", {{"NCCL_ALGO", "Ring"}}}};
   b.env = {{"versions", {{"nccl", "2.23.4"}, {"cuda", "12.4"}}}, {"env", {{"NCCL_ALGO", "Ring"}}}};
   Diff d = diff(a, b);
@@ -190,6 +191,180 @@ TEST(Diff, JsonCarriesRowsVariablesAndVerdict) {
   EXPECT_DOUBLE_EQ(j["rows"][0]["busbw_change"].get<double>(), -0.5);
   EXPECT_TRUE(j["rows"][0]["p99_change"].is_number());
   EXPECT_TRUE(j["warning"].is_null());
+}
+
+// Rows of 1, 4 and 16 MiB, B's busbw `factor` × A's, both with MAD `spread` over rounds (NaN: one
+// round) and iteration percentiles p50/p99.
+std::pair<Record, Record> scaled(double factor, double spread, double p50 = 100, double p99 = 110) {
+  Record a = record({});
+  Record b = record({});
+  for (uint64_t mib : {1, 4, 16}) {
+    a.rows.push_back(row("w", mib << 20, 10, spread));
+    b.rows.push_back(row("w", mib << 20, 10 * factor, spread));
+  }
+  for (Record* r : {&a, &b}) {
+    for (comm::Row& row : r->rows) {
+      row.p50_us = p50;
+      row.p99_us = p99;
+    }
+  }
+  return {a, b};
+}
+
+// The first case: one round, p50/p99 = 0.6, σ = 40% per run, noise 3.5 × √2 × 40% = 198%
+// per size and 198% / √3 = 114% for the mean. Busbw ÷10 (−90%) is within both, but B/A = 0.1 is
+// beyond the 2× bound: a regression whatever the noise.
+TEST(Diff, ATenfoldLossIsARegressionWhateverTheOneRoundNoise) {
+  const auto [a, b] = scaled(0.1, kNaN, 60, 100);
+  const Diff d = diff(a, b);
+  ASSERT_EQ(d.rows.size(), 3u);
+  for (const RowDiff& r : d.rows) {
+    EXPECT_NEAR(r.noise, 3.5 * std::sqrt(2.0) * 0.4, 1e-12);
+    EXPECT_NEAR(r.busbw_change, -0.9, 1e-12);
+    EXPECT_EQ(r.verdict, Verdict::kRegression);
+  }
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_NEAR(d.groups[0].noise, 3.5 * std::sqrt(2.0) * 0.4 / std::sqrt(3.0), 1e-12);
+  EXPECT_GT(d.groups[0].noise, 0.9);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.regressions(), 1);
+  EXPECT_EQ(d.exit_code(), 1);
+}
+
+// The second case: 3 rounds, MAD 20.6% per run, noise 3.5 × √2 × 20.6% = 102% per size
+// and 102% / √3 = 58.9% for the mean. Busbw ÷2 (−50%) is within both, and B/A = 0.5: a regression.
+TEST(Diff, AHalvingIsARegressionWhateverTheRoundsNoise) {
+  const double spread = 1.02 / (3.5 * std::sqrt(2.0));
+  const auto [a, b] = scaled(0.5, spread);
+  const Diff d = diff(a, b);
+  for (const RowDiff& r : d.rows) {
+    EXPECT_NEAR(r.noise, 1.02, 1e-12);
+    EXPECT_EQ(r.verdict, Verdict::kRegression);
+  }
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_NEAR(d.groups[0].noise, 1.02 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(d.groups[0].change, -0.5, 1e-15);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(d.too_noisy_advice(), "");
+}
+
+// The bound is B/A ≤ 0.5 × 1.001: a halving rounded to 3 digits (6.175 → 6.18 of 12.35, 0.5004)
+// counts; 0.501 is within the noise above.
+TEST(Diff, TheHalvingBoundAllowsRoundingToThreeDigits) {
+  const double spread = 1.02 / (3.5 * std::sqrt(2.0));
+  EXPECT_EQ(diff(scaled(6.18 / 12.35, spread).first, scaled(6.18 / 12.35, spread).second)
+                .groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(diff(scaled(0.501, spread).first, scaled(0.501, spread).second).groups[0].verdict,
+            Verdict::kTooNoisy);
+  // A doubling is an improvement whatever the noise, and never fails the gate.
+  const Diff up = diff(scaled(2, spread).first, scaled(2, spread).second);
+  EXPECT_EQ(up.groups[0].verdict, Verdict::kImprovement);
+  EXPECT_EQ(up.exit_code(), 0);
+}
+
+// 3 rounds, MAD 12.1% per run: noise 60% per size, 60% / √3 = 34.6% for the mean. −30% is beyond
+// the 10% threshold, within the noise and short of 2×: too noisy to judge, exit 3. The noise falls
+// as 1.858 / √k per MAD beyond 3 rounds: (1.858 / (30% / 34.6%))² = 4.6, so 5 rounds.
+TEST(Diff, AThirtyPercentDropWithinSixtyPercentNoiseIsTooNoisyToJudge) {
+  const double spread = 0.6 / (3.5 * std::sqrt(2.0));
+  const auto [a, b] = scaled(0.7, spread);
+  const Diff d = diff(a, b);
+  for (const RowDiff& r : d.rows) EXPECT_EQ(r.verdict, Verdict::kTooNoisy);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_NEAR(d.groups[0].noise, 0.6 / std::sqrt(3.0), 1e-12);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kTooNoisy);
+  EXPECT_EQ(d.regressions(), 0);
+  EXPECT_EQ(d.too_noisy(), 1);
+  EXPECT_EQ(d.exit_code(), 3);
+  EXPECT_EQ(kTooNoisyExitCode, 3);
+  EXPECT_EQ(d.too_noisy_advice(),
+            "to judge them, measure A and B with more rounds: the noise falls about as 1/√rounds, "
+            "so about 5 rounds (plumb baseline --rounds 5, plumb comm --rounds 5) bring the noise "
+            "of 35% under the change of -30.0%; more iterations per size (--iters, -n) steady "
+            "each round");
+  const nlohmann::json j = diff_json(d);
+  EXPECT_EQ(j["groups"][0]["verdict"], "too noisy to judge");
+  EXPECT_EQ(j["too_noisy"], 1);
+  EXPECT_EQ(j["exit_code"], 3);
+  EXPECT_EQ(j["advice"], d.too_noisy_advice());
+}
+
+// The same runs measured in 5 rounds: σ = 1.858 / √5 = 0.831 MAD, noise 34.6% × 0.831 = 28.8%,
+// and the −30% is a regression.
+TEST(Diff, MoreRoundsShrinkTheNoise) {
+  auto [a, b] = scaled(0.7, 0.6 / (3.5 * std::sqrt(2.0)));
+  for (Record* r : {&a, &b}) r->comm = {{"settings", {{"rounds", 5}}}};
+  const Diff d = diff(a, b);
+  EXPECT_EQ(d.a.rounds, 5);
+  EXPECT_NEAR(d.groups[0].noise, 0.6 / std::sqrt(3.0) * 1.8581 / std::sqrt(5.0), 1e-12);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+}
+
+// One round: more rounds, not more iterations, make it judgeable.
+TEST(Diff, OneRoundTooNoisyAdvisesRounds) {
+  const auto [a, b] = scaled(0.7, kNaN, 60, 100);
+  const Diff d = diff(a, b);
+  EXPECT_EQ(d.a.rounds, 1);
+  EXPECT_EQ(d.exit_code(), 3);
+  EXPECT_EQ(d.too_noisy_advice(),
+            "to judge them, measure A and B in rounds (plumb baseline --rounds 5, plumb comm "
+            "--rounds 5): one round's noise is the spread of its iterations, 1 − p50/p99, which "
+            "more iterations (--iters, -n) do not shrink");
+}
+
+// A sweep of small sizes only is judged over all of them: ÷10 at 1, 4 and 16 KiB fails the gate.
+TEST(Diff, WithoutSizesOfAMebibyteTheGroupAveragesAllSizes) {
+  Record a = record({});
+  Record b = record({});
+  for (uint64_t kib : {1, 4, 16}) {
+    a.rows.push_back(row("w", kib << 10, 1, 0.5));
+    b.rows.push_back(row("w", kib << 10, 0.1, 0.5));
+  }
+  const Diff d = diff(a, b);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].min_bytes, 1024u);
+  EXPECT_EQ(d.groups[0].sizes, 3);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(diff_json(d)["groups"][0]["min_bytes"], 1024);
+}
+
+TEST(Diff, ARunThatMeasuredNothingIsAnError) {
+  const Record a = record({row("w", 1 << 20, 10)});
+  try {
+    diff(a, record({}), {0.10, false, "file a.json", "file b.json"});
+    FAIL() << "an empty B was compared";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_STREQ(e.what(), "B (file b.json) measured nothing: its results list is empty; expected "
+                           "the rows of a plumb comm or plumb baseline run to compare");
+  }
+  Record empty = record({});
+  empty.id = 3;
+  try {
+    diff(empty, a);
+    FAIL() << "an empty A was compared";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "A (baseline 3) measured nothing: its results list is empty; expected "
+                           "the rows of a plumb comm or plumb baseline run to compare");
+  }
+}
+
+TEST(Diff, RunsThatShareNoMeasurementAreAnError) {
+  Record a = record({row("w", 1 << 10, 10), row("w", 16 << 20, 10)});
+  Record b = record({row("w", 2 << 10, 10)});
+  b.rows[0].collective = "allgather";
+  b.source = "plumb comm b.json";
+  try {
+    diff(a, b, {0.10, false, "file a.json"});
+    FAIL() << "disjoint runs were compared";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_STREQ(e.what(), "A (file a.json) and B (plumb comm b.json) share no measurement: A has "
+                           "allreduce@world float32 1 KiB..16 MiB; B has allgather@world float32 "
+                           "2 KiB; expected the same (layer, collective, dtype, size) in both");
+  }
 }
 
 }  // namespace
