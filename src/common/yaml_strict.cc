@@ -68,7 +68,12 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   std::string text;
   char buffer[1 << 16];
   size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) {
+    text.append(buffer, n);
+    if (text.size() > kMaxTextFileBytes) {
+      throw Error(fmt::format("{}: more than {} MiB, not a {}", path, kMaxTextFileBytes >> 20, what));
+    }
+  }
   if (std::ferror(file.get())) {
     throw Error(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
   }

@@ -39,9 +39,14 @@ std::optional<double> yaml_number(const YAML::Node& value, const NumberRange& ra
 // The line of a node in its file, 1-based.
 inline int yaml_line(const YAML::Node& node) { return node.Mark().line + 1; }
 
-// The whole text of a file. A directory, a file that does not exist or cannot be read is a
-// plumb::Error "<path>: is a directory, not a <what>" or "<path>: cannot read the <what>:
-// <reason>" (never the C++ library's text). `what` names the file's role: "model file".
+// The largest file read_text_file reads: plumb's YAML and CSV inputs are a few KiB; /dev/zero or
+// a mistaken multi-GB file must not fill the memory.
+inline constexpr size_t kMaxTextFileBytes = size_t{16} << 20;
+
+// The whole text of a file. A directory, a file that does not exist or cannot be read, or one
+// over kMaxTextFileBytes is a plumb::Error "<path>: is a directory, not a <what>", "<path>: cannot
+// read the <what>: <reason>" or "<path>: more than 16 MiB, not a <what>" (never the C++ library's
+// text). `what` names the file's role: "model file".
 std::string read_text_file(const std::string& path, std::string_view what);
 
 // read_text_file, parsed as YAML; a syntax error is "<path>:<line>: not valid YAML: <reason>".

@@ -31,14 +31,16 @@ const std::vector<std::string> kLayers = {"node", "rail", "spine"};
 // devices_per_node, nodes_per_rack: far above any real cluster, low enough for an int.
 constexpr int kMaxCount = 1'000'000;
 constexpr NumberRange kCount{1, kMaxCount, false, true};
-// Bandwidths per device, GB/s: far above any link built (NVLink 5: 900 GB/s one way).
-constexpr NumberRange kGbps{0, 1e6, true};
-// Rail bandwidth per device over spine bandwidth per device.
-constexpr NumberRange kOversubscription{0, 1e3, true};
+// Bandwidths per device, GB/s: far above any link built (NVLink 5: 900 GB/s one way), and no
+// slower than 10 MB/s, which keeps every time the planner derives printable.
+constexpr NumberRange kGbps{1e-2, 1e6};
+// Rail bandwidth per device over spine bandwidth per device: 1 is non-blocking (a faster spine
+// is given as spine_gbps_per_device).
+constexpr NumberRange kOversubscription{1, 1e3};
 // One step's latency, µs: a second is far beyond any network.
 constexpr NumberRange kLatencyUs{0, 1e6, true};
 // An achievable fraction of a link's bandwidth.
-constexpr NumberRange kEfficiency{0, 1, true};
+constexpr NumberRange kEfficiency{1e-2, 1};
 
 // A number within `range` at node[key], or nothing; a wrong value is a problem naming line and
 // key. `shown` is the key as the message names it ("latency_us.rail"); empty: `key`.

@@ -23,24 +23,25 @@ using Problems = std::vector<std::string>;
 constexpr int kMaxDevicesPerNode = 1'000'000;
 
 // Every key a hardware file may have, with the values it accepts. The upper bounds are far above
-// any device built (B200: 2,250 dense BF16 TFLOP/s, 192 GB, 8 TB/s, 900 GB/s NVLink, 1,000 W);
-// they catch a mistyped exponent, not a future chip.
+// any device built (B200: 2,250 dense BF16 TFLOP/s, 192 GB, 8 TB/s, 900 GB/s NVLink, 1,000 W),
+// the lower ones far below any accelerator (1 GFLOP/s, 1 MB, 1 GB/s): they catch a mistyped
+// exponent, not a future chip, and keep every time the planner derives printable.
 struct Key {
   const char* name;
   NumberRange range;
 };
 constexpr Key kNumbers[] = {
-    {"hbm_gb", {0, 1e6, true}},
-    {"hbm_tbps", {0, 1e4, true}},
+    {"hbm_gb", {1e-3, 1e6}},
+    {"hbm_tbps", {1e-3, 1e4}},
     {"devices_per_node", {1, kMaxDevicesPerNode, false, true}},
-    {"scaleup_gbps_per_device", {0, 1e6, true}},
-    {"scaleout_gbps_per_device", {0, 1e6, true}},
+    {"scaleup_gbps_per_device", {1e-2, 1e6}},
+    {"scaleout_gbps_per_device", {1e-2, 1e6}},
     {"tdp_w", {0, 1e6, true}},
     {"price_usd", {0, 1e9, true}},
     {"cloud_usd_per_hour", {0, 1e6, true}},
-    {"efficiency", {0, 1, true}},
+    {"efficiency", {1e-2, 1}},
 };
-constexpr NumberRange kPeakTflops{0, 1e6, true};
+constexpr NumberRange kPeakTflops{1e-3, 1e6};
 
 std::vector<std::string> known_keys() {
   std::vector<std::string> keys = {"name", "peak_tflops"};

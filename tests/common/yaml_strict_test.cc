@@ -105,6 +105,16 @@ TEST(ReadTextFile, DirectoryAndMissingFileAreOneLine) {
   EXPECT_EQ(read_text_file(dir + "/m.yaml", "model file"), "a: 1\n");
 }
 
+// /dev/zero never ends: reading stops past kMaxTextFileBytes with one line.
+TEST(ReadTextFile, EndlessFileStopsAtTheLimit) {
+  try {
+    read_text_file("/dev/zero", "model file");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: more than 16 MiB, not a model file");
+  }
+}
+
 TEST(LoadYamlFile, SyntaxErrorNamesFileAndLine) {
   const std::string path = test::temp_dir("load-yaml-file") + "/bad.yaml";
   test::write_file(path, "a: 1\nb: [1\n");

@@ -75,9 +75,9 @@ TEST(HardwareFile, EveryProblemAtOnce) {
     EXPECT_EQ(std::string(e.what()),
               path + ":2: unknown key 'fp6' in peak_tflops (did you mean 'fp16'?); expected one "
                      "of bf16, fp16, fp8, fp4\n" +
-              path + ":3: 'hbm_gb' must be a number above 0 and at most 1e+06, got '-1'\n" +
+              path + ":3: 'hbm_gb' must be a number from 0.001 to 1e+06, got '-1'\n" +
               path + ": missing key 'hbm_tbps'\n" +
-              path + ":4: 'efficiency' must be a number above 0 and at most 1, got '1.5'");
+              path + ":4: 'efficiency' must be a number from 0.01 to 1, got '1.5'");
   }
 }
 
@@ -97,9 +97,9 @@ TEST(HardwareFile, DuplicateUnknownKeysAndAbsurdNumbers) {
                      "peak_tflops, hbm_gb, hbm_tbps, devices_per_node, scaleup_gbps_per_device, "
                      "scaleout_gbps_per_device, tdp_w, price_usd, cloud_usd_per_hour, efficiency\n" +
               path + ":2: duplicate key 'bf16' (first at line 2)\n" +
-              path + ":4: 'hbm_tbps' must be a number above 0 and at most 10000, got '.inf'\n" +
-              path + ":7: 'scaleout_gbps_per_device' must be a number above 0 and at most 1e+06, "
-                     "got '1e300'");
+              path + ":4: 'hbm_tbps' must be a number from 0.001 to 10000, got '.inf'\n" +
+              path + ":7: 'scaleout_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                     "'1e300'");
   }
   const std::string dir = test::temp_dir("hardware-dir");
   try {

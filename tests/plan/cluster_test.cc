@@ -172,7 +172,7 @@ TEST(ClusterFile, UnknownKeySuggestsTheClosest) {
 TEST(ClusterFile, NonNumberNamesLineAndKey) {
   const std::string path = cluster_file("cluster-nan", "name: x\noversubscription: lots\n");
   EXPECT_EQ(load_error(path),
-            path + ":2: 'oversubscription' must be a number above 0 and at most 1000, got 'lots'");
+            path + ":2: 'oversubscription' must be a number from 1 to 1000, got 'lots'");
 }
 
 // Every problem of the file at once, one a line, in the order the keys are read.
@@ -184,9 +184,8 @@ TEST(ClusterFile, EveryProblemAtOnce) {
                                         "efficiency: {spine: 1.5}\n");
   EXPECT_EQ(load_error(path),
             path + ":1: 'nodes_per_rack' must be a whole number from 1 to 1000000, got '0'\n" +
-                path + ":2: 'oversubscription' must be a number above 0 and at most 1000, got "
-                "'lots'\n" +
-                path + ":4: 'efficiency.spine' must be a number above 0 and at most 1, got '1.5'\n" +
+                path + ":2: 'oversubscription' must be a number from 1 to 1000, got 'lots'\n" +
+                path + ":4: 'efficiency.spine' must be a number from 0.01 to 1, got '1.5'\n" +
                 path + ":3: 'latency_us.rail' must be a number above 0 and at most 1e+06, got '-2'");
 }
 
@@ -201,8 +200,8 @@ TEST(ClusterFile, EveryProblemOfTheBandwidthKeysAtOnce) {
                 "expected one of name, devices_per_node, nodes_per_rack, "
                 "scaleup_gbps_per_device, rail_gbps_per_device, spine_gbps_per_device, "
                 "oversubscription, latency_us, efficiency\n" +
-                path + ":2: 'rail_gbps_per_device' must be a number above 0 and at most 1e+06, "
-                "got 'fast'\n" +
+                path + ":2: 'rail_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                "'fast'\n" +
                 path + ":3: 'devices_per_node' must be a whole number from 1 to 1000000, got '-8'");
 }
 
@@ -257,6 +256,16 @@ TEST(ClusterFile, DuplicateAndNestedUnknownKeys) {
             path + ":3: duplicate key 'nodes_per_rack' (first at line 1)\n" + path +
                 ":2: unknown key 'rall' in latency_us (did you mean 'rail'?); expected one of "
                 "node, rail, spine");
+}
+
+// A vanishing efficiency or bandwidth made step times of 300 digits: each has a floor.
+TEST(ClusterFile, VanishingBandwidthIsRefused) {
+  const std::string path = cluster_file("cluster-tiny", "efficiency: {node: 1e-300}\n"
+                                                        "spine_gbps_per_device: 1e-300\n");
+  EXPECT_EQ(load_error(path),
+            path + ":2: 'spine_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                   "'1e-300'\n" +
+                path + ":1: 'efficiency.node' must be a number from 0.01 to 1, got '1e-300'");
 }
 
 }  // namespace
