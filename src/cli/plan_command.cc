@@ -11,6 +11,7 @@
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/number_range.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "plan/calibration.h"
@@ -33,6 +34,36 @@ const std::map<std::string, plan::Algorithm> kAlgorithms = {
     {"ring", plan::Algorithm::kRing},
     {"tree", plan::Algorithm::kTree},
     {"hierarchical", plan::Algorithm::kHierarchical}};
+
+// What each number option accepts. The bounds are far beyond any real run; they catch a mistyped
+// exponent, inf and nan before a number reaches a formula (docs/plan.md, "Number options").
+constexpr NumberRange kDeviceCount{1, static_cast<double>(plan::kMaxDevices), false, true};
+constexpr NumberRange kMicroBatch{1, 1e6, false, true};
+constexpr NumberRange kGlobalBatch{1, 1e9, false, true};  // sequences per step
+constexpr NumberRange kBatchTokens{1, 1e10};               // Llama 3's 16M × 600
+constexpr NumberRange kZeroStage{0, 3, false, true};
+constexpr NumberRange kTop{1, 1000, false, true};
+constexpr NumberRange kFailureRate{1e-9, 1};               // per device-hour
+constexpr NumberRange kMtbfHours{1, 1e9};
+constexpr NumberRange kStorageGbps{1e-3, 1e6};
+constexpr NumberRange kRestartMinutes{0, 7 * 24 * 60};     // up to a week
+constexpr NumberRange kTokens{1, 1e18};                    // Llama 3's 15.6T × 64,000
+constexpr NumberRange kPue{1, 3};
+
+// The check of a number option: the value within `range`, or "--opt: must be <range>, got 'x'".
+// A count is rewritten as the integer CLI11 then converts ("1e3" → "1000"): options take it with
+// transform(), as check() would discard the rewrite.
+CLI::Validator within(const NumberRange& range) {
+  return CLI::Validator(
+      [range](std::string& text) {
+        std::string problem;
+        const std::optional<double> v = parse_number(text, range, problem);
+        if (!v) return problem;
+        text = range.whole ? fmt::format("{}", static_cast<int64_t>(*v)) : fmt::format("{}", *v);
+        return std::string();
+      },
+      describe(range));
+}
 
 // Everything a prediction needs, loaded once and checked before anything is computed.
 struct Inputs {
@@ -63,7 +94,7 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--batch-tokens", o.batch_tokens,
                  "Without --gbs: tokens per step; the global batch is the multiple of dp × mbs "
                  "(× pp when interleaved) nearest to it")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->transform(within(kBatchTokens));
   app.add_flag("--no-flash-attention", o.no_flash_attention,
                "Attention keeps its s×s scores (as before FlashAttention)");
   app.add_flag("--no-dp-overlap", o.no_dp_overlap,
@@ -74,37 +105,37 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
 void add_outlook_options(CLI::App& app, PlanOptions& o) {
   auto* rate = app.add_option("--failure-rate", o.failure_rate,
                               "Interruptions per device-hour (default: Llama 3 405B, 419 on 16,384 "
-                              "GPUs in 54 days = 1.97e-5)")->check(CLI::PositiveNumber);
+                              "GPUs in 54 days = 1.97e-5)")->transform(within(kFailureRate));
   app.add_option("--mtbf", o.mtbf_hours, "Mean hours between interruptions of one device")
-      ->check(CLI::PositiveNumber)->excludes(rate);
+      ->transform(within(kMtbfHours))->excludes(rate);
   app.add_option("--storage-gbps", o.storage_gbps, "Checkpoint write bandwidth, GB/s aggregate")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->transform(within(kStorageGbps));
   app.add_option("--restart-minutes", o.restart_minutes, "From an interruption to training again")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->transform(within(kRestartMinutes));
   app.add_option("--tokens", o.tokens, "Tokens to train: days, device-hours, energy and cost")
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kTokens));
   app.add_option("--pue", o.pue, "Data-centre power usage effectiveness")->capture_default_str()
-      ->check(CLI::Range(1.0, 3.0));
+      ->transform(within(kPue));
 }
 
 void add_layout_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--devices", o.devices, "Accelerators (default tp × cp × pp × dp)")
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
   app.add_option("--tp", o.tp, "Tensor parallel (with sequence parallelism)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--pp", o.pp, "Pipeline stages")->capture_default_str()->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
+  app.add_option("--pp", o.pp, "Pipeline stages")->capture_default_str()->transform(within(kDeviceCount));
   app.add_option("--dp", o.dp, "Data parallel (default: devices / (tp × cp × pp))")
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
   app.add_option("--ep", o.ep, "Expert parallel, within dp")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--cp", o.cp, "Context parallel")->capture_default_str()->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
+  app.add_option("--cp", o.cp, "Context parallel")->capture_default_str()->transform(within(kDeviceCount));
   app.add_option("--vpp", o.vpp, "Virtual pipeline stages per device (interleaved 1F1B)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->transform(within(kDeviceCount));
   app.add_option("--mbs", o.mbs, "Micro-batch size (sequences)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->check(CLI::PositiveNumber);
+      ->transform(within(kMicroBatch));
+  app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->transform(within(kGlobalBatch));
   app.add_option("--zero", o.zero, "ZeRO stage: 0, 1 (optimizer), 2 (+ gradients), 3 (+ weights)")
-      ->capture_default_str()->check(CLI::Range(0, 3));
+      ->capture_default_str()->transform(within(kZeroStage));
   app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
       ->check(CLI::IsMember({"none", "selective", "full"}));
 }
@@ -158,8 +189,7 @@ Inputs load_inputs(const PlanOptions& o) {
   return in;
 }
 
-// The layout the options describe; every problem with it at once.
-plan::Layout layout_from(const PlanOptions& o, const plan::ModelSpec& m) {
+plan::Layout layout_options(const PlanOptions& o) {
   plan::Layout p;
   p.tp = o.tp;
   p.pp = o.pp;
@@ -170,11 +200,21 @@ plan::Layout layout_from(const PlanOptions& o, const plan::ModelSpec& m) {
   p.micro_batch = o.mbs;
   p.recompute = kRecompute.at(o.recompute);
   p.flash_attention = !o.no_flash_attention;
-  const int64_t model_parallel = int64_t{p.tp} * p.cp * p.pp;
+  return p;
+}
+
+// The layout the options describe; every problem with it at once. Sizes are multiplied in
+// floating point first: tp × cp × pp × dp of options each up to kMaxDevices overflows int64.
+plan::Layout layout_from(const PlanOptions& o, const plan::ModelSpec& m) {
+  plan::Layout p = layout_options(o);
+  const double model_parallel = static_cast<double>(p.tp) * p.cp * p.pp;
   if (o.dp > 0) {
     p.dp = o.dp;
   } else if (o.devices > 0) {
-    p.dp = static_cast<int>(std::max<int64_t>(1, o.devices / model_parallel));
+    p.dp = static_cast<int>(std::max(1.0, std::floor(static_cast<double>(o.devices) / model_parallel)));
+  }
+  if (plan::beyond_max_devices(p)) {
+    throw Error(fmt::format("layout for {}: {}", m.name, plan::too_many_devices(p)));
   }
   const int64_t devices = o.devices > 0 ? o.devices : p.devices();
   p.global_batch = o.gbs > 0 ? o.gbs : plan::global_batch_near(p, m, o.batch_tokens);
@@ -183,6 +223,36 @@ plan::Layout layout_from(const PlanOptions& o, const plan::ModelSpec& m) {
     throw Error(fmt::format("layout for {} on {} devices: {}", m.name, devices, join(problems, "; ")));
   }
   return p;
+}
+
+// Without --gbs the batch is the multiple of dp × mbs nearest to --batch-tokens; when even the
+// smallest is far above what was asked, the prediction is for a batch the run did not ask for.
+void note_batch_overshoot(const PlanOptions& o, const plan::Layout& p, const plan::ModelSpec& m,
+                          report::PlanContext& context) {
+  const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(m.seq_len);
+  if (o.gbs > 0 || tokens <= plan::kMaxBatchOvershoot * o.batch_tokens) return;
+  context.notes.push_back(fmt::format(
+      "the smallest batch this layout runs is {} sequences ({:.3g} tokens), {:.0f}× the {:.3g} "
+      "tokens of --batch-tokens: fewer data-parallel replicas (dp) or a smaller --mbs would keep "
+      "the batch asked for", p.global_batch, tokens, tokens / o.batch_tokens, o.batch_tokens));
+}
+
+// When failures and checkpoints take all the wall time, say so and what would help.
+std::optional<std::string> stall_warning(const plan::Outlook& out, int64_t devices) {
+  if (out.at_daly.goodput > 0) return std::nullopt;
+  const plan::Reliability& r = out.at_daly;
+  return fmt::format(
+      "on {} devices the job is interrupted every {:.3g} s and each interruption costs a {:.0f} s "
+      "restart plus rework: failures take {:.0f}% and checkpoints {:.0f}% of the wall time, so the "
+      "run would not progress; a lower failure rate (--failure-rate, --mtbf), a faster restart "
+      "(--restart-minutes), faster checkpoints (--storage-gbps) or fewer devices would help",
+      devices, r.mtbf_s, r.restart_s, 100 * r.failure_waste, 100 * r.checkpoint_waste);
+}
+
+// A warning goes to standard error and into the report's notes (the JSON keeps it too).
+void warn(const std::string& text, report::PlanContext& context) {
+  fmt::print(stderr, "plumb: warning: {}\n", text);
+  context.notes.push_back(text);
 }
 
 plan::OutlookInputs outlook_inputs(const PlanOptions& o) {
@@ -252,6 +322,8 @@ int run_predict(const PlanOptions& o) {
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   const plan::Prediction pred = predictor(p);
   const plan::Outlook outlook = plan::outlook(pred, in.model, in.hardware, outlook_inputs(o));
+  note_batch_overshoot(o, p, in.model, in.context);
+  if (auto w = stall_warning(outlook, p.devices())) warn(*w, in.context);
   note_measured_use(in);
   if (!o.json.empty()) write_json(report::plan_json(in.context, pred, outlook), o.json);
   if (o.json != "-") report::print_plan(in.context, pred, outlook, std::cout);
@@ -281,6 +353,27 @@ plan::SearchResult run_search_with_progress(const plan::Predictor& predictor, co
   return r;
 }
 
+// Why a search found nothing, and what would help.
+std::string nothing_fits(const plan::SearchResult& r, const plan::Predictor& predictor, int64_t devices) {
+  const plan::ModelSpec& m = predictor.model();
+  const std::string head = fmt::format("no layout of {} fits on {} × {}: {} layouts tried", m.name,
+                                       devices, predictor.hardware().name, r.candidates);
+  if (r.valid > 0) {
+    return fmt::format("{}, {} valid, none fits in its {:g} GB of memory; more devices, a larger "
+                       "--max-tp or --max-cp, or a device with more memory would help",
+                       head, r.valid, predictor.hardware().hbm_gb);
+  }
+  if (r.oversized > 0) {
+    return fmt::format("{}; the {} valid ones all need a batch more than {:g}× --batch-tokens; "
+                       "more tokens per step (--batch-tokens, --gbs) or fewer devices would help",
+                       head, r.oversized, plan::kMaxBatchOvershoot);
+  }
+  return fmt::format("{}, none valid: {} devices do not split into tp × cp × pp × dp with tp "
+                     "dividing the {} heads and pp × vpp at most the {} layers; a device count "
+                     "with more small factors (a multiple of 8) would help",
+                     head, devices, m.heads, m.layers);
+}
+
 int run_search_command(const PlanOptions& o) {
   if (o.devices <= 0) throw Error("plumb plan search needs --devices N");
   check_json_target(o);
@@ -291,6 +384,8 @@ int run_search_command(const PlanOptions& o) {
   note_measured_use(in);
   if (!o.json.empty()) write_json(report::search_json(in.context, r), o.json);
   if (o.json != "-") report::print_search(in.context, r, std::cout);
+  // Nothing to recommend is a failed check, as a layout that does not fit is for plumb plan.
+  if (r.top.empty()) throw Error(nothing_fits(r, predictor, o.devices), ExitCode::kCheckFailed);
   return 0;
 }
 
@@ -299,6 +394,7 @@ int run_scale_command(const PlanOptions& o) {
   Inputs in = load_inputs(o);
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   std::vector<report::ScaleRow> rows;
+  std::vector<std::string> missing;  // device counts where nothing fits, and why
   for (int64_t devices : o.scale_devices) {
     const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, devices), 1);
     report::ScaleRow row;
@@ -307,12 +403,16 @@ int run_scale_command(const PlanOptions& o) {
     if (row.found) {
       row.best = r.top.front();
       row.outlook = plan::outlook(row.best, in.model, in.hardware, outlook_inputs(o));
+      if (auto w = stall_warning(row.outlook, devices)) warn(*w, in.context);
+    } else {
+      missing.push_back(nothing_fits(r, predictor, devices));
     }
     rows.push_back(row);
   }
   note_measured_use(in);
   if (!o.json.empty()) write_json(report::scale_json(in.context, rows), o.json);
   if (o.json != "-") report::print_scale(in.context, rows, std::cout);
+  if (!missing.empty()) throw Error(join(missing, "\n"), ExitCode::kCheckFailed);
   return 0;
 }
 
@@ -347,25 +447,25 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   CLI::App* search = app.add_subcommand("search", "Every layout that fits, ranked by throughput");
   add_model_options(*search, o);
   add_outlook_options(*search, o);
-  search->add_option("--devices", o.devices, "Accelerators")->required()->check(CLI::PositiveNumber);
+  search->add_option("--devices", o.devices, "Accelerators")->required()->transform(within(kDeviceCount));
   search->add_option("--gbs", o.gbs, "Fix the global batch (default: nearest to --batch-tokens per layout)")
-      ->check(CLI::PositiveNumber);
-  search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->check(CLI::Range(1, 1000));
+      ->transform(within(kGlobalBatch));
+  search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->transform(within(kTop));
   search->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
   search->add_option("--max-cp", o.max_cp, "Largest CP (long sequences want more)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->transform(within(kDeviceCount));
   search->callback([&o] { o.mode = PlanMode::kSearch; });
 
   CLI::App* scale = app.add_subcommand("scale", "Best layout, goodput and time-to-train per device count");
   add_model_options(*scale, o);
   add_outlook_options(*scale, o);
   scale->add_option("--devices", o.scale_devices, "Device counts")->capture_default_str()
-      ->delimiter(',')->check(CLI::PositiveNumber);
+      ->delimiter(',')->transform(within(kDeviceCount));
   scale->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
   scale->add_option("--max-cp", o.max_cp, "Largest CP")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->transform(within(kDeviceCount));
   scale->callback([&o] { o.mode = PlanMode::kScale; });
 
   CLI::App* validate = app.add_subcommand("validate", "The predictor against published runs");

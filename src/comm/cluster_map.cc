@@ -4,14 +4,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <string_view>
 
 #include "common/error.h"
+#include "common/number_range.h"
 #include "common/strings.h"
+#include "common/yaml_strict.h"
 
 namespace plumb::comm {
 namespace {
@@ -46,27 +45,24 @@ class Problems {
   std::vector<std::pair<int, std::string>> found_;
 };
 
+// Duplicate and unknown keys of one map, each at its line.
 void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, Problems& problems,
                 std::string_view where) {
-  for (const auto& item : map) {
-    const std::string key = item.first.IsScalar() ? item.first.Scalar() : "?";
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    problems.add(item.first, fmt::format("unknown key '{}' in {}{}; expected {}", key, where,
-                                         did_you_mean(key, allowed), join(allowed, ", ")));
-  }
+  for (const YamlProblem& p : key_problems(map, allowed, where)) problems.add_line(p.line, p.message);
 }
+
+// Ranks one node runs: far above any node built, low enough for an int.
+constexpr NumberRange kRanksPerNode{1, 1'000'000, false, true};
 
 void parse_ranks_per_node(const YAML::Node& root, ClusterMap& map, Problems& problems) {
   const YAML::Node value = root["ranks_per_node"];
   if (!value) return;
-  int parsed = 0;
-  if (!value.IsScalar() || !YAML::convert<int>::decode(value, parsed) || parsed < 1) {
-    problems.add(value, fmt::format("ranks_per_node must be a positive integer, got '{}'",
-                                    value.IsScalar() ? value.Scalar() : "a " + std::string(
-                                        value.IsSequence() ? "list" : "map")));
-    return;
+  std::string problem;
+  if (auto v = yaml_number(value, kRanksPerNode, problem)) {
+    map.ranks_per_node = static_cast<int>(*v);
+  } else {
+    problems.add(value, "ranks_per_node " + problem);
   }
-  map.ranks_per_node = parsed;
 }
 
 struct SeenNode {
@@ -166,11 +162,7 @@ ClusterMap parse_cluster_map(std::string_view text, std::string_view source) {
 }
 
 ClusterMap load_cluster_map(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read the cluster map: {}", path, std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_cluster_map(text.str(), path);
+  return parse_cluster_map(read_text_file(path, "cluster map"), path);
 }
 
 }  // namespace plumb::comm

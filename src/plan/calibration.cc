@@ -23,7 +23,7 @@ std::optional<NetLayer> own_layer(const std::string& name) {
 }
 
 bool usable(const comm::Row& row) {
-  return !std::isnan(row.busbw_gbps) && row.busbw_gbps > 0 &&
+  return std::isfinite(row.busbw_gbps) && row.busbw_gbps > 0 &&
          (row.requested_bytes > 0 || row.bytes > 0);
 }
 

@@ -48,7 +48,7 @@ class Calibration {
   // Curves from a stored or imported measurement. Rows are grouped by (layer, collective); at each
   // requested size the slowest group's busbw is kept, because a collective in a training step
   // runs in many groups at once and the step waits for the slowest. Rows of every dtype and op
-  // are pooled the same way (busbw counts bytes, not elements). Rows with busbw ≤ 0 or NaN, or
+  // are pooled the same way (busbw counts bytes, not elements). Rows with busbw ≤ 0, NaN or infinite, or
   // with no size, are skipped.
   //
   // Layers: "node", "rail" and "spine" map to themselves. "world" is used only where it is the

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/yaml_strict.h"
 
 namespace plumb::plan {
 namespace {
@@ -19,24 +22,66 @@ using Problems = std::vector<std::string>;
 // Devices in one node: far above any real system, low enough for an int.
 constexpr int kMaxDevicesPerNode = 1'000'000;
 
-std::optional<double> positive(const YAML::Node& root, const char* key, const std::string& path,
-                               Problems& problems) {
+// Every key a hardware file may have, with the values it accepts. The upper bounds are far above
+// any device built (B200: 2,250 dense BF16 TFLOP/s, 192 GB, 8 TB/s, 900 GB/s NVLink, 1,000 W),
+// the lower ones far below any accelerator (1 GFLOP/s, 1 MB, 1 GB/s): they catch a mistyped
+// exponent, not a future chip, and keep every time the planner derives printable.
+struct Key {
+  const char* name;
+  NumberRange range;
+};
+constexpr Key kNumbers[] = {
+    {"hbm_gb", {1e-3, 1e6}},
+    {"hbm_tbps", {1e-3, 1e4}},
+    {"devices_per_node", {1, kMaxDevicesPerNode, false, true}},
+    {"scaleup_gbps_per_device", {1e-2, 1e6}},
+    {"scaleout_gbps_per_device", {1e-2, 1e6}},
+    {"tdp_w", {0, 1e6, true}},
+    {"price_usd", {0, 1e9, true}},
+    {"cloud_usd_per_hour", {0, 1e6, true}},
+    {"efficiency", {1e-2, 1}},
+};
+constexpr NumberRange kPeakTflops{1e-3, 1e6};
+
+std::vector<std::string> known_keys() {
+  std::vector<std::string> keys = {"name", "peak_tflops"};
+  for (const Key& k : kNumbers) keys.emplace_back(k.name);
+  return keys;
+}
+
+const NumberRange& range_of(const char* key) {
+  for (const Key& k : kNumbers) {
+    if (std::string_view(k.name) == key) return k.range;
+  }
+  return kPeakTflops;
+}
+
+std::optional<double> number(const YAML::Node& root, const char* key, const NumberRange& range,
+                             const std::string& where, Problems& problems) {
   const YAML::Node value = root[key];
   if (!value) return std::nullopt;
-  try {
-    const double v = value.as<double>();
-    if (std::isfinite(v) && v > 0) return v;
-  } catch (const YAML::Exception&) {
-  }
-  problems.push_back(fmt::format("{}:{}: '{}' must be a positive number", path,
-                                 value.Mark().line + 1, key));
+  std::string problem;
+  if (auto v = yaml_number(value, range, problem)) return v;
+  problems.push_back(fmt::format("{}:{}: '{}' {}", where, yaml_line(value), key, problem));
   return std::nullopt;
+}
+
+std::optional<double> optional(const YAML::Node& root, const char* key, const std::string& path,
+                               Problems& problems) {
+  return number(root, key, range_of(key), path, problems);
 }
 
 double required(const YAML::Node& root, const char* key, const std::string& path,
                 Problems& problems) {
   if (!root[key]) problems.push_back(fmt::format("{}: missing key '{}'", path, key));
-  return positive(root, key, path, problems).value_or(0);
+  return optional(root, key, path, problems).value_or(0);
+}
+
+void add_key_problems(const YAML::Node& map, std::span<const std::string> known,
+                      std::string_view where, const std::string& path, Problems& problems) {
+  for (const YamlProblem& p : key_problems(map, known, where)) {
+    problems.push_back(fmt::format("{}:{}: {}", path, p.line, p.message));
+  }
 }
 
 std::map<std::string, double> read_peaks(const YAML::Node& node, const std::string& path,
@@ -47,68 +92,47 @@ std::map<std::string, double> read_peaks(const YAML::Node& node, const std::stri
     return peaks;
   }
   const std::vector<std::string> known(std::begin(kPrecisions), std::end(kPrecisions));
-  for (const auto& item : node) {
-    if (!item.first.IsScalar()) {
-      problems.push_back(fmt::format("{}:{}: 'peak_tflops' keys must be precision names", path,
-                                     item.first.Mark().line + 1));
-      continue;
-    }
-    const std::string precision = item.first.as<std::string>();
-    if (std::find(known.begin(), known.end(), precision) == known.end()) {
-      problems.push_back(unknown_name(path + ": peak_tflops", "precision", precision, known));
-      continue;
-    }
-    if (auto v = positive(node, precision.c_str(), path + ": peak_tflops", problems)) {
+  add_key_problems(node, known, "peak_tflops", path, problems);
+  for (const std::string& precision : known) {
+    if (auto v = number(node, precision.c_str(), kPeakTflops, path, problems)) {
       peaks[precision] = *v;
     }
   }
   return peaks;
 }
 
-}  // namespace
-
-HardwareSpec load_hardware(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(fmt::format("{}: cannot read the hardware file", path));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
-  }
-  if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of hardware keys", path));
-  Problems problems;
-  HardwareSpec h;
+std::string read_name(const YAML::Node& root, const std::string& path, Problems& problems) {
   if (!root["name"]) {
     problems.push_back(fmt::format("{}: missing key 'name'", path));
   } else if (!root["name"].IsScalar()) {
-    problems.push_back(
-        fmt::format("{}:{}: 'name' must be a string", path, root["name"].Mark().line + 1));
+    problems.push_back(fmt::format("{}:{}: 'name' must be a string", path, yaml_line(root["name"])));
   } else {
-    h.name = root["name"].as<std::string>();
+    return root["name"].Scalar();
   }
+  return {};
+}
+
+}  // namespace
+
+HardwareSpec load_hardware(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "hardware file");
+  if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of hardware keys", path));
+  Problems problems;
+  add_key_problems(root, known_keys(), {}, path, problems);
+  HardwareSpec h;
+  h.name = read_name(root, path, problems);
   h.peak_tflops = read_peaks(root["peak_tflops"], path, problems);
   h.hbm_gb = required(root, "hbm_gb", path, problems);
   h.hbm_tbps = required(root, "hbm_tbps", path, problems);
-  if (auto n = positive(root, "devices_per_node", path, problems)) {
-    if (*n == std::floor(*n) && *n <= kMaxDevicesPerNode) {
-      h.devices_per_node = static_cast<int>(*n);
-    } else {
-      problems.push_back(fmt::format("{}:{}: 'devices_per_node' must be a whole number from 1 to {}",
-                                     path, root["devices_per_node"].Mark().line + 1,
-                                     kMaxDevicesPerNode));
-    }
+  if (auto n = optional(root, "devices_per_node", path, problems)) {
+    h.devices_per_node = static_cast<int>(*n);
   }
-  h.scaleup_gbps_per_device = positive(root, "scaleup_gbps_per_device", path, problems);
-  h.scaleout_gbps_per_device = positive(root, "scaleout_gbps_per_device", path, problems);
-  h.tdp_w = positive(root, "tdp_w", path, problems);
-  h.price_usd = positive(root, "price_usd", path, problems);
-  h.cloud_usd_per_hour = positive(root, "cloud_usd_per_hour", path, problems);
-  h.efficiency = positive(root, "efficiency", path, problems);
-  if (h.efficiency && *h.efficiency > 1) {
-    problems.push_back(fmt::format("{}: efficiency {} is a fraction of peak: at most 1", path,
-                                   *h.efficiency));
-  }
+  h.scaleup_gbps_per_device = optional(root, "scaleup_gbps_per_device", path, problems);
+  h.scaleout_gbps_per_device = optional(root, "scaleout_gbps_per_device", path, problems);
+  h.tdp_w = optional(root, "tdp_w", path, problems);
+  h.price_usd = optional(root, "price_usd", path, problems);
+  h.cloud_usd_per_hour = optional(root, "cloud_usd_per_hour", path, problems);
+  h.efficiency = optional(root, "efficiency", path, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return h;
 }

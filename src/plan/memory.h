@@ -12,6 +12,11 @@ namespace plumb::plan {
 
 enum class Recompute { kNone, kSelective, kFull };
 
+// The most devices a plan may span: 2^24 = 16,777,216, far beyond any cluster built (the largest
+// announced hold a few hundred thousand accelerators). It keeps every layout size inside an int
+// and the products the planner forms from them inside int64.
+inline constexpr int64_t kMaxDevices = int64_t{1} << 24;
+
 struct Layout {
   int tp = 1;     // tensor parallel (with sequence parallelism)
   int pp = 1;     // pipeline stages

@@ -3,25 +3,44 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/yaml_strict.h"
 
 namespace plumb::plan {
 namespace {
 
 // Upper bounds: counts (layers, heads, experts) and sizes (hidden, vocab, sequence) far above any
-// published model. They catch a mistyped value early; they do not by themselves keep every
-// product the planner forms from them inside int64.
+// published model. They catch a mistyped value early; the products the planner forms from them
+// are kept inside int64 by kMaxParameters.
 constexpr int kMaxCount = 1'000'000;
 constexpr int64_t kMaxSize = 1'000'000'000;
+
+const std::vector<std::string> kModelKeys = {"name",     "layers",   "hidden",          "heads",
+                                             "kv_heads", "ffn_hidden", "vocab",         "seq_len",
+                                             "ffn_type", "tied_embeddings", "params_b", "moe"};
+const std::vector<std::string> kMoeKeys = {"experts", "top_k", "shared_experts",
+                                           "expert_ffn_hidden", "first_dense_layers"};
+
+using Problems = std::vector<std::string>;
 
 // Reads the keys of one YAML map, collecting every problem instead of stopping at the first.
 class Reader {
  public:
-  Reader(const YAML::Node& node, std::string where, std::vector<std::string>& problems)
-      : node_(node), where_(std::move(where)), problems_(problems) {}
+  // `where` names the map in messages: the file, or "<file>: moe".
+  Reader(const YAML::Node& node, std::string path, std::string where, Problems& problems)
+      : node_(node), path_(std::move(path)), where_(std::move(where)), problems_(problems) {}
+
+  // Duplicate and unknown keys, each at its line.
+  void check_keys(const std::vector<std::string>& known, std::string_view map_name = {}) {
+    for (const YamlProblem& p : key_problems(node_, known, map_name)) {
+      problems_.push_back(fmt::format("{}:{}: {}", path_, p.line, p.message));
+    }
+  }
 
   template <class T>
   T get(const char* key, bool required = true) {
@@ -33,48 +52,39 @@ class Reader {
     try {
       return value.as<T>();
     } catch (const YAML::Exception&) {
-      problems_.push_back(fmt::format("{}:{}: '{}' has the wrong type", where_,
-                                      value.Mark().line + 1, key));
+      problems_.push_back(fmt::format("{}:{}: '{}' has the wrong type", path_, yaml_line(value), key));
       return T{};
     }
   }
 
-  // A number above zero and at most `most`; a value of the wrong type is reported once, by get().
+  // A whole number from `least` to `most`; absent: a problem when required, else 0.
   template <class T>
-  T positive(const char* key, T most) {
-    const size_t before = problems_.size();
-    const T value = get<T>(key);
-    if (problems_.size() != before) return T{};
-    if (value <= 0) {
-      problems_.push_back(fmt::format("{}:{}: '{}' must be positive", where_,
-                                      node_[key].Mark().line + 1, key));
-    } else if (value > most) {
-      problems_.push_back(fmt::format("{}:{}: '{}' must be at most {}", where_,
-                                      node_[key].Mark().line + 1, key, most));
-    }
-    return value;
+  T whole(const char* key, T least, T most, bool required = true) {
+    const NumberRange range{static_cast<double>(least), static_cast<double>(most), false, true};
+    return static_cast<T>(number(key, range, required));
   }
 
-  // An optional count from 0 to `most`; absent → 0.
-  int count(const char* key, int most) {
-    const size_t before = problems_.size();
-    const int value = get<int>(key, false);
-    if (problems_.size() != before) return 0;
-    if (value < 0 || value > most) {
-      problems_.push_back(fmt::format("{}:{}: '{}' must be from 0 to {}", where_,
-                                      node_[key].Mark().line + 1, key, most));
+  // A number within `range`; absent: a problem when required, else 0.
+  double number(const char* key, const NumberRange& range, bool required = false) {
+    const YAML::Node value = node_[key];
+    if (!value) {
+      if (required) problems_.push_back(fmt::format("{}: missing key '{}'", where_, key));
+      return 0;
     }
-    return value;
+    std::string problem;
+    if (auto v = yaml_number(value, range, problem)) return *v;
+    problems_.push_back(fmt::format("{}:{}: '{}' {}", path_, yaml_line(value), key, problem));
+    return 0;
   }
 
  private:
   YAML::Node node_;
+  std::string path_;
   std::string where_;
-  std::vector<std::string>& problems_;
+  Problems& problems_;
 };
 
-FfnType ffn_type_of(const std::string& text, const std::string& path,
-                    std::vector<std::string>& problems) {
+FfnType ffn_type_of(const std::string& text, const std::string& path, Problems& problems) {
   if (text == "swiglu") return FfnType::kSwiglu;
   if (text != "gelu") {
     problems.push_back(fmt::format("{}: ffn_type '{}': expected gelu or swiglu", path, text));
@@ -82,21 +92,20 @@ FfnType ffn_type_of(const std::string& text, const std::string& path,
   return FfnType::kGelu;
 }
 
-MoeSpec read_moe(const YAML::Node& node, const std::string& path,
-                 std::vector<std::string>& problems) {
+MoeSpec read_moe(const YAML::Node& node, const std::string& path, Problems& problems) {
   MoeSpec moe;
   if (!node.IsMap()) {
-    problems.push_back(fmt::format("{}:{}: 'moe' must be a map of experts, top_k, "
-                                   "shared_experts, expert_ffn_hidden, first_dense_layers",
-                                   path, node.Mark().line + 1));
+    problems.push_back(fmt::format("{}:{}: 'moe' must be a map of {}", path, node.Mark().line + 1,
+                                   join(kMoeKeys, ", ")));
     return moe;
   }
-  Reader r(node, path + ": moe", problems);
-  moe.experts = r.positive<int>("experts", kMaxCount);
-  moe.top_k = r.positive<int>("top_k", kMaxCount);
-  moe.shared_experts = r.count("shared_experts", kMaxCount);
-  moe.expert_ffn_hidden = r.positive<int64_t>("expert_ffn_hidden", kMaxSize);
-  moe.first_dense_layers = r.count("first_dense_layers", kMaxCount);
+  Reader r(node, path, path + ": moe", problems);
+  r.check_keys(kMoeKeys, "moe");
+  moe.experts = r.whole<int>("experts", 1, kMaxCount);
+  moe.top_k = r.whole<int>("top_k", 1, kMaxCount);
+  moe.shared_experts = r.whole<int>("shared_experts", 0, kMaxCount, false);
+  moe.expert_ffn_hidden = r.whole<int64_t>("expert_ffn_hidden", 1, kMaxSize);
+  moe.first_dense_layers = r.whole<int>("first_dense_layers", 0, kMaxCount, false);
   if (moe.top_k > moe.experts) {
     problems.push_back(fmt::format("{}: moe: top_k {} exceeds experts {}", path, moe.top_k,
                                    moe.experts));
@@ -104,42 +113,73 @@ MoeSpec read_moe(const YAML::Node& node, const std::string& path,
   return moe;
 }
 
-ModelSpec read_model(const YAML::Node& root, const std::string& path,
-                     std::vector<std::string>& problems) {
-  Reader r(root, path, problems);
-  ModelSpec m;
-  m.name = r.get<std::string>("name");
-  m.layers = r.positive<int>("layers", kMaxCount);
-  m.hidden = r.positive<int64_t>("hidden", kMaxSize);
-  m.heads = r.positive<int>("heads", kMaxCount);
-  m.kv_heads = r.positive<int>("kv_heads", kMaxCount);
-  m.ffn_hidden = r.positive<int64_t>("ffn_hidden", kMaxSize);
-  m.vocab = r.positive<int64_t>("vocab", kMaxSize);
-  m.seq_len = r.positive<int64_t>("seq_len", kMaxSize);
-  m.ffn_type = ffn_type_of(r.get<std::string>("ffn_type"), path, problems);
-  m.tied_embeddings = r.get<bool>("tied_embeddings", false);
-  m.params_b = r.get<double>("params_b", false);
-  if (root["moe"]) m.moe = read_moe(root["moe"], path, problems);
+// Counts beyond what the model can be: more dense layers than layers, more parameters than
+// plumb plans for (which also keeps parameter_count inside int64).
+void check_model(const ModelSpec& m, const std::string& path, Problems& problems) {
   if (m.heads > 0 && m.kv_heads > 0 && m.heads % m.kv_heads != 0) {
     problems.push_back(fmt::format("{}: heads {} is not a multiple of kv_heads {}", path, m.heads,
                                    m.kv_heads));
   }
+  if (m.moe && m.moe->first_dense_layers > m.layers) {
+    problems.push_back(fmt::format("{}: moe: first_dense_layers {} exceeds layers {}", path,
+                                   m.moe->first_dense_layers, m.layers));
+  }
+  if (!problems.empty()) return;  // the count needs every value
+  const double parameters = parameter_count_estimate(m);
+  if (parameters > kMaxParameters) {
+    problems.push_back(fmt::format("{}: {:.3g} parameters, more than the {:g} plumb plans for",
+                                   path, parameters, kMaxParameters));
+  }
+}
+
+ModelSpec read_model(const YAML::Node& root, const std::string& path, Problems& problems) {
+  Reader r(root, path, path, problems);
+  r.check_keys(kModelKeys);
+  ModelSpec m;
+  m.name = r.get<std::string>("name");
+  m.layers = r.whole<int>("layers", 1, kMaxCount);
+  m.hidden = r.whole<int64_t>("hidden", 1, kMaxSize);
+  m.heads = r.whole<int>("heads", 1, kMaxCount);
+  m.kv_heads = r.whole<int>("kv_heads", 1, kMaxCount);
+  m.ffn_hidden = r.whole<int64_t>("ffn_hidden", 1, kMaxSize);
+  m.vocab = r.whole<int64_t>("vocab", 1, kMaxSize);
+  m.seq_len = r.whole<int64_t>("seq_len", 1, kMaxSize);
+  m.ffn_type = ffn_type_of(r.get<std::string>("ffn_type"), path, problems);
+  m.tied_embeddings = r.get<bool>("tied_embeddings", false);
+  m.params_b = r.number("params_b", {0, kMaxParameters / 1e9});
+  if (root["moe"]) m.moe = read_moe(root["moe"], path, problems);
+  check_model(m, path, problems);
   return m;
+}
+
+// Every weight, counted in N (int64_t, or double to bound the count before it is formed in
+// int64).
+template <class N>
+N count_parameters(const ModelSpec& m) {
+  const N h = static_cast<N>(m.hidden);
+  const N kv = h * static_cast<N>(m.kv_heads) / static_cast<N>(m.heads);
+  const N attention = 2 * h * h + 2 * h * kv;
+  const auto ffn = [&](int64_t f) { return (m.ffn_type == FfnType::kSwiglu ? 3 : 2) * h * static_cast<N>(f); };
+  N total = static_cast<N>(m.vocab) * h * (m.tied_embeddings ? 1 : 2) + h;
+  const int dense = m.moe ? std::min(m.moe->first_dense_layers, m.layers) : m.layers;
+  total += static_cast<N>(m.layers) * (attention + 2 * h);
+  total += static_cast<N>(dense) * ffn(m.ffn_hidden);
+  if (m.moe) {
+    const N experts = static_cast<N>(m.moe->experts + m.moe->shared_experts);
+    total += static_cast<N>(m.layers - dense) *
+             (experts * ffn(m.moe->expert_ffn_hidden) + h * static_cast<N>(m.moe->experts));
+  }
+  return total;
 }
 
 }  // namespace
 
+double parameter_count_estimate(const ModelSpec& m) { return count_parameters<double>(m); }
+
 ModelSpec load_model(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(fmt::format("{}: cannot read the model file", path));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml_file(path, "model file");
   if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of model keys", path));
-  std::vector<std::string> problems;
+  Problems problems;
   ModelSpec m = read_model(root, path, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return m;
@@ -154,18 +194,6 @@ int64_t ffn_params(const ModelSpec& m, int64_t f) {
   return (m.ffn_type == FfnType::kSwiglu ? 3 : 2) * m.hidden * f;
 }
 
-int64_t parameter_count(const ModelSpec& m) {
-  int64_t total = m.vocab * m.hidden * (m.tied_embeddings ? 1 : 2) + m.hidden;
-  for (int layer = 0; layer < m.layers; ++layer) {
-    total += attention_params(m) + 2 * m.hidden;
-    if (!m.moe || layer < m.moe->first_dense_layers) {
-      total += ffn_params(m, m.ffn_hidden);
-      continue;
-    }
-    const int64_t experts = m.moe->experts + m.moe->shared_experts;
-    total += experts * ffn_params(m, m.moe->expert_ffn_hidden) + m.hidden * m.moe->experts;
-  }
-  return total;
-}
+int64_t parameter_count(const ModelSpec& m) { return count_parameters<int64_t>(m); }
 
 }  // namespace plumb::plan

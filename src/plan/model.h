@@ -32,7 +32,14 @@ struct ModelSpec {
   double params_b = 0;           // the published parameter count (billions), 0 when not given
 };
 
-// Reads a model file; every problem at once in one plumb::Error naming the file and key.
+// The most parameters a model may have: 1e15, 500 times the largest published dense model
+// (Megatron 1T), and low enough that every count the planner forms stays inside int64.
+inline constexpr double kMaxParameters = 1e15;
+
+// Reads a model file; every problem at once in one plumb::Error naming the file, line and key:
+// duplicate and unknown keys (with "did you mean"), values of the wrong type or out of range
+// (each key's accepted range), a model beyond kMaxParameters. A directory or an unreadable file is
+// one line saying so.
 ModelSpec load_model(const std::string& path);
 
 // Weights of one decoder layer's attention: Q and O are h×h, K and V h×(h·kv/heads)
@@ -43,5 +50,7 @@ int64_t ffn_params(const ModelSpec& m, int64_t f);
 // Every weight: embeddings (twice when untied), per layer attention + FFN (routed and shared
 // experts and the router for MoE layers), norms (2·h per layer + h).
 int64_t parameter_count(const ModelSpec& m);
+// The same count in floating point, which cannot overflow: to check a model before counting.
+double parameter_count_estimate(const ModelSpec& m);
 
 }  // namespace plumb::plan

@@ -82,7 +82,11 @@ SearchResult search(const Predictor& predictor, const SearchSpace& s, int top_k,
             for (int zero : s.zeros) {
               p.zero = zero;
               ++r.candidates;
-              if (too_big || !layout_valid(m, p, s.devices)) continue;
+              if (!layout_valid(m, p, s.devices)) continue;
+              if (too_big) {
+                ++r.oversized;
+                continue;
+              }
               ++r.valid;
               if (!predictor.memory(p).fits()) continue;
               ++r.fitting;

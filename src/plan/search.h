@@ -32,7 +32,9 @@ inline constexpr double kMaxBatchOvershoot = 2;
 struct SearchResult {
   std::vector<Prediction> top;  // best first
   int64_t candidates = 0;       // layouts enumerated
-  int64_t valid = 0;            // that pass layout_problems
+  int64_t valid = 0;            // that pass layout_problems, with the batch asked for
+  int64_t oversized = 0;        // that pass layout_problems but need a batch over
+                                // kMaxBatchOvershoot × batch_tokens: left out
   int64_t fitting = 0;          // that also fit in memory
   double seconds = 0;
 };

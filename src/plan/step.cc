@@ -256,6 +256,15 @@ ComputeModel compute_model(const HardwareSpec& hw) {
   return c;
 }
 
+bool beyond_max_devices(const Layout& p) {
+  return d(p.tp) * p.cp * p.pp * p.dp > d(kMaxDevices);  // in double: cannot overflow
+}
+
+std::string too_many_devices(const Layout& p) {
+  return fmt::format("tp {} × cp {} × pp {} × dp {} = {:.4g} devices, more than the {} plumb plans "
+                     "for", p.tp, p.cp, p.pp, p.dp, d(p.tp) * p.cp * p.pp * p.dp, kMaxDevices);
+}
+
 bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
                   std::vector<std::string>* problems) {
   bool ok = true;
@@ -264,7 +273,9 @@ bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
     ok = false;
     if (problems) problems->push_back(message());
   };
-  if (p.devices() != devices) {
+  if (beyond_max_devices(p)) {
+    fail([&] { return too_many_devices(p); });
+  } else if (p.devices() != devices) {
     fail([&] {
       return fmt::format("tp {} × cp {} × pp {} × dp {} = {} devices, not {}", p.tp, p.cp, p.pp,
                          p.dp, p.devices(), devices);
@@ -275,7 +286,7 @@ bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
   } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
     fail([&] { return fmt::format("{} KV heads do not divide by tp {}", m.kv_heads, p.tp); });
   }
-  if (m.layers < p.pp * p.vpp) {
+  if (m.layers < int64_t{p.pp} * p.vpp) {
     fail([&] {
       return fmt::format("{} layers cannot fill pp {} × vpp {} stages", m.layers, p.pp, p.vpp);
     });

@@ -75,7 +75,7 @@ struct ComputeModel {
 ComputeModel compute_model(const HardwareSpec& hw);
 
 // What is wrong with a layout for this model and device count, every problem at once (empty:
-// valid). Devices must be tp·cp·pp·dp; heads and KV heads divisible by tp; layers ≥ pp·vpp;
+// valid). Devices must be tp·cp·pp·dp, at most kMaxDevices; heads and KV heads divisible by tp; layers ≥ pp·vpp;
 // global batch a multiple of dp·micro-batch; ep dividing dp and the experts.
 std::vector<std::string> layout_problems(const ModelSpec& m, const Layout& p, int64_t devices);
 // Tokens per step when none is given: Llama 3 405B's batch after its ramp-up, 16M tokens
@@ -85,6 +85,12 @@ inline constexpr double kDefaultBatchTokens = 16.0 * 1024 * 1024;
 // The global batch nearest to `batch_tokens` tokens per step that the layout can run: a multiple
 // of dp × micro-batch (× pp for the interleaved schedule), at least one.
 int64_t global_batch_near(const Layout& p, const ModelSpec& m, double batch_tokens);
+
+// tp × cp × pp × dp above kMaxDevices (computed so that it cannot overflow), and the message
+// saying so: "tp 8 × cp 1 × pp 1 × dp 16777216 = 1.342e+08 devices, more than the 16777216 plumb
+// plans for".
+bool beyond_max_devices(const Layout& p);
+std::string too_many_devices(const Layout& p);
 
 // The same checks; messages are formatted only into a non-null `problems` (search calls it with
 // none, millions of times).

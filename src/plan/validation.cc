@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <numeric>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/yaml_strict.h"
 #include "plan/cluster.h"
 #include "plan/step.h"
 
@@ -26,8 +27,7 @@ struct CsvRow {
 // Numeric rows of a CSV whose comment lines start with '#' and whose first other line is the
 // header. Each row must have `columns` numbers.
 std::vector<CsvRow> read_csv(const std::string& path, size_t columns) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read the validation set", path));
+  std::istringstream in(read_text_file(path, "validation set"));
   std::vector<CsvRow> rows;
   std::string text;
   bool header = true;
@@ -42,8 +42,8 @@ std::vector<CsvRow> read_csv(const std::string& path, size_t columns) {
     for (const std::string& cell : cells) {
       char* end = nullptr;
       const double v = std::strtod(cell.c_str(), &end);
-      if (end == cell.c_str() || *end != '\0') {
-        throw Error(fmt::format("{}:{}: '{}' is not a number", path, line, cell));
+      if (end == cell.c_str() || *end != '\0' || !std::isfinite(v)) {
+        throw Error(fmt::format("{}:{}: '{}' is not a finite number", path, line, cell));
       }
       row.values.push_back(v);
     }

@@ -51,16 +51,33 @@ racks:
     switch: s1
 )"),
             "map.yaml:1: unknown key 'rank_per_node' in the cluster map (did you mean "
-            "'ranks_per_node'?); expected racks, ranks_per_node\n"
+            "'ranks_per_node'?); expected one of racks, ranks_per_node\n"
             "map.yaml:6: node 'node1' is listed twice (first at line 4)\n"
-            "map.yaml:7: unknown key 'switch' in a rack; expected name, nodes");
+            "map.yaml:7: unknown key 'switch' in a rack; expected one of name, nodes");
+}
+
+// Issue 10: a repeated key kept its first value (a second 'nodes' list was silently dropped).
+TEST(ClusterMap, DuplicateKeysAreErrors) {
+  EXPECT_EQ(error_of(R"(racks:
+  - name: rack0
+    nodes: [node0]
+    nodes: [node1]
+ranks_per_node: 2
+ranks_per_node: 4
+)"),
+            "map.yaml:4: duplicate key 'nodes' (first at line 3)\n"
+            "map.yaml:6: duplicate key 'ranks_per_node' (first at line 5)");
 }
 
 TEST(ClusterMap, BadValues) {
   EXPECT_EQ(error_of("ranks_per_node: two\nracks: [{name: r, nodes: [a]}]\n"),
-            "map.yaml:1: ranks_per_node must be a positive integer, got 'two'");
+            "map.yaml:1: ranks_per_node must be a whole number from 1 to 1000000, got 'two'");
   EXPECT_EQ(error_of("ranks_per_node: 0\nracks: [{name: r, nodes: [a]}]\n"),
-            "map.yaml:1: ranks_per_node must be a positive integer, got '0'");
+            "map.yaml:1: ranks_per_node must be a whole number from 1 to 1000000, got '0'");
+  EXPECT_EQ(error_of("ranks_per_node: 1e300\nracks: [{name: r, nodes: [a]}]\n"),
+            "map.yaml:1: ranks_per_node must be a whole number from 1 to 1000000, got '1e300'");
+  EXPECT_EQ(error_of("ranks_per_node: [2]\nracks: [{name: r, nodes: [a]}]\n"),
+            "map.yaml:1: ranks_per_node must be a whole number from 1 to 1000000, got a list");
   EXPECT_EQ(error_of("racks: []\n"), "map.yaml:1: expected 'racks': a non-empty list of racks");
   EXPECT_EQ(error_of("racks:\n  - name: r\n"),
             "map.yaml:2: rack 'r' needs 'nodes': a non-empty list of host names");
@@ -85,6 +102,15 @@ TEST(ClusterMap, MissingFile) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "/nonexistent/map.yaml: cannot read the cluster map: No such file or directory");
+  }
+}
+
+TEST(ClusterMap, DirectoryIsOneLine) {
+  try {
+    load_cluster_map("/tmp");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/tmp: is a directory, not a cluster map");
   }
 }
 

@@ -98,6 +98,124 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
   }
 }
 
+// Issue 10: every number option refuses non-finite values, values out of its range and values of
+// the wrong kind before anything runs, naming the option and the range it accepts.
+TEST(PlanCli, NumberOptionsNameTheirRange) {
+  const std::string model = "--model llama3-70b --hardware h100-sxm ";
+  const std::string count = "must be a whole number from 1 to 16777216, got ";
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {model + "--batch-tokens 1e300", "--batch-tokens: must be a number from 1 to 1e+10, got '1e300'"},
+      {model + "--devices 8 --tokens nan", "--tokens: must be a number from 1 to 1e+18, got 'nan'"},
+      {model + "--devices 8 --tokens -5", "--tokens: must be a number from 1 to 1e+18, got '-5'"},
+      {model + "--devices " + std::string(300, '9'), "--devices: " + count + "'999999999999999999999...'"},
+      {model + "--devices 0", "--devices: " + count + "'0'"},
+      {model + "--devices 2147483648", "--devices: " + count + "'2147483648'"},
+      {model + "--tp 1.5", "--tp: " + count + "'1.5'"},
+      {model + "--vpp 0", "--vpp: " + count + "'0'"},
+      {model + "--mbs 1e7", "--mbs: must be a whole number from 1 to 1000000, got '1e7'"},
+      {model + "--gbs 1e10", "--gbs: must be a whole number from 1 to 1000000000, got '1e10'"},
+      {model + "--zero 4", "--zero: must be a whole number from 0 to 3, got '4'"},
+      {model + "--mtbf inf", "--mtbf: must be a number from 1 to 1e+09, got 'inf'"},
+      {model + "--failure-rate 2", "--failure-rate: must be a number from 1e-09 to 1, got '2'"},
+      {model + "--storage-gbps 0", "--storage-gbps: must be a number from 0.001 to 1e+06, got '0'"},
+      {model + "--restart-minutes nan", "--restart-minutes: must be a number from 0 to 10080, got 'nan'"},
+      {model + "--pue nan", "--pue: must be a number from 1 to 3, got 'nan'"},
+      {"search " + model + "--devices 0", "--devices: " + count + "'0'"},
+      {"search " + model + "--devices 64 --top 0", "--top: must be a whole number from 1 to 1000, got '0'"},
+      {"search " + model + "--devices 64 --max-tp 1e30", "--max-tp: " + count + "'1e30'"},
+      {"scale " + model + "--devices 1000,inf", "--devices: " + count + "'inf'"},
+      {"scale " + model + "--max-cp 0", "--max-cp: " + count + "'0'"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = plan(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err, "plumb: error: " + c.err + "; run 'plumb --help' for usage\n") << c.args;
+    EXPECT_EQ(r.out, "");
+  }
+  // A count in exponent form is the count: 1e3 is 1000.
+  const test::Run r = plan(model + "--devices 1e3 --tp 8 --pp 5 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"]["devices"], 1000);
+}
+
+// 2^31 devices made dp -2147483648: each size is at most 16,777,216 and so is their product.
+TEST(PlanCli, DevicesBeyondTheMaximumAreRefused) {
+  const test::Run r = plan("--model llama3-70b --hardware h100-sxm --tp 8 --dp 16777216");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "plumb: error: layout for llama3-70b: tp 8 × cp 1 × pp 1 × dp 16777216 = 1.342e+08 "
+            "devices, more than the 16777216 plumb plans for\n");
+}
+
+// A directory or a missing file given as a file option: one line naming it, no library text.
+TEST(PlanCli, ADirectoryAsAFileOptionIsOneLine) {
+  const std::string dir = temp_dir("plan-dir");
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {"--model-file " + dir + " --hardware h100-sxm", dir + ": is a directory, not a model file"},
+      {"--model llama3-70b --hardware-file " + dir, dir + ": is a directory, not a hardware file"},
+      {"--model llama3-70b --hardware h100-sxm --cluster " + dir,
+       dir + ": is a directory, not a cluster file"},
+      {"--model-file " + dir + "/absent.yaml --hardware h100-sxm",
+       dir + "/absent.yaml: cannot read the model file: No such file or directory"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = plan(c.args + " --devices 8 --tp 8");
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err, "plumb: error: " + c.err + "\n") << c.args;
+  }
+}
+
+// A typo or a repeated key in a model file silently changed the plan: both are errors now.
+TEST(PlanCli, DuplicateAndUnknownYamlKeysAreErrors) {
+  const std::string dir = temp_dir("plan-keys");
+  const std::string path = dir + "/m.yaml";
+  write_file(path,
+             "name: tiny\nlayers: 4\nhidden: 256\nheads: 8\nkv_heads: 8\nffn_hidden: 1024\n"
+             "vocab: 1000\nseq_len: 512\nffn_type: gelu\nhidden: 4096\nlayer: 8\n");
+  const test::Run r = plan("--model-file " + path + " --hardware h100-sxm --devices 8 --tp 8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: " + path + ":10: duplicate key 'hidden' (first at line 3)\n" +
+                       path + ":11: unknown key 'layer' (did you mean 'layers'?); expected one of "
+                       "name, layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, "
+                       "ffn_type, tied_embeddings, params_b, moe\n");
+}
+
+// Failures that take all the wall time: the report said "failures 362.7%" and nothing else. Now
+// a warning says the run would not progress and what would help, on stderr and in the notes.
+TEST(PlanCli, FailuresBeyondTheWallTimeAreAWarning) {
+  const test::Run r = plan("--model llama3-70b --hardware h100-sxm --devices 64 --tp 8 --pp 2 "
+                           "--mtbf 1 --tokens 1e12 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string warning =
+      "on 64 devices the job is interrupted every 56.2 s and each interruption costs a 600 s "
+      "restart plus rework: failures take 1100% and checkpoints 27% of the wall time, so the run "
+      "would not progress; a lower failure rate (--failure-rate, --mtbf), a faster restart "
+      "(--restart-minutes), faster checkpoints (--storage-gbps) or fewer devices would help";
+  EXPECT_EQ(r.err, "plumb: warning: " + warning + "\n");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["context"]["notes"].back(), warning);
+  EXPECT_EQ(j["reliability"]["goodput"], 0);
+  // Below the limit there is no warning.
+  const test::Run fine = plan("--model llama3-70b --hardware h100-sxm --devices 64 --tp 8 --pp 2");
+  EXPECT_EQ(fine.err, "");
+}
+
+// Without --gbs the batch is the multiple of dp × mbs nearest --batch-tokens; a layout whose
+// smallest batch is far above it says so.
+TEST(PlanCli, ABatchFarAboveTheTokensAskedForIsANote) {
+  const test::Run r = plan("--model llama3-8b --hardware h100-sxm --devices 4096 --batch-tokens 8192");
+  EXPECT_NE(r.out.find("# note: the smallest batch this layout runs is 4096 sequences (3.36e+07 "
+                       "tokens), 4096× the 8.19e+03 tokens of --batch-tokens: fewer data-parallel "
+                       "replicas (dp) or a smaller --mbs would keep the batch asked for\n"),
+            std::string::npos) << r.out;
+}
+
 TEST(PlanCli, SearchListsTheTopLayouts) {
   const test::Run r = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 3 --json -");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -112,6 +230,42 @@ TEST(PlanCli, SearchListsTheTopLayouts) {
   const test::Run table = plan("search --model llama3-70b --hardware h100-sxm --devices 512 --top 3");
   EXPECT_NE(table.out.find(" layouts enumerated, "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("  1 "), std::string::npos) << table.out;
+}
+
+// A search that finds nothing is a failed check (exit 1) saying what was tried and what would help.
+TEST(PlanCli, SearchWithNothingThatFitsExitsOne) {
+  const test::Run r = plan("search --model llama3-405b --hardware h100-sxm --devices 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 288 layouts "
+            "tried, 288 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
+            "or --max-cp, or a device with more memory would help\n");
+  EXPECT_NE(r.out.find("# 288 layouts enumerated, 288 valid, 0 fit in memory"), std::string::npos);
+  const test::Run oversized =
+      plan("search --model llama3-8b --hardware h100-sxm --devices 4096 --batch-tokens 1");
+  EXPECT_EQ(oversized.exit_code, 1);
+  EXPECT_EQ(oversized.err,
+            "plumb: error: no layout of llama3-8b fits on 4096 × NVIDIA H100 SXM: 15360 layouts "
+            "tried; the 12480 valid ones all need a batch more than 2× --batch-tokens; more "
+            "tokens per step (--batch-tokens, --gbs) or fewer devices would help\n");
+}
+
+// plan scale prints every row, warns where failures take all the wall time, and exits 1 naming
+// each device count where nothing fits.
+TEST(PlanCli, ScaleWithACountWhereNothingFitsExitsOne) {
+  const test::Run r = plan("scale --model llama3-405b --hardware h100-sxm --devices 2,1000000");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("       2 no layout fits\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 1000000 tp "), std::string::npos) << r.out;
+  EXPECT_EQ(r.err,
+            "plumb: warning: on 1000000 devices the job is interrupted every 182 s and each "
+            "interruption costs a 600 s restart plus rework: failures take 374% and checkpoints "
+            "34% of the wall time, so the run would not progress; a lower failure rate "
+            "(--failure-rate, --mtbf), a faster restart (--restart-minutes), faster checkpoints "
+            "(--storage-gbps) or fewer devices would help\n"
+            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 288 layouts "
+            "tried, 288 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
+            "or --max-cp, or a device with more memory would help\n");
 }
 
 // On a terminal (script(1)'s pseudo-terminal) the search draws its progress line.

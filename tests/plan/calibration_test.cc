@@ -106,7 +106,8 @@ TEST(Calibration, SkipsRowsWithoutABandwidth) {
       {"h0"},
       {row("node", "h0", 8, "allreduce", kMiB, 10), row("node", "h0", 8, "allreduce", 2 * kMiB, 0),
        row("node", "h0", 8, "allreduce", 4 * kMiB, std::numeric_limits<double>::quiet_NaN()),
-       row("node", "h0", 8, "allreduce", 8 * kMiB, -1)}));
+       row("node", "h0", 8, "allreduce", 8 * kMiB, -1),
+       row("node", "h0", 8, "allreduce", 16 * kMiB, std::numeric_limits<double>::infinity())}));
   EXPECT_EQ(c.curves().at({NetLayer::kNode, "allreduce"}).points.size(), 1u);
   EXPECT_EQ(c.busbw_gbps(NetLayer::kNode, "allreduce", 4.0 * kMiB), 10.0);
 }

@@ -73,11 +73,40 @@ TEST(HardwareFile, EveryProblemAtOnce) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ": peak_tflops: unknown precision 'fp6' (did you mean 'fp16'?); expected one "
+              path + ":2: unknown key 'fp6' in peak_tflops (did you mean 'fp16'?); expected one "
                      "of bf16, fp16, fp8, fp4\n" +
-              path + ":3: 'hbm_gb' must be a positive number\n" +
+              path + ":3: 'hbm_gb' must be a number from 0.001 to 1e+06, got '-1'\n" +
               path + ": missing key 'hbm_tbps'\n" +
-              path + ": efficiency 1.5 is a fraction of peak: at most 1");
+              path + ":4: 'efficiency' must be a number from 0.01 to 1, got '1.5'");
+  }
+}
+
+// Issue 10: duplicate and unknown keys, a directory, non-finite and out-of-range numbers.
+TEST(HardwareFile, DuplicateUnknownKeysAndAbsurdNumbers) {
+  const std::string path = test::temp_dir("hardware-strict") + "/hw.yaml";
+  test::write_file(path,
+                   "name: x\npeak_tflops: {bf16: 100, bf16: 200}\nhbm_gb: 80\nhbm_tbps: .inf\n"
+                   "hbm_gb: 40\ntdpw: 700\nscaleout_gbps_per_device: 1e300\n");
+  try {
+    load_hardware(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":5: duplicate key 'hbm_gb' (first at line 3)\n" +
+              path + ":6: unknown key 'tdpw' (did you mean 'tdp_w'?); expected one of name, "
+                     "peak_tflops, hbm_gb, hbm_tbps, devices_per_node, scaleup_gbps_per_device, "
+                     "scaleout_gbps_per_device, tdp_w, price_usd, cloud_usd_per_hour, efficiency\n" +
+              path + ":2: duplicate key 'bf16' (first at line 2)\n" +
+              path + ":4: 'hbm_tbps' must be a number from 0.001 to 10000, got '.inf'\n" +
+              path + ":7: 'scaleout_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                     "'1e300'");
+  }
+  const std::string dir = test::temp_dir("hardware-dir");
+  try {
+    load_hardware(dir);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": is a directory, not a hardware file");
   }
 }
 

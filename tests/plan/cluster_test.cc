@@ -83,8 +83,8 @@ TEST(Cluster, MissingScaleOutIsAnError) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "test-gpu: the hardware file gives no scaleout_gbps_per_device: name it in a "
-              "--cluster file");
+              "test-gpu: the hardware file gives no scaleout_gbps_per_device: give "
+              "rail_gbps_per_device in a --cluster file");
   }
   hw.scaleup_gbps_per_device = std::nullopt;
   try {
@@ -93,7 +93,8 @@ TEST(Cluster, MissingScaleOutIsAnError) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "test-gpu: the hardware file gives no scaleup_gbps_per_device and no "
-              "scaleout_gbps_per_device: name it in a --cluster file");
+              "scaleout_gbps_per_device: give scaleup_gbps_per_device and rail_gbps_per_device "
+              "in a --cluster file");
   }
 }
 
@@ -162,7 +163,7 @@ TEST(ClusterFile, UnknownKeySuggestsTheClosest) {
   const std::string path = cluster_file("cluster-unknown", "nodes_per_rak: 16\n");
   EXPECT_EQ(load_error(path),
             path +
-                ": unknown key 'nodes_per_rak' (did you mean 'nodes_per_rack'?); expected one of "
+                ":1: unknown key 'nodes_per_rak' (did you mean 'nodes_per_rack'?); expected one of "
                 "name, devices_per_node, nodes_per_rack, scaleup_gbps_per_device, "
                 "rail_gbps_per_device, spine_gbps_per_device, oversubscription, latency_us, "
                 "efficiency");
@@ -170,7 +171,8 @@ TEST(ClusterFile, UnknownKeySuggestsTheClosest) {
 
 TEST(ClusterFile, NonNumberNamesLineAndKey) {
   const std::string path = cluster_file("cluster-nan", "name: x\noversubscription: lots\n");
-  EXPECT_EQ(load_error(path), path + ":2: 'oversubscription' must be a positive number");
+  EXPECT_EQ(load_error(path),
+            path + ":2: 'oversubscription' must be a number from 1 to 1000, got 'lots'");
 }
 
 // Every problem of the file at once, one a line, in the order the keys are read.
@@ -180,10 +182,11 @@ TEST(ClusterFile, EveryProblemAtOnce) {
                                         "oversubscription: lots\n"
                                         "latency_us: {node: 1, rail: -2}\n"
                                         "efficiency: {spine: 1.5}\n");
-  EXPECT_EQ(load_error(path), path + ":1: 'nodes_per_rack' must be a positive number\n" + path +
-                                  ":2: 'oversubscription' must be a positive number\n" + path +
-                                  ":4: 'efficiency.spine' is 1.5, a fraction: at most 1\n" + path +
-                                  ":3: 'latency_us.rail' must be a positive number");
+  EXPECT_EQ(load_error(path),
+            path + ":1: 'nodes_per_rack' must be a whole number from 1 to 1000000, got '0'\n" +
+                path + ":2: 'oversubscription' must be a number from 1 to 1000, got 'lots'\n" +
+                path + ":4: 'efficiency.spine' must be a number from 0.01 to 1, got '1.5'\n" +
+                path + ":3: 'latency_us.rail' must be a number above 0 and at most 1e+06, got '-2'");
 }
 
 TEST(ClusterFile, EveryProblemOfTheBandwidthKeysAtOnce) {
@@ -193,12 +196,13 @@ TEST(ClusterFile, EveryProblemOfTheBandwidthKeysAtOnce) {
                                         "devices_per_node: -8\n");
   EXPECT_EQ(load_error(path),
             path +
-                ": unknown key 'efficency' (did you mean 'efficiency'?); "
+                ":1: unknown key 'efficency' (did you mean 'efficiency'?); "
                 "expected one of name, devices_per_node, nodes_per_rack, "
                 "scaleup_gbps_per_device, rail_gbps_per_device, spine_gbps_per_device, "
                 "oversubscription, latency_us, efficiency\n" +
-                path + ":2: 'rail_gbps_per_device' must be a positive number\n" + path +
-                ":3: 'devices_per_node' must be a positive number");
+                path + ":2: 'rail_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                "'fast'\n" +
+                path + ":3: 'devices_per_node' must be a whole number from 1 to 1000000, got '-8'");
 }
 
 // An unknown key and a bad latency are two problems of one file: both should be reported.
@@ -208,11 +212,11 @@ TEST(ClusterFile, ProblemsAcrossAllKeysAtOnce) {
                                         "latency_us: {rail: -2}\n");
   const std::string expected =
       path +
-      ": unknown key 'nodes_per_rak' (did you mean 'nodes_per_rack'?); expected one of "
+      ":1: unknown key 'nodes_per_rak' (did you mean 'nodes_per_rack'?); expected one of "
       "name, devices_per_node, nodes_per_rack, scaleup_gbps_per_device, "
       "rail_gbps_per_device, spine_gbps_per_device, oversubscription, latency_us, "
       "efficiency\n" +
-      path + ":2: 'latency_us.rail' must be a positive number";
+      path + ":2: 'latency_us.rail' must be a number above 0 and at most 1e+06, got '-2'";
   EXPECT_EQ(load_error(path), expected);
 }
 
@@ -236,7 +240,32 @@ TEST(ClusterFile, FractionalCountIsAnError) {
 
 TEST(ClusterFile, MissingFile) {
   const std::string path = test::temp_dir("cluster-missing") + "/absent.yaml";
-  EXPECT_EQ(load_error(path), path + ": cannot read the cluster file");
+  EXPECT_EQ(load_error(path), path + ": cannot read the cluster file: No such file or directory");
+  const std::string dir = test::temp_dir("cluster-dir");
+  EXPECT_EQ(load_error(dir), dir + ": is a directory, not a cluster file");
+}
+
+// Issue 10: a repeated key (the first value was kept) and an unknown key inside latency_us are
+// errors at their lines.
+TEST(ClusterFile, DuplicateAndNestedUnknownKeys) {
+  const std::string path = cluster_file("cluster-duplicate",
+                                        "nodes_per_rack: 16\n"
+                                        "latency_us: {node: 2, rall: 5}\n"
+                                        "nodes_per_rack: 4\n");
+  EXPECT_EQ(load_error(path),
+            path + ":3: duplicate key 'nodes_per_rack' (first at line 1)\n" + path +
+                ":2: unknown key 'rall' in latency_us (did you mean 'rail'?); expected one of "
+                "node, rail, spine");
+}
+
+// A vanishing efficiency or bandwidth made step times of 300 digits: each has a floor.
+TEST(ClusterFile, VanishingBandwidthIsRefused) {
+  const std::string path = cluster_file("cluster-tiny", "efficiency: {node: 1e-300}\n"
+                                                        "spine_gbps_per_device: 1e-300\n");
+  EXPECT_EQ(load_error(path),
+            path + ":2: 'spine_gbps_per_device' must be a number from 0.01 to 1e+06, got "
+                   "'1e-300'\n" +
+                path + ":1: 'efficiency.node' must be a number from 0.01 to 1, got '1e-300'");
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ TEST(ModelFile, EveryProblemAtOnceWithFileAndLine) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":2: 'layers' must be positive\n" +
-              path + ":7: 'vocab' has the wrong type\n" +
+              path + ":2: 'layers' must be a whole number from 1 to 1000000, got '0'\n" +
+              path + ":7: 'vocab' must be a whole number from 1 to 1000000000, got 'lots'\n" +
               path + ": missing key 'seq_len'\n" +
               path + ": ffn_type 'relu': expected gelu or swiglu\n" +
               path + ": heads 8 is not a multiple of kv_heads 3");
@@ -78,7 +78,101 @@ TEST(ModelFile, EveryProblemAtOnceWithFileAndLine) {
     load_model(path + ".missing");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), path + ".missing: cannot read the model file");
+    EXPECT_EQ(std::string(e.what()),
+              path + ".missing: cannot read the model file: No such file or directory");
+  }
+}
+
+// The error of loading `yaml`, its temporary path written as "m.yaml".
+std::string model_error(const std::string& name, const std::string& yaml) {
+  const std::string path = test::temp_dir(name) + "/m.yaml";
+  test::write_file(path, yaml);
+  try {
+    load_model(path);
+  } catch (const Error& e) {
+    std::string text = e.what();
+    for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at)) {
+      text.replace(at, path.size(), "m.yaml");
+    }
+    return text;
+  }
+  return "no error";
+}
+
+const char* const kTinyModel =
+    "name: tiny\nlayers: 4\nhidden: 256\nheads: 8\nkv_heads: 8\nffn_hidden: 1024\n"
+    "vocab: 1000\nseq_len: 512\nffn_type: gelu\n";
+
+// Issue 10: a repeated key kept its first value and a misspelt one was ignored, so a typo
+// silently changed the plan. Both are errors naming the line; the unknown key suggests the
+// closest and lists every key.
+TEST(ModelFile, DuplicateAndUnknownKeysAreErrors) {
+  const std::string path = test::temp_dir("model-keys") + "/m.yaml";
+  test::write_file(path, std::string(kTinyModel) + "hidden: 512\nseqlen: 4096\n");
+  try {
+    load_model(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":10: duplicate key 'hidden' (first at line 3)\n" +
+              path + ":11: unknown key 'seqlen' (did you mean 'seq_len'?); expected one of name, "
+                     "layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, ffn_type, "
+                     "tied_embeddings, params_b, moe");
+  }
+}
+
+TEST(ModelFile, KeysOfTheMoeBlockAreCheckedToo) {
+  const std::string path = test::temp_dir("model-moe-keys") + "/m.yaml";
+  test::write_file(path, std::string(kTinyModel) +
+                             "moe:\n  experts: 4\n  top_k: 2\n  expert_ffn_hidden: 128\n"
+                             "  top_k: 1\n  shared_expert: 1\n");
+  try {
+    load_model(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":14: duplicate key 'top_k' (first at line 12)\n" +
+              path + ":15: unknown key 'shared_expert' in moe (did you mean 'shared_experts'?); "
+                     "expected one of experts, top_k, shared_experts, expert_ffn_hidden, "
+                     "first_dense_layers");
+  }
+}
+
+// Non-finite, negative, fractional and 300-digit numbers: each names its key, line and range.
+TEST(ModelFile, AbsurdNumbersNameTheirRange) {
+  EXPECT_EQ(model_error("model-absurd",
+                        "name: x\nlayers: 1.5\nhidden: " + std::string(300, '9') +
+                            "\nheads: -8\nkv_heads: .inf\nffn_hidden: 1024\nvocab: 1000\n"
+                            "seq_len: 512\nffn_type: gelu\nparams_b: .nan\n"),
+            "m.yaml:2: 'layers' must be a whole number from 1 to 1000000, got '1.5'\n"
+            "m.yaml:3: 'hidden' must be a whole number from 1 to 1000000000, got "
+            "'999999999999999999999...'\n"
+            "m.yaml:4: 'heads' must be a whole number from 1 to 1000000, got '-8'\n"
+            "m.yaml:5: 'kv_heads' must be a whole number from 1 to 1000000, got '.inf'\n"
+            "m.yaml:10: 'params_b' must be a number from 0 to 1e+06, got '.nan'");
+}
+
+// Counts beyond what a model can be: more dense layers than layers; a model whose weights would
+// overflow the planner's 64-bit counts (more than kMaxParameters).
+TEST(ModelFile, CountsBeyondTheModelAreRefused) {
+  const std::string dense = model_error(
+      "model-dense", std::string(kTinyModel) +
+                         "moe: {experts: 4, top_k: 2, expert_ffn_hidden: 128, first_dense_layers: 9}\n");
+  EXPECT_EQ(dense, "m.yaml: moe: first_dense_layers 9 exceeds layers 4");
+  const std::string huge = model_error(
+      "model-huge", "name: x\nlayers: 1000000\nhidden: 1000000000\nheads: 8\nkv_heads: 8\n"
+                    "ffn_hidden: 1000000000\nvocab: 1000\nseq_len: 512\nffn_type: gelu\n");
+  EXPECT_EQ(huge, "m.yaml: 6e+24 parameters, more than the 1e+15 plumb plans for");
+}
+
+// A directory given as a model file: one line, not the C++ library's basic_filebuf text.
+TEST(ModelFile, DirectoryIsOneLine) {
+  const std::string dir = test::temp_dir("model-dir");
+  try {
+    load_model(dir);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": is a directory, not a model file");
   }
 }
 

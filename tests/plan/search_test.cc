@@ -70,5 +70,20 @@ TEST(Search, NothingFitsSaysSoWithCounts) {
   EXPECT_TRUE(r.top.empty());
 }
 
+// Layouts that would need a batch over twice the tokens asked for are counted apart, so the CLI
+// can say that more tokens per step, not more memory, would help.
+TEST(Search, OversizedBatchesAreCountedApart) {
+  const ModelSpec m = test_models::gpt3();
+  const HardwareSpec hw = h100();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predictor(m, hw, net, "bf16", compute_model(hw));
+  SearchSpace s;
+  s.devices = 1024;
+  s.batch_tokens = 2048;  // one sequence per step: every layout with dp > 2 overshoots
+  const SearchResult r = search(predictor, s, 3);
+  EXPECT_GT(r.oversized, 0);
+  for (const Prediction& p : r.top) EXPECT_LE(p.layout.global_batch * 2048, 2 * 2048);
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -145,6 +145,34 @@ TEST(Step, LayoutProblemsNameEveryMistakeAtOnce) {
 
 // 16M tokens of 2048-token sequences is 8192 sequences: with dp 16 × mbs 2 a multiple of 32;
 // interleaving also needs a multiple of pp.
+// Issue 10: 2^31 devices made dp -2147483648. Sizes whose product passes kMaxDevices are refused
+// with the product computed without overflow; pp × vpp is formed in 64 bits.
+TEST(Step, DevicesBeyondTheMaximumAreRefusedWithoutOverflow) {
+  const ModelSpec m = test_models::gpt3();
+  Layout p;
+  p.tp = 8;
+  p.dp = 1 << 24;
+  p.global_batch = int64_t{1} << 24;
+  EXPECT_TRUE(beyond_max_devices(p));
+  EXPECT_EQ(layout_problems(m, p, 1 << 24).front(),
+            "tp 8 × cp 1 × pp 1 × dp 16777216 = 1.342e+08 devices, more than the 16777216 plumb "
+            "plans for");
+  p.tp = 1 << 24;
+  p.pp = 1 << 24;
+  p.cp = 1 << 24;
+  EXPECT_EQ(too_many_devices(p),
+            "tp 16777216 × cp 16777216 × pp 16777216 × dp 16777216 = 7.923e+28 devices, more than "
+            "the 16777216 plumb plans for");
+  Layout deep;
+  deep.pp = 1 << 16;
+  deep.vpp = 1 << 16;  // pp × vpp = 2^32: overflowed an int and passed the layers check
+  deep.dp = 1;
+  const std::vector<std::string> problems = layout_problems(m, deep, 1 << 16);
+  EXPECT_NE(std::find(problems.begin(), problems.end(),
+                      "96 layers cannot fill pp 65536 × vpp 65536 stages"),
+            problems.end());
+}
+
 TEST(Step, GlobalBatchNearTheTokensAskedFor) {
   const ModelSpec m = test_models::gpt3();
   Layout p = gpt3_layout(8, 1, 0);

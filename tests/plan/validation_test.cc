@@ -64,7 +64,7 @@ TEST(Validation, BadCsvNamesFileAndLine) {
     validate_megatron_sc21(path, a100);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3: 'fast' is not a number");
+    EXPECT_EQ(std::string(e.what()), path + ":3: 'fast' is not a finite number");
   }
 }
 
