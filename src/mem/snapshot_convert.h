@@ -5,12 +5,14 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "common/huge_pages.h"
 #include "mem/jsonl_reader.h"
 #include "mem/trace.h"
+#include "mem/validate.h"
 
 namespace plumb::mem::convert {
 
@@ -71,6 +73,22 @@ uint64_t field(const V& entry, const char* key, const W& where, bool required) {
   return static_cast<uint64_t>(A::integer(*v));
 }
 
+// An optional field: absent or None (null) is nothing; another kind than `is` accepts is refused,
+// naming the field.
+template <class A, class V, class W, class Is>
+std::optional<V> optional_field(const V& entry, const char* key, const W& where, Is is,
+                                const char* expected) {
+  auto v = A::get(entry, key);
+  if (!v || A::is_none(*v)) return std::nullopt;
+  if (!is(*v)) throw Error(fmt::format("{}: '{}' must be {}", where_text(where), key, expected));
+  return v;
+}
+
+template <class A, class V, class W>
+std::optional<V> integer_field(const V& entry, const char* key, const W& where) {
+  return optional_field<A>(entry, key, where, [](const V& x) { return A::is_integer(x); }, "an integer");
+}
+
 template <class A, class V>
 void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
   const auto action = A::get(entry, "action");
@@ -84,11 +102,12 @@ void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
   e.addr = field<A>(entry, "addr", where, !no_addr);
   e.size = field<A>(entry, "size", where, e.action != Action::kSnapshot);
   e.device_free = field<A>(entry, "device_free", where, false);
-  if (auto s = A::get(entry, "stream"); s && A::is_integer(*s)) e.stream = A::integer(*s);
-  if (auto t = A::get(entry, "time_us"); t && A::is_number(*t)) {
+  if (auto s = integer_field<A>(entry, "stream", where)) e.stream = A::integer(*s);
+  if (auto t = optional_field<A>(entry, "time_us", where, [](const V& x) { return A::is_number(x); }, "a number")) {
     e.time_us = A::number(*t);
     b.trace().has_time = true;
   }
+  optional_field<A>(entry, "frames", where, [](const V& x) { return A::is_list(x); }, "a list of frames");
   e.stack = stack_of<A>(entry, b);
   b.trace().events.push_back(e);
 }
@@ -109,9 +128,13 @@ void read_segment(const V& s, const std::string& where, TraceBuilder& b) {
   Segment seg;
   seg.addr = field<A>(s, "address", where, true);
   seg.total_size = field<A>(s, "total_size", where, true);
-  if (auto v = A::get(s, "stream"); v && A::is_integer(*v)) seg.stream = A::integer(*v);
-  if (auto v = A::get(s, "segment_type"); v && A::is_text(*v)) seg.large = A::text(*v) != "small";
-  if (auto v = A::get(s, "is_expandable"); v && A::is_bool(*v)) seg.expandable = A::boolean(*v);
+  if (auto v = integer_field<A>(s, "stream", where)) seg.stream = A::integer(*v);
+  if (auto v = optional_field<A>(s, "segment_type", where, [](const V& x) { return A::is_text(x); }, "a string")) {
+    seg.large = A::text(*v) != "small";
+  }
+  if (auto v = optional_field<A>(s, "is_expandable", where, [](const V& x) { return A::is_bool(x); }, "a bool")) {
+    seg.expandable = A::boolean(*v);
+  }
   if (auto blocks = A::get(s, "blocks"); blocks && A::is_list(*blocks)) {
     for (size_t i = 0; i < A::size(*blocks); ++i) {
       const V bl = A::at(*blocks, i);
@@ -170,6 +193,7 @@ Trace snapshot(const V& root, const std::string& name, int device) {
     throw Error(fmt::format("{}: the snapshot holds no segments and no trace events for device {} "
                             "(was torch.cuda.memory._record_memory_history() enabled?)", name, device));
   }
+  validate_trace(b.trace(), name);
   return b.finish();
 }
 

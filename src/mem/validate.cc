@@ -1,0 +1,211 @@
+#include "mem/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "common/error.h"
+#include "mem/address_map.h"
+
+namespace plumb::mem {
+namespace {
+
+// What the trace has said of a block address so far (absent: nothing: a free of it frees a block
+// allocated before the trace began).
+enum class Held : uint8_t { kAllocated, kPending, kFreed };
+
+struct BlockAt {
+  Held held = Held::kFreed;
+  size_t event = 0;  // the event that put it in this state
+};
+
+struct Range {
+  uint64_t start = 0;
+  uint64_t end = 0;  // one past the last byte
+  size_t event = 0;  // its allocation
+};
+
+// The live blocks' ranges in address order, in chunks of a few hundred: finding the one before
+// an address is two binary searches, and inserting or erasing moves at most one chunk.
+class LiveRanges {
+ public:
+  // The range with the greatest start below `x`, or null.
+  const Range* last_before(uint64_t x) const {
+    const size_t c = chunk_before(x);
+    if (c == kNone) return nullptr;
+    const std::vector<Range>& ranges = chunks_[c];
+    const auto it = std::lower_bound(ranges.begin(), ranges.end(), x,
+                                     [](const Range& r, uint64_t v) { return r.start < v; });
+    return &*(it - 1);  // chunks_[c].front().start < x
+  }
+  void insert(const Range& r) {
+    if (chunks_.empty()) {
+      chunks_.push_back({r});
+      return;
+    }
+    size_t c = chunk_before(r.start + 1);  // the chunk of the last start <= r.start
+    if (c == kNone) c = 0;
+    std::vector<Range>& ranges = chunks_[c];
+    const auto it = std::lower_bound(ranges.begin(), ranges.end(), r.start,
+                                     [](const Range& x, uint64_t v) { return x.start < v; });
+    ranges.insert(it, r);
+    if (ranges.size() > 2 * kChunk) split(c);
+  }
+  void erase(uint64_t start) {
+    const size_t c = chunk_before(start + 1);
+    if (c == kNone) return;
+    std::vector<Range>& ranges = chunks_[c];
+    const auto it = std::lower_bound(ranges.begin(), ranges.end(), start,
+                                     [](const Range& x, uint64_t v) { return x.start < v; });
+    if (it == ranges.end() || it->start != start) return;
+    ranges.erase(it);
+    if (ranges.empty()) chunks_.erase(chunks_.begin() + static_cast<ptrdiff_t>(c));
+  }
+
+ private:
+  static constexpr size_t kChunk = 256;
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
+  // The last chunk whose first range starts below `x`, or kNone.
+  size_t chunk_before(uint64_t x) const {
+    const auto it = std::lower_bound(chunks_.begin(), chunks_.end(), x,
+                                     [](const std::vector<Range>& c, uint64_t v) { return c.front().start < v; });
+    return it == chunks_.begin() ? kNone : static_cast<size_t>(it - chunks_.begin()) - 1;
+  }
+  void split(size_t c) {
+    std::vector<Range> upper(chunks_[c].begin() + kChunk, chunks_[c].end());
+    chunks_[c].resize(kChunk);
+    chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1, std::move(upper));
+  }
+
+  std::vector<std::vector<Range>> chunks_;
+};
+
+class Validator {
+ public:
+  Validator(const Trace& t, const std::string& name) : t_(t), name_(name) {
+    completions_ = std::any_of(t.events.begin(), t.events.end(),
+                               [](const Event& e) { return e.action == Action::kFreeCompleted; });
+  }
+
+  void run() {
+    for (i_ = 0; i_ < t_.events.size(); ++i_) {
+      const Event& e = t_.events[i_];
+      check_sizes(e);
+      check_time(e);
+      switch (e.action) {
+        case Action::kAlloc: alloc(e); break;
+        case Action::kFreeRequested: free_requested(e); break;
+        case Action::kFreeCompleted: free_completed(e); break;
+        default: break;
+      }
+    }
+    for (size_t k = 0; k < t_.segments.size(); ++k) check_segment(t_.segments[k], k);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    if (!t_.event_lines.empty()) {
+      throw Error(fmt::format("{}:{}: event {}: {}", name_, t_.event_lines[i_], i_, what));
+    }
+    throw Error(fmt::format("{}: device_traces[{}][{}]: {}", name_, t_.device, i_, what));
+  }
+  // Another event, as the user finds it: its line in JSONL, its index in a snapshot.
+  std::string ref(size_t j) const {
+    if (!t_.event_lines.empty()) return fmt::format("event {} (line {})", j, t_.event_lines[j]);
+    return fmt::format("event {}", j);
+  }
+  std::string what(const Event& e) const {
+    return fmt::format("{} of 0x{:x} ({} bytes)", action_name(e.action), e.addr, e.size);
+  }
+
+  void check_sizes(const Event& e) const {
+    for (const auto& [key, bytes] : {std::pair{"size", e.size}, std::pair{"device_free", e.device_free}}) {
+      if (bytes > kMaxBytes) {
+        fail(fmt::format("'{}' {} bytes is beyond any device's memory (at most {} bytes)", key, bytes, kMaxBytes));
+      }
+    }
+    if (e.addr > UINT64_MAX - e.size) {
+      fail(fmt::format("{} passes the end of the 64-bit address space", what(e)));
+    }
+  }
+
+  void check_time(const Event& e) {
+    if (std::isnan(e.time_us)) return;  // the event has no time
+    if (!std::isfinite(e.time_us)) fail(fmt::format("'time_us' {} is not a finite number", e.time_us));
+    if (e.time_us < 0) fail(fmt::format("'time_us' {} is negative", e.time_us));
+    if (last_time_ && e.time_us < *last_time_) {
+      fail(fmt::format("'time_us' {} is before {}'s {}: time does not run backwards", e.time_us,
+                       ref(last_time_event_), *last_time_));
+    }
+    last_time_ = e.time_us;
+    last_time_event_ = i_;
+  }
+
+  void alloc(const Event& e) {
+    const auto [at, added] = blocks_.insert(e.addr);
+    if (!added && at->held == Held::kAllocated) {
+      fail(fmt::format("{}: the block allocated there by {} is still allocated (not freed)", what(e),
+                       ref(at->event)));
+    }
+    if (!added && at->held == Held::kPending) {
+      fail(fmt::format("{}: the block freed there by {} still waits for its free_completed", what(e),
+                       ref(at->event)));
+    }
+    if (e.size > 0) {
+      if (const Range* r = live_.last_before(e.addr + e.size); r && r->end > e.addr) {
+        fail(fmt::format("{} overlaps the block [0x{:x}, 0x{:x}) allocated by {} and not freed", what(e),
+                         r->start, r->end, ref(r->event)));
+      }
+      live_.insert(Range{e.addr, e.addr + e.size, i_});
+    }
+    *at = BlockAt{Held::kAllocated, i_};
+  }
+
+  void free_requested(const Event& e) {
+    const auto [at, added] = blocks_.insert(e.addr);
+    if (!added && at->held != Held::kAllocated) freed_twice(e, *at);
+    // Without free_completed events, the request is the free; with them the block stays in use.
+    if (!completions_) live_.erase(e.addr);
+    *at = BlockAt{completions_ ? Held::kPending : Held::kFreed, i_};
+  }
+
+  // A completion of a block never requested (its request before the ring buffer began, or a
+  // trace without requests) is the free.
+  void free_completed(const Event& e) {
+    const auto [at, added] = blocks_.insert(e.addr);
+    if (!added && at->held == Held::kFreed) freed_twice(e, *at);
+    live_.erase(e.addr);
+    *at = BlockAt{Held::kFreed, i_};
+  }
+
+  [[noreturn]] void freed_twice(const Event& e, const BlockAt& at) const {
+    fail(fmt::format("{}: {} freed it already and nothing allocated it since: a block is freed once "
+                     "per allocation", what(e), ref(at.event)));
+  }
+
+  void check_segment(const Segment& s, size_t k) const {
+    if (s.total_size > kMaxBytes || s.addr > UINT64_MAX - s.total_size) {
+      throw Error(fmt::format("{}: segment {} at 0x{:x}: 'total_size' {} bytes is beyond any device's "
+                              "memory (at most {} bytes)", name_, k, s.addr, s.total_size, kMaxBytes));
+    }
+  }
+
+  const Trace& t_;
+  const std::string& name_;
+  bool completions_ = false;
+  size_t i_ = 0;
+  std::optional<double> last_time_;
+  size_t last_time_event_ = 0;
+  AddressMap<BlockAt> blocks_;
+  LiveRanges live_;
+};
+
+}  // namespace
+
+void validate_trace(const Trace& trace, const std::string& name) { Validator(trace, name).run(); }
+
+}  // namespace plumb::mem
