@@ -28,60 +28,94 @@ struct Range {
   size_t event = 0;  // its allocation
 };
 
-// The live blocks' ranges in address order, in chunks of a few hundred: finding the one before
-// an address is two binary searches, and inserting or erasing moves at most one chunk.
+// The live blocks' ranges in address order, in chunks of 8 to 64: finding the place of an
+// address is a binary search over the chunks' first starts (one flat array) and one inside a
+// chunk; inserting or erasing moves at most one chunk (1.5 KiB).
 class LiveRanges {
  public:
-  // The range with the greatest start below `x`, or null.
-  const Range* last_before(uint64_t x) const {
-    const size_t c = chunk_before(x);
-    if (c == kNone) return nullptr;
-    const std::vector<Range>& ranges = chunks_[c];
-    const auto it = std::lower_bound(ranges.begin(), ranges.end(), x,
-                                     [](const Range& r, uint64_t v) { return r.start < v; });
-    return &*(it - 1);  // chunks_[c].front().start < x
-  }
-  void insert(const Range& r) {
+  // Inserts `r` unless a range overlaps it: then that range, and nothing inserted. The live
+  // ranges are disjoint, so only the neighbours of r's place can overlap it.
+  const Range* insert(const Range& r) {
     if (chunks_.empty()) {
       chunks_.push_back({r});
-      return;
+      firsts_.push_back(r.start);
+      return nullptr;
     }
     size_t c = chunk_before(r.start + 1);  // the chunk of the last start <= r.start
     if (c == kNone) c = 0;
     std::vector<Range>& ranges = chunks_[c];
-    const auto it = std::lower_bound(ranges.begin(), ranges.end(), r.start,
-                                     [](const Range& x, uint64_t v) { return x.start < v; });
-    ranges.insert(it, r);
-    if (ranges.size() > 2 * kChunk) split(c);
+    const auto at = lower(ranges, r.start);
+    if (at != ranges.begin() && (at - 1)->end > r.start) return &*(at - 1);
+    if (at != ranges.end() && at->start < r.end) return &*at;
+    if (at == ranges.end() && c + 1 < chunks_.size() && firsts_[c + 1] < r.end) return &chunks_[c + 1].front();
+    ranges.insert(at, r);
+    firsts_[c] = ranges.front().start;
+    if (ranges.size() > kMax) split(c);
+    return nullptr;
   }
   void erase(uint64_t start) {
     const size_t c = chunk_before(start + 1);
     if (c == kNone) return;
     std::vector<Range>& ranges = chunks_[c];
-    const auto it = std::lower_bound(ranges.begin(), ranges.end(), start,
-                                     [](const Range& x, uint64_t v) { return x.start < v; });
+    const auto it = lower(ranges, start);
     if (it == ranges.end() || it->start != start) return;
     ranges.erase(it);
-    if (ranges.empty()) chunks_.erase(chunks_.begin() + static_cast<ptrdiff_t>(c));
+    if (!ranges.empty()) firsts_[c] = ranges.front().start;
+    if (ranges.size() < kMin) merge(c);
   }
 
  private:
-  static constexpr size_t kChunk = 256;
+  static constexpr size_t kMin = 8, kMax = 64;
   static constexpr size_t kNone = static_cast<size_t>(-1);
 
+  // The first range of `ranges` starting at `x` or above. Branch-free: the searches are most of
+  // the pass's time, and their branches cannot be predicted.
+  static std::vector<Range>::const_iterator lower(const std::vector<Range>& ranges, uint64_t x) {
+    return ranges.begin() + static_cast<ptrdiff_t>(lower_index(ranges.data(), ranges.size(), x,
+                                                                [](const Range& r) { return r.start; }));
+  }
+  template <class T, class Key>
+  static size_t lower_index(const T* a, size_t n, uint64_t x, Key key) {
+    if (n == 0) return 0;
+    const T* base = a;
+    while (n > 1) {
+      const size_t half = n / 2;
+      base = key(base[half]) < x ? base + half : base;
+      n -= half;
+    }
+    return static_cast<size_t>(base - a) + (key(*base) < x ? 1 : 0);
+  }
   // The last chunk whose first range starts below `x`, or kNone.
   size_t chunk_before(uint64_t x) const {
-    const auto it = std::lower_bound(chunks_.begin(), chunks_.end(), x,
-                                     [](const std::vector<Range>& c, uint64_t v) { return c.front().start < v; });
-    return it == chunks_.begin() ? kNone : static_cast<size_t>(it - chunks_.begin()) - 1;
+    const size_t i = lower_index(firsts_.data(), firsts_.size(), x, [](uint64_t v) { return v; });
+    return i == 0 ? kNone : i - 1;
   }
   void split(size_t c) {
-    std::vector<Range> upper(chunks_[c].begin() + kChunk, chunks_[c].end());
-    chunks_[c].resize(kChunk);
+    std::vector<Range> upper(chunks_[c].begin() + kMax / 2, chunks_[c].end());
+    chunks_[c].resize(kMax / 2);
+    firsts_.insert(firsts_.begin() + static_cast<ptrdiff_t>(c) + 1, upper.front().start);
     chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1, std::move(upper));
+  }
+  // A small chunk joins the next one (or the previous one, for the last); an empty one goes.
+  void merge(size_t c) {
+    if (chunks_[c].empty() || chunks_.size() == 1) {
+      if (chunks_[c].empty()) remove(c);
+      return;
+    }
+    const size_t into = c + 1 < chunks_.size() ? c : c - 1;
+    std::vector<Range>& low = chunks_[into];
+    const std::vector<Range>& high = chunks_[into + 1];
+    if (low.size() + high.size() > kMax) return;
+    low.insert(low.end(), high.begin(), high.end());
+    remove(into + 1);
+  }
+  void remove(size_t c) {
+    chunks_.erase(chunks_.begin() + static_cast<ptrdiff_t>(c));
+    firsts_.erase(firsts_.begin() + static_cast<ptrdiff_t>(c));
   }
 
   std::vector<std::vector<Range>> chunks_;
+  std::vector<uint64_t> firsts_;  // chunks_[i].front().start
 };
 
 class Validator {
@@ -156,11 +190,10 @@ class Validator {
                        ref(at->event)));
     }
     if (e.size > 0) {
-      if (const Range* r = live_.last_before(e.addr + e.size); r && r->end > e.addr) {
+      if (const Range* r = live_.insert(Range{e.addr, e.addr + e.size, i_})) {
         fail(fmt::format("{} overlaps the block [0x{:x}, 0x{:x}) allocated by {} and not freed", what(e),
                          r->start, r->end, ref(r->event)));
       }
-      live_.insert(Range{e.addr, e.addr + e.size, i_});
     }
     *at = BlockAt{Held::kAllocated, i_};
   }

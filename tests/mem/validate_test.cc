@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +131,60 @@ TEST(ValidateTrace, OverlapFoundAmongThousandsOfLiveBlocks) {
   EXPECT_EQ(error_of(text + ev("alloc", 1500 * 4096 + 1000, 100)),
             "run.jsonl:3001: event 3000: alloc of 0x5dc3e8 (100 bytes) overlaps the block "
             "[0x5dc000, 0x5dc400) allocated by event 1500 (line 1501) and not freed");
+}
+
+// Against a brute-force check: random allocations and frees over a small address range (so that
+// blocks are often adjacent and often overlap), with enough live blocks that the sorted chunks
+// split and merge. The first overlap is the event refused.
+TEST(ValidateTrace, OverlapAgreesWithABruteForceCheck) {
+  std::mt19937_64 rng(7);
+  int refused = 0;
+  for (int round = 0; round < 40; ++round) {
+    Trace t;
+    std::vector<std::pair<uint64_t, uint64_t>> live;  // [start, end)
+    std::optional<size_t> first_overlap;
+    while (t.events.size() < 4000 && !first_overlap) {
+      if (!live.empty() && rng() % 3 == 0) {
+        const size_t k = rng() % live.size();
+        Event e;
+        e.action = Action::kFreeRequested;
+        e.addr = live[k].first;
+        e.size = live[k].second - live[k].first;
+        t.events.push_back(e);
+        live.erase(live.begin() + static_cast<ptrdiff_t>(k));
+        continue;
+      }
+      Event e;
+      e.action = Action::kAlloc;
+      e.addr = (rng() % 16384) * 256;
+      e.size = 256 * (1 + rng() % (round % 2 == 0 ? 2 : 8));
+      const bool overlaps = std::any_of(live.begin(), live.end(), [&](const auto& r) {
+        return r.first < e.addr + e.size && e.addr < r.second;
+      });
+      if (overlaps && rng() % 500 != 0) continue;  // mostly valid traces, long enough to split chunks
+      if (overlaps) first_overlap = t.events.size();
+      live.emplace_back(e.addr, e.addr + e.size);
+      t.events.push_back(e);
+    }
+    std::string error = "no error";
+    try {
+      validate_trace(t, "r");
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    if (!first_overlap) {
+      EXPECT_EQ(error, "no error") << "round " << round;
+      continue;
+    }
+    ++refused;
+    const std::string at = "r: device_traces[0][" + std::to_string(*first_overlap) + "]: ";
+    EXPECT_EQ(error.substr(0, at.size()), at) << error;
+    const bool named = error.find("overlaps the block") != std::string::npos ||
+                       error.find("is still allocated") != std::string::npos;
+    EXPECT_TRUE(named) << error;
+  }
+  EXPECT_GT(refused, 5);
+  EXPECT_LT(refused, 40);
 }
 
 TEST(ValidateTrace, TimeRunningBackwardsIsRefused) {
