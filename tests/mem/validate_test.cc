@@ -229,6 +229,14 @@ TEST(ValidateTrace, WronglyTypedFieldsNameTheField) {
             "snap.json: device_traces[0][0]: 'time_us' must be a number");
   EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"frames\": 3") + "]"),
             "snap.json: device_traces[0][0]: 'frames' must be a list of frames");
+  EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"frames\": [{\"name\": 3}]") + "]"),
+            "snap.json: device_traces[0][0]: 'name' must be a string");
+  EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"frames\": [{\"line\": \"7\"}]") + "]"),
+            "snap.json: device_traces[0][0]: 'line' must be an integer");
+  EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"frames\": [{\"line\": 7000000000}]") + "]"),
+            "snap.json: device_traces[0][0]: a frame's 'line' 7000000000 is not a line number");
+  EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"frames\": [\"f.py:3\"]") + "]"),
+            "snap.json: device_traces[0][0]: each of 'frames' must be a dict {name, filename, line}");
   // None (null) is absent, as PyTorch writes optional fields.
   EXPECT_EQ(snapshot_error("[" + ev("alloc", 4096, 1024, ", \"time_us\": null, \"stream\": null") + "]"),
             "no error");
