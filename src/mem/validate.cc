@@ -225,6 +225,13 @@ class Validator {
       throw Error(fmt::format("{}: segment {} at 0x{:x}: 'total_size' {} bytes is beyond any device's "
                               "memory (at most {} bytes)", name_, k, s.addr, s.total_size, kMaxBytes));
     }
+    for (size_t j = 0; j < s.blocks.size(); ++j) {
+      const Block& b = s.blocks[j];
+      if (b.addr < s.addr || b.size > s.total_size || b.addr - s.addr > s.total_size - b.size) {
+        throw Error(fmt::format("{}: segment {} at 0x{:x}: block {} (0x{:x}, {} bytes) lies outside the "
+                                "segment's {} bytes", name_, k, s.addr, j, b.addr, b.size, s.total_size));
+      }
+    }
   }
 
   const Trace& t_;

@@ -207,6 +207,9 @@ TEST(ValidateTrace, AbsurdSizesAreRefused) {
   EXPECT_EQ(error_of("{\"segment\": {\"address\": 0, \"total_size\": 1152921504606846976}}\n"),
             "run.jsonl: segment 0 at 0x0: 'total_size' 1152921504606846976 bytes is beyond any device's "
             "memory (at most 1125899906842624 bytes)");
+  EXPECT_EQ(error_of("{\"segment\": {\"address\": 4096, \"total_size\": 2048, \"blocks\": [{\"address\": 4096, "
+                     "\"size\": 1024}, {\"address\": 5120, \"size\": 1536}]}}\n"),
+            "run.jsonl: segment 0 at 0x1000: block 1 (0x1400, 1536 bytes) lies outside the segment's 2048 bytes");
   EXPECT_EQ(error_of(ev("alloc", 4096, 0) + "{\"action\": \"alloc\", \"addr\": 1, \"size\": -5}\n"),
             "run.jsonl:2: 'size' must be a non-negative integer");
 }
