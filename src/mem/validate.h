@@ -6,7 +6,8 @@
 //   - an allocation at an address still allocated, or still waiting for its free to complete;
 //   - an allocation whose [addr, addr + size) overlaps a block still allocated;
 //   - time running backwards, a negative or non-finite time;
-//   - a size beyond any device (kMaxBytes), or a block that passes the end of the address space.
+//   - a size beyond any device (kMaxBytes), or a block that passes the end of the address space;
+//   - a block of the end state's segments outside its segment.
 // One linear pass: block states in an open-addressing table, live ranges in a chunked sorted
 // array (no node allocation per event).
 #pragma once
