@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
 #include "common/error.h"
+#include "mem/input.h"
+#include "mem/validate.h"
 
 namespace plumb::mem {
 namespace {
@@ -55,6 +55,20 @@ int small_integer_field(const json& j, const char* key, const Line& at) {
   return static_cast<int>(v);
 }
 
+std::string text_field(const json& j, const char* key, const char* fallback, const Line& at) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_string()) at.fail(fmt::format("'{}' must be a string, not {}", key, it->type_name()));
+  return it->get<std::string>();
+}
+
+bool bool_field(const json& j, const char* key, const Line& at) {
+  const auto it = j.find(key);
+  if (it == j.end()) return false;
+  if (!it->is_boolean()) at.fail(fmt::format("'{}' must be true or false, not {}", key, it->type_name()));
+  return it->get<bool>();
+}
+
 uint32_t read_stack(const json& frames, TraceBuilder& b, const Line& at) {
   if (!frames.is_array()) at.fail("'frames' must be a list of {name, filename, line}");
   std::vector<uint32_t> ids;
@@ -62,8 +76,8 @@ uint32_t read_stack(const json& frames, TraceBuilder& b, const Line& at) {
   for (const json& f : frames) {
     if (!f.is_object()) at.fail("each frame must be an object {name, filename, line}");
     Frame frame;
-    frame.name = f.value("name", "");
-    frame.filename = f.value("filename", "");
+    frame.name = text_field(f, "name", "", at);
+    frame.filename = text_field(f, "filename", "", at);
     frame.line = small_integer_field(f, "line", at);
     ids.push_back(b.frame(std::move(frame)));
   }
@@ -83,15 +97,17 @@ void read_segment(const json& j, TraceBuilder& b, const Line& at) {
   seg.addr = unsigned_field(j, "address", at, true);
   seg.total_size = unsigned_field(j, "total_size", at, true);
   seg.stream = integer_field(j, "stream", 0, at);
-  seg.large = j.value("segment_type", std::string("large")) != "small";
-  seg.expandable = j.value("is_expandable", false);
-  for (const json& bl : j.value("blocks", json::array())) {
+  seg.large = text_field(j, "segment_type", "large", at) != "small";
+  seg.expandable = bool_field(j, "is_expandable", at);
+  const auto blocks = j.find("blocks");
+  if (blocks != j.end() && !blocks->is_array()) at.fail("'blocks' must be a list of {address, size, state}");
+  for (const json& bl : blocks == j.end() ? json::array() : *blocks) {
     if (!bl.is_object()) at.fail("each block must be an object {address, size, state}");
     Block block;
     block.addr = unsigned_field(bl, "address", at, true);
     block.size = unsigned_field(bl, "size", at, true);
     block.requested_size = unsigned_field(bl, "requested_size", at, false);
-    block.state = block_state(bl.value("state", std::string("inactive")), at);
+    block.state = block_state(text_field(bl, "state", "inactive", at), at);
     seg.blocks.push_back(block);
   }
   b.trace().segments.push_back(std::move(seg));
@@ -117,12 +133,13 @@ void read_event(const json& j, TraceBuilder& b, const Line& at) {
   e.device_free = unsigned_field(j, "device_free", at, false);
   e.stream = integer_field(j, "stream", 0, at);
   if (const auto time = j.find("time_us"); time != j.end()) {
-    if (!time->is_number()) at.fail("'time_us' must be a number");
+    if (!time->is_number()) at.fail(fmt::format("'time_us' must be a number, not {}", time->type_name()));
     e.time_us = time->get<double>();
     t.has_time = true;
   }
   if (const auto frames = j.find("frames"); frames != j.end()) e.stack = read_stack(*frames, b, at);
   t.events.push_back(e);
+  t.event_lines.push_back(static_cast<uint32_t>(std::min<size_t>(at.number, UINT32_MAX)));
 }
 
 }  // namespace
@@ -172,25 +189,21 @@ Trace parse_events_jsonl(std::string_view text, const std::string& name) {
       } else {
         read_event(j, b, at);
       }
-    } catch (const json::exception& e) {
-      // A field of the wrong type ("stream": "x", "device": "0", a frame's "line": []).
-      const std::string what = e.what();
-      const size_t cut = what.find("] ");
-      at.fail("a field has the wrong type: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+    } catch (const json::exception&) {
+      // Every field is checked by type above: this is a net, never library text in a message.
+      at.fail("a field has the wrong type");
     }
   }
   if (b.trace().events.empty() && b.trace().segments.empty()) {
     throw Error(fmt::format("{}: no allocator events", name));
   }
+  validate_trace(b.trace(), name);
   return b.finish();
 }
 
 Trace read_events_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read the trace", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_events_jsonl(text.str(), path);
+  const InputBytes input = load_input(path);
+  return parse_events_jsonl(input.bytes(), input.name());
 }
 
 }  // namespace plumb::mem

@@ -1,9 +1,6 @@
 #include "mem/pickle.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -19,6 +16,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "mem/input.h"
 
 namespace plumb::mem {
 namespace {
@@ -795,25 +793,6 @@ PickleDoc parse_owned(std::shared_ptr<const void> owner, const char* data, size_
   return PickleReader(std::move(arena), size).read();
 }
 
-// Closes a file descriptor on every path out.
-struct FileCloser {
-  int fd;
-  ~FileCloser() { ::close(fd); }
-};
-
-// The file's bytes through read(): for pipes and other files that cannot be mapped.
-std::shared_ptr<std::string> read_all(int fd, const std::string& path) {
-  auto bytes = std::make_shared<std::string>();
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) return bytes;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    bytes->append(buffer, static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 std::string_view kind_name(PickleKind kind) {
@@ -869,25 +848,10 @@ PickleDoc parse_pickle(std::string_view bytes, const std::string& name) {
   return parse_owned(std::move(copy), data, bytes.size(), name);
 }
 
-PickleDoc read_pickle_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  const FileCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    const auto size = static_cast<size_t>(st.st_size);
-    // MAP_POPULATE maps the whole file at once: one call instead of a page fault per 4 KiB.
-    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (at != MAP_FAILED) {
-      std::shared_ptr<const void> owner(
-          at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-      return parse_owned(std::move(owner), static_cast<const char*>(at), size, path);
-    }
-  }
-  std::shared_ptr<std::string> bytes = read_all(fd, path);
-  const char* data = bytes->data();
-  const size_t size = bytes->size();
-  return parse_owned(std::move(bytes), data, size, path);
+PickleDoc parse_pickle(const InputBytes& input) {
+  return parse_owned(input.owner(), input.bytes().data(), input.bytes().size(), input.name());
 }
+
+PickleDoc read_pickle_file(const std::string& path) { return parse_pickle(load_input(path)); }
 
 }  // namespace plumb::mem

@@ -45,6 +45,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mem/input.h"
+
 namespace plumb::mem {
 
 enum class PickleKind : uint8_t { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
@@ -299,6 +301,9 @@ class PickleDoc {
 // name for messages. Throws plumb::Error "<name>: byte <N>: <problem>" naming the opcode.
 // Copies `bytes`: the document does not refer to the caller's buffer.
 PickleDoc parse_pickle(std::string_view bytes, const std::string& name);
+
+// Parses bytes read once (mem/input.h) without copying them: the document keeps them alive.
+PickleDoc parse_pickle(const InputBytes& input);
 
 // Maps the whole file (reads it when it cannot be mapped, e.g. a pipe) and parses it; an
 // unreadable file is an Error naming the path.

@@ -5,12 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "common/huge_pages.h"
 #include "mem/jsonl_reader.h"
 #include "mem/trace.h"
+#include "mem/validate.h"
 
 namespace plumb::mem::convert {
 
@@ -25,16 +28,42 @@ inline std::string where_text(const EventAt& w) {
 }
 inline const std::string& where_text(const std::string& w) { return w; }
 
+// An optional field: absent or None (null) is nothing; another kind than `is` accepts is refused,
+// naming the field.
+template <class A, class V, class W, class Is>
+std::optional<V> optional_field(const V& entry, const char* key, const W& where, Is is,
+                                const char* expected) {
+  auto v = A::get(entry, key);
+  if (!v || A::is_none(*v)) return std::nullopt;
+  if (!is(*v)) throw Error(fmt::format("{}: '{}' must be {}", where_text(where), key, expected));
+  return v;
+}
+
+template <class A, class V, class W>
+std::optional<V> integer_field(const V& entry, const char* key, const W& where) {
+  return optional_field<A>(entry, key, where, [](const V& x) { return A::is_integer(x); }, "an integer");
+}
+
 template <class A, class V>
-uint32_t frame_of(const V& f, TraceBuilder& b) {
+uint32_t frame_of(const V& f, const EventAt& where, TraceBuilder& b) {
   const auto node = A::identity(f);
   if (node) {
     if (const auto it = b.frame_by_node().find(*node); it != b.frame_by_node().end()) return it->second;
   }
+  if (!A::is_dict(f)) {
+    throw Error(fmt::format("{}: each of 'frames' must be a dict {{name, filename, line}}", where_text(where)));
+  }
+  const auto is_text = [](const V& x) { return A::is_text(x); };
   Frame frame;
-  if (auto v = A::get(f, "name"); v && A::is_text(*v)) frame.name = A::text(*v);
-  if (auto v = A::get(f, "filename"); v && A::is_text(*v)) frame.filename = A::text(*v);
-  if (auto v = A::get(f, "line"); v && A::is_integer(*v)) frame.line = static_cast<int>(A::integer(*v));
+  if (auto v = optional_field<A>(f, "name", where, is_text, "a string")) frame.name = A::text(*v);
+  if (auto v = optional_field<A>(f, "filename", where, is_text, "a string")) frame.filename = A::text(*v);
+  if (auto v = integer_field<A>(f, "line", where)) {
+    const int64_t line = A::integer(*v);
+    if (line < 0 || line > INT32_MAX) {
+      throw Error(fmt::format("{}: a frame's 'line' {} is not a line number", where_text(where), line));
+    }
+    frame.line = static_cast<int>(line);
+  }
   const uint32_t id = b.frame(std::move(frame));
   if (node) b.frame_by_node().emplace(*node, id);
   return id;
@@ -42,7 +71,7 @@ uint32_t frame_of(const V& f, TraceBuilder& b) {
 
 // The stack of an event; a frames list shared by several events (a pickle's memo) is read once.
 template <class A, class V>
-uint32_t stack_of(const V& entry, TraceBuilder& b) {
+uint32_t stack_of(const V& entry, const EventAt& where, TraceBuilder& b) {
   const auto frames = A::get(entry, "frames");
   if (!frames || !A::is_list(*frames)) return kNoStack;
   const auto node = A::identity(*frames);
@@ -52,7 +81,7 @@ uint32_t stack_of(const V& entry, TraceBuilder& b) {
   std::vector<uint32_t> ids;
   const size_t n = A::size(*frames);
   ids.reserve(n);
-  for (size_t i = 0; i < n; ++i) ids.push_back(frame_of<A>(A::at(*frames, i), b));
+  for (size_t i = 0; i < n; ++i) ids.push_back(frame_of<A>(A::at(*frames, i), where, b));
   const uint32_t id = b.stack(ids);
   if (node) b.stack_by_node().emplace(*node, id);
   return id;
@@ -84,12 +113,13 @@ void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
   e.addr = field<A>(entry, "addr", where, !no_addr);
   e.size = field<A>(entry, "size", where, e.action != Action::kSnapshot);
   e.device_free = field<A>(entry, "device_free", where, false);
-  if (auto s = A::get(entry, "stream"); s && A::is_integer(*s)) e.stream = A::integer(*s);
-  if (auto t = A::get(entry, "time_us"); t && A::is_number(*t)) {
+  if (auto s = integer_field<A>(entry, "stream", where)) e.stream = A::integer(*s);
+  if (auto t = optional_field<A>(entry, "time_us", where, [](const V& x) { return A::is_number(x); }, "a number")) {
     e.time_us = A::number(*t);
     b.trace().has_time = true;
   }
-  e.stack = stack_of<A>(entry, b);
+  optional_field<A>(entry, "frames", where, [](const V& x) { return A::is_list(x); }, "a list of frames");
+  e.stack = stack_of<A>(entry, where, b);
   b.trace().events.push_back(e);
 }
 
@@ -109,9 +139,13 @@ void read_segment(const V& s, const std::string& where, TraceBuilder& b) {
   Segment seg;
   seg.addr = field<A>(s, "address", where, true);
   seg.total_size = field<A>(s, "total_size", where, true);
-  if (auto v = A::get(s, "stream"); v && A::is_integer(*v)) seg.stream = A::integer(*v);
-  if (auto v = A::get(s, "segment_type"); v && A::is_text(*v)) seg.large = A::text(*v) != "small";
-  if (auto v = A::get(s, "is_expandable"); v && A::is_bool(*v)) seg.expandable = A::boolean(*v);
+  if (auto v = integer_field<A>(s, "stream", where)) seg.stream = A::integer(*v);
+  if (auto v = optional_field<A>(s, "segment_type", where, [](const V& x) { return A::is_text(x); }, "a string")) {
+    seg.large = A::text(*v) != "small";
+  }
+  if (auto v = optional_field<A>(s, "is_expandable", where, [](const V& x) { return A::is_bool(x); }, "a bool")) {
+    seg.expandable = A::boolean(*v);
+  }
   if (auto blocks = A::get(s, "blocks"); blocks && A::is_list(*blocks)) {
     for (size_t i = 0; i < A::size(*blocks); ++i) {
       const V bl = A::at(*blocks, i);
@@ -170,6 +204,7 @@ Trace snapshot(const V& root, const std::string& name, int device) {
     throw Error(fmt::format("{}: the snapshot holds no segments and no trace events for device {} "
                             "(was torch.cuda.memory._record_memory_history() enabled?)", name, device));
   }
+  validate_trace(b.trace(), name);
   return b.finish();
 }
 

@@ -17,6 +17,7 @@ struct PickleAdapter {
   static bool is_dict(const V& v) { return v.is(PickleKind::kDict); }
   static bool is_text(const V& v) { return v.is(PickleKind::kStr); }
   static bool is_bool(const V& v) { return v.is(PickleKind::kBool); }
+  static bool is_none(const V& v) { return v.is(PickleKind::kNone); }
   static bool is_integer(const V& v) { return v.is(PickleKind::kInt); }
   static bool is_number(const V& v) { return v.is(PickleKind::kInt) || v.is(PickleKind::kFloat); }
   static size_t size(const V& v) { return v.size(); }
@@ -55,6 +56,10 @@ Trace from_doc(const PickleDoc& doc, const std::string& name, int device) {
 
 Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device) {
   return from_doc(parse_pickle(bytes, name), name, device);
+}
+
+Trace snapshot_from_pickle(const InputBytes& input, int device) {
+  return from_doc(parse_pickle(input), input.name(), device);
 }
 
 Trace snapshot_from_pickle_file(const std::string& path, int device) {

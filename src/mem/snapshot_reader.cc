@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "common/error.h"
 #include "mem/jsonl_reader.h"
@@ -29,6 +27,7 @@ struct JsonAdapter {
   static bool is_dict(V v) { return v->is_object(); }
   static bool is_text(V v) { return v->is_string(); }
   static bool is_bool(V v) { return v->is_boolean(); }
+  static bool is_none(V v) { return v->is_null(); }
   static bool is_integer(V v) { return v->is_number_integer(); }
   static bool is_number(V v) { return v->is_number(); }
   static size_t size(V v) { return v->size(); }
@@ -47,15 +46,7 @@ struct JsonAdapter {
   }
 };
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read the trace", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool looks_like_jsonl(const std::string& text) {
+bool looks_like_jsonl(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return false;
   const size_t end = text.find('\n', first);
@@ -73,13 +64,12 @@ Trace snapshot_from_json(const json& doc, const std::string& name, int device) {
   return t;
 }
 
-Trace read_trace(const std::string& path, int device) {
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(fmt::format("{}: cannot read the trace", path));
-    if (in.peek() == 0x80) return snapshot_from_pickle_file(path, device);  // PROTO: a pickle
+Trace read_trace(const InputBytes& input, int device) {
+  const std::string_view text = input.bytes();
+  const std::string& path = input.name();
+  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0x80) {  // PROTO: a pickle
+    return snapshot_from_pickle(input, device);
   }
-  const std::string text = read_all(path);
   // memory_stats() dumps are JSON objects per line too: recognised first, by their keys.
   if (looks_like_memory_stats(text)) {
     throw Error(fmt::format("{}: periodic memory_stats() dumps, not an allocator trace: expected a "
@@ -92,5 +82,7 @@ Trace read_trace(const std::string& path, int device) {
   }
   return snapshot_from_json(doc, path, device);
 }
+
+Trace read_trace(const std::string& path, int device) { return read_trace(load_input(path), device); }
 
 }  // namespace plumb::mem

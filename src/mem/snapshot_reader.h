@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "mem/input.h"
 #include "mem/trace.h"
 
 namespace plumb::mem {
@@ -16,10 +17,13 @@ Trace snapshot_from_json(const nlohmann::json& doc, const std::string& name, int
 
 // A pickle as _dump_snapshot() writes it (protocols 2–5 of plain data; src/mem/pickle.h).
 Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device);
+Trace snapshot_from_pickle(const InputBytes& input, int device);
 Trace snapshot_from_pickle_file(const std::string& path, int device);
 
 // By content: a pickle (first byte 0x80), a JSON snapshot (an object with "device_traces" or
-// "segments"), or plumb.mem-events/1 lines. Errors name the file.
+// "segments"), or plumb.mem-events/1 lines. Errors name the file. The bytes are read once
+// (mem/input.h): a FIFO or a pipe works as well as a file.
+Trace read_trace(const InputBytes& input, int device);
 Trace read_trace(const std::string& path, int device);
 
 }  // namespace plumb::mem

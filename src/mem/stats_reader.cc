@@ -1,16 +1,18 @@
 #include "mem/stats_reader.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "mem/input.h"
 
 namespace plumb::mem {
 namespace {
@@ -207,7 +209,17 @@ bool looks_like_memory_stats(std::string_view text) {
   return false;
 }
 
+bool is_memory_stats(const InputBytes& input) {
+  const std::string_view bytes = input.bytes();
+  if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) return false;  // a pickle
+  return looks_like_memory_stats(bytes.substr(0, kSniffBytes));
+}
+
+// Only a regular file is sniffed: a FIFO or a pipe can be read once only (the caller reads it
+// with load_input and asks looks_like_memory_stats of its bytes).
 bool is_memory_stats_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
   if (!in || in.peek() == 0x80) return false;  // unreadable, or a pickle
   std::string head(kSniffBytes, '\0');
@@ -227,13 +239,9 @@ StatsSeries parse_memory_stats(std::string_view text, const std::string& name) {
   return reader.finish();
 }
 
-StatsSeries read_memory_stats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read the memory_stats() dumps", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_memory_stats(text.str(), path);
-}
+StatsSeries parse_memory_stats(const InputBytes& input) { return parse_memory_stats(input.bytes(), input.name()); }
+
+StatsSeries read_memory_stats(const std::string& path) { return parse_memory_stats(load_input(path)); }
 
 StatsAnalysis analyze_stats(const StatsSeries& series) {
   if (series.points.empty()) throw Error(fmt::format("{}: no memory_stats() dumps", series.source));

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mem/input.h"
 #include "mem/steps.h"
 
 namespace plumb::mem {
@@ -41,12 +42,17 @@ struct StatsSeries {
 // True when the first line that is not blank nor a '#' comment is a JSON object with a key ending
 // in ".all.current" (memory_stats()'s flattened keys): checked before plumb.mem-events/1.
 bool looks_like_memory_stats(std::string_view text);
-// The same on the first MiB of a file; false when it cannot be read.
+// The same of bytes read once (mem/input.h; false for a pickle): what the CLI asks before
+// read_trace or parse_memory_stats of the same bytes, so that a FIFO or a pipe is read once.
+bool is_memory_stats(const InputBytes& input);
+// The same on the first MiB of a regular file; false when it cannot be read, and for a FIFO, a
+// pipe or a device without reading it (it could be read only once: use load_input).
 bool is_memory_stats_file(const std::string& path);
 
 // Every problem of the whole file, one line each ("stats.jsonl:3: missing
 // 'reserved_bytes.all.current'"), in one plumb::Error. Keys not read here are ignored.
 StatsSeries parse_memory_stats(std::string_view text, const std::string& name);
+StatsSeries parse_memory_stats(const InputBytes& input);
 StatsSeries read_memory_stats(const std::string& path);
 
 // What a series says, as plain data for the reporters (report/mem_reporter).

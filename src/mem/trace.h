@@ -75,6 +75,7 @@ struct Trace {
   std::map<std::string, std::string> allocator_settings;
   bool has_time = false;  // events carry time_us (torch_npu traces do not)
   std::vector<size_t> step_marks;  // event indices where the trace itself says a step begins
+  std::vector<uint32_t> event_lines;  // plumb.mem-events/1: the line of each event, for messages
 };
 
 // What readers fill a trace with: frames and stacks are interned as they come.

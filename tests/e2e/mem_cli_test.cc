@@ -221,5 +221,59 @@ TEST(MemCli, TimelineCsvHasEveryEvent) {
   EXPECT_NE(csv.find(",580911104\n865,"), std::string::npos);
 }
 
+// The output of `plumb mem analyze ARGS` with the input's name replaced by FILE: the same trace
+// read from a file, a FIFO or a pipe must give the same report.
+std::string analyzed(const std::string& shell, const std::string& name) {
+  const test::Run r = run_command(shell);
+  EXPECT_EQ(r.exit_code, 0) << shell << "\n" << r.err;
+  std::string out = r.out;
+  for (size_t at; (at = out.find(name)) != std::string::npos;) out.replace(at, name.size(), "FILE");
+  return out;
+}
+
+// A FIFO is read once (it was read to detect the format, then opened again: a hang); the writer
+// is a child of the shell; a timeout turns a hang into a failure (exit 124).
+TEST(MemCli, AnalyzeReadsAFifoAndAPipeOnce) {
+  const std::string dir = temp_dir("mem_fifo");
+  write_file(dir + "/events.jsonl",
+             "{\"action\": \"alloc\", \"addr\": 4096, \"size\": 1024, \"time_us\": 1}\n"
+             "{\"action\": \"free_requested\", \"addr\": 4096, \"size\": 1024, \"time_us\": 2}\n"
+             "{\"action\": \"free_completed\", \"addr\": 4096, \"size\": 1024, \"time_us\": 3}\n");
+  for (const std::string& file : {kMem + "healthy.pickle", kMem + "healthy.json", dir + "/events.jsonl"}) {
+    SCOPED_TRACE(file);
+    const std::string direct = analyzed(kPlumb + " mem analyze " + file + " --json -", file);
+    const std::string fifo = dir + "/trace.fifo";
+    const std::string from_fifo = analyzed(
+        "{ rm -f " + fifo + " && mkfifo " + fifo + " && (cat " + file + " > " + fifo + " &) && timeout 30 " +
+            kPlumb + " mem analyze " + fifo + " --json -; }",
+        fifo);
+    EXPECT_EQ(from_fifo, direct);
+    const std::string from_stdin =
+        analyzed("{ cat " + file + " | timeout 30 " + kPlumb + " mem analyze /dev/stdin --json -; }", "/dev/stdin");
+    EXPECT_EQ(from_stdin, direct);
+  }
+}
+
+TEST(MemCli, ADirectoryOrAnImpossibleTraceExitsTwo) {
+  const std::string dir = temp_dir("mem_impossible");
+  const test::Run d = run_command(kPlumb + " mem analyze " + dir);
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_EQ(d.err, "plumb: error: " + dir + ": is a directory, not a file\n");
+  // One 1 KiB block freed twice more after its free: once a peak of 3 KiB, now refused.
+  write_file(dir + "/twice.jsonl",
+             "{\"action\": \"alloc\", \"addr\": 4096, \"size\": 1024}\n"
+             "{\"action\": \"free_requested\", \"addr\": 4096, \"size\": 1024}\n"
+             "{\"action\": \"free_requested\", \"addr\": 4096, \"size\": 1024}\n"
+             "{\"action\": \"free_requested\", \"addr\": 4096, \"size\": 1024}\n");
+  for (const char* command : {"analyze", "replay", "report -o -"}) {
+    const test::Run r = run_command(kPlumb + " mem " + command + " " + dir + "/twice.jsonl");
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err, "plumb: error: " + dir + "/twice.jsonl:3: event 2: free_requested of 0x1000 (1024 bytes): "
+                     "event 1 (line 2) freed it already and nothing allocated it since: a block is freed once "
+                     "per allocation\n") << command;
+    EXPECT_EQ(r.out, "") << command;
+  }
+}
+
 }  // namespace
 }  // namespace plumb::test

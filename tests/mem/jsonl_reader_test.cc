@@ -63,7 +63,7 @@ TEST(EventsJsonl, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("{\"action\": \"alloc\", \"addr\": 1, \"size\": 2, \"frames\": [{\"line\": 7.7e21}]}\n"),
             "run.jsonl:1: 'line' must be an integer");
   EXPECT_EQ(error_of("{\"action\": \"alloc\", \"addr\": 1, \"size\": 2, \"frames\": [{\"name\": 3}]}\n"),
-            "run.jsonl:1: a field has the wrong type: type must be string, but is number");
+            "run.jsonl:1: 'name' must be a string, not number");
   EXPECT_EQ(error_of("{\"segment\": {\"address\": 0, \"total_size\": 1, \"blocks\": [{\"address\": 0, "
                      "\"size\": 1, \"state\": \"busy\"}]}}\n"),
             "run.jsonl:1: block state 'busy': expected active_allocated, active_pending_free or inactive");

@@ -187,7 +187,7 @@ std::string file_error(const std::string& path) {
 TEST(Pickle, UnreadableFileIsNamed) {
   EXPECT_EQ(file_error("/nonexistent/snapshot.pickle"),
             "/nonexistent/snapshot.pickle: cannot read: No such file or directory");
-  EXPECT_EQ(file_error("/"), "/: cannot read: Is a directory");
+  EXPECT_EQ(file_error("/"), "/: is a directory, not a file");
   EXPECT_EQ(file_error("/dev/null"), "/dev/null: empty, not a pickle");
 }
 

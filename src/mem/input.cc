@@ -1,0 +1,71 @@
+#include "mem/input.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace plumb::mem {
+namespace {
+
+// Closes a file descriptor on every path out.
+struct FileCloser {
+  int fd;
+  ~FileCloser() { ::close(fd); }
+};
+
+[[noreturn]] void cannot_read(const std::string& path) {
+  throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+}
+
+// Everything read() gives until the end: for pipes, FIFOs and devices, which cannot be mapped
+// and cannot be read twice.
+std::shared_ptr<std::string> read_to_end(int fd, const std::string& path) {
+  auto bytes = std::make_shared<std::string>();
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return bytes;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) cannot_read(path);
+    bytes->append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+InputBytes load_input(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) cannot_read(path);
+  const FileCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) cannot_read(path);
+  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("{}: is a directory, not a file", path));
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<size_t>(st.st_size);
+    // MAP_POPULATE maps the whole file at once: one call instead of a page fault per 4 KiB.
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (at != MAP_FAILED) {
+      std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+      return InputBytes(std::move(owner), std::string_view(static_cast<const char*>(at), size), path);
+    }
+  }
+  std::shared_ptr<std::string> bytes = read_to_end(fd, path);
+  const std::string_view view(*bytes);
+  return InputBytes(std::move(bytes), view, path);
+}
+
+InputBytes input_from_string(std::string bytes, std::string name) {
+  auto owned = std::make_shared<std::string>(std::move(bytes));
+  const std::string_view view(*owned);
+  return InputBytes(std::move(owned), view, std::move(name));
+}
+
+}  // namespace plumb::mem
