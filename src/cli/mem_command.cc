@@ -13,6 +13,7 @@
 #include "common/output_file.h"
 #include "common/units.h"
 #include "mem/analysis.h"
+#include "mem/input.h"
 #include "mem/replay.h"
 #include "mem/snapshot_reader.h"
 #include "mem/stats_reader.h"
@@ -65,7 +66,7 @@ mem::AnalyzeOptions analyze_options(const MemOptions& o) {
 }
 
 // memory_stats() dumps: one dump is one step, and they carry no frames to match.
-int run_analyze_stats(const MemOptions& o) {
+int run_analyze_stats(const MemOptions& o, const mem::InputBytes& input) {
   if (o.step_regex) {
     throw Error(fmt::format("--step-regex: {} holds memory_stats() dumps (each dump is one step, no "
                             "frames); it applies to allocator traces", o.file));
@@ -79,17 +80,19 @@ int run_analyze_stats(const MemOptions& o) {
                             "categorise); it applies to allocator traces", o.file));
   }
   auto out = open_outputs(o);
-  const mem::StatsAnalysis a = mem::analyze_stats(mem::read_memory_stats(o.file));
+  const mem::StatsAnalysis a = mem::analyze_stats(mem::parse_memory_stats(input));
   write_json(report::mem_stats_json(a), out->json);
   if (o.json != "-") report::print_mem_stats(a, std::cout);
   return 0;
 }
 
+// FILE is read once (a FIFO or a pipe can be read only once): the format is told from these bytes.
 int run_analyze(const MemOptions& o) {
-  if (mem::is_memory_stats_file(o.file)) return run_analyze_stats(o);
+  const mem::InputBytes input = mem::load_input(o.file);
+  if (mem::is_memory_stats(input)) return run_analyze_stats(o, input);
   const mem::AnalyzeOptions options = analyze_options(o);
   auto out = open_outputs(o);
-  const mem::Trace trace = mem::read_trace(o.file, o.device);
+  const mem::Trace trace = mem::read_trace(input, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
   if (out->timeline) {
     report::write_mem_timeline_csv(trace, a, out->timeline->stream());
@@ -107,8 +110,8 @@ uint64_t capacity_option(const MemOptions& o) {
   return bytes;
 }
 
-void refuse_stats(const MemOptions& o, const char* command) {
-  if (mem::is_memory_stats_file(o.file)) {
+void refuse_stats(const MemOptions& o, const mem::InputBytes& input, const char* command) {
+  if (mem::is_memory_stats(input)) {
     throw Error(fmt::format("{}: memory_stats() dumps hold totals, not the allocation sequence that "
                             "plumb mem {} needs: give an allocator trace (a snapshot or "
                             "plumb.mem-events/1 lines)", o.file, command));
@@ -140,11 +143,12 @@ report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline&
 }
 
 int run_replay(const MemOptions& o) {
-  refuse_stats(o, "replay");
+  const mem::InputBytes input = mem::load_input(o.file);
+  refuse_stats(o, input, "replay");
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
   auto out = open_outputs(o);
-  const mem::Trace trace = mem::read_trace(o.file, o.device);
+  const mem::Trace trace = mem::read_trace(input, o.device);
   const report::ReplayReport r = replay_report(trace, mem::build_timeline(trace), policies, capacity);
   write_json(report::mem_replay_json(r), out->json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
@@ -155,12 +159,13 @@ int run_replay(const MemOptions& o) {
 
 // The analysis and the policy comparison on one page; every input is checked before the work.
 int run_report(const MemOptions& o) {
-  refuse_stats(o, "report");
+  const mem::InputBytes input = mem::load_input(o.file);
+  refuse_stats(o, input, "report");
   const mem::AnalyzeOptions options = analyze_options(o);
   const auto policies = mem::policies_from_list(o.policies);
   const uint64_t capacity = capacity_option(o);
   auto out = open_outputs(o);
-  const mem::Trace trace = mem::read_trace(o.file, o.device);
+  const mem::Trace trace = mem::read_trace(input, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
   const report::ReplayReport replays = replay_report(trace, a.timeline, policies, capacity);
   report::MemHtmlOptions html;

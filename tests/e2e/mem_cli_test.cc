@@ -277,3 +277,18 @@ TEST(MemCli, ADirectoryOrAnImpossibleTraceExitsTwo) {
 
 }  // namespace
 }  // namespace plumb::test
+
+namespace plumb::test {
+namespace {
+
+TEST(MemCli, MemoryStatsThroughAPipe) {
+  const std::string file = std::string(PLUMB_TEST_FIXTURES) + "/mem/memory_stats.jsonl";
+  const std::string direct = analyzed(std::string(PLUMB_BIN) + " mem analyze " + file + " --json -", file);
+  EXPECT_EQ(analyzed("{ cat " + file + " | timeout 30 " + PLUMB_BIN +
+                         " mem analyze /dev/stdin --json -; }",
+                     "/dev/stdin"),
+            direct);
+}
+
+}  // namespace
+}  // namespace plumb::test
