@@ -21,6 +21,7 @@ struct CommOptions {
   int iters = 20;
   int warmup = 5;
   int rounds = 1;
+  int timeout_seconds = 300;  // per measurement; the watchdog then names the ranks that stopped
   std::string dtype = "float32";
   std::string op = "sum";
   int root = 0;
@@ -38,6 +39,10 @@ struct CommOptions {
 };
 
 void setup_comm(CLI::App& app, CommOptions& options);
+
+// A CLI11 check that the value is a whole number from `min` to `max`; CLI11 puts the option's
+// name first: "--rounds: must be a whole number from 1 to 100, got 0".
+CLI::Validator whole_number(long long min, long long max);
 
 // Every problem with the options at once, as one plumb::Error.
 comm::SweepOptions to_sweep_options(const CommOptions& options);
