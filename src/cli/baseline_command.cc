@@ -182,7 +182,7 @@ int run_ranks(const BaselineOptions& o) {
   const comm::SweepOptions sweep = to_sweep_options(c);
   // Ranks that plumb baseline launched die with their launcher (mpirun killed with plumb).
   if (!o.round_output.empty()) prctl(PR_SET_PDEATHSIG, SIGKILL);
-  comm::MpiSession mpi(nullptr, nullptr, comm::MpiSession::kThreads);
+  comm::MpiSession mpi(nullptr, nullptr, threads_for(sweep));
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {
@@ -322,8 +322,8 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
       ->check(whole_number(1, comm::kMaxIters));
   app.add_option("--timeout", o.timeout_seconds,
                  "Seconds one measurement (one size of one collective) may take before the job "
-                 "is aborted, naming the ranks that stopped")
-      ->capture_default_str()->check(whole_number(1, comm::kMaxTimeoutSeconds));
+                 "is aborted, naming the ranks that stopped (0: no watchdog, MPI without threads)")
+      ->capture_default_str()->check(whole_number(0, comm::kMaxTimeoutSeconds));
   app.add_option("--cluster", o.cluster, "Cluster map (YAML; see docs/comm.md)");
   app.add_option("--backend", o.backend, "auto (nccl with NVIDIA GPUs, else mpi), mpi or nccl")
       ->capture_default_str();

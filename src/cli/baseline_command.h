@@ -22,7 +22,7 @@ struct BaselineOptions {
   std::string sizes;          // MIN:MAX[:FACTOR]; empty: 1K:16M:4 (1K:1M:4 with --quick)
   int rounds = 3;
   int iters = 20;
-  int timeout_seconds = 300;  // per measurement, passed to the ranks' watchdog
+  int timeout_seconds = 300;  // per measurement, passed to the ranks' watchdog; 0: none
   std::string cluster;
   std::string backend = "auto";
   std::string db;

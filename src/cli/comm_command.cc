@@ -148,6 +148,10 @@ Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
 
 }  // namespace
 
+comm::MpiSession::Threads threads_for(const comm::SweepOptions& sweep) {
+  return sweep.timeout_seconds > 0 ? comm::MpiSession::kThreads : comm::MpiSession::kOneThread;
+}
+
 CLI::Validator whole_number(long long min, long long max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
@@ -179,8 +183,8 @@ void setup_comm(CLI::App& app, CommOptions& o) {
       ->capture_default_str()->check(whole_number(1, comm::kMaxRounds));
   app.add_option("--timeout", o.timeout_seconds,
                  "Seconds one measurement (one size of one collective) may take before the job "
-                 "is aborted, naming the ranks that stopped")
-      ->capture_default_str()->check(whole_number(1, comm::kMaxTimeoutSeconds));
+                 "is aborted, naming the ranks that stopped (0: no watchdog, MPI without threads)")
+      ->capture_default_str()->check(whole_number(0, comm::kMaxTimeoutSeconds));
   app.add_option("-d,--dtype", o.dtype, "float32, float16, bfloat16, float64, int32, int8")
       ->capture_default_str();
   app.add_option("-o,--op", o.op, "Reduction: sum, prod, max, min, avg")->capture_default_str();
@@ -241,7 +245,7 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
   const bool leader = control.rank() == 0;
   Prepared p = prepare(o, sweep, control, before);
   std::unique_ptr<comm::Watchdog> watchdog;
-  if (comm::MpiSession::threads()) {
+  if (sweep.timeout_seconds > 0 && comm::MpiSession::threads()) {
     std::vector<std::string> hosts;
     for (const comm::RankPlace& r : p.placement.ranks) hosts.push_back(r.host);
     watchdog = std::make_unique<comm::Watchdog>(sweep.timeout_seconds, std::move(hosts));
@@ -262,7 +266,7 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
   }
   progress.clear();
   if (leader) fill_context(result, sweep);
-  if (leader && !watchdog) {
+  if (leader && sweep.timeout_seconds > 0 && !watchdog) {
     result.notes.push_back("this MPI library runs no second thread (no MPI_THREAD_MULTIPLE): "
                            "--timeout was not enforced");
   }
@@ -271,7 +275,7 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
 
 int run_comm(const CommOptions& o) {
   const comm::SweepOptions sweep = to_sweep_options(o);  // the same on every rank
-  comm::MpiSession mpi(nullptr, nullptr, comm::MpiSession::kThreads);
+  comm::MpiSession mpi(nullptr, nullptr, threads_for(sweep));
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {

@@ -199,8 +199,8 @@ void validate(const SweepOptions& o) {
   if (o.rounds < 1 || o.rounds > kMaxRounds) {
     problems.push_back(fmt::format("--rounds must be from 1 to {}, got {}", kMaxRounds, o.rounds));
   }
-  if (o.timeout_seconds < 1 || o.timeout_seconds > kMaxTimeoutSeconds) {
-    problems.push_back(fmt::format("--timeout must be from 1 to {} seconds, got {}",
+  if (o.timeout_seconds < 0 || o.timeout_seconds > kMaxTimeoutSeconds) {
+    problems.push_back(fmt::format("--timeout must be from 0 (no watchdog) to {} seconds, got {}",
                                    kMaxTimeoutSeconds, o.timeout_seconds));
   }
   if (o.warmup < 0) problems.push_back(fmt::format("--warmup must be 0 or more, got {}", o.warmup));

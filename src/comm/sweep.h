@@ -22,7 +22,7 @@ struct SweepOptions {
   int iters = 20;
   int warmup = 5;
   int rounds = 1;  // the whole sweep this many times, fresh buffers each; rows keep the median
-  int timeout_seconds = 300;  // one measurement (one size of one collective) at most (Watchdog)
+  int timeout_seconds = 300;  // one measurement (one size of one collective) at most; 0: no Watchdog
   bool check = true;
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;

@@ -61,13 +61,13 @@ TEST(Validate, ListsEveryProblem) {
   EXPECT_THROW(validate(none), Error);
   SweepOptions limits = options_for("allreduce");
   limits.rounds = 0;
-  limits.timeout_seconds = 0;
+  limits.timeout_seconds = -1;
   try {
     validate(limits);
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "--rounds must be from 1 to 100, got 0\n"
-                           "--timeout must be from 1 to 86400 seconds, got 0");
+                           "--timeout must be from 0 (no watchdog) to 86400 seconds, got -1");
   }
 }
 

@@ -138,9 +138,9 @@ TEST(BaselineE2E, CountsOutOfRangeAreRefused) {
   EXPECT_EQ(iters.exit_code, 2);
   EXPECT_EQ(iters.err, "plumb: error: --iters: must be a whole number from 1 to 1000000, got 0; "
                        "run 'plumb --help' for usage\n");
-  const test::Run timeout = baseline(dir, "--timeout 0");
+  const test::Run timeout = baseline(dir, "--timeout -1");
   EXPECT_EQ(timeout.exit_code, 2);
-  EXPECT_EQ(timeout.err, "plumb: error: --timeout: must be a whole number from 1 to 86400, got 0; "
+  EXPECT_EQ(timeout.err, "plumb: error: --timeout: must be a whole number from 0 to 86400, got -1; "
                          "run 'plumb --help' for usage\n");
   EXPECT_FALSE(std::filesystem::exists(dir + "/plumb.db"));
 }

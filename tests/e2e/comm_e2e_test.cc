@@ -166,7 +166,7 @@ TEST(CommE2E, CountsOutOfRangeAreRefused) {
                      "'plumb --help' for usage\n"},
       {"-w -1", "plumb: error: --warmup: must be a whole number from 0 to 1000000, got -1; run "
                 "'plumb --help' for usage\n"},
-      {"--timeout 0", "plumb: error: --timeout: must be a whole number from 1 to 86400, got 0; "
+      {"--timeout -1", "plumb: error: --timeout: must be a whole number from 0 to 86400, got -1; "
                       "run 'plumb --help' for usage\n"},
       {"--iters 2x", "plumb: error: --iters: must be a whole number from 1 to 1000000, got 2x; "
                      "run 'plumb --help' for usage\n"},
@@ -182,7 +182,7 @@ TEST(CommE2E, CountsOutOfRangeAreRefused) {
 // A rank stopped in the middle of the sweep (SIGSTOP) would hang the others forever: the
 // watchdog names it once a measurement has run past --timeout, and the job is aborted (exit 2).
 TEST(CommE2E, StoppedRankIsNamedAndTheJobAborted) {
-  const std::string dir = temp_dir("comm-sigstop");
+  const std::string dir = test::temp_dir("comm-sigstop");
   const std::string marker = dir + "/stopped.json";  // in every rank's command line
   test::Run run;
   std::thread runner([&] {
