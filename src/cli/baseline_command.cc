@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
@@ -219,14 +221,35 @@ baseline::Record combine(std::vector<baseline::Record> rounds) {
   return record;
 }
 
-// A folder under $TMPDIR (else /tmp) for the rounds' files, removed with everything in it on
-// every way out of plumb baseline (an interrupted or failed round included).
+// The start of the name of the temporary folders of plumb baseline on this host.
+std::string folder_prefix() { return fmt::format("plumb-baseline-{}-", host_name()); }
+
+// Folders a plumb baseline on this host left when it was killed by SIGKILL (its process is
+// gone) are removed by the next one.
+void remove_stale_folders(const std::filesystem::path& tmp) {
+  const std::string prefix = folder_prefix();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::atol(name.c_str() + prefix.size());
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+// A folder under $TMPDIR (else /tmp), plumb-baseline-HOST-PID-XXXXXX, for the rounds' files,
+// removed with everything in it on every way out of plumb baseline (an interrupted or failed
+// round included) but SIGKILL, and then by the next run on this host.
 class TempFolder {
  public:
   TempFolder() {
     std::error_code ec;
-    std::string pattern = (std::filesystem::temp_directory_path(ec) / "plumb-baseline-XXXXXX").string();
-    if (ec) pattern = "/tmp/plumb-baseline-XXXXXX";
+    std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    remove_stale_folders(tmp);
+    std::string pattern = (tmp / fmt::format("{}{}-XXXXXX", folder_prefix(), getpid())).string();
     if (mkdtemp(pattern.data()) == nullptr) {
       throw Error(fmt::format("cannot create a temporary folder {}: {} (set TMPDIR to another "
                               "folder)", pattern, std::strerror(errno)));

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -150,6 +152,16 @@ TEST(BaselineE2E, CountsOutOfRangeAreRefused) {
 TEST(BaselineE2E, FailingLauncherIsNamedAndCleanedUp) {
   const std::string dir = temp_dir("baseline-launcher");
   std::filesystem::create_directories(dir + "/tmp");
+  // What plumb baselines killed by SIGKILL left (their process is gone) goes; a live one's stays.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = dir + "/tmp/plumb-baseline-" + host + "-" + std::to_string(gone) + "-abcdef";
+  const std::string live = dir + "/tmp/plumb-baseline-" + host + "-" + std::to_string(getpid()) + "-abcdef";
+  std::filesystem::create_directories(stale + "/x");
+  std::filesystem::create_directories(live);
   const test::Run r = run_command("TMPDIR=" + dir + "/tmp " + kPlumb + " baseline -q --db " + dir +
                                   "/plumb.db -o " + dir + " --launcher false");
   EXPECT_EQ(r.exit_code, 2);
@@ -161,6 +173,9 @@ TEST(BaselineE2E, FailingLauncherIsNamedAndCleanedUp) {
   EXPECT_NE(killed.err.find("plumb: error: round 1/3: the ranks' launcher 'sh -c kill -KILL $$' was "
                             "killed by signal 9 (Killed)"),
             std::string::npos) << killed.err;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  std::filesystem::remove(live);
   EXPECT_TRUE(std::filesystem::is_empty(dir + "/tmp"));
   const test::Run quote = baseline(dir, "--launcher \"srun --export='A B\"");
   EXPECT_EQ(quote.exit_code, 2);
@@ -229,11 +244,24 @@ TEST(BaselineE2E, SigtermStopsTheRanksAndRemovesTheTemporaryFolder) {
 }
 
 // SIGKILL cannot be caught: the launcher and the ranks die with plumb (PR_SET_PDEATHSIG); only
-// the temporary folder stays (documented).
+// the temporary folder stays, until the next run on this host removes it.
 TEST(BaselineE2E, SigkillTakesTheRanksAlong) {
   const Interrupted r = interrupt_baseline("baseline-sigkill", SIGKILL);
   EXPECT_EQ(r.run.exit_code, 128 + SIGKILL);
   EXPECT_TRUE(r.left.empty()) << r.left.size() << " process(es) left, the first " << r.left[0].argv[0];
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(r.tmp)) {
+      n += e.path().filename().string().rfind("plumb-baseline-", 0) == 0 ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(leftovers(), 1);
+  // the next run on this host removes it
+  const test::Run next = run_command("TMPDIR=" + r.tmp + " " + kPlumb + " baseline -q --db " + r.tmp +
+                                     "/plumb.db -o " + r.tmp + " --launcher false");
+  EXPECT_EQ(next.exit_code, 2);
+  EXPECT_EQ(leftovers(), 0);
 }
 
 }  // namespace
