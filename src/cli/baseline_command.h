@@ -78,7 +78,8 @@ class HeldSignals {
 
 // Runs argv with this process's standard streams in a process group of its own, which dies with
 // plumb (PR_SET_PDEATHSIG). SIGINT, SIGTERM and SIGHUP that plumb receives meanwhile go to the
-// whole group as SIGTERM, then SIGKILL 5 s later if it has not exited.
+// whole group as SIGTERM, then SIGKILL 5 s later if it has not exited (at once at a second
+// signal).
 ChildExit run_in_own_group(const std::vector<std::string>& argv);
 
 // One rank per NVIDIA GPU or Ascend NPU this host shows, else one per core, at least 2 and at

@@ -130,7 +130,8 @@ constexpr auto kGrace = std::chrono::seconds(5);  // from SIGTERM to SIGKILL for
   _exit(127);
 }
 
-// Waits for `pid`; a forwarded signal sends SIGTERM to its group, SIGKILL after kGrace.
+// Waits for `pid`; a forwarded signal sends SIGTERM to its group, SIGKILL after kGrace or at a
+// second signal.
 ChildExit wait_forwarding(pid_t pid, const sigset_t& set) {
   using Clock = std::chrono::steady_clock;
   ChildExit result;
@@ -138,6 +139,7 @@ ChildExit wait_forwarding(pid_t pid, const sigset_t& set) {
   for (;;) {
     int status = 0;
     const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done < 0 && errno != EINTR) break;  // not ours to wait for any more
     if (done == pid) {
       result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -150,7 +152,9 @@ ChildExit wait_forwarding(pid_t pid, const sigset_t& set) {
     const timespec tick{0, 100'000'000};
     siginfo_t info;
     const int s = sigtimedwait(&set, &info, &tick);
-    if (s > 0 && s != SIGCHLD && result.received == 0) {
+    if (s > 0 && s != SIGCHLD && result.received != 0) {
+      kill(-pid, SIGKILL);  // a second one (Ctrl-C twice): no more grace
+    } else if (s > 0 && s != SIGCHLD) {
       result.received = s;
       kill(-pid, SIGTERM);
       kill_at = Clock::now() + kGrace;
