@@ -3,9 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +39,8 @@
 
 namespace plumb::cli {
 namespace {
+
+constexpr int kMaxRanks = 65536;
 
 // --sizes MIN:MAX[:FACTOR] into plumb comm's options.
 void apply_sizes(const std::string& sizes, CommOptions& c) {
@@ -63,8 +71,9 @@ CommOptions comm_options(const BaselineOptions& o) {
   apply_sizes(!o.sizes.empty() ? o.sizes : o.quick ? "1K:1M:4" : "1K:16M:4", c);
   // Ranks handing a round to the plumb that launched them measure once; ranks started by the
   // user's own launcher measure every round in this one job.
-  c.rounds = !o.round_output.empty() ? 1 : o.rounds > 0 ? o.rounds : 3;
+  c.rounds = !o.round_output.empty() ? 1 : o.rounds;
   c.iters = o.iters;
+  c.timeout_seconds = o.timeout_seconds;
   c.collectives = o.collectives;
   c.cluster = o.cluster;
   c.backend = backend_of(o.backend);
@@ -174,7 +183,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int run_ranks(const BaselineOptions& o) {
   const CommOptions c = comm_options(o);
   const comm::SweepOptions sweep = to_sweep_options(c);
-  comm::MpiSession mpi(nullptr, nullptr);
+  // Ranks that plumb baseline launched die with their launcher (mpirun killed with plumb).
+  if (!o.round_output.empty()) prctl(PR_SET_PDEATHSIG, SIGKILL);
+  comm::MpiSession mpi(nullptr, nullptr, threads_for(sweep));
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {
@@ -211,45 +222,132 @@ baseline::Record combine(std::vector<baseline::Record> rounds) {
   return record;
 }
 
+// The start of the name of the temporary folders of plumb baseline on this host.
+std::string folder_prefix() { return fmt::format("plumb-baseline-{}-", host_name()); }
+
+// Folders a plumb baseline on this host left when it was killed by SIGKILL (its process is
+// gone) are removed by the next one.
+void remove_stale_folders(const std::filesystem::path& tmp) {
+  const std::string prefix = folder_prefix();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::atol(name.c_str() + prefix.size());
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+// A folder under $TMPDIR (else /tmp), plumb-baseline-HOST-PID-XXXXXX, for the rounds' files,
+// removed with everything in it on every way out of plumb baseline (an interrupted or failed
+// round included) but SIGKILL, and then by the next run on this host.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::error_code ec;
+    std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    remove_stale_folders(tmp);
+    std::string pattern = (tmp / fmt::format("{}{}-XXXXXX", folder_prefix(), getpid())).string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw Error(fmt::format("cannot create a temporary folder {}: {} (set TMPDIR to another "
+                              "folder)", pattern, std::strerror(errno)));
+    }
+    path_ = pattern;
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A round whose ranks did not hand over a result: why, as an Error (exit 2, or 128 + the signal
+// plumb received, as a shell reports a command that a signal ended).
+void check_round(const ChildExit& ended, const std::vector<std::string>& launcher, int round,
+                 int rounds) {
+  const std::string what =
+      fmt::format("round {}/{}: the ranks' launcher '{}'", round, rounds, join(launcher, " "));
+  if (ended.received != 0) {
+    const char* name = ended.received == SIGINT ? "SIGINT" : ended.received == SIGHUP ? "SIGHUP" : "SIGTERM";
+    throw Error(fmt::format("interrupted by {} in round {}/{}: the ranks were stopped and the "
+                            "temporary files removed",
+                            name, round, rounds),
+                static_cast<ExitCode>(128 + ended.received));
+  }
+  if (ended.signal != 0) {
+    throw Error(fmt::format("{} was killed by signal {} ({})", what, ended.signal,
+                            strsignal(ended.signal)));
+  }
+  if (ended.code != 0) throw Error(fmt::format("{} exited with status {}", what, ended.code));
+}
+
 // Started alone: each round is a fresh MPI job (fresh processes, buffers, placement: what differs
 // between two baselines differs between rounds too), then one record from all of them.
 int launch_rounds(const BaselineOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> argv = ranks_command(o);  // a bad --launcher fails first
   Sinks sinks = open_sinks(o);
-  const std::vector<std::string> argv = ranks_command(o);
-  const int rounds = o.rounds > 0 ? o.rounds : 3;
-  char folder[] = "/tmp/plumb-baseline-XXXXXX";  // mkdtemp replaces the Xs
-  if (mkdtemp(folder) == nullptr) throw Error("cannot create a folder in /tmp");
+  const std::string worker[] = {"baseline", "--worker"};  // after the launcher's words and plumb
+  const auto self = std::search(argv.begin(), argv.end(), std::begin(worker), std::end(worker)) - 1;
+  const std::vector<std::string> launcher(argv.begin(), self);
+  const HeldSignals held;  // a signal between rounds waits until the folder is gone
+  const TempFolder folder;
   std::vector<baseline::Record> records;
-  for (int round = 1; round <= rounds; ++round) {
-    const std::string file = fmt::format("{}/round-{}.json", folder, round);
+  for (int round = 1; round <= o.rounds; ++round) {
+    const std::string file = fmt::format("{}/round-{}.json", folder.path(), round);
     std::vector<std::string> round_argv = argv;
     round_argv.insert(round_argv.end(), {"--round-output", file});
     if (!o.quiet && Progress::is_terminal(stderr)) round_argv.emplace_back("--progress");
     if (!o.quiet) {
-      fmt::print(stderr, "plumb baseline: round {}/{}{}\n", round, rounds,
+      fmt::print(stderr, "plumb baseline: round {}/{}{}\n", round, o.rounds,
                  round == 1 ? ": " + join(round_argv, " ") : "");
     }
-    if (const int code = run_inheriting(round_argv); code != 0) return code;
+    check_round(run_in_own_group(round_argv), launcher, round, o.rounds);
     records.push_back(baseline::read_record_file(file));
-    std::filesystem::remove(file);
   }
-  std::filesystem::remove(folder);
   return finish(o, sinks, combine(std::move(records)), seconds_since(start));
+}
+
+// Counts and ranges the options promise; checked before anything starts.
+void validate(const BaselineOptions& o) {
+  std::vector<std::string> problems;
+  if (o.ranks < 0 || o.ranks > kMaxRanks) {
+    problems.push_back(fmt::format("--ranks must be from 1 to {} (or left out), got {}", kMaxRanks,
+                                   o.ranks));
+  }
+  if (o.rounds < 1 || o.rounds > comm::kMaxRounds) {
+    problems.push_back(fmt::format("--rounds must be from 1 to {}, got {}", comm::kMaxRounds, o.rounds));
+  }
+  if (!problems.empty()) throw Error(join(problems, "\n"));
 }
 
 }  // namespace
 
 void setup_baseline(CLI::App& app, BaselineOptions& o) {
-  app.add_option("--ranks,-n", o.ranks, "Ranks to start (default: one per accelerator, else per core)");
+  app.add_option("--ranks,-n", o.ranks, "Ranks to start (default: one per accelerator, else per core)")
+      ->check(whole_number(1, kMaxRanks));
   app.add_option("--launcher", o.launcher, "Start the ranks with this instead of mpirun, e.g. \"srun -N 4\"");
   app.add_option("--hostfile", o.hostfile, "mpirun --hostfile for several hosts");
   app.add_option("--label", o.label, "A name for this baseline (e.g. after-driver-update)");
   app.add_flag("--quick", o.quick, "Sizes 1K to 1M: a smoke test in seconds");
   app.add_option("--collectives", o.collectives, "Comma-separated list")->capture_default_str();
   app.add_option("--sizes", o.sizes, "MIN:MAX[:FACTOR] (default 1K:16M:4)");
-  app.add_option("--rounds", o.rounds, "Measure the sweep this many times, each a fresh MPI job (default 3)");
-  app.add_option("--iters", o.iters, "Timed iterations per size")->capture_default_str();
+  app.add_option("--rounds", o.rounds, "Measure the sweep this many times, each a fresh MPI job")
+      ->capture_default_str()->check(whole_number(1, comm::kMaxRounds));
+  app.add_option("--iters", o.iters, "Timed iterations per size")->capture_default_str()
+      ->check(whole_number(1, comm::kMaxIters));
+  app.add_option("--timeout", o.timeout_seconds,
+                 "Seconds one measurement (one size of one collective) may take before the job "
+                 "is aborted, naming the ranks that stopped (0: no watchdog, MPI without threads)")
+      ->capture_default_str()->check(whole_number(0, comm::kMaxTimeoutSeconds));
   app.add_option("--cluster", o.cluster, "Cluster map (YAML; see docs/comm.md)");
   app.add_option("--backend", o.backend, "auto (nccl with NVIDIA GPUs, else mpi), mpi or nccl")
       ->capture_default_str();
@@ -264,6 +362,7 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
 }
 
 int run_baseline(const BaselineOptions& o) {
+  validate(o);
   to_sweep_options(comm_options(o));  // bad sizes fail here, before any rank starts
   const bool rank = o.worker || (o.launcher.empty() && o.hostfile.empty() && o.ranks == 0 &&
                                  started_by_mpi_launcher());

@@ -5,21 +5,24 @@
 
 #include <CLI/CLI.hpp>
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
 namespace plumb::cli {
 
 struct BaselineOptions {
-  int ranks = 0;              // 0: one per accelerator, else one per core (2 to 8)
+  int ranks = 0;              // 0 (left out): one per accelerator, else one per core (2 to 8)
   std::string launcher;       // "srun -N 4 --ntasks-per-node 8", ...; empty: mpirun
   std::string hostfile;       // mpirun --hostfile
   std::string label;
   bool quick = false;
   std::string collectives = "allreduce,allgather,reducescatter,alltoall";
   std::string sizes;          // MIN:MAX[:FACTOR]; empty: 1K:16M:4 (1K:1M:4 with --quick)
-  int rounds = 0;             // 0: 3
+  int rounds = 3;
   int iters = 20;
+  int timeout_seconds = 300;  // per measurement, passed to the ranks' watchdog; 0: none
   std::string cluster;
   std::string backend = "auto";
   std::string db;
@@ -45,8 +48,39 @@ std::vector<std::string> launch_command(const BaselineOptions& options, const st
 // rank count, this executable, root or not). Error when mpirun is needed and missing.
 std::vector<std::string> ranks_command(const BaselineOptions& options);
 
-// Runs argv with this process's standard streams; returns its exit code.
-int run_inheriting(const std::vector<std::string>& argv);
+// The words of a command line as a POSIX shell splits them: blanks separate words; single quotes
+// keep everything; double quotes keep all but \" \\ \$ \`; a backslash outside quotes keeps the
+// next character. Nothing is expanded. Throws plumb::Error naming `option` for an unclosed quote
+// or a trailing backslash.
+std::vector<std::string> split_words(const std::string& text, const std::string& option);
+
+struct ChildExit {
+  int code = -1;     // its exit status, or -1 when a signal ended it
+  int signal = 0;    // the signal that ended it
+  int received = 0;  // SIGINT, SIGTERM or SIGHUP that plumb received (and forwarded) meanwhile
+};
+
+// While alive, SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked: they wait instead of ending plumb
+// before it cleaned up (run_in_own_group() takes them meanwhile). Destroyed, it restores the mask,
+// and a signal still pending then ends plumb as it would have.
+class HeldSignals {
+ public:
+  HeldSignals();
+  ~HeldSignals();
+  HeldSignals(const HeldSignals&) = delete;
+  HeldSignals& operator=(const HeldSignals&) = delete;
+  const sigset_t& set() const { return set_; }
+
+ private:
+  sigset_t set_;
+  sigset_t previous_;
+};
+
+// Runs argv with this process's standard streams in a process group of its own, which dies with
+// plumb (PR_SET_PDEATHSIG). SIGINT, SIGTERM and SIGHUP that plumb receives meanwhile go to the
+// whole group as SIGTERM, then SIGKILL 5 s later if it has not exited (at once at a second
+// signal).
+ChildExit run_in_own_group(const std::vector<std::string>& argv);
 
 // One rank per NVIDIA GPU or Ascend NPU this host shows, else one per core, at least 2 and at
 // most 8 (a baseline of one host; more ranks than cores only oversubscribe it).

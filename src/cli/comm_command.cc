@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -137,21 +138,48 @@ Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
 
 }  // namespace
 
+comm::MpiSession::Threads threads_for(const comm::SweepOptions& sweep) {
+  return sweep.timeout_seconds > 0 ? comm::MpiSession::kThreads : comm::MpiSession::kOneThread;
+}
+
+CLI::Validator whole_number(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == text.size() && used > 0 && value >= min && value <= max) return "";
+        return fmt::format("must be a whole number from {} to {}, got {}", min, max, text);
+      },
+      fmt::format("{} to {}", min, max));
+}
+
 void setup_comm(CLI::App& app, CommOptions& o) {
   app.add_option("-b,--min-bytes", o.min_bytes, "Smallest size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-e,--max-bytes", o.max_bytes, "Largest size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-f,--step-factor", o.step_factor, "Multiply the size by this at each step")
       ->capture_default_str();
   app.add_option("-i,--step-bytes", o.step_bytes, "Add this many bytes at each step instead");
-  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->capture_default_str();
-  app.add_option("-w,--warmup", o.warmup, "Untimed iterations before each size")->capture_default_str();
+  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->capture_default_str()
+      ->check(whole_number(1, comm::kMaxIters));
+  app.add_option("-w,--warmup", o.warmup, "Untimed iterations before each size")->capture_default_str()
+      ->check(whole_number(0, comm::kMaxIters));
   app.add_option("--rounds", o.rounds,
                  "Measure the whole sweep this many times; keep the median and the spread")
-      ->capture_default_str();
+      ->capture_default_str()->check(whole_number(1, comm::kMaxRounds));
+  app.add_option("--timeout", o.timeout_seconds,
+                 "Seconds one measurement (one size of one collective) may take before the job "
+                 "is aborted, naming the ranks that stopped (0: no watchdog, MPI without threads)")
+      ->capture_default_str()->check(whole_number(0, comm::kMaxTimeoutSeconds));
   app.add_option("-d,--dtype", o.dtype, "float32, float16, bfloat16, float64, int32, int8")
       ->capture_default_str();
   app.add_option("-o,--op", o.op, "Reduction: sum, prod, max, min, avg")->capture_default_str();
-  app.add_option("-r,--root", o.root, "Root rank of broadcast and reduce")->capture_default_str();
+  app.add_option("-r,--root", o.root, "Root rank of broadcast and reduce")->capture_default_str()
+      ->check(whole_number(0, INT_MAX));
   app.add_option("-c,--check", o.check, "Check results (1) or not (0)")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
@@ -171,7 +199,11 @@ comm::SweepOptions to_sweep_options(const CommOptions& o) {
   collect(problems, [&] { s.min_bytes = parse_bytes(o.min_bytes, "--min-bytes"); });
   collect(problems, [&] { s.max_bytes = parse_bytes(o.max_bytes, "--max-bytes"); });
   collect(problems, [&] {
-    if (!o.step_bytes.empty()) s.step_bytes = parse_bytes(o.step_bytes, "--step-bytes");
+    if (o.step_bytes.empty()) return;
+    s.step_bytes = parse_bytes(o.step_bytes, "--step-bytes");
+    if (s.step_bytes == 0) {
+      throw Error("--step-bytes must be 1 or more (or left out to multiply by --step-factor), got 0");
+    }
   });
   collect(problems, [&] { s.type = comm::parse_data_type(o.dtype); });
   collect(problems, [&] { s.op = comm::parse_reduce_op(o.op); });
@@ -189,6 +221,7 @@ comm::SweepOptions to_sweep_options(const CommOptions& o) {
   s.iters = o.iters;
   s.warmup = o.warmup;
   s.rounds = o.rounds;
+  s.timeout_seconds = o.timeout_seconds;
   s.root = o.root;
   s.check = o.check != 0;
   if (problems.empty()) collect(problems, [&] { comm::validate(s); });
@@ -201,6 +234,12 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
                           bool show_progress) {
   const bool leader = control.rank() == 0;
   Prepared p = prepare(o, sweep, control, before);
+  std::unique_ptr<comm::Watchdog> watchdog;
+  if (sweep.timeout_seconds > 0 && comm::MpiSession::threads()) {
+    std::vector<std::string> hosts;
+    for (const comm::RankPlace& r : p.placement.ranks) hosts.push_back(r.host);
+    watchdog = std::make_unique<comm::Watchdog>(sweep.timeout_seconds, std::move(hosts));
+  }
   Progress progress(stderr, leader && show_progress &&
                                 (o.force_progress || Progress::is_terminal(stderr)));
   comm::Result result;
@@ -208,7 +247,8 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
     result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,
                              [&](size_t done, size_t total, const std::string& what) {
                                progress.update(done, total, what);
-                             });
+                             },
+                             watchdog.get());
   } catch (const Error& e) {  // mid-measurement: other ranks may be blocked in a collective
     comm::abort_all(static_cast<int>(e.code()), e.what());
   } catch (const std::exception& e) {
@@ -216,12 +256,16 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
   }
   progress.clear();
   if (leader) fill_context(result, sweep);
+  if (leader && sweep.timeout_seconds > 0 && !watchdog) {
+    result.notes.push_back("this MPI library runs no second thread (no MPI_THREAD_MULTIPLE): "
+                           "--timeout was not enforced");
+  }
   return result;
 }
 
 int run_comm(const CommOptions& o) {
   const comm::SweepOptions sweep = to_sweep_options(o);  // the same on every rank
-  comm::MpiSession mpi(nullptr, nullptr);
+  comm::MpiSession mpi(nullptr, nullptr, threads_for(sweep));
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {

@@ -21,6 +21,7 @@ struct CommOptions {
   int iters = 20;
   int warmup = 5;
   int rounds = 1;
+  int timeout_seconds = 300;  // per measurement; the watchdog then names the ranks that stopped; 0: none
   std::string dtype = "float32";
   std::string op = "sum";
   int root = 0;
@@ -39,8 +40,16 @@ struct CommOptions {
 
 void setup_comm(CLI::App& app, CommOptions& options);
 
+// A CLI11 check that the value is a whole number from `min` to `max`; CLI11 puts the option's
+// name first: "--rounds: must be a whole number from 1 to 100, got 0".
+CLI::Validator whole_number(long long min, long long max);
+
 // Every problem with the options at once, as one plumb::Error.
 comm::SweepOptions to_sweep_options(const CommOptions& options);
+
+// MPI with threads for the watchdog (MPI_THREAD_MULTIPLE, which costs a lock in every MPI call),
+// or without when --timeout is 0.
+comm::MpiSession::Threads threads_for(const comm::SweepOptions& sweep);
 
 // Runs the benchmark on the MPI ranks this process belongs to (a singleton when started alone).
 int run_comm(const CommOptions& options);

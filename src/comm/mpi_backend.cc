@@ -87,13 +87,21 @@ int mpi_count(size_t count) {
 
 }  // namespace
 
-MpiSession::MpiSession(int* argc, char*** argv) {
+MpiSession::MpiSession(int* argc, char*** argv, Threads threads) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    MPI_Init(argc, argv);
+    int provided = 0;
+    MPI_Init_thread(argc, argv, threads == kThreads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
     owns_ = true;
   }
+}
+
+bool MpiSession::threads() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
 }
 
 MpiSession::~MpiSession() {

@@ -11,9 +11,13 @@
 namespace plumb::comm {
 
 // Initialises MPI when constructed (unless already initialised) and finalises it when destroyed.
+// kThreads asks for MPI_THREAD_MULTIPLE (for the Watchdog's thread); threads() says whether the
+// library gave it.
 class MpiSession {
  public:
-  MpiSession(int* argc, char*** argv);
+  enum Threads { kOneThread, kThreads };
+  MpiSession(int* argc, char*** argv, Threads threads = kOneThread);
+  static bool threads();
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

@@ -196,8 +196,12 @@ void validate(const SweepOptions& o) {
   if (o.iters < 1 || o.iters > kMaxIters) {
     problems.push_back(fmt::format("--iters must be from 1 to {}, got {}", kMaxIters, o.iters));
   }
-  if (o.rounds < 1 || o.rounds > 100) {
-    problems.push_back(fmt::format("--rounds must be from 1 to 100, got {}", o.rounds));
+  if (o.rounds < 1 || o.rounds > kMaxRounds) {
+    problems.push_back(fmt::format("--rounds must be from 1 to {}, got {}", kMaxRounds, o.rounds));
+  }
+  if (o.timeout_seconds < 0 || o.timeout_seconds > kMaxTimeoutSeconds) {
+    problems.push_back(fmt::format("--timeout must be from 0 (no watchdog) to {} seconds, got {}",
+                                   kMaxTimeoutSeconds, o.timeout_seconds));
   }
   if (o.warmup < 0) problems.push_back(fmt::format("--warmup must be 0 or more, got {}", o.warmup));
   if (o.root < 0) problems.push_back(fmt::format("--root must be 0 or more, got {}", o.root));
@@ -283,6 +287,11 @@ struct Tally {
   size_t done = 0;
   size_t total = 0;
   std::string round;  // " · round 2/3", or empty for a single round
+  StepWatch* watch = nullptr;
+
+  void begin(const std::string& what) const {
+    if (watch) watch->begin(what);
+  }
 };
 
 // One round: every group of every layer measures; each group's rank 0 keeps its rows.
@@ -293,16 +302,17 @@ void measure_round(Communicator& world, const std::vector<Layer>& layers,
   for (const Layer& layer : layers) {
     if (!layer.skipped.empty()) continue;
     const int group_index = group_of(layer, world.rank());
+    tally.begin(fmt::format("{} · splitting into groups{}", layer.name, tally.round));
     std::unique_ptr<Communicator> group = world.split(group_index, world.rank());
     for (const Collective* collective : options.collectives) {
+      tally.begin(fmt::format("{} · {} · buffers{}", layer.name, collective->name(), tally.round));
       std::unique_ptr<Bench> bench;
       if (group) bench = std::make_unique<Bench>(*group, *collective, options, sizes.back());
       for (uint64_t bytes : sizes) {
-        if (progress && world.rank() == 0) {
-          progress(tally.done, tally.total, fmt::format("{} · {} · {}{}", layer.name,
-                                                        collective->name(), format_bytes(bytes),
-                                                        tally.round));
-        }
+        const std::string what = fmt::format("{} · {} · {}{}", layer.name, collective->name(),
+                                             format_bytes(bytes), tally.round);
+        if (progress && world.rank() == 0) progress(tally.done, tally.total, what);
+        tally.begin(what);
         ++tally.done;
         world.barrier();  // every group of the layer starts each size together
         if (!bench) continue;
@@ -320,8 +330,10 @@ void measure_round(Communicator& world, const std::vector<Layer>& layers,
 
 // Every round, fresh buffers each time (their placement in memory is part of the noise).
 std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& layers,
-                                const SweepOptions& options, const ProgressFn& progress) {
+                                const SweepOptions& options, const ProgressFn& progress,
+                                StepWatch* watch) {
   Tally tally;
+  tally.watch = watch;
   for (const Layer& layer : layers) {
     if (layer.skipped.empty()) tally.total += options.collectives.size() * sweep_sizes(options).size();
   }
@@ -360,14 +372,16 @@ std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
 }  // namespace
 
 Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
-                 const SweepOptions& options, const ProgressFn& progress) {
+                 const SweepOptions& options, const ProgressFn& progress, StepWatch* watch) {
   Result result;
   result.backend = std::string(world.backend());
   result.ranks = world.size();
   result.placement = placement;
   result.layers = std::move(layers);
-  const std::vector<Row> mine = measure_layers(world, result.layers, options, progress);
+  const std::vector<Row> mine = measure_layers(world, result.layers, options, progress, watch);
+  if (watch) watch->begin("gathering the rows on rank 0");
   std::vector<Row> rows = gather_rows(world, mine, result.layers, options);
+  if (watch) watch->end();
   if (world.rank() != 0) return result;
   result.rows = options.rounds > 1 ? combine_rounds(rows) : std::move(rows);
   for (const Layer& layer : result.layers) {

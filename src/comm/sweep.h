@@ -22,6 +22,7 @@ struct SweepOptions {
   int iters = 20;
   int warmup = 5;
   int rounds = 1;  // the whole sweep this many times, fresh buffers each; rows keep the median
+  int timeout_seconds = 300;  // one measurement (one size of one collective) at most; 0: no Watchdog
   bool check = true;
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
@@ -32,6 +33,8 @@ struct SweepOptions {
 
 // The most iterations per size: the per-iteration pass keeps one time per iteration and rank.
 inline constexpr int kMaxIters = 1000000;
+inline constexpr int kMaxRounds = 100;
+inline constexpr int kMaxTimeoutSeconds = 86400;
 
 // Throws plumb::Error listing every setting that cannot run: min > max, a step that does not
 // grow, iteration counts out of range, no or repeated collectives or layers.
@@ -42,6 +45,16 @@ std::vector<uint64_t> sweep_sizes(const SweepOptions& options);
 
 // Called on world rank 0 before each measurement: (done, total, "layer · collective · size").
 using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
+
+// Told, on every rank, which step of the sweep the rank begins ("world · allreduce · 1 KiB", the
+// splits, the buffers, the final gather) and when the sweep is over: what a watchdog needs to
+// name the ranks that stopped arriving (comm::Watchdog in agreement.h).
+class StepWatch {
+ public:
+  virtual ~StepWatch() = default;
+  virtual void begin(const std::string& what) = 0;
+  virtual void end() = 0;
+};
 
 // The layers to run and the checks that depend on them (the root must be a rank of every group).
 // Pure: every rank computes the same layers or throws the same Error.
@@ -59,7 +72,8 @@ void check_host_memory(const SweepOptions& options, const std::vector<Layer>& la
 // with the same arguments. Returns the full Result (rows, layers, notes) on world rank 0; the
 // other ranks get the layers only.
 Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
-                 const SweepOptions& options, const ProgressFn& progress = {});
+                 const SweepOptions& options, const ProgressFn& progress = {},
+                 StepWatch* watch = nullptr);
 
 // What one group needs to measure one collective: buffers sized for the largest size, inputs
 // written once (input element i is pattern.value(rank, i) whatever the size).

@@ -11,8 +11,10 @@
 namespace plumb {
 namespace {
 
-// In the child: stdout to the pipe, stdin and stderr to /dev/null, then exec.
+// In the child: a process group of its own (so that a timeout ends what it started too), stdout
+// to the pipe, stdin and stderr to /dev/null, then exec.
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, int out_fd) {
+  setpgid(0, 0);
   const int null_fd = open("/dev/null", O_RDWR);
   dup2(null_fd, STDIN_FILENO);
   dup2(null_fd, STDERR_FILENO);
@@ -22,6 +24,31 @@ namespace {
   args.push_back(nullptr);
   execvp(args[0], args.data());
   _exit(127);
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Appends what `fd` gives until its end; false when `deadline` came first.
+bool read_until(int fd, Clock::time_point deadline, std::string& out) {
+  char buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) return true;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// Waits for `pid` (which may outlive its output); false when `deadline` came first.
+bool wait_until(pid_t pid, Clock::time_point deadline, int& status) {
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline) return false;
+    usleep(10'000);
+  }
+  return true;
 }
 
 }  // namespace
@@ -38,30 +65,19 @@ std::optional<ProcessResult> run_with_timeout(const std::vector<std::string>& ar
     return std::nullopt;
   }
   if (pid == 0) exec_child(argv, fds[1]);
+  setpgid(pid, pid);  // also here: the group exists before any timeout can kill it
   close(fds[1]);
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000));
   ProcessResult result;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000));
-  bool timed_out = false;
-  char buffer[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    result.output.append(buffer, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
-  if (timed_out) return std::nullopt;
+  const bool finished = read_until(fds[0], deadline, result.output) && wait_until(pid, deadline, status);
+  close(fds[0]);
+  if (!finished) {
+    kill(-pid, SIGKILL);  // the program and everything it started
+    waitpid(pid, &status, 0);
+    return std::nullopt;
+  }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }

@@ -12,8 +12,9 @@ struct ProcessResult {
   std::string output;  // standard output (standard error is discarded)
 };
 
-// Runs argv[0] (looked up in PATH) with `argv`, no shell. Returns nothing when it cannot start or
-// does not finish within `timeout_seconds` (it is then killed).
+// Runs argv[0] (looked up in PATH) with `argv`, no shell, in a process group of its own. Returns
+// nothing when it cannot start or does not finish within `timeout_seconds` (its whole process
+// group, what it started included, is then killed).
 std::optional<ProcessResult> run_with_timeout(const std::vector<std::string>& argv,
                                               double timeout_seconds);
 

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include "cli/baseline_command.h"
+#include "common/error.h"
 #include "common/strings.h"
 
 namespace plumb::cli {
@@ -20,7 +23,8 @@ TEST(BaselineLaunch, MpirunOversubscribesOnlyBeyondTheCores) {
   const std::vector<std::string> fits = launch_command(o, "/bin/plumb", 2, 2, false);
   EXPECT_EQ(join(fits, " "),
             "mpirun -np 2 /bin/plumb baseline --worker --label first run --collectives "
-            "allreduce,allgather,reducescatter,alltoall --iters 20 --backend auto --output-dir . "
+            "allreduce,allgather,reducescatter,alltoall --iters 20 --timeout 300 --backend auto "
+            "--output-dir . "
             "--threshold 10");
   EXPECT_EQ(fits[7], "first run");  // one argument, no shell in between
   const std::vector<std::string> over = launch_command(o, "/bin/plumb", 4, 2, true);
@@ -44,6 +48,62 @@ TEST(BaselineLaunch, HostfileAndLauncher) {
             "srun -N 4 --ntasks-per-node 8 /bin/plumb baseline --worker");
   // Rounds are separate launches of the ranks: the ranks themselves measure once.
   EXPECT_EQ(join(argv, " ").find("--rounds"), std::string::npos);
+}
+
+TEST(BaselineLaunch, LauncherWordsSplitAsAShellWould) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split_words("srun  -N 4\t--ntasks-per-node 8 ", "--launcher"),
+            (V{"srun", "-N", "4", "--ntasks-per-node", "8"}));
+  EXPECT_EQ(split_words("srun --export='A B'", "--launcher"), (V{"srun", "--export=A B"}));
+  EXPECT_EQ(split_words(R"(a "b \"c\" \$d \x" 'e\f' g\ h '' "")", "--launcher"),
+            (V{"a", R"(b "c" $d \x)", R"(e\f)", "g h", "", ""}));
+  EXPECT_EQ(split_words("$HOME *", "--launcher"), (V{"$HOME", "*"}));  // nothing is expanded
+  EXPECT_EQ(split_words("   ", "--launcher"), V{});
+}
+
+TEST(BaselineLaunch, UnclosedQuoteOrTrailingBackslashIsRefused) {
+  auto message = [](const std::string& text) {
+    try {
+      split_words(text, "--launcher");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("srun --export='A B"), "--launcher 'srun --export='A B': the quote ' is not closed");
+  EXPECT_EQ(message("srun \"-N 4"), "--launcher 'srun \"-N 4': the quote \" is not closed");
+  EXPECT_EQ(message("srun \\"), "--launcher 'srun \\': a backslash at the end escapes nothing");
+}
+
+TEST(BaselineLaunch, QuotedLauncherWordsReachTheCommand) {
+  BaselineOptions o;
+  o.launcher = "srun --export='A B' -N 2";
+  const std::vector<std::string> argv = launch_command(o, "/bin/plumb", 2, 2, false);
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + 5),
+            (std::vector<std::string>{"srun", "--export=A B", "-N", "2", "/bin/plumb"}));
+  o.launcher = " ";
+  EXPECT_THROW(launch_command(o, "/bin/plumb", 2, 2, false), Error);
+}
+
+TEST(BaselineLaunch, ChildRunsInItsOwnProcessGroup) {
+  // field 5 of /proc/PID/stat is the process group
+  const ChildExit own = run_in_own_group({"sh", "-c", "test \"$(cut -d' ' -f5 /proc/$$/stat)\" = $$"});
+  EXPECT_EQ(own.code, 0);
+  EXPECT_EQ(own.signal, 0);
+  const ChildExit failed = run_in_own_group({"false"});
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_EQ(failed.received, 0);
+  const ChildExit killed = run_in_own_group({"sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_EQ(run_in_own_group({"/nonexistent/launcher"}).code, 127);
+}
+
+// A SIGTERM to plumb (here: the test process, sent by the child itself) waits until the child's
+// group got it, instead of killing plumb before it cleaned up.
+TEST(BaselineLaunch, SignalToPlumbIsForwardedToTheGroup) {
+  const ChildExit exit = run_in_own_group({"sh", "-c", "kill -TERM $PPID; sleep 30 & wait"});
+  EXPECT_EQ(exit.received, SIGTERM);
+  EXPECT_EQ(exit.signal, SIGTERM);
 }
 
 }  // namespace

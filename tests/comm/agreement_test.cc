@@ -50,5 +50,38 @@ TEST(Agree, OtherExceptionsBecomeErrors) {
   }
 }
 
+// The watchdog's verdict when a measurement ran past --timeout: who did not answer, or who is
+// behind when everyone did.
+TEST(WatchdogMessage, NamesTheRanksThatDidNotAnswer) {
+  const std::vector<std::string> hosts = {"a", "b", "c"};
+  std::vector<std::optional<RankStatus>> heard(3);
+  heard[0] = RankStatus{7, "world · allreduce · 1 KiB", true};
+  heard[2] = RankStatus{7, "world · allreduce · 1 KiB", false};
+  EXPECT_EQ(timeout_message(heard, hosts, 3),
+            "world · allreduce · 1 KiB did not finish within --timeout 3 s: rank 1 on host b did "
+            "not answer (stopped, dead, or its host hangs); the job is aborted");
+  EXPECT_EQ(reporter(heard), 0);
+  heard[0].reset();
+  EXPECT_EQ(reporter(heard), 2);
+  EXPECT_EQ(timeout_message(heard, hosts, 3),
+            "world · allreduce · 1 KiB did not finish within --timeout 3 s: rank 0 on host a, "
+            "rank 1 on host b did not answer (stopped, dead, or its host hangs); the job is "
+            "aborted");
+}
+
+TEST(WatchdogMessage, EveryRankAnswered) {
+  const std::vector<std::string> hosts = {"a", "b"};
+  std::vector<std::optional<RankStatus>> heard = {RankStatus{4, "node · alltoall · 8 B", true},
+                                                  RankStatus{3, "node · alltoall · 2 B", false}};
+  EXPECT_EQ(timeout_message(heard, hosts, 300),
+            "node · alltoall · 8 B did not finish within --timeout 300 s: every rank answered; "
+            "behind the others: rank 1 on host b (at node · alltoall · 2 B); the job is aborted");
+  heard[1] = RankStatus{4, "node · alltoall · 8 B", true};
+  EXPECT_EQ(timeout_message(heard, hosts, 300),
+            "node · alltoall · 8 B did not finish within --timeout 300 s: every rank answered and "
+            "is in it, so the collective is slow or hangs in the library (raise --timeout if it is "
+            "only slow); the job is aborted");
+}
+
 }  // namespace
 }  // namespace plumb::comm

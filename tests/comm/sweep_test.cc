@@ -59,6 +59,42 @@ TEST(Validate, ListsEveryProblem) {
   SweepOptions none = options_for("allreduce");
   none.layers.clear();
   EXPECT_THROW(validate(none), Error);
+  SweepOptions limits = options_for("allreduce");
+  limits.rounds = 0;
+  limits.timeout_seconds = -1;
+  try {
+    validate(limits);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--rounds must be from 1 to 100, got 0\n"
+                           "--timeout must be from 0 (no watchdog) to 86400 seconds, got -1");
+  }
+}
+
+// What a watchdog is told: every step the rank begins, in order, then the end.
+struct StepLog final : StepWatch {
+  std::vector<std::string> steps;
+  void begin(const std::string& what) override { steps.push_back(what); }
+  void end() override { steps.emplace_back("end"); }
+};
+
+TEST(RunSweep, TellsTheWatchEveryStep) {
+  test::FakeCommunicator world;
+  SweepOptions o = options_for("allreduce");
+  o.min_bytes = 1024;
+  o.max_bytes = 4096;
+  o.layers = {"world"};
+  const std::vector<std::string> hosts = {"h"};
+  const std::vector<int> nodes = {0};
+  const Placement placement = place_by_host(hosts, nodes);
+  StepLog log;
+  const Result result = run_sweep(world, placement, plan_layers(placement, o), o, {}, &log);
+  EXPECT_EQ(result.rows.size(), 2u);
+  EXPECT_EQ(log.steps, (std::vector<std::string>{"world · splitting into groups",
+                                                 "world · allreduce · buffers",
+                                                 "world · allreduce · 1 KiB",
+                                                 "world · allreduce · 4 KiB",
+                                                 "gathering the rows on rank 0", "end"}));
 }
 
 TEST(HostMemory, EstimateAndRefusal) {

@@ -4,8 +4,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "support/processes.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -119,6 +127,144 @@ TEST(BaselineE2E, CompareFlagsARegressionAgainstAnEditedReference) {
   EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
   EXPECT_NE(second.out.find("regression(s) beyond 10% and the noise (plumb diff"), std::string::npos)
       << second.out;
+}
+
+TEST(BaselineE2E, CountsOutOfRangeAreRefused) {
+  const std::string dir = temp_dir("baseline-counts");
+  const test::Run rounds = baseline(dir, "--rounds 0");
+  EXPECT_EQ(rounds.exit_code, 2);
+  EXPECT_EQ(rounds.err, "plumb: error: --rounds: must be a whole number from 1 to 100, got 0; run "
+                        "'plumb --help' for usage\n");
+  const test::Run ranks = baseline(dir, "--ranks -3");
+  EXPECT_EQ(ranks.exit_code, 2);
+  EXPECT_EQ(ranks.err, "plumb: error: --ranks: must be a whole number from 1 to 65536, got -3; run "
+                       "'plumb --help' for usage\n");
+  const test::Run iters = baseline(dir, "--iters 0");
+  EXPECT_EQ(iters.exit_code, 2);
+  EXPECT_EQ(iters.err, "plumb: error: --iters: must be a whole number from 1 to 1000000, got 0; "
+                       "run 'plumb --help' for usage\n");
+  const test::Run timeout = baseline(dir, "--timeout -1");
+  EXPECT_EQ(timeout.exit_code, 2);
+  EXPECT_EQ(timeout.err, "plumb: error: --timeout: must be a whole number from 0 to 86400, got -1; "
+                         "run 'plumb --help' for usage\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/plumb.db"));
+}
+
+// A launcher that fails is a failed run (2), not a regression (1), says which and how, and leaves
+// no temporary folder behind.
+TEST(BaselineE2E, FailingLauncherIsNamedAndCleanedUp) {
+  const std::string dir = temp_dir("baseline-launcher");
+  std::filesystem::create_directories(dir + "/tmp");
+  // What plumb baselines killed by SIGKILL left (their process is gone) goes; a live one's stays.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = dir + "/tmp/plumb-baseline-" + host + "-" + std::to_string(gone) + "-abcdef";
+  const std::string live = dir + "/tmp/plumb-baseline-" + host + "-" + std::to_string(getpid()) + "-abcdef";
+  std::filesystem::create_directories(stale + "/x");
+  std::filesystem::create_directories(live);
+  const test::Run r = run_command("TMPDIR=" + dir + "/tmp " + kPlumb + " baseline -q --db " + dir +
+                                  "/plumb.db -o " + dir + " --launcher false");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: round 1/3: the ranks' launcher 'false' exited with status 1\n");
+  const test::Run killed = run_command("TMPDIR=" + dir + "/tmp " + kPlumb + " baseline -q --db " +
+                                       dir + "/plumb.db -o " + dir +
+                                       " --launcher 'sh -c \"kill -KILL \\$\\$\"'");
+  EXPECT_EQ(killed.exit_code, 2);
+  EXPECT_NE(killed.err.find("plumb: error: round 1/3: the ranks' launcher 'sh -c kill -KILL $$' was "
+                            "killed by signal 9 (Killed)"),
+            std::string::npos) << killed.err;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  std::filesystem::remove(live);
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/tmp"));
+  const test::Run quote = baseline(dir, "--launcher \"srun --export='A B\"");
+  EXPECT_EQ(quote.exit_code, 2);
+  EXPECT_EQ(quote.err, "plumb: error: --launcher 'srun --export='A B': the quote ' is not closed\n");
+}
+
+// Quotes in --launcher hold a word together: without them env would run "b" and fail.
+TEST(BaselineE2E, QuotedLauncherRuns) {
+  const std::string dir = temp_dir("baseline-quoted");
+  const test::Run r = baseline(dir, "-q --quick --rounds 1 --launcher \"env 'PLUMB_WORD=a b' " +
+                                        test::mpirun(2) + "\"");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plumb baseline 1 · 2 rank(s)"), std::string::npos) << r.out;
+}
+
+// plumb baseline, started with a label no other process has, is signalled once its ranks run;
+// then no process of that run may remain, and (but for SIGKILL) no temporary folder either.
+struct Interrupted {
+  test::Run run;
+  std::string tmp;            // its TMPDIR
+  std::vector<test::Process> left;  // processes of the run still alive 10 s later
+};
+
+bool is_plumb(const test::Process& p) {
+  return !p.argv.empty() && std::filesystem::path(p.argv[0]).filename() == "plumb";
+}
+
+Interrupted interrupt_baseline(const std::string& name, int signal) {
+  const std::string dir = temp_dir(name);
+  const std::string label = name + "-" + std::to_string(getpid());
+  Interrupted out{{}, dir + "/tmp", {}};
+  std::filesystem::create_directories(out.tmp);
+  std::thread runner([&] {
+    out.run = run_command("TMPDIR=" + out.tmp + " exec " + kPlumb + " baseline --rounds 1 --sizes "
+                          "1K:1K --iters 300000 --collectives allreduce --db " + dir +
+                          "/plumb.db -o " + dir + " --label " + label);
+  });
+  auto ranks = [&] {
+    const auto all = test::processes_with(label);
+    return std::count_if(all.begin(), all.end(), [](const test::Process& p) {
+      return std::find(p.argv.begin(), p.argv.end(), "--worker") != p.argv.end() &&
+             is_plumb(p);
+    });
+  };
+  const bool started = test::wait_for([&] { return ranks() == 2; }, std::chrono::seconds(60));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // into MPI_Init and the sweep
+  for (const test::Process& p : test::processes_with(label)) {
+    if (is_plumb(p) && p.argv.size() > 2 && p.argv[2] != "--worker") kill(p.pid, signal);
+  }
+  runner.join();
+  EXPECT_TRUE(started);
+  test::wait_for([&] { return test::processes_with(label).empty(); }, std::chrono::seconds(10));
+  out.left = test::processes_with(label);
+  for (const test::Process& p : out.left) kill(p.pid, SIGKILL);  // not to disturb other tests
+  return out;
+}
+
+TEST(BaselineE2E, SigtermStopsTheRanksAndRemovesTheTemporaryFolder) {
+  const Interrupted r = interrupt_baseline("baseline-sigterm", SIGTERM);
+  EXPECT_EQ(r.run.exit_code, 128 + SIGTERM) << r.run.err;
+  EXPECT_NE(r.run.err.find("plumb: error: interrupted by SIGTERM in round 1/1: the ranks were "
+                           "stopped and the temporary files removed\n"),
+            std::string::npos) << r.run.err;
+  EXPECT_TRUE(r.left.empty()) << r.left.size() << " process(es) left, the first " << r.left[0].argv[0];
+  EXPECT_TRUE(std::filesystem::is_empty(r.tmp));
+}
+
+// SIGKILL cannot be caught: the launcher and the ranks die with plumb (PR_SET_PDEATHSIG); only
+// the temporary folder stays, until the next run on this host removes it.
+TEST(BaselineE2E, SigkillTakesTheRanksAlong) {
+  const Interrupted r = interrupt_baseline("baseline-sigkill", SIGKILL);
+  EXPECT_EQ(r.run.exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(r.left.empty()) << r.left.size() << " process(es) left, the first " << r.left[0].argv[0];
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(r.tmp)) {
+      n += e.path().filename().string().rfind("plumb-baseline-", 0) == 0 ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(leftovers(), 1);
+  // the next run on this host removes it
+  const test::Run next = run_command("TMPDIR=" + r.tmp + " " + kPlumb + " baseline -q --db " + r.tmp +
+                                     "/plumb.db -o " + r.tmp + " --launcher false");
+  EXPECT_EQ(next.exit_code, 2);
+  EXPECT_EQ(leftovers(), 0);
 }
 
 }  // namespace

@@ -3,11 +3,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "comm/collective.h"
+#include "support/processes.h"
 #include "support/subprocess.h"
 
 namespace plumb {
@@ -145,6 +152,74 @@ TEST(CommE2E, NonUtf8EnvironmentKeepsJsonValid) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["env"]["NCCL_TEST_VALUE"], "a\uFFFDb");
+}
+
+// Counts that used to fall back to defaults (or run nothing) are refused, naming the option and
+// the accepted range, before MPI starts.
+TEST(CommE2E, CountsOutOfRangeAreRefused) {
+  const std::map<std::string, std::string> refused = {
+      {"-i 0", "plumb: error: --step-bytes must be 1 or more (or left out to multiply by "
+               "--step-factor), got 0\n"},
+      {"-n 0", "plumb: error: --iters: must be a whole number from 1 to 1000000, got 0; run "
+               "'plumb --help' for usage\n"},
+      {"--rounds 0", "plumb: error: --rounds: must be a whole number from 1 to 100, got 0; run "
+                     "'plumb --help' for usage\n"},
+      {"-w -1", "plumb: error: --warmup: must be a whole number from 0 to 1000000, got -1; run "
+                "'plumb --help' for usage\n"},
+      {"--timeout -1", "plumb: error: --timeout: must be a whole number from 0 to 86400, got -1; "
+                      "run 'plumb --help' for usage\n"},
+      {"--iters 2x", "plumb: error: --iters: must be a whole number from 1 to 1000000, got 2x; "
+                     "run 'plumb --help' for usage\n"},
+  };
+  for (const auto& [options, message] : refused) {
+    const test::Run run = run_command(kPlumb + " comm " + options);
+    EXPECT_EQ(run.exit_code, 2) << options;
+    EXPECT_EQ(run.err, message) << options;
+    EXPECT_EQ(run.out, "") << options;
+  }
+}
+
+// A rank stopped in the middle of the sweep (SIGSTOP) would hang the others forever: the
+// watchdog names it once a measurement has run past --timeout, and the job is aborted (exit 2).
+TEST(CommE2E, StoppedRankIsNamedAndTheJobAborted) {
+  const std::string dir = test::temp_dir("comm-sigstop");
+  const std::string marker = dir + "/stopped.json";  // in every rank's command line
+  test::Run run;
+  std::thread runner([&] {
+    // many short measurements (a sweep of minutes), so that the one that is stopped is short
+    run = run_command("timeout 180 " + mpirun(2) + " " + kPlumb + " comm -q --timeout 3 -b 8 -e "
+                      "4M -i 8 -n 2 -w 0 -c 0 --collectives allreduce --layers world --json " +
+                      marker);
+  });
+  pid_t rank1 = 0;
+  auto find_rank1 = [&] {
+    for (const test::Process& p : test::processes_with(marker)) {
+      const bool plumb = std::filesystem::path(p.argv[0]).filename() == "plumb";
+      const auto threads = test::thread_names(p.pid);
+      if (plumb && test::environment_of(p.pid, "OMPI_COMM_WORLD_RANK") == "1" &&
+          std::find(threads.begin(), threads.end(), "plumb-watchdog") != threads.end()) {
+        rank1 = p.pid;
+      }
+    }
+    return rank1 != 0;
+  };
+  const bool found = test::wait_for(find_rank1, std::chrono::seconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto stopped = std::chrono::steady_clock::now();
+  if (found) kill(rank1, SIGSTOP);
+  runner.join();
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  for (const test::Process& p : test::processes_with(marker)) {  // leftovers, if it failed
+    kill(p.pid, SIGCONT);
+    kill(p.pid, SIGKILL);
+  }
+  ASSERT_TRUE(found);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_LT(seconds, 20.0) << run.err;
+  EXPECT_NE(run.err.find("did not finish within --timeout 3 s: rank 1 on host "), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find(" did not answer (stopped, dead, or its host hangs); the job is aborted"),
+            std::string::npos) << run.err;
 }
 
 }  // namespace
