@@ -130,47 +130,74 @@ std::string write_report(const BaselineOptions& o, const baseline::Record& recor
 
 void print_summary(const baseline::Record& r, double seconds, const std::string& store,
                    const std::string& report) {
-  fmt::print("plumb baseline {} · {} rank(s) on {} · {} · {} round(s) · {:.0f} s\n", r.id,
+  std::ostream& out = std::cout;  // the console: host names and labels come from elsewhere
+  fmt::print(out, "plumb baseline {} · {} rank(s) on {} · {} · {} round(s) · {:.0f} s\n", r.id,
              r.comm.value("ranks", 0), join(r.hosts, ","), r.comm.value("backend", "?"),
              r.comm.value("settings", nlohmann::json::object()).value("rounds", 1), seconds);
   comm::Result result;
   result.rows = r.rows;
   for (const comm::Summary& s : comm::summarize(result)) {
-    fmt::print("  {:<14} @ {:<6} {:>8.2f} GB/s avg busbw over {} size(s) ≥ 1 MiB\n", s.collective,
-               s.layer, s.avg_busbw_gbps, s.sizes);
+    fmt::print(out, "  {:<14} @ {:<6} {:>8.2f} GB/s avg busbw over {} size(s) ≥ 1 MiB\n",
+               s.collective, s.layer, s.avg_busbw_gbps, s.sizes);
   }
   const size_t warnings =
       r.topo.is_object() ? r.topo.value("warnings", nlohmann::json::array()).size() : 0;
-  fmt::print("topology {} binding warning(s){}\n", warnings, warnings ? " (plumb topo)" : "");
-  fmt::print("stored   baseline {} in {}\n", r.id, store);
-  fmt::print("report   {}\n", report);
-  fmt::print("next     rerun after a change, then: plumb diff {} latest\n", r.id);
+  fmt::print(out, "topology {} binding warning(s){}\n", warnings, warnings ? " (plumb topo)" : "");
+  fmt::print(out, "stored   baseline {} in {}\n", r.id, store);
+  fmt::print(out, "report   {}\n", report);
+  fmt::print(out, "next     rerun after a change, then: plumb diff {} latest\n", r.id);
 }
 
+// The verdict of --compare, with plumb diff's exit code: 1 a regression, 3 too noisy to judge.
 int compare_verdict(const BaselineOptions& o, const baseline::Diff& diff, int64_t id) {
   const int n = diff.regressions();
-  fmt::print("compared with {}: {} regression(s) beyond {:.0f}% and the noise{}\n", o.compare, n,
-             o.threshold_percent, n ? fmt::format(" (plumb diff {} {})", o.compare, id) : "");
-  return n > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
+  fmt::print(std::cout, "compared with {}: {} regression(s) beyond {:.0f}% and the noise{}\n",
+             o.compare, n, o.threshold_percent,
+             n ? fmt::format(" (plumb diff {} {})", o.compare, id) : "");
+  if (n == 0 && diff.too_noisy() > 0) {
+    fmt::print(std::cout, "compared with {}: too noisy to judge: {}\n", o.compare,
+               diff.too_noisy_advice());
+  }
+  return diff.exit_code();
+}
+
+// The diff against --compare; a pair that cannot be compared (nothing in common) is reported
+// after the run is stored, not instead of storing it.
+std::unique_ptr<baseline::Diff> compare_with(const BaselineOptions& o, const Sinks& sinks,
+                                             const baseline::Record& record,
+                                             std::string& problem) {
+  if (!sinks.previous) return nullptr;
+  try {
+    return std::make_unique<baseline::Diff>(
+        baseline::diff(*sinks.previous, record, {o.threshold_percent / 100.0}));
+  } catch (const Error& e) {
+    problem = e.what();
+    return nullptr;
+  }
 }
 
 // Store, compare, report, summary. Returns the exit code.
 int finish(const BaselineOptions& o, Sinks& sinks, baseline::Record record, double seconds) {
   for (const auto& note : record.comm.value("notes", nlohmann::json::array())) {
-    if (note.is_string()) fmt::print(stderr, "plumb: note: {}\n", note.get<std::string>());
+    if (note.is_string()) fmt::print(std::cerr, "plumb: note: {}\n", note.get<std::string>());
   }
   record.id = sinks.store->save(record);
-  std::unique_ptr<baseline::Diff> diff;
-  if (sinks.previous) {
-    diff = std::make_unique<baseline::Diff>(
-        baseline::diff(*sinks.previous, record, {o.threshold_percent / 100.0}));
-  }
-  const std::string report = write_report(o, record, sinks.previous.get(), diff.get());
+  std::string problem;
+  const std::unique_ptr<baseline::Diff> diff = compare_with(o, sinks, record, problem);
+  const std::string report =
+      write_report(o, record, diff ? sinks.previous.get() : nullptr, diff.get());
   print_summary(record, seconds, sinks.store->path(), report);
+  if (!problem.empty()) {
+    throw Error(fmt::format("--compare {}: baseline {} was stored, but cannot be compared: {}",
+                            o.compare, record.id, problem));
+  }
   comm::Result result;
   result.rows = record.rows;
   int code = comm::total_wrong(result) > 0 ? static_cast<int>(ExitCode::kCheckFailed) : 0;
-  if (diff && compare_verdict(o, *diff, record.id) != 0) code = static_cast<int>(ExitCode::kCheckFailed);
+  if (diff) {
+    const int verdict = compare_verdict(o, *diff, record.id);
+    if (code == 0) code = verdict;  // wrong elements (1) outrank a too-noisy comparison (3)
+  }
   return code;
 }
 
@@ -307,7 +334,7 @@ int launch_rounds(const BaselineOptions& o) {
     round_argv.insert(round_argv.end(), {"--round-output", file});
     if (!o.quiet && Progress::is_terminal(stderr)) round_argv.emplace_back("--progress");
     if (!o.quiet) {
-      fmt::print(stderr, "plumb baseline: round {}/{}{}\n", round, o.rounds,
+      fmt::print(std::cerr, "plumb baseline: round {}/{}{}\n", round, o.rounds,
                  round == 1 ? ": " + join(round_argv, " ") : "");
     }
     check_round(run_in_own_group(round_argv), launcher, round, o.rounds);
