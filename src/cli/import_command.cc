@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "baseline/importers/importer.h"
+#include "baseline/importers/table_helpers.h"
 #include "baseline/store.h"
-#include "comm/collective.h"
 #include "common/environment.h"
 #include "common/error.h"
 
@@ -57,7 +57,7 @@ int run_import(const ImportCommandOptions& o) {
   const std::string text = buffer.str();
 
   baseline::ImportOptions options;
-  if (!o.collective.empty()) options.collective = std::string(comm::find_collective(o.collective).name());
+  if (!o.collective.empty()) options.collective = baseline::known_collective(o.collective, "--collective");
   options.ranks = o.ranks;
   const baseline::Importer& importer =
       o.format.empty() ? baseline::detect_importer(text, o.file) : baseline::find_importer(o.format);

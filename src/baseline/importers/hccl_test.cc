@@ -50,12 +50,12 @@ class HcclTest final : public Importer {
                                 "check_result), got {}",
                                 file, number, cells.size()));
       }
-      const double bytes = parse_number(cells[0], "data_size(Bytes)", file, number);
+      const uint64_t bytes = parse_count(cells[0], "data_size(Bytes)", file, number);
       const double time = parse_number(cells[1], "avg_time(us)", file, number);
       parse_number(cells[2], "alg_bandwidth(GB/s)", file, number);  // validated, recomputed
       // hccl_test's default data type (-d) is fp32; its table does not print the type.
-      comm::Row row = row_from_time(options.collective, "float32", tests.back().ranks,
-                                    static_cast<uint64_t>(bytes), time);
+      comm::Row row = row_from_time(options.collective, "float32", tests.back().ranks, bytes, time);
+      check_time_row(row, "avg_time(us)", file, number);
       row.wrong = cells[3] == "success" ? 0 : 1;  // hccl_test reports pass/fail, not a count
       tests.back().rows.push_back(std::move(row));
     });

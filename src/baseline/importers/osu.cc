@@ -10,19 +10,10 @@
 
 #include "baseline/importers/importer.h"
 #include "baseline/importers/table_helpers.h"
-#include "comm/collective.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
 namespace {
-
-std::string osu_dtype(const std::string& mpi_type) {
-  if (mpi_type == "MPI_CHAR" || mpi_type == "MPI_SIGNED_CHAR") return "int8";
-  if (mpi_type == "MPI_INT") return "int32";
-  if (mpi_type == "MPI_FLOAT") return "float32";
-  if (mpi_type == "MPI_DOUBLE") return "float64";
-  return mpi_type;
-}
 
 class Osu final : public Importer {
  public:
@@ -46,20 +37,25 @@ class Osu final : public Importer {
       if (std::regex_search(s, m, kTitle)) {
         std::string name = m[1];
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        collective = std::string(comm::find_collective(name).name());
+        collective = known_collective(name, fmt::format("{}:{}", file, number));
         ranks = required_ranks(options, file, "OSU");
         tests.push_back({fmt::format("OSU {}", m[2].str()), s.substr(2), {}, ranks, number, {}});
         return;
       }
-      if (std::regex_search(s, m, kType)) dtype = osu_dtype(m[1]);
+      if (std::regex_search(s, m, kType)) {
+        const auto name = plumb_dtype(m[1].str());
+        if (!name) throw Error(unknown_dtype(fmt::format("{}:{}", file, number), m[1].str()));
+        dtype = *name;
+      }
       const std::vector<std::string> cells = split_words(line);
       if (cells.empty() || cells[0].front() == '#') return;
       if (tests.empty()) throw Error(fmt::format("{}:{}: a result row before the OSU title line", file, number));
-      const double bytes = parse_number(cells[0], "Size", file, number);
+      const uint64_t bytes = parse_count(cells[0], "Size", file, number);
       if (cells.size() < 2) throw Error(fmt::format("{}:{}: expected a latency after the size", file, number));
       const double latency = parse_number(cells[1], "Avg Latency(us)", file, number);
-      tests.back().rows.push_back(
-          row_from_time(collective, dtype, ranks, static_cast<uint64_t>(bytes), latency));
+      comm::Row row = row_from_time(collective, dtype, ranks, bytes, latency);
+      check_time_row(row, "Avg Latency(us)", file, number);
+      tests.back().rows.push_back(std::move(row));
     });
     if (tests.empty() || tests.back().rows.empty()) {
       throw Error(fmt::format("{}: no OSU result rows found", file));
