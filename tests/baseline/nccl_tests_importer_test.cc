@@ -4,6 +4,8 @@
 
 #include "baseline/importers/importer.h"
 #include "baseline/importers/table_helpers.h"
+#include "baseline/store.h"
+#include "cli/import_command.h"
 #include "common/error.h"
 #include "support/subprocess.h"
 
@@ -250,6 +252,39 @@ TEST(NcclTestsImport, ABadRowLaterInTheFileReturnsNothing) {
   ASSERT_NE(at, std::string::npos);
   log.replace(at, 6, "-72004");
   EXPECT_EQ(error_of(log), "log.txt:49: column 'time': expected a time above 0 µs, got -72004");
+}
+
+// plumb import of a file whose second test has an impossible row: an Error naming file:line, and
+// the store holds nothing of the file (its first test was rolled back).
+TEST(NcclTestsImport, ImportCommandStoresNothingOfABadFile) {
+  const std::string dir = test::temp_dir("import-bad-row");
+  std::string log = fixture("alltoall_sendrecv_4ranks_2nodes_mid2025.log");
+  log.replace(log.find("720048"), 6, "-72004");
+  test::write_file(dir + "/bad.log", log);
+  cli::ImportCommandOptions o;
+  o.file = dir + "/bad.log";
+  o.db = dir + "/plumb.db";
+  try {
+    cli::run_import(o);
+    FAIL() << "imported";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              o.file + ":49: column 'time': expected a time above 0 µs, got -72004");
+  }
+  EXPECT_TRUE(Store(o.db).list().empty());
+
+  o.file = dir + "/good.log";
+  test::write_file(o.file, fixture("all_gather_12xV100_pre2.13_failed.log"));
+  o.collective = "all_gathr";
+  try {
+    cli::run_import(o);
+    FAIL() << "imported";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--collective: unknown collective 'all_gathr' (did you mean 'allgather'?); expected "
+              "one of allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv");
+  }
+  EXPECT_TRUE(Store(o.db).list().empty());
 }
 
 TEST(Importers, DetectAndLookup) {
