@@ -76,7 +76,7 @@ void RecordReader::names(const json& entry, const std::string& path, comm::Row& 
   const auto plumb_name = plumb_dtype(dtype);
   if (!plumb_name) throw Error(unknown_dtype(fmt::format("{}: {}.dtype", file(), path), dtype));
   r.dtype = *plumb_name;
-  r.op = text(entry, path, "op");
+  r.op = known_op(text(entry, path, "op"), fmt::format("{}: {}.op", file(), path));
 }
 
 comm::Row RecordReader::row(const json& entry, const std::string& path) const {

@@ -228,6 +228,9 @@ TEST(NcclJsonImport, UnknownCollectiveAndDtypeAreRefused) {
             "fp8_e5m2");
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["type"] = 7; })),
             "run.json: results[2].type: expected a string, got 7");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["redop"] = "xor"; })),
+            "run.json: results[2].redop: unknown reduction 'xor'; expected one of sum, prod, max, "
+            "min, avg, mulsum, none");
 }
 
 TEST(NcclJsonImport, ByteOrderMarkAndCrlf) {

@@ -216,6 +216,14 @@ TEST(NcclTestsImport, UnknownDtypeIsRefusedListingTheKnownOnes) {
   EXPECT_EQ(parse(one_row("1024", "uint64", "10.50", "0.10", "0.10"))[0].rows[0].dtype, "uint64");
 }
 
+TEST(NcclTestsImport, UnknownReductionIsRefused) {
+  EXPECT_EQ(error_of(kHead + "  1024  256  float  sun  -1  10.50  0.10  0.10  0\n"),
+            "log.txt:3: column 'redop': unknown reduction 'sun' (did you mean 'sum'?); expected "
+            "one of sum, prod, max, min, avg, mulsum, none");
+  EXPECT_EQ(parse(kHead + "  1024  256  float  mulsum  -1  10.50  0.10  0.10  0\n")[0].rows[0].op,
+            "mulsum");
+}
+
 TEST(NcclTestsImport, ByteOrderMarkAndCrlfLineEndings) {
   const std::string log = fixture("alltoall_sendrecv_4ranks_2nodes_mid2025.log");
   std::string crlf;

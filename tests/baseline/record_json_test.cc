@@ -182,6 +182,9 @@ TEST(RecordJson, ImpossibleRowsAreRefusedAsImportsAre) {
       {[](auto& r) { r["collective"] = "frob"; },
        "x.json: results[1].collective: unknown collective 'frob'; expected one of allreduce, "
        "allgather, reducescatter, alltoall, broadcast, reduce, sendrecv"},
+      {[](auto& r) { r["op"] = "frob"; },
+       "x.json: results[1].op: unknown reduction 'frob'; expected one of sum, prod, max, min, "
+       "avg, mulsum, none"},
       {[](auto& r) { r["dtype"] = "quaternion"; },
        "x.json: results[1].dtype: unknown data type 'quaternion'; expected one of float32, "
        "float16, bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, "

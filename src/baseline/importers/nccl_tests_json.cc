@@ -169,7 +169,7 @@ comm::Row Reader::row(const json& entry, const std::string& path, const std::str
   r.group_ranks = ranks;
   r.collective = collective;
   r.dtype = dtype(entry, path);
-  r.op = text(entry, path, "redop");
+  r.op = known_op(text(entry, path, "redop"), fmt::format("{}: {}.redop", file(), path));
   r.root = root(entry, path);
   r.bytes = r.requested_bytes = whole(entry, path, "size");
   r.count = whole(entry, path, "count");

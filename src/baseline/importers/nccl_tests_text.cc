@@ -261,7 +261,7 @@ void Parser::row(const std::vector<std::string_view>& cells) {
   if (!dtype) throw Error(unknown_dtype(where() + ": column 'type'", type));
   r.dtype = *dtype;
   const auto redop = column("redop");
-  r.op = redop ? std::string(cells[*redop]) : "none";
+  r.op = redop ? known_op(cells[*redop], where() + ": column 'redop'") : "none";
   measure(cells, r);
   r.straggler = -1;
   check(r);

@@ -182,6 +182,18 @@ std::string unknown_dtype(std::string_view where, std::string_view name) {
                      join(names, ", "));
 }
 
+std::string known_op(std::string_view op, std::string_view where) {
+  // nccl-tests' test_opnames (src/common.cu); "mulsum" is ncclPreMulSum; "none" where no op.
+  constexpr std::array<std::string_view, 7> kOps = {"sum", "prod", "max",  "min",
+                                                    "avg", "mulsum", "none"};
+  std::vector<std::string> names;
+  for (std::string_view name : kOps) {
+    if (name == op) return std::string(op);
+    names.emplace_back(name);
+  }
+  throw Error(unknown_name(where, "reduction", op, names));
+}
+
 std::string JsonFields::at(const std::string& path, const char* key) {
   return path.empty() ? std::string(key) : path + "." + key;
 }

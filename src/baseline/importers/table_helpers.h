@@ -68,6 +68,10 @@ std::optional<std::string> plumb_dtype(std::string_view name);
 // (did you mean ..?); expected one of float32, float16, ...".
 std::string unknown_dtype(std::string_view where, std::string_view name);
 
+// `op` when it is a reduction nccl-tests prints (sum, prod, max, min, avg, mulsum) or "none"
+// (a collective that does not reduce); otherwise an Error "<where>: unknown reduction 'x' ...".
+std::string known_op(std::string_view op, std::string_view where);
+
 // Typed access to a JSON document's fields; every error names the file and the JSON path:
 // "run.json: results[3].bus_bw: expected a number, got \"fast\"".
 class JsonFields {
