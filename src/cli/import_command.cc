@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -50,10 +51,15 @@ baseline::Record imported_record(const baseline::ImportedTest& t, std::string_vi
 }  // namespace
 
 int run_import(const ImportCommandOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.file, ec)) {
+    throw Error(fmt::format("{}: is a directory; expected a log file", o.file));
+  }
   std::ifstream in(o.file, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  if (in.bad()) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
   const std::string text = buffer.str();
 
   baseline::ImportOptions options;

@@ -293,6 +293,15 @@ TEST(NcclTestsImport, ImportCommandStoresNothingOfABadFile) {
               "one of allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv");
   }
   EXPECT_TRUE(Store(o.db).list().empty());
+
+  o.file = dir;
+  o.collective.clear();
+  try {
+    cli::run_import(o);
+    FAIL() << "imported";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": is a directory; expected a log file");
+  }
 }
 
 TEST(Importers, DetectAndLookup) {

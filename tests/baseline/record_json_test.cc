@@ -197,6 +197,17 @@ TEST(RecordJson, ImpossibleRowsAreRefusedAsImportsAre) {
   }
 }
 
+TEST(RecordJson, ADirectoryIsNotARecord) {
+  const std::string dir = test::temp_dir("record-json-dir");
+  try {
+    read_record_file(dir);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir + ": is a directory; expected a plumb.baseline/1 or plumb.comm/1 JSON file");
+  }
+}
+
 TEST(RecordJson, ReadsAFileWithAByteOrderMark) {
   const std::string path = test::temp_dir("record-json-bom") + "/comm.json";
   test::write_file(path, "\xEF\xBB\xBF" + comm_doc().dump(2));
