@@ -162,6 +162,14 @@ TEST(NcclTestsImport, NegativeNumbersNameTheLineColumnAndValue) {
             "log.txt:3: expected a rank number (or -1) in column 'root', got '-7'");
 }
 
+TEST(NcclTestsImport, AnOverflowingRankNumberIsRefused) {
+  const std::string log =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank 99999999999 Group  0 Pid 11 on gpu-a device  0 [0000:1b:00] NVIDIA H100\n";
+  EXPECT_EQ(error_of(log),
+            "log.txt:2: expected a rank number below 2147483647 after 'Rank', got '99999999999'");
+}
+
 TEST(NcclTestsImport, OverflowingSizeIsRefusedNotStoredAsZero) {
   EXPECT_EQ(error_of(one_row("99999999999999999999", "float", "10.50", "0.10", "0.10")),
             "log.txt:3: expected a whole number from 0 to 9223372036854775807 in column 'size', "

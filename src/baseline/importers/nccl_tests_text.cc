@@ -7,6 +7,7 @@
 // 2025). The out-of-place half of each row becomes a plumb row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -61,6 +62,7 @@ class Parser {
   }
   std::string where() const { return fmt::format("{}:{}", file_, number_); }
   void comment(std::string_view body);
+  void rank_line(const std::vector<std::string_view>& w);
   void header(const std::vector<std::string_view>& names);
   void row(const std::vector<std::string_view>& cells);
   void measure(const std::vector<std::string_view>& cells, comm::Row& r) const;
@@ -119,18 +121,23 @@ void Parser::end_test() {
   test_.reset();
 }
 
-// "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]" -> (3, "host-a").
-std::optional<std::pair<int, std::string>> rank_line(const std::vector<std::string_view>& w) {
-  if (w.size() < 4 || w[0] != "Rank") return std::nullopt;
+// "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]": rank 3 runs on host-a. A rank number
+// beyond any rank count (it would overflow the count) is an Error, not a wrapped-around count.
+void Parser::rank_line(const std::vector<std::string_view>& w) {
+  if (w.size() < 4 || w[1].find_first_not_of("0123456789") != std::string_view::npos) return;
+  auto on = std::find(w.begin() + 2, w.end(), "on");
+  if (on == w.end() || on + 2 >= w.end() || *(on + 2) != "device") return;
   int rank = 0;
-  for (char c : w[1]) {
-    if (c < '0' || c > '9') return std::nullopt;
-    rank = rank * 10 + (c - '0');
+  const auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), rank);
+  if (ec != std::errc() || rank == std::numeric_limits<int>::max()) {
+    fail(fmt::format("expected a rank number below {} after 'Rank', got '{}'",
+                     std::numeric_limits<int>::max(), w[1]));
   }
-  for (size_t i = 2; i + 2 < w.size(); ++i) {
-    if (w[i] == "on" && w[i + 2] == "device") return std::pair{rank, std::string(w[i + 1])};
+  test_->ranks = std::max(test_->ranks, rank + 1);
+  const std::string host(*(on + 1));
+  if (std::find(test_->hosts.begin(), test_->hosts.end(), host) == test_->hosts.end()) {
+    test_->hosts.push_back(host);
   }
-  return std::nullopt;
 }
 
 void Parser::comment(std::string_view body) {
@@ -144,12 +151,7 @@ void Parser::comment(std::string_view body) {
     if (!test_ || !test_->rows.empty()) start_test(options_.collective);  // pre-2.13: no name
     test_->command = std::string(body.substr(body.find("nThread")));
   } else if (test_ && w[0] == "Rank") {
-    if (const auto found = rank_line(w)) {
-      test_->ranks = std::max(test_->ranks, found->first + 1);
-      if (std::find(test_->hosts.begin(), test_->hosts.end(), found->second) == test_->hosts.end()) {
-        test_->hosts.push_back(found->second);
-      }
-    }
+    rank_line(w);
   } else if (w[0] == "size" && w.size() > 3 && w[1] == "count") {
     header(w);
   } else if (w[0] == "Collective" && w.size() > 2 && w[2] == "concluded:") {
