@@ -61,9 +61,11 @@ std::vector<comm::Row> RecordReader::rows(const json& parent, const std::string&
   const std::string at_results = at(path, "results");
   std::vector<comm::Row> out;
   out.reserve(results.size());
+  ProblemList problems;  // every bad row of the file, in one pass
   for (size_t i = 0; i < results.size(); ++i) {
-    out.push_back(row(results[i], fmt::format("{}[{}]", at_results, i)));
+    problems.attempt([&] { out.push_back(row(results[i], fmt::format("{}[{}]", at_results, i))); });
   }
+  problems.throw_if_any();
   return out;
 }
 

@@ -203,6 +203,19 @@ TEST(NcclJsonImport, NegativeZeroAndNonFiniteNumbersNameTheirPath) {
             "run.json: results[3].out_of_place.nwrong: expected a count, got -2");
 }
 
+TEST(NcclJsonImport, EveryBadResultIsReportedInOnePass) {
+  EXPECT_EQ(error_of(edited([](json& d) {
+              d["results"][1]["out_of_place"]["time"] = -1.0;
+              d["results"][4]["type"] = "quaternion";
+              d["results"][5].erase("count");
+            })),
+            "run.json: results[1].out_of_place.time: expected a time above 0 µs, got -1\n"
+            "run.json: results[4].type: unknown data type 'quaternion'; expected one of float32, "
+            "float16, bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, "
+            "fp8_e5m2\n"
+            "run.json: results[5].count: missing");
+}
+
 TEST(NcclJsonImport, OverflowingSizesAreRefusedNotStoredAsZero) {
   const std::string expected = "expected a whole number from 0 to 9223372036854775807, got ";
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][1]["size"] = 18446744073709551615u; })),

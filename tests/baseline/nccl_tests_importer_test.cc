@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "baseline/importers/importer.h"
@@ -268,6 +269,27 @@ TEST(NcclTestsImport, ABadRowLaterInTheFileReturnsNothing) {
   ASSERT_NE(at, std::string::npos);
   log.replace(at, 6, "-72004");
   EXPECT_EQ(error_of(log), "log.txt:49: column 'time': expected a time above 0 µs, got -72004");
+}
+
+// STYLE.md #8: every bad row of a file in one pass, then a structural problem stops it.
+TEST(NcclTestsImport, EveryBadRowIsReportedInOnePass) {
+  const std::string bad_time = "  1024  256  float  sum  -1  -5.00  0.10  0.10  0\n";
+  const std::string bad_busbw = "  2048  512  float  sum  -1  10.50  0.20  -0.20  0\n";
+  const std::string good = "  4096  1024  float  sum  -1  10.50  0.39  0.39  0\n";
+  EXPECT_EQ(error_of(kHead + bad_time + good + bad_busbw),
+            "log.txt:3: column 'time': expected a time above 0 µs, got -5\n"
+            "log.txt:5: column 'busbw': expected a bandwidth not below 0 GB/s, got -0.2");
+  EXPECT_EQ(error_of(kHead + bad_time + "# Collective test starting: frob_perf\n" + good),
+            "log.txt:3: column 'time': expected a time above 0 µs, got -5\n"
+            "log.txt:4: unknown collective 'frob_perf'; expected one of allreduce, allgather, "
+            "reducescatter, alltoall, broadcast, reduce, sendrecv");
+  std::string many = kHead;
+  for (int i = 0; i < 25; ++i) many += bad_time;
+  const std::string error = error_of(many);
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 20) << error;
+  EXPECT_TRUE(error.ends_with("log.txt:22: column 'time': expected a time above 0 µs, got -5\n"
+                              "(and 5 more problems)"))
+      << error;
 }
 
 // plumb import of a file whose second test has an impossible row: an Error naming file:line, and

@@ -197,6 +197,15 @@ TEST(RecordJson, ImpossibleRowsAreRefusedAsImportsAre) {
   }
 }
 
+TEST(RecordJson, EveryBadRowIsReportedInOnePass) {
+  nlohmann::json doc = comm_doc();
+  doc["results"][0]["time_us"] = -1;
+  doc["results"][1]["busbw_gbps"] = "fast";
+  EXPECT_EQ(error_of(doc, "x.json"),
+            "x.json: results[0].time_us: expected a time above 0 µs, got -1\n"
+            "x.json: results[1].busbw_gbps: expected a number, got \"fast\"");
+}
+
 TEST(RecordJson, ADirectoryIsNotARecord) {
   const std::string dir = test::temp_dir("record-json-dir");
   try {

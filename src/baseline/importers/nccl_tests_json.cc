@@ -217,9 +217,13 @@ ImportedTest Reader::read(const json& doc) const {
   if (!results->is_array()) fail("results", "expected a list, got " + shown(*results));
   if (results->empty()) fail("results", "no result rows");
   t.rows.reserve(results->size());
+  ProblemList problems;  // every bad result of the file, in one pass
   for (size_t i = 0; i < results->size(); ++i) {
-    t.rows.push_back(row((*results)[i], fmt::format("results[{}]", i), name, t.ranks));
+    problems.attempt([&] {
+      t.rows.push_back(row((*results)[i], fmt::format("results[{}]", i), name, t.ranks));
+    });
   }
+  problems.throw_if_any();
   return t;
 }
 

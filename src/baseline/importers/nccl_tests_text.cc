@@ -11,6 +11,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -64,6 +65,8 @@ class Parser {
   void comment(std::string_view body);
   void rank_line(const std::vector<std::string_view>& w);
   void header(const std::vector<std::string_view>& names);
+  void stop_on_error(const std::function<void()>& fn);
+  void row_structure(const std::vector<std::string_view>& cells) const;
   void row(const std::vector<std::string_view>& cells);
   void measure(const std::vector<std::string_view>& cells, comm::Row& r) const;
   void check(const comm::Row& r) const;
@@ -84,6 +87,7 @@ class Parser {
   std::optional<ImportedTest> test_;
   std::string collective_;
   std::vector<std::string> columns_;  // the out-of-place half's column names
+  ProblemList problems_;              // the bad rows so far: nothing is handed over once one is
 };
 
 void Parser::line(int number, std::string_view raw) {
@@ -93,12 +97,26 @@ void Parser::line(int number, std::string_view raw) {
   const size_t first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return;
   text.remove_prefix(first);
-  if (text.front() == '#') return comment(text.substr(1));
+  if (text.front() == '#') return stop_on_error([&] { comment(text.substr(1)); });
   if (text.find("NCCL INFO") != std::string_view::npos ||
       text.find("NCCL WARN") != std::string_view::npos) {
     return;
   }
-  row(words(text));
+  const std::vector<std::string_view> cells = words(text);
+  stop_on_error([&] { row_structure(cells); });
+  // A bad number does not stop the pass: every bad row of the file is reported at the end.
+  problems_.attempt([&] { row(cells); });
+}
+
+// A problem of the file's structure (a header, a test name, a row without a header) stops the
+// pass, reported after the rows' problems found before it.
+void Parser::stop_on_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    problems_.add(e.what());
+    problems_.throw_if_any();
+  }
 }
 
 void Parser::start_test(std::string collective) {
@@ -113,7 +131,7 @@ void Parser::start_test(std::string collective) {
 }
 
 void Parser::end_test() {
-  if (test_ && !test_->rows.empty()) {
+  if (test_ && !test_->rows.empty() && problems_.empty()) {
     if (options_.ranks > 0) test_->ranks = options_.ranks;
     ++done_;
     sink_(std::move(*test_));
@@ -241,7 +259,7 @@ void Parser::check(const comm::Row& r) const {
                    problem->what));
 }
 
-void Parser::row(const std::vector<std::string_view>& cells) {
+void Parser::row_structure(const std::vector<std::string_view>& cells) const {
   if (!test_ || columns_.empty()) {
     fail(fmt::format("a result row before any column header: '{}'", cells.front()));
   }
@@ -253,6 +271,9 @@ void Parser::row(const std::vector<std::string_view>& cells) {
     fail("the log does not name its collective (nccl-tests before 2.13 prints no 'Collective "
          "test starting' line); pass --collective");
   }
+}
+
+void Parser::row(const std::vector<std::string_view>& cells) {
   comm::Row r;
   r.layer = "world";
   r.group = "world";
@@ -272,6 +293,7 @@ void Parser::row(const std::vector<std::string_view>& cells) {
 
 void Parser::finish() {
   end_test();
+  problems_.throw_if_any();
   if (done_ == 0) throw Error(fmt::format("{}: no nccl-tests result rows found", file_));
 }
 

@@ -194,6 +194,28 @@ std::string known_op(std::string_view op, std::string_view where) {
   throw Error(unknown_name(where, "reduction", op, names));
 }
 
+void ProblemList::attempt(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    add(e.what());
+  }
+}
+
+void ProblemList::add(std::string message) {
+  ++count_;
+  if (messages_.size() < kMaxListed) messages_.push_back(std::move(message));
+}
+
+void ProblemList::throw_if_any() const {
+  if (count_ == 0) return;
+  std::string text = join(messages_, "\n");
+  if (count_ > messages_.size()) {
+    text += fmt::format("\n(and {} more problems)", count_ - messages_.size());
+  }
+  throw Error(text);
+}
+
 std::string JsonFields::at(const std::string& path, const char* key) {
   return path.empty() ? std::string(key) : path + "." + key;
 }

@@ -72,6 +72,24 @@ std::string unknown_dtype(std::string_view where, std::string_view name);
 // (a collective that does not reduce); otherwise an Error "<where>: unknown reduction 'x' ...".
 std::string known_op(std::string_view op, std::string_view where);
 
+// The problems of independent items (the rows of a file), gathered so that one pass reports them
+// all (STYLE.md #8) and nothing of the file is kept.
+class ProblemList {
+ public:
+  // The most messages one Error lists; the rest are counted.
+  static constexpr size_t kMaxListed = 20;
+  // Runs fn; a plumb::Error it throws is kept instead of stopping the caller.
+  void attempt(const std::function<void()>& fn);
+  void add(std::string message);
+  bool empty() const { return count_ == 0; }
+  // One Error holding every kept message, a line each (after kMaxListed: "(and N more problems)").
+  void throw_if_any() const;
+
+ private:
+  std::vector<std::string> messages_;
+  size_t count_ = 0;
+};
+
 // Typed access to a JSON document's fields; every error names the file and the JSON path:
 // "run.json: results[3].bus_bw: expected a number, got \"fast\"".
 class JsonFields {
