@@ -118,6 +118,15 @@ TEST(OsuImport, ImpossibleNumbersUnknownCollectiveAndDatatype) {
             "bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, fp8_e5m2");
 }
 
+TEST(OsuImport, EveryBadRowInOnePass) {
+  ImportOptions options;
+  options.ranks = 4;
+  EXPECT_EQ(error_of(osu_importer(), "# OSU MPI Allreduce Latency Test v7.1\n64 0\n128 2.5\n256 x\n",
+                     options),
+            "log.txt:2: column 'Avg Latency(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:4: expected a number in column 'Avg Latency(us)', got 'x'");
+}
+
 TEST(OsuImport, ByteOrderMarkAndCrlf) {
   ImportOptions options;
   options.ranks = 4;
@@ -143,6 +152,14 @@ TEST(HcclTestImport, ImpossibleNumbersAndByteOrderMark) {
   EXPECT_EQ(error_of(hccl_test_importer(), head + "-1024 | 2.5 | 0.41 | success\n", options),
             "log.txt:2: expected a whole number from 0 to 9223372036854775807 in column "
             "'data_size(Bytes)', got '-1024'");
+  EXPECT_EQ(error_of(hccl_test_importer(),
+                     head + "1024 | 0 | 0 | success\n2048 | -1 | 0 | success\n", options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:3: column 'avg_time(us)': expected a time above 0 µs, got -1");
+  EXPECT_EQ(error_of(hccl_test_importer(), head + "1024 | 0 | 0 | success\n2048 | 1.0 |\n",
+                     options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:3: expected 4 columns (data_size avg_time alg_bandwidth check_result), got 2");
   const auto tests = hccl_test_importer().parse(
       "\xEF\xBB\xBF" + head + "1024 | 2.5 | 0.41 | success\r\n", "f", options);
   ASSERT_EQ(tests[0].rows.size(), 1u);
