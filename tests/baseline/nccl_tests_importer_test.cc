@@ -189,6 +189,9 @@ TEST(NcclTestsImport, ZeroTimeZeroBusbwNanAndInfAreRefused) {
   EXPECT_EQ(error_of(one_row("1048576", "float", "83.89", "12.50", "0.00")),
             "log.txt:3: column 'busbw': expected a busbw above 0 beside an algbw of 12.5 GB/s "
             "(busbw is at least half of algbw from 2 ranks on), got 0");
+  EXPECT_EQ(error_of(one_row("1048576", "float", "83.89", "0.00", "0.00")),
+            "log.txt:3: column 'busbw': expected a busbw above 0 for 1048576 bytes in 83.89 µs on "
+            "more than one rank, got 0");
   EXPECT_EQ(error_of(one_row("1024", "float", "nan", "0.10", "0.10")),
             "log.txt:3: expected a number in column 'time', got 'nan'");
   EXPECT_EQ(error_of(one_row("1024", "float", "10.50", "inf", "0.10")),

@@ -145,11 +145,19 @@ std::optional<RowProblem> row_problem(const comm::Row& r) {
   for (const auto& p : problems) {
     if (p) return p;
   }
-  if (r.busbw_gbps == 0 && r.algbw_gbps >= kMinAlgbwForNonzeroBusbw && r.group_ranks != 1) {
+  if (r.busbw_gbps != 0 || r.group_ranks == 1) return std::nullopt;
+  if (r.algbw_gbps >= kMinAlgbwForNonzeroBusbw) {
     return RowProblem{Field::kBusbw,
                       fmt::format("expected a busbw above 0 beside an algbw of {} GB/s (busbw is "
                                   "at least half of algbw from 2 ranks on), got 0",
                                   r.algbw_gbps)};
+  }
+  // bytes / time in GB/s; even the algbw of nccl-tests before 2.13 (allgather: size × (n-1)/n)
+  // is at least half of it.
+  if (static_cast<double>(r.bytes) / r.time_us / 1e3 >= 2 * 2 * kMinAlgbwForNonzeroBusbw) {
+    return RowProblem{Field::kBusbw, fmt::format("expected a busbw above 0 for {} bytes in {} µs "
+                                                 "on more than one rank, got 0",
+                                                 r.bytes, r.time_us)};
   }
   return std::nullopt;
 }

@@ -51,8 +51,9 @@ struct RowProblem {
   std::string what;  // "expected a time above 0 µs, got -5"
 };
 // What cannot be measured: a time that is not above 0 (p50/p99/max may be NaN: unknown), a
-// negative bandwidth, a size or count beyond kMaxCount, and a busbw of 0 beside an algbw that is
-// not (busbw = algbw × factor, and the factor is at least 1/2 from 2 ranks on: docs/comm.md).
+// negative bandwidth, a size or count beyond kMaxCount, and a busbw of 0 beside an algbw, or a
+// size and time, that is not (busbw = algbw × factor, and the factor is at least 1/2 from 2 ranks
+// on: docs/comm.md).
 // The first problem, or nothing.
 std::optional<RowProblem> row_problem(const comm::Row& row);
 
