@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "baseline/importers/table_helpers.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -14,51 +18,133 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
 std::string schema_of(const json& doc) {
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return "";
   return doc["schema"].get<std::string>();
 }
 
-std::vector<comm::Row> rows_of(const json& results, const std::string& origin) {
-  if (!results.is_array()) throw Error(fmt::format("{}: results: expected an array", origin));
-  std::vector<comm::Row> rows;
-  rows.reserve(results.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    try {
-      rows.push_back(results[i].get<comm::Row>());
-    } catch (const json::exception& e) {
-      throw Error(fmt::format("{}: results[{}]: {}", origin, i, e.what()));
-    }
+// Every field of a record document read with its type checked; each error names the file and
+// the JSON path ("x.json: results[3].busbw_gbps: expected a number, got \"fast\"").
+class RecordReader : JsonFields {
+ public:
+  explicit RecordReader(const std::string& origin) : JsonFields(origin) {}
+
+  Record from_comm(const json& doc) const;
+  Record from_baseline(const json& doc) const;
+
+ private:
+  std::string optional_text(const json& doc, const char* key) const {
+    return doc.contains(key) ? text(doc, "", key) : "";
   }
-  return rows;
+  std::vector<std::string> hosts(const json& doc) const;
+  std::vector<comm::Row> rows(const json& parent, const std::string& path) const;
+  comm::Row row(const json& entry, const std::string& path) const;
+  void names(const json& entry, const std::string& path, comm::Row& r) const;
+  void check(const comm::Row& r, const std::string& path) const;
+};
+
+std::vector<std::string> RecordReader::hosts(const json& doc) const {
+  if (!doc.contains("hosts")) return {};
+  const json& list = array(doc, "", "hosts");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) fail(fmt::format("hosts[{}]", i), "expected a string, got " + shown(list[i]));
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
 }
 
-// plumb.comm/1: the record of one `plumb comm` run, without store fields.
-Record from_comm(const json& doc, const std::string& origin) {
-  Record r;
-  r.created = doc.value("created", "");
-  r.hosts = doc.value("hosts", std::vector<std::string>{});
-  r.source = "plumb comm " + origin;
-  r.comm = doc;
-  r.comm.erase("results");
-  r.env = doc.contains("env") ? json{{"env", doc["env"]}} : json(nullptr);
-  r.rows = rows_of(doc.contains("results") ? doc["results"] : json(), origin);
+std::vector<comm::Row> RecordReader::rows(const json& parent, const std::string& path) const {
+  const json& results = array(parent, path, "results");
+  const std::string at_results = at(path, "results");
+  std::vector<comm::Row> out;
+  out.reserve(results.size());
+  ProblemList problems;  // every bad row of the file, in one pass
+  for (size_t i = 0; i < results.size(); ++i) {
+    problems.attempt([&] { out.push_back(row(results[i], fmt::format("{}[{}]", at_results, i))); });
+  }
+  problems.throw_if_any();
+  return out;
+}
+
+// The names a row carries: the collective and element type must be ones plumb knows.
+void RecordReader::names(const json& entry, const std::string& path, comm::Row& r) const {
+  r.layer = text(entry, path, "layer");
+  r.group = text(entry, path, "group");
+  const std::string collective = text(entry, path, "collective");
+  r.collective = known_collective(collective, fmt::format("{}: {}.collective", file(), path));
+  const std::string dtype = text(entry, path, "dtype");
+  const auto plumb_name = plumb_dtype(dtype);
+  if (!plumb_name) throw Error(unknown_dtype(fmt::format("{}: {}.dtype", file(), path), dtype));
+  r.dtype = *plumb_name;
+  r.op = known_op(text(entry, path, "op"), fmt::format("{}: {}.op", file(), path));
+}
+
+comm::Row RecordReader::row(const json& entry, const std::string& path) const {
+  if (!entry.is_object()) fail(path, "expected an object, got " + shown(entry));
+  comm::Row r;
+  names(entry, path, r);
+  r.group_ranks = static_cast<int>(integer(entry, path, "group_ranks", 0, kMaxInt));
+  r.root = static_cast<int>(integer(entry, path, "root", -1, kMaxInt));
+  r.requested_bytes = whole(entry, path, "requested_bytes");
+  r.bytes = whole(entry, path, "bytes");
+  r.count = whole(entry, path, "count");
+  r.time_us = number(entry, path, "time_us");
+  r.algbw_gbps = number(entry, path, "algbw_gbps");
+  r.busbw_gbps = number(entry, path, "busbw_gbps");
+  // null when not checked; imported rows have no p50/p99/max: null, NaN here.
+  r.wrong = member(entry, path, "wrong").is_null()
+                ? -1
+                : integer(entry, path, "wrong", 0, std::numeric_limits<int64_t>::max());
+  r.p50_us = number_or_null(entry, path, "p50_us");
+  r.p99_us = number_or_null(entry, path, "p99_us");
+  r.max_us = number_or_null(entry, path, "max_us");
+  r.straggler = static_cast<int>(integer(entry, path, "straggler_rank", -1, kMaxInt));
+  r.straggler_share = number(entry, path, "straggler_share");
+  // Optional: records written before --rounds existed have no such field.
+  r.busbw_spread = entry.contains("busbw_spread") ? number_or_null(entry, path, "busbw_spread")
+                                                  : std::numeric_limits<double>::quiet_NaN();
+  check(r, path);
   return r;
 }
 
-Record from_baseline(const json& doc, const std::string& origin) {
+// The importers' checks (table_helpers.h row_problem): no impossible time, size or bandwidth.
+void RecordReader::check(const comm::Row& r, const std::string& path) const {
+  const auto problem = row_problem(r);
+  if (!problem) return;
+  constexpr std::array<const char*, 8> kKeys = {"bytes",      "count",  "time_us", "algbw_gbps",
+                                                "busbw_gbps", "p50_us", "p99_us",  "max_us"};
+  fail(at(path, kKeys[static_cast<size_t>(problem->field)]), problem->what);
+}
+
+// plumb.comm/1: the record of one `plumb comm` run, without store fields.
+Record RecordReader::from_comm(const json& doc) const {
   Record r;
-  r.id = doc.value("id", int64_t{0});
-  r.created = doc.value("created", "");
-  r.label = doc.value("label", "");
-  r.hosts = doc.value("hosts", std::vector<std::string>{});
-  r.source = doc.value("source", "");
-  r.topo = doc.value("topo", json(nullptr));
-  r.env = doc.value("env", json(nullptr));
-  json comm = doc.value("comm", json::object());
-  r.rows = rows_of(comm.contains("results") ? comm["results"] : json(), origin);
-  comm.erase("results");
+  r.created = optional_text(doc, "created");
+  r.hosts = hosts(doc);
+  r.source = "plumb comm " + file();
+  r.rows = rows(doc, "");
+  r.comm = doc;
+  r.comm.erase("results");
+  r.env = doc.contains("env") ? json{{"env", doc["env"]}} : json(nullptr);
+  return r;
+}
+
+Record RecordReader::from_baseline(const json& doc) const {
+  Record r;
+  r.id = doc.contains("id") ? integer(doc, "", "id", 0, std::numeric_limits<int64_t>::max()) : 0;
+  r.created = optional_text(doc, "created");
+  r.label = optional_text(doc, "label");
+  r.hosts = hosts(doc);
+  r.source = optional_text(doc, "source");
+  r.topo = doc.contains("topo") ? doc["topo"] : json(nullptr);
+  r.env = doc.contains("env") ? doc["env"] : json(nullptr);
+  const json& comm = object(doc, "", "comm");
+  r.rows = rows(comm, "comm");
   r.comm = comm;
+  r.comm.erase("results");
   return r;
 }
 
@@ -66,23 +152,28 @@ Record from_baseline(const json& doc, const std::string& origin) {
 
 Record record_from_json(const json& doc, const std::string& origin) {
   const std::string schema = schema_of(doc);
-  try {
-    if (schema == "plumb.baseline/1") return from_baseline(doc, origin);
-    if (schema == "plumb.comm/1") return from_comm(doc, origin);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: {}", origin, e.what()));
-  }
+  if (schema == "plumb.baseline/1") return RecordReader(origin).from_baseline(doc);
+  if (schema == "plumb.comm/1") return RecordReader(origin).from_comm(doc);
   throw Error(fmt::format("{}: schema '{}' is not a baseline; expected plumb.baseline/1 (plumb "
                           "export) or plumb.comm/1 (plumb comm --json)",
                           origin, schema));
 }
 
 Record read_record_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(fmt::format("{}: is a directory; expected a plumb.baseline/1 or plumb.comm/1 JSON "
+                            "file",
+                            path));
+  }
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::stringstream text;
   text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, false);
+  if (in.bad()) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  const std::string whole = text.str();
+  const std::string_view body = without_bom(whole);
+  const json doc = json::parse(body.begin(), body.end(), nullptr, false);
   if (doc.is_discarded()) throw Error(fmt::format("{}: not valid JSON", path));
   return record_from_json(doc, path);
 }

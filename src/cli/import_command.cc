@@ -4,13 +4,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "baseline/importers/importer.h"
+#include "baseline/importers/table_helpers.h"
 #include "baseline/store.h"
-#include "comm/collective.h"
 #include "common/environment.h"
 #include "common/error.h"
 
@@ -50,14 +51,19 @@ baseline::Record imported_record(const baseline::ImportedTest& t, std::string_vi
 }  // namespace
 
 int run_import(const ImportCommandOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.file, ec)) {
+    throw Error(fmt::format("{}: is a directory; expected a log file", o.file));
+  }
   std::ifstream in(o.file, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  if (in.bad()) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
   const std::string text = buffer.str();
 
   baseline::ImportOptions options;
-  if (!o.collective.empty()) options.collective = std::string(comm::find_collective(o.collective).name());
+  if (!o.collective.empty()) options.collective = baseline::known_collective(o.collective, "--collective");
   options.ranks = o.ranks;
   const baseline::Importer& importer =
       o.format.empty() ? baseline::detect_importer(text, o.file) : baseline::find_importer(o.format);

@@ -160,7 +160,8 @@ TEST(NcclJsonImport, MalformedEntriesNameTheirJsonPath) {
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][5].erase("count"); })),
             "run.json: results[5].count: missing");
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][1]["size"] = -8; })),
-            "run.json: results[1].size: expected a whole number not below 0, got -8");
+            "run.json: results[1].size: expected a whole number from 0 to 9223372036854775807, "
+            "got -8");
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["root"] = "root"; })),
             "run.json: results[2].root: expected a rank number, got \"root\"");
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][4]["out_of_place"]["nwrong"] = 1.5; })),
@@ -172,6 +173,89 @@ TEST(NcclJsonImport, MalformedEntriesNameTheirJsonPath) {
             "run.json: config.devices[7].hostname: missing");
   EXPECT_EQ(error_of(edited([](json& d) { d["results"][0]["out_of_place_per_iter"] = 7; })),
             "run.json: results[0].out_of_place_per_iter: expected an object, got 7");
+}
+
+// issue 10 group 6: a result that cannot have been measured is an Error naming the file and the
+// result's JSON path and value; parse() returns nothing.
+TEST(NcclJsonImport, NegativeZeroAndNonFiniteNumbersNameTheirPath) {
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["out_of_place"]["time"] = -46.5; })),
+            "run.json: results[2].out_of_place.time: expected a time above 0 µs, got -46.5");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["out_of_place"]["time"] = 0.0; })),
+            "run.json: results[2].out_of_place.time: expected a time above 0 µs, got 0");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][4]["out_of_place"]["alg_bw"] = -1.5; })),
+            "run.json: results[4].out_of_place.alg_bw: expected a bandwidth not below 0 GB/s, "
+            "got -1.5");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][4]["out_of_place"]["bus_bw"] = -1.5; })),
+            "run.json: results[4].out_of_place.bus_bw: expected a bandwidth not below 0 GB/s, "
+            "got -1.5");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][4]["out_of_place"]["bus_bw"] = 0.0; })),
+            "run.json: results[4].out_of_place.bus_bw: expected a busbw above 0 beside an algbw "
+            "of 209.942701 GB/s (busbw is at least half of algbw from 2 ranks on), got 0");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][0]["out_of_place"]["time"] = "inf"; })),
+            "run.json: results[0].out_of_place.time: expected a number, got \"inf\"");
+  EXPECT_EQ(error_of(edited([](json& d) {
+              d["results"][0]["out_of_place_per_iter"] = {
+                  {"p50_us", 45.9}, {"p99_us", -60.2}, {"max_us", 61.5}};
+            })),
+            "run.json: results[0].out_of_place_per_iter.p99_us: expected a time above 0 µs, got "
+            "-60.2");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][3]["out_of_place"]["nwrong"] = -2; })),
+            "run.json: results[3].out_of_place.nwrong: expected a count, got -2");
+}
+
+TEST(NcclJsonImport, EveryBadResultIsReportedInOnePass) {
+  EXPECT_EQ(error_of(edited([](json& d) {
+              d["results"][1]["out_of_place"]["time"] = -1.0;
+              d["results"][4]["type"] = "quaternion";
+              d["results"][5].erase("count");
+            })),
+            "run.json: results[1].out_of_place.time: expected a time above 0 µs, got -1\n"
+            "run.json: results[4].type: unknown data type 'quaternion'; expected one of float32, "
+            "float16, bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, "
+            "fp8_e5m2\n"
+            "run.json: results[5].count: missing");
+}
+
+TEST(NcclJsonImport, OverflowingSizesAreRefusedNotStoredAsZero) {
+  const std::string expected = "expected a whole number from 0 to 9223372036854775807, got ";
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][1]["size"] = 18446744073709551615u; })),
+            "run.json: results[1].size: " + expected + "18446744073709551615");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][1]["size"] = 9223372036854775808u; })),
+            "run.json: results[1].size: " + expected + "9223372036854775808");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][1]["count"] = 1e30; })),
+            "run.json: results[1].count: " + expected + "1e+30");
+}
+
+TEST(NcclJsonImport, UnknownCollectiveAndDtypeAreRefused) {
+  EXPECT_EQ(error_of(edited([](json& d) { d["args"][0] = "/opt/nccl-tests/build/frob_perf"; })),
+            "run.json: args[0]: unknown collective 'frob_perf'; expected one of allreduce, "
+            "allgather, reducescatter, alltoall, broadcast, reduce, sendrecv");
+  ImportOptions options;
+  options.collective = "allreduce";  // names a binary nccl-tests does not have: still refused
+  EXPECT_EQ(error_of(edited([](json& d) { d["args"][0] = "gather_perf"; }), options),
+            "run.json: args[0]: unknown collective 'gather_perf'; expected one of allreduce, allgather, reducescatter, alltoall, broadcast, reduce, "
+            "sendrecv");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["type"] = "quaternion"; })),
+            "run.json: results[2].type: unknown data type 'quaternion'; expected one of float32, "
+            "float16, bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, "
+            "fp8_e5m2");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["type"] = 7; })),
+            "run.json: results[2].type: expected a string, got 7");
+  EXPECT_EQ(error_of(edited([](json& d) { d["results"][2]["redop"] = "xor"; })),
+            "run.json: results[2].redop: unknown reduction 'xor'; expected one of sum, prod, max, "
+            "min, avg, mulsum, none");
+}
+
+TEST(NcclJsonImport, ByteOrderMarkAndCrlf) {
+  std::string text = fixture(kAllReduce);
+  const std::string with_bom = "\xEF\xBB\xBF" + json::parse(text).dump(2);
+  std::string crlf;
+  for (char c : with_bom) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  EXPECT_EQ(detect_importer(crlf, "f").name(), "nccl-json");
+  const auto tests = parse(crlf);
+  ASSERT_EQ(tests.size(), 1u);
+  ASSERT_EQ(tests[0].rows.size(), 6u);
+  EXPECT_DOUBLE_EQ(tests[0].rows[5].busbw_gbps, 381.899996);
 }
 
 TEST(NcclJsonImport, NotJsonEmptyAndUnfinished) {

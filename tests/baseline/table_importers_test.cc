@@ -92,6 +92,81 @@ TEST(HcclTestImport, NeedsCollectiveAndRanks) {
             "log.txt:2: expected 4 columns (data_size avg_time alg_bandwidth check_result), got 2");
 }
 
+// issue 10 group 6 for the tables whose bandwidths plumb computes: an impossible time or size,
+// an unknown collective or MPI datatype is an Error naming file:line, and nothing is returned.
+TEST(OsuImport, ImpossibleNumbersUnknownCollectiveAndDatatype) {
+  ImportOptions options;
+  options.ranks = 4;
+  const std::string title = "# OSU MPI Allreduce Latency Test v7.1\n";
+  EXPECT_EQ(error_of(osu_importer(), title + "64 -3.5\n", options),
+            "log.txt:2: column 'Avg Latency(us)': expected a time above 0 µs, got -3.5");
+  EXPECT_EQ(error_of(osu_importer(), title + "64 0.00\n", options),
+            "log.txt:2: column 'Avg Latency(us)': expected a time above 0 µs, got 0");
+  EXPECT_EQ(error_of(osu_importer(), title + "64 nan\n", options),
+            "log.txt:2: expected a number in column 'Avg Latency(us)', got 'nan'");
+  EXPECT_EQ(error_of(osu_importer(), title + "-64 3.5\n", options),
+            "log.txt:2: expected a whole number from 0 to 9223372036854775807 in column 'Size', "
+            "got '-64'");
+  EXPECT_EQ(error_of(osu_importer(), title + "99999999999999999999 3.5\n", options),
+            "log.txt:2: expected a whole number from 0 to 9223372036854775807 in column 'Size', "
+            "got '99999999999999999999'");
+  EXPECT_EQ(error_of(osu_importer(), "# OSU MPI Frob Latency Test v7.1\n64 3.5\n", options),
+            "log.txt:1: unknown collective 'frob'; expected one of allreduce, allgather, "
+            "reducescatter, alltoall, broadcast, reduce, sendrecv");
+  EXPECT_EQ(error_of(osu_importer(), title + "# Datatype: MPI_QUATERNION.\n64 3.5\n", options),
+            "log.txt:2: unknown data type 'MPI_QUATERNION'; expected one of float32, float16, "
+            "bfloat16, float64, int8, uint8, int32, uint32, int64, uint64, fp8_e4m3, fp8_e5m2");
+}
+
+TEST(OsuImport, EveryBadRowInOnePass) {
+  ImportOptions options;
+  options.ranks = 4;
+  EXPECT_EQ(error_of(osu_importer(), "# OSU MPI Allreduce Latency Test v7.1\n64 0\n128 2.5\n256 x\n",
+                     options),
+            "log.txt:2: column 'Avg Latency(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:4: expected a number in column 'Avg Latency(us)', got 'x'");
+}
+
+TEST(OsuImport, ByteOrderMarkAndCrlf) {
+  ImportOptions options;
+  options.ranks = 4;
+  std::string log = "\xEF\xBB\xBF" + fixture("osu/osu_allreduce_v7.1_default.log");
+  std::string crlf;
+  for (char c : log) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  EXPECT_EQ(detect_importer(crlf, "f").name(), "osu");
+  const auto tests = osu_importer().parse(crlf, "f", options);
+  ASSERT_EQ(tests[0].rows.size(), 25u);
+  EXPECT_DOUBLE_EQ(tests[0].rows[24].time_us, 80172.36);
+}
+
+TEST(HcclTestImport, ImpossibleNumbersAndByteOrderMark) {
+  ImportOptions options;
+  options.ranks = 8;
+  options.collective = "allreduce";
+  const std::string head =
+      "data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:\n";
+  EXPECT_EQ(error_of(hccl_test_importer(), head + "1024 | 0.00 | 0.00 | success\n", options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got 0");
+  EXPECT_EQ(error_of(hccl_test_importer(), head + "1024 | -2.5 | 0.41 | success\n", options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got -2.5");
+  EXPECT_EQ(error_of(hccl_test_importer(), head + "-1024 | 2.5 | 0.41 | success\n", options),
+            "log.txt:2: expected a whole number from 0 to 9223372036854775807 in column "
+            "'data_size(Bytes)', got '-1024'");
+  EXPECT_EQ(error_of(hccl_test_importer(),
+                     head + "1024 | 0 | 0 | success\n2048 | -1 | 0 | success\n", options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:3: column 'avg_time(us)': expected a time above 0 µs, got -1");
+  EXPECT_EQ(error_of(hccl_test_importer(), head + "1024 | 0 | 0 | success\n2048 | 1.0 |\n",
+                     options),
+            "log.txt:2: column 'avg_time(us)': expected a time above 0 µs, got 0\n"
+            "log.txt:3: expected 4 columns (data_size avg_time alg_bandwidth check_result), got 2");
+  const auto tests = hccl_test_importer().parse(
+      "\xEF\xBB\xBF" + head + "1024 | 2.5 | 0.41 | success\r\n", "f", options);
+  ASSERT_EQ(tests[0].rows.size(), 1u);
+  EXPECT_EQ(tests[0].line, 1);
+  EXPECT_NEAR(tests[0].rows[0].algbw_gbps, 0.4096, 1e-9);
+}
+
 TEST(Importers, DetectEveryFixture) {
   EXPECT_EQ(detect_importer(fixture("osu/osu_allreduce_v7.1_default.log"), "f").name(), "osu");
   EXPECT_EQ(detect_importer(fixture("osu/osu_reduce_v7.3_full.log"), "f").name(), "osu");

@@ -1,6 +1,7 @@
 // Importers turn other tools' logs into baseline records: one small file per format behind one
 // interface, registered in importers.cc. A malformed line is an Error with file:line, never a
-// silently skipped row.
+// silently skipped row, and so is a row that cannot have been measured (table_helpers.h:
+// row_problem, known_collective, plumb_dtype): nothing of such a file is returned.
 #pragma once
 
 #include <functional>
@@ -54,9 +55,5 @@ const Importer& nccl_tests_text_importer();
 const Importer& nccl_tests_json_importer();
 const Importer& hccl_test_importer();
 const Importer& osu_importer();
-
-// nccl-tests' type names ("float", "half", "double", "bfloat16", "int8", "int32", ...) as plumb
-// spells them ("float32", "float16", ...); unknown names are kept.
-std::string plumb_dtype(std::string_view nccl_type);
 
 }  // namespace plumb::baseline

@@ -37,21 +37,6 @@ const Importer& detect_importer(std::string_view text, std::string_view file) {
                           join(names, ", ")));
 }
 
-std::string plumb_dtype(std::string_view t) {
-  struct Pair {
-    std::string_view nccl, plumb;
-  };
-  constexpr std::array<Pair, 10> kNames = {{{"float", "float32"}, {"half", "float16"},
-                                            {"double", "float64"}, {"bfloat16", "bfloat16"},
-                                            {"int8", "int8"}, {"int32", "int32"}, {"int", "int32"},
-                                            {"char", "int8"}, {"fp8_e4m3", "fp8_e4m3"},
-                                            {"fp8_e5m2", "fp8_e5m2"}}};
-  for (const Pair& p : kNames) {
-    if (p.nccl == t) return std::string(p.plumb);
-  }
-  return std::string(t);
-}
-
 void Importer::parse_each(std::string_view text, std::string_view file,
                           const ImportOptions& options, const TestSink& sink) const {
   for (ImportedTest& test : parse(text, file, options)) sink(std::move(test));

@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "baseline/importers/importer.h"
+#include "baseline/importers/table_helpers.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -42,84 +45,34 @@ std::string tool_name(const json& code) {
   return fmt::format("nccl-tests, NCCL {}.{}.{}", major, minor, v % 100);
 }
 
-// "/opt/nccl-tests/build/all_reduce_perf" -> "allreduce" (the text importer's spelling); empty
-// when argv[0] is not an nccl-tests binary.
-std::string collective_of(const std::string& program) {
+// "/opt/nccl-tests/build/all_reduce_perf" -> "all_reduce_perf"; empty when argv[0] is not named
+// like an nccl-tests binary (<collective>_perf).
+std::string binary_of(const std::string& program) {
   std::string name = program.substr(program.find_last_of('/') + 1);
   const size_t perf = name.find("_perf");
   if (perf == std::string::npos || perf == 0) return "";
-  name.resize(perf);
-  std::erase(name, '_');
+  name.resize(perf + 5);
   return name;
 }
 
-class Reader {
+class Reader : JsonFields {
  public:
-  Reader(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+  Reader(std::string_view file, const ImportOptions& options)
+      : JsonFields(file), options_(options) {}
 
   ImportedTest read(const json& doc) const;
 
  private:
-  static std::string at(const std::string& path, const char* key) {
-    return path.empty() ? std::string(key) : path + "." + key;
-  }
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw Error(fmt::format("{}: {}: {}", file_, path, what));
-  }
-  static std::string shown(const json& v) {
-    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-    constexpr size_t kMaxShown = 40;  // keep the message one line for a whole object
-    if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
-    return s;
-  }
-  const json& member(const json& object, const std::string& path, const char* key) const;
-  const json& object(const json& parent, const std::string& path, const char* key) const;
-  double number(const json& parent, const std::string& path, const char* key) const;
-  uint64_t whole(const json& parent, const std::string& path, const char* key) const;
-  std::string text(const json& parent, const std::string& path, const char* key) const;
   int root(const json& row, const std::string& path) const;
   int ranks(const json& config, std::vector<std::string>& hosts) const;
   std::string collective(const json& args) const;
+  std::string dtype(const json& entry, const std::string& path) const;
   comm::Row row(const json& entry, const std::string& path, const std::string& collective,
                 int ranks) const;
+  void check(const comm::Row& r, const std::string& path, const char* time_key) const;
 
-  std::string file_;
   const ImportOptions& options_;
 };
-
-const json& Reader::member(const json& parent, const std::string& path, const char* key) const {
-  const auto it = parent.find(key);
-  if (it == parent.end()) fail(at(path, key), "missing");
-  return *it;
-}
-
-const json& Reader::object(const json& parent, const std::string& path, const char* key) const {
-  const json& v = member(parent, path, key);
-  if (!v.is_object()) fail(at(path, key), "expected an object, got " + shown(v));
-  return v;
-}
-
-double Reader::number(const json& parent, const std::string& path, const char* key) const {
-  const json& v = member(parent, path, key);
-  if (!v.is_number() || !std::isfinite(v.get<double>())) {
-    fail(at(path, key), "expected a number, got " + shown(v));
-  }
-  return v.get<double>();
-}
-
-uint64_t Reader::whole(const json& parent, const std::string& path, const char* key) const {
-  const json& v = member(parent, path, key);
-  if (!v.is_number_unsigned()) {
-    fail(at(path, key), "expected a whole number not below 0, got " + shown(v));
-  }
-  return v.get<uint64_t>();
-}
-
-std::string Reader::text(const json& parent, const std::string& path, const char* key) const {
-  const json& v = member(parent, path, key);
-  if (!v.is_string()) fail(at(path, key), "expected a string, got " + shown(v));
-  return v.get<std::string>();
-}
 
 // writeBenchmarkLinePreamble() writes the root as the "%6i" string it prints ("    -1").
 int Reader::root(const json& entry, const std::string& path) const {
@@ -129,15 +82,12 @@ int Reader::root(const json& entry, const std::string& path) const {
     return static_cast<int>(v.get<int64_t>());
   }
   if (v.is_string()) {
-    const std::string s = v.get<std::string>();
+    const std::string& s = v.get_ref<const std::string&>();
     const size_t start = s.find_first_not_of(' ');
+    int r = 0;
     if (start != std::string::npos) {
-      try {
-        size_t used = 0;
-        const int r = std::stoi(s.substr(start), &used);
-        if (start + used == s.size() && r >= -1) return r;
-      } catch (const std::exception&) {
-      }
+      const auto [end, ec] = std::from_chars(s.data() + start, s.data() + s.size(), r);
+      if (ec == std::errc() && end == s.data() + s.size() && r >= -1) return r;
     }
   }
   fail(path + ".root", "expected a rank number, got " + shown(v));
@@ -145,8 +95,7 @@ int Reader::root(const json& entry, const std::string& path) const {
 
 // Every process adds one entry (its first rank) and runs nthreads x ngpus ranks.
 int Reader::ranks(const json& config, std::vector<std::string>& hosts) const {
-  const json& devices = member(config, "config", "devices");
-  if (!devices.is_array()) fail("config.devices", "expected a list, got " + shown(devices));
+  const json& devices = array(config, "config", "devices");
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string path = fmt::format("config.devices[{}]", i);
     if (!devices[i].is_object()) fail(path, "expected an object, got " + shown(devices[i]));
@@ -168,20 +117,39 @@ int Reader::ranks(const json& config, std::vector<std::string>& hosts) const {
   return static_cast<int>(n);
 }
 
+// From argv[0], which must name a collective plumb knows when it names an nccl-tests binary;
+// --collective for a binary named otherwise.
 std::string Reader::collective(const json& args) const {
   if (!args.is_array()) fail("args", "expected a list, got " + shown(args));
-  std::string found;
+  std::string binary;
   if (!args.empty()) {
     if (!args[0].is_string()) fail("args[0]", "expected a string, got " + shown(args[0]));
-    found = collective_of(args[0].get<std::string>());
+    binary = binary_of(args[0].get<std::string>());
   }
-  if (found.empty()) found = options_.collective;
-  if (found.empty()) {
-    fail("args[0]", fmt::format("{} is not an nccl-tests binary (<collective>_perf); pass "
-                                "--collective",
-                                args.empty() ? "missing" : shown(args[0])));
-  }
-  return found;
+  if (!binary.empty()) return known_collective(binary, file() + ": args[0]");
+  if (!options_.collective.empty()) return options_.collective;
+  fail("args[0]", fmt::format("{} is not an nccl-tests binary (<collective>_perf); pass "
+                              "--collective",
+                              args.empty() ? "missing" : shown(args[0])));
+}
+
+std::string Reader::dtype(const json& entry, const std::string& path) const {
+  const std::string type = text(entry, path, "type");
+  const auto name = plumb_dtype(type);
+  if (!name) throw Error(unknown_dtype(fmt::format("{}: {}.type", file(), path), type));
+  return *name;
+}
+
+// A row that cannot have been measured (table_helpers.h row_problem), named by its JSON path.
+void Reader::check(const comm::Row& r, const std::string& path, const char* time_key) const {
+  const auto problem = row_problem(r);
+  if (!problem) return;
+  const std::string half = path + ".out_of_place.";
+  const std::string iter = path + ".out_of_place_per_iter.";
+  const std::array<std::string, 8> kPaths = {path + ".size", path + ".count", half + time_key,
+                                             half + "alg_bw", half + "bus_bw", iter + "p50_us",
+                                             iter + "p99_us", iter + "max_us"};
+  fail(kPaths[static_cast<size_t>(problem->field)], problem->what);
 }
 
 comm::Row Reader::row(const json& entry, const std::string& path, const std::string& collective,
@@ -200,15 +168,14 @@ comm::Row Reader::row(const json& entry, const std::string& path, const std::str
   r.group = "world";
   r.group_ranks = ranks;
   r.collective = collective;
-  r.dtype = plumb_dtype(text(entry, path, "type"));
-  r.op = text(entry, path, "redop");
+  r.dtype = dtype(entry, path);
+  r.op = known_op(text(entry, path, "redop"), fmt::format("{}: {}.redop", file(), path));
   r.root = root(entry, path);
   r.bytes = r.requested_bytes = whole(entry, path, "size");
   r.count = whole(entry, path, "count");
   // -C reports the CPU time under "cpu_time" instead of "time".
-  r.time_us = half.contains("cpu_time") && !half.contains("time")
-                  ? number(half, half_path, "cpu_time")
-                  : number(half, half_path, "time");
+  const char* time_key = half.contains("cpu_time") && !half.contains("time") ? "cpu_time" : "time";
+  r.time_us = number(half, half_path, time_key);
   r.algbw_gbps = number(half, half_path, "alg_bw");
   r.busbw_gbps = number(half, half_path, "bus_bw");
   const json& wrong = member(half, half_path, "nwrong");  // null when not checked (-c 0)
@@ -230,6 +197,7 @@ comm::Row Reader::row(const json& entry, const std::string& path, const std::str
     r.max_us = number(iter, iter_path, "max_us");
   }
   r.straggler = -1;
+  check(r, path, time_key);
   return r;
 }
 
@@ -249,13 +217,18 @@ ImportedTest Reader::read(const json& doc) const {
   if (!results->is_array()) fail("results", "expected a list, got " + shown(*results));
   if (results->empty()) fail("results", "no result rows");
   t.rows.reserve(results->size());
+  ProblemList problems;  // every bad result of the file, in one pass
   for (size_t i = 0; i < results->size(); ++i) {
-    t.rows.push_back(row((*results)[i], fmt::format("results[{}]", i), name, t.ranks));
+    problems.attempt([&] {
+      t.rows.push_back(row((*results)[i], fmt::format("results[{}]", i), name, t.ranks));
+    });
   }
+  problems.throw_if_any();
   return t;
 }
 
 json parse_json(std::string_view text) {
+  text = without_bom(text);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || text[first] != '{') return json(json::value_t::discarded);
   return json::parse(text.begin(), text.end(), nullptr, false);

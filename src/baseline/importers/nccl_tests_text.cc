@@ -7,13 +7,16 @@
 // 2025). The out-of-place half of each row becomes a plumb row.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <optional>
-#include <charconv>
 
 #include "baseline/importers/importer.h"
+#include "baseline/importers/table_helpers.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -42,12 +45,9 @@ std::string_view strip_tag(std::string_view line) {
   return line;
 }
 
-std::string normalize_collective(std::string_view name) {
-  std::string n(name);
-  if (n.ends_with("_perf")) n.resize(n.size() - 5);
-  std::erase(n, '_');
-  return n;
-}
+// The columns every row must have: without one, a row is not a measurement plumb can store.
+constexpr std::array<std::string_view, 5> kRequiredColumns = {"size", "count", "type", "algbw",
+                                                              "busbw"};
 
 class Parser {
  public:
@@ -61,12 +61,22 @@ class Parser {
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(fmt::format("{}:{}: {}", file_, number_, what));
   }
+  std::string where() const { return fmt::format("{}:{}", file_, number_); }
   void comment(std::string_view body);
+  void rank_line(const std::vector<std::string_view>& w);
+  void header(const std::vector<std::string_view>& names);
+  void stop_on_error(const std::function<void()>& fn);
+  void row_structure(const std::vector<std::string_view>& cells) const;
   void row(const std::vector<std::string_view>& cells);
+  void measure(const std::vector<std::string_view>& cells, comm::Row& r) const;
+  void check(const comm::Row& r) const;
   void start_test(std::string collective);
   void end_test();
   double number(const std::vector<std::string_view>& cells, const std::string& column) const;
+  uint64_t count(const std::vector<std::string_view>& cells, const std::string& column) const;
+  int root(const std::vector<std::string_view>& cells) const;
   std::optional<size_t> column(const std::string& name) const;
+  std::string time_column() const { return column("time") ? "time" : "cputime"; }
 
   std::string file_;
   const ImportOptions& options_;
@@ -77,6 +87,7 @@ class Parser {
   std::optional<ImportedTest> test_;
   std::string collective_;
   std::vector<std::string> columns_;  // the out-of-place half's column names
+  ProblemList problems_;              // the bad rows so far: nothing is handed over once one is
 };
 
 void Parser::line(int number, std::string_view raw) {
@@ -86,12 +97,26 @@ void Parser::line(int number, std::string_view raw) {
   const size_t first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return;
   text.remove_prefix(first);
-  if (text.front() == '#') return comment(text.substr(1));
+  if (text.front() == '#') return stop_on_error([&] { comment(text.substr(1)); });
   if (text.find("NCCL INFO") != std::string_view::npos ||
       text.find("NCCL WARN") != std::string_view::npos) {
     return;
   }
-  row(words(text));
+  const std::vector<std::string_view> cells = words(text);
+  stop_on_error([&] { row_structure(cells); });
+  // A bad number does not stop the pass: every bad row of the file is reported at the end.
+  problems_.attempt([&] { row(cells); });
+}
+
+// A problem of the file's structure (a header, a test name, a row without a header) stops the
+// pass, reported after the rows' problems found before it.
+void Parser::stop_on_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    problems_.add(e.what());
+    problems_.throw_if_any();
+  }
 }
 
 void Parser::start_test(std::string collective) {
@@ -106,7 +131,7 @@ void Parser::start_test(std::string collective) {
 }
 
 void Parser::end_test() {
-  if (test_ && !test_->rows.empty()) {
+  if (test_ && !test_->rows.empty() && problems_.empty()) {
     if (options_.ranks > 0) test_->ranks = options_.ranks;
     ++done_;
     sink_(std::move(*test_));
@@ -114,18 +139,23 @@ void Parser::end_test() {
   test_.reset();
 }
 
-// "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]" -> (3, "host-a").
-std::optional<std::pair<int, std::string>> rank_line(const std::vector<std::string_view>& w) {
-  if (w.size() < 4 || w[0] != "Rank") return std::nullopt;
+// "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]": rank 3 runs on host-a. A rank number
+// beyond any rank count (it would overflow the count) is an Error, not a wrapped-around count.
+void Parser::rank_line(const std::vector<std::string_view>& w) {
+  if (w.size() < 4 || w[1].find_first_not_of("0123456789") != std::string_view::npos) return;
+  auto on = std::find(w.begin() + 2, w.end(), "on");
+  if (on == w.end() || on + 2 >= w.end() || *(on + 2) != "device") return;
   int rank = 0;
-  for (char c : w[1]) {
-    if (c < '0' || c > '9') return std::nullopt;
-    rank = rank * 10 + (c - '0');
+  const auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), rank);
+  if (ec != std::errc() || rank == std::numeric_limits<int>::max()) {
+    fail(fmt::format("expected a rank number below {} after 'Rank', got '{}'",
+                     std::numeric_limits<int>::max(), w[1]));
   }
-  for (size_t i = 2; i + 2 < w.size(); ++i) {
-    if (w[i] == "on" && w[i + 2] == "device") return std::pair{rank, std::string(w[i + 1])};
+  test_->ranks = std::max(test_->ranks, rank + 1);
+  const std::string host(*(on + 1));
+  if (std::find(test_->hosts.begin(), test_->hosts.end(), host) == test_->hosts.end()) {
+    test_->hosts.push_back(host);
   }
-  return std::nullopt;
 }
 
 void Parser::comment(std::string_view body) {
@@ -134,28 +164,14 @@ void Parser::comment(std::string_view body) {
   if (w[0] == "nccl-tests" && w.size() > 2 && w[1] == "version") {
     version_ = std::string(w[2]);
   } else if (w[0] == "Collective" && w.size() > 3 && w[2] == "starting:") {
-    start_test(normalize_collective(w[3]));
+    start_test(known_collective(w[3], where()));
   } else if (w[0] == "nThread") {
     if (!test_ || !test_->rows.empty()) start_test(options_.collective);  // pre-2.13: no name
     test_->command = std::string(body.substr(body.find("nThread")));
   } else if (test_ && w[0] == "Rank") {
-    if (const auto found = rank_line(w)) {
-      test_->ranks = std::max(test_->ranks, found->first + 1);
-      if (std::find(test_->hosts.begin(), test_->hosts.end(), found->second) == test_->hosts.end()) {
-        test_->hosts.push_back(found->second);
-      }
-    }
+    rank_line(w);
   } else if (w[0] == "size" && w.size() > 3 && w[1] == "count") {
-    columns_.clear();
-    for (std::string_view name : w) {
-      if ((name == "time" || name == "cputime") &&
-          std::find_if(columns_.begin(), columns_.end(), [](const std::string& c) {
-            return c == "time" || c == "cputime";
-          }) != columns_.end()) {
-        break;  // the in-place half starts
-      }
-      columns_.emplace_back(name);
-    }
+    header(w);
   } else if (w[0] == "Collective" && w.size() > 2 && w[2] == "concluded:") {
     end_test();
   }
@@ -168,19 +184,82 @@ std::optional<size_t> Parser::column(const std::string& name) const {
   return std::nullopt;
 }
 
+void Parser::header(const std::vector<std::string_view>& names) {
+  columns_.clear();
+  for (std::string_view name : names) {
+    if ((name == "time" || name == "cputime") &&
+        std::find_if(columns_.begin(), columns_.end(), [](const std::string& c) {
+          return c == "time" || c == "cputime";
+        }) != columns_.end()) {
+      break;  // the in-place half starts
+    }
+    columns_.emplace_back(name);
+  }
+  std::vector<std::string_view> missing;
+  for (std::string_view name : kRequiredColumns) {
+    if (!column(std::string(name))) missing.push_back(name);
+  }
+  if (!column("time") && !column("cputime")) missing.push_back("time");
+  if (!missing.empty()) {
+    fail(fmt::format("expected {} '{}' column{} in the column header, got: {}",
+                     missing.size() == 1 ? "a" : "the", fmt::join(missing, "', '"),
+                     missing.size() == 1 ? "" : "s", fmt::join(columns_, " ")));
+  }
+}
+
 double Parser::number(const std::vector<std::string_view>& cells, const std::string& name) const {
   const auto at = column(name);
   if (!at) return std::numeric_limits<double>::quiet_NaN();
+  return parse_number(cells[*at], name, file_, number_);
+}
+
+uint64_t Parser::count(const std::vector<std::string_view>& cells, const std::string& name) const {
+  return parse_count(cells[*column(name)], name, file_, number_);
+}
+
+// -1 when the collective has no root.
+int Parser::root(const std::vector<std::string_view>& cells) const {
+  const auto at = column("root");
+  if (!at) return -1;
   const std::string_view cell = cells[*at];
-  double value = 0;
+  int value = 0;
   const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-  if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
-    fail(fmt::format("expected a number in column '{}', got '{}'", name, cell));
+  if (ec != std::errc() || end != cell.data() + cell.size() || value < -1) {
+    fail(fmt::format("expected a rank number (or -1) in column 'root', got '{}'", cell));
   }
   return value;
 }
 
-void Parser::row(const std::vector<std::string_view>& cells) {
+// The numbers of the out-of-place half.
+void Parser::measure(const std::vector<std::string_view>& cells, comm::Row& r) const {
+  r.root = root(cells);
+  r.bytes = r.requested_bytes = count(cells, "size");
+  r.count = count(cells, "count");
+  r.time_us = number(cells, time_column());
+  r.algbw_gbps = number(cells, "algbw");
+  r.busbw_gbps = number(cells, "busbw");
+  if (const auto wrong = column("#wrong")) {
+    r.wrong = cells[*wrong] == "N/A" ? -1 : static_cast<int64_t>(count(cells, "#wrong"));
+  } else if (column("error")) {
+    r.wrong = number(cells, "error") > 0 ? 1 : 0;  // a relative error, not a count: "at least one"
+  }
+  r.p50_us = std::numeric_limits<double>::quiet_NaN();  // nccl-tests prints no median
+  r.p99_us = number(cells, "i_p99");
+  r.max_us = number(cells, "i_max");
+}
+
+// A row that cannot have been measured (table_helpers.h row_problem), named by its column.
+void Parser::check(const comm::Row& r) const {
+  const auto problem = row_problem(r);
+  if (!problem) return;
+  const std::string time = time_column();
+  const std::array<std::string_view, 8> kColumns = {"size",  "count", time,    "algbw",
+                                                    "busbw", "p50",   "i_p99", "i_max"};
+  fail(fmt::format("column '{}': {}", kColumns[static_cast<size_t>(problem->field)],
+                   problem->what));
+}
+
+void Parser::row_structure(const std::vector<std::string_view>& cells) const {
   if (!test_ || columns_.empty()) {
     fail(fmt::format("a result row before any column header: '{}'", cells.front()));
   }
@@ -192,37 +271,29 @@ void Parser::row(const std::vector<std::string_view>& cells) {
     fail("the log does not name its collective (nccl-tests before 2.13 prints no 'Collective "
          "test starting' line); pass --collective");
   }
-  const int ranks = options_.ranks > 0 ? options_.ranks : test_->ranks;
+}
+
+void Parser::row(const std::vector<std::string_view>& cells) {
   comm::Row r;
   r.layer = "world";
   r.group = "world";
-  r.group_ranks = ranks;
+  r.group_ranks = options_.ranks > 0 ? options_.ranks : test_->ranks;
   r.collective = collective_;
-  const auto type = column("type");
-  r.dtype = type ? plumb_dtype(cells[*type]) : "unknown";
+  const std::string_view type = cells[*column("type")];
+  const auto dtype = plumb_dtype(type);
+  if (!dtype) throw Error(unknown_dtype(where() + ": column 'type'", type));
+  r.dtype = *dtype;
   const auto redop = column("redop");
-  r.op = redop ? std::string(cells[*redop]) : "none";
-  r.root = column("root") ? static_cast<int>(number(cells, "root")) : -1;
-  r.bytes = r.requested_bytes = static_cast<uint64_t>(number(cells, "size"));
-  r.count = static_cast<uint64_t>(number(cells, "count"));
-  r.time_us = column("time") ? number(cells, "time") : number(cells, "cputime");
-  r.algbw_gbps = number(cells, "algbw");
-  r.busbw_gbps = number(cells, "busbw");
-  if (const auto wrong = column("#wrong")) {
-    r.wrong = cells[*wrong] == "N/A" ? -1 : static_cast<int64_t>(number(cells, "#wrong"));
-  } else if (column("error")) {
-    r.wrong = number(cells, "error") > 0 ? 1 : 0;  // a relative error, not a count: "at least one"
-  }
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  r.p50_us = nan;  // nccl-tests prints no median
-  r.p99_us = column("i_p99") ? number(cells, "i_p99") : nan;
-  r.max_us = column("i_max") ? number(cells, "i_max") : nan;
+  r.op = redop ? known_op(cells[*redop], where() + ": column 'redop'") : "none";
+  measure(cells, r);
   r.straggler = -1;
+  check(r);
   test_->rows.push_back(std::move(r));
 }
 
 void Parser::finish() {
   end_test();
+  problems_.throw_if_any();
   if (done_ == 0) throw Error(fmt::format("{}: no nccl-tests result rows found", file_));
 }
 
@@ -247,6 +318,7 @@ class NcclTestsText final : public Importer {
   void parse_each(std::string_view text, std::string_view file, const ImportOptions& options,
                   const TestSink& sink) const override {
     Parser parser(file, options, sink);
+    text = without_bom(text);
     int number = 0;
     size_t start = 0;
     while (start < text.size()) {

@@ -2,17 +2,77 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
 
 #include "comm/bandwidth.h"
 #include "comm/collective.h"
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::baseline {
+namespace {
+
+// nccl-tests prints bandwidths with two decimals ("%7.2f"): an algbw from 0.02 GB/s on leaves a
+// busbw of at least 0.01 with any factor of 1/2 or more, so a printed 0.00 beside it is wrong.
+constexpr double kMinAlgbwForNonzeroBusbw = 0.02;
+
+struct DtypeName {
+  std::string_view spelling, plumb;
+};
+// plumb's names (comm/dtype.h), nccl-tests' table names (src/common.cu test_typenames; "char"
+// and "int" before NCCL 2, "f8e4m3"/"f8e5m2" for fp8) and OSU's MPI datatypes.
+constexpr std::array<DtypeName, 27> kDtypes = {{
+    {"float32", "float32"},      {"float16", "float16"},     {"bfloat16", "bfloat16"},
+    {"float64", "float64"},      {"int8", "int8"},           {"uint8", "uint8"},
+    {"int32", "int32"},          {"uint32", "uint32"},       {"int64", "int64"},
+    {"uint64", "uint64"},        {"fp8_e4m3", "fp8_e4m3"},   {"fp8_e5m2", "fp8_e5m2"},
+    {"float", "float32"},        {"half", "float16"},        {"double", "float64"},
+    {"char", "int8"},            {"int", "int32"},           {"f8e4m3", "fp8_e4m3"},
+    {"f8e5m2", "fp8_e5m2"},      {"bf16", "bfloat16"},       {"fp16", "float16"},
+    {"MPI_CHAR", "int8"},        {"MPI_SIGNED_CHAR", "int8"}, {"MPI_UNSIGNED_CHAR", "uint8"},
+    {"MPI_INT", "int32"},        {"MPI_FLOAT", "float32"},   {"MPI_DOUBLE", "float64"},
+}};
+constexpr size_t kPlumbDtypes = 12;  // the first entries: plumb's own names
+
+// "all_reduce_perf" -> "allreduce", as comm::find_collective reads nccl-tests' names.
+std::string normalize_collective(std::string_view name) {
+  std::string out(name);
+  if (out.ends_with("_perf")) out.resize(out.size() - 5);
+  std::erase(out, '_');
+  std::erase(out, '-');
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<RowProblem> time_problem(Field field, double us, bool may_be_unknown) {
+  if (us > 0 && std::isfinite(us)) return std::nullopt;
+  if (may_be_unknown && std::isnan(us)) return std::nullopt;
+  return RowProblem{field, fmt::format("expected a time above 0 µs, got {}", us)};
+}
+
+std::optional<RowProblem> bandwidth_problem(Field field, double gbps) {
+  if (gbps >= 0 && std::isfinite(gbps)) return std::nullopt;
+  return RowProblem{field, fmt::format("expected a bandwidth not below 0 GB/s, got {}", gbps)};
+}
+
+std::optional<RowProblem> count_problem(Field field, uint64_t n) {
+  if (n <= kMaxCount) return std::nullopt;
+  return RowProblem{field, fmt::format("expected a whole number from 0 to {}, got {}", kMaxCount, n)};
+}
+
+}  // namespace
+
+std::string_view without_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (text.starts_with(kBom)) text.remove_prefix(kBom.size());
+  return text;
+}
 
 void for_each_line(std::string_view text, const std::function<void(int, std::string_view)>& fn) {
+  text = without_bom(text);
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -41,15 +101,210 @@ std::vector<std::string> split_words(std::string_view line, std::string_view ext
   return out;
 }
 
-double parse_number(const std::string& cell, std::string_view column, std::string_view file,
-                    int line) {
-  char* end = nullptr;
-  const double value = std::strtod(cell.c_str(), &end);
-  if (cell.empty() || end == cell.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
-    throw Error(fmt::format("{}:{}: expected a number in column '{}', got '{}'", file, line, column,
-                            cell));
-  }
+std::optional<uint64_t> parse_count(std::string_view cell) {
+  uint64_t value = 0;
+  const char* end = cell.data() + cell.size();
+  const auto [stop, ec] = std::from_chars(cell.data(), end, value);
+  if (cell.empty() || ec != std::errc() || stop != end || value > kMaxCount) return std::nullopt;
   return value;
+}
+
+std::optional<double> parse_real(std::string_view cell) {
+  double value = 0;
+  const char* end = cell.data() + cell.size();
+  const auto [stop, ec] = std::from_chars(cell.data(), end, value);
+  if (cell.empty() || ec != std::errc() || stop != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+uint64_t parse_count(std::string_view cell, std::string_view column, std::string_view file,
+                     int line) {
+  if (const auto value = parse_count(cell)) return *value;
+  throw Error(fmt::format("{}:{}: expected a whole number from 0 to {} in column '{}', got '{}'",
+                          file, line, kMaxCount, column, cell));
+}
+
+double parse_number(std::string_view cell, std::string_view column, std::string_view file,
+                    int line) {
+  if (const auto value = parse_real(cell)) return *value;
+  throw Error(fmt::format("{}:{}: expected a number in column '{}', got '{}'", file, line, column,
+                          cell));
+}
+
+std::optional<RowProblem> row_problem(const comm::Row& r) {
+  const std::optional<RowProblem> problems[] = {
+      count_problem(Field::kBytes, r.bytes),
+      count_problem(Field::kCount, r.count),
+      time_problem(Field::kTime, r.time_us, false),
+      bandwidth_problem(Field::kAlgbw, r.algbw_gbps),
+      bandwidth_problem(Field::kBusbw, r.busbw_gbps),
+      time_problem(Field::kP50, r.p50_us, true),
+      time_problem(Field::kP99, r.p99_us, true),
+      time_problem(Field::kMax, r.max_us, true),
+  };
+  for (const auto& p : problems) {
+    if (p) return p;
+  }
+  if (r.busbw_gbps != 0 || r.group_ranks == 1) return std::nullopt;
+  if (r.algbw_gbps >= kMinAlgbwForNonzeroBusbw) {
+    return RowProblem{Field::kBusbw,
+                      fmt::format("expected a busbw above 0 beside an algbw of {} GB/s (busbw is "
+                                  "at least half of algbw from 2 ranks on), got 0",
+                                  r.algbw_gbps)};
+  }
+  // bytes / time in GB/s; even the algbw of nccl-tests before 2.13 (allgather: size × (n-1)/n)
+  // is at least half of it.
+  if (static_cast<double>(r.bytes) / r.time_us / 1e3 >= 2 * 2 * kMinAlgbwForNonzeroBusbw) {
+    return RowProblem{Field::kBusbw, fmt::format("expected a busbw above 0 for {} bytes in {} µs "
+                                                 "on more than one rank, got 0",
+                                                 r.bytes, r.time_us)};
+  }
+  return std::nullopt;
+}
+
+std::string known_collective(std::string_view name, std::string_view where) {
+  const std::string wanted = normalize_collective(name);
+  std::vector<std::string> names;
+  for (const comm::Collective* c : comm::all_collectives()) {
+    if (c->name() == wanted) return std::string(c->name());
+    names.emplace_back(c->name());
+  }
+  throw Error(unknown_name(where, "collective", name, names, wanted));
+}
+
+std::optional<std::string> plumb_dtype(std::string_view name) {
+  for (const DtypeName& d : kDtypes) {
+    if (d.spelling == name) return std::string(d.plumb);
+  }
+  return std::nullopt;
+}
+
+std::string unknown_dtype(std::string_view where, std::string_view name) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kPlumbDtypes; ++i) names.emplace_back(kDtypes[i].plumb);
+  std::vector<std::string> spellings;
+  for (const DtypeName& d : kDtypes) spellings.emplace_back(d.spelling);
+  const auto suggestion = closest_match(name, spellings);
+  return fmt::format("{}: unknown data type '{}'{}; expected one of {}", where, name,
+                     suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
+                     join(names, ", "));
+}
+
+std::string known_op(std::string_view op, std::string_view where) {
+  // nccl-tests' test_opnames (src/common.cu); "mulsum" is ncclPreMulSum; "none" where no op.
+  constexpr std::array<std::string_view, 7> kOps = {"sum", "prod", "max",  "min",
+                                                    "avg", "mulsum", "none"};
+  std::vector<std::string> names;
+  for (std::string_view name : kOps) {
+    if (name == op) return std::string(op);
+    names.emplace_back(name);
+  }
+  throw Error(unknown_name(where, "reduction", op, names));
+}
+
+void ProblemList::attempt(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    add(e.what());
+  }
+}
+
+void ProblemList::add(std::string message) {
+  ++count_;
+  if (messages_.size() < kMaxListed) messages_.push_back(std::move(message));
+}
+
+void ProblemList::throw_if_any() const {
+  if (count_ == 0) return;
+  std::string text = join(messages_, "\n");
+  if (count_ > messages_.size()) {
+    text += fmt::format("\n(and {} more problems)", count_ - messages_.size());
+  }
+  throw Error(text);
+}
+
+std::string JsonFields::at(const std::string& path, const char* key) {
+  return path.empty() ? std::string(key) : path + "." + key;
+}
+
+std::string JsonFields::shown(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  constexpr size_t kMaxShown = 40;  // keep the message one line for a whole object
+  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
+  return s;
+}
+
+void JsonFields::fail(const std::string& path, const std::string& what) const {
+  throw Error(fmt::format("{}: {}: {}", file_, path, what));
+}
+
+const JsonFields::json& JsonFields::member(const json& parent, const std::string& path,
+                                           const char* key) const {
+  if (!parent.is_object()) fail(path, "expected an object, got " + shown(parent));
+  const auto it = parent.find(key);
+  if (it == parent.end()) fail(at(path, key), "missing");
+  return *it;
+}
+
+const JsonFields::json& JsonFields::object(const json& parent, const std::string& path,
+                                           const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_object()) fail(at(path, key), "expected an object, got " + shown(v));
+  return v;
+}
+
+const JsonFields::json& JsonFields::array(const json& parent, const std::string& path,
+                                          const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_array()) fail(at(path, key), "expected a list, got " + shown(v));
+  return v;
+}
+
+double JsonFields::number(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) {
+    fail(at(path, key), "expected a number, got " + shown(v));
+  }
+  return v.get<double>();
+}
+
+double JsonFields::number_or_null(const json& parent, const std::string& path,
+                                  const char* key) const {
+  const json& v = member(parent, path, key);
+  // NaN is written as null; a document built in memory may still hold the NaN itself.
+  if (v.is_null() || (v.is_number_float() && std::isnan(v.get<double>()))) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return number(parent, path, key);
+}
+
+uint64_t JsonFields::whole(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxCount) {
+    fail(at(path, key), fmt::format("expected a whole number from 0 to {}, got {}", kMaxCount,
+                                    shown(v)));
+  }
+  return v.get<uint64_t>();
+}
+
+int64_t JsonFields::integer(const json& parent, const std::string& path, const char* key,
+                            int64_t low, int64_t high) const {
+  const json& v = member(parent, path, key);
+  const bool fits = v.is_number_integer() && (v.is_number_unsigned()
+                                                  ? v.get<uint64_t>() <= static_cast<uint64_t>(high)
+                                                  : v.get<int64_t>() >= low && v.get<int64_t>() <= high);
+  if (!fits) {
+    fail(at(path, key), fmt::format("expected a whole number from {} to {}, got {}", low, high,
+                                    shown(v)));
+  }
+  return v.get<int64_t>();
+}
+
+std::string JsonFields::text(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_string()) fail(at(path, key), "expected a string, got " + shown(v));
+  return v.get<std::string>();
 }
 
 comm::Row row_from_time(const std::string& collective, const std::string& dtype, int ranks,
@@ -70,12 +325,19 @@ comm::Row row_from_time(const std::string& collective, const std::string& dtype,
     if (t.name == dtype) r.count = bytes / t.size;
   }
   r.time_us = time_us;
-  r.algbw_gbps = comm::algbw_gbps(bytes, time_us * 1e-6);
+  r.algbw_gbps = time_us > 0 ? comm::algbw_gbps(bytes, time_us * 1e-6) : 0;
   r.busbw_gbps = comm::busbw_gbps(r.algbw_gbps, c.bus_factor(ranks));
   r.wrong = -1;
   r.p50_us = r.p99_us = r.max_us = nan;
   r.straggler = -1;
   return r;
+}
+
+void check_time_row(const comm::Row& row, std::string_view time_column, std::string_view file,
+                    int line) {
+  if (const auto problem = row_problem(row)) {
+    throw Error(fmt::format("{}:{}: column '{}': {}", file, line, time_column, problem->what));
+  }
 }
 
 int required_ranks(const ImportOptions& options, std::string_view file, std::string_view tool) {

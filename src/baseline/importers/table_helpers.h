@@ -1,8 +1,15 @@
-// What the simple one-table importers (hccl_test, OSU) share: line splitting, numbers with
-// file:line errors, and rows whose bandwidths plumb computes itself.
+// What the importers (and the reader of plumb's own baseline JSON) share: line splitting, numbers
+// read with range checks, the checks every imported row passes (no impossible time, size or
+// bandwidth), the collectives and element types a row may name, typed JSON fields with their
+// paths, and rows whose bandwidths plumb computes itself.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,20 +18,119 @@
 
 namespace plumb::baseline {
 
-// Calls fn(line_number, line) for every line, without the line break.
+// `text` without a leading UTF-8 byte order mark (Windows editors write one).
+std::string_view without_bom(std::string_view text);
+
+// Calls fn(line_number, line) for every line of without_bom(text), without "\n" or "\r\n".
 void for_each_line(std::string_view text, const std::function<void(int, std::string_view)>& fn);
 
 // Whitespace-separated words; `extra_separators` count as spaces too ("|" for hccl_test).
 std::vector<std::string> split_words(std::string_view line, std::string_view extra_separators = "");
 
+// The largest byte or element count a row may hold: the store's INTEGER is a signed 64-bit one.
+inline constexpr uint64_t kMaxCount = std::numeric_limits<int64_t>::max();
+
+// Checked reading with std::from_chars: the whole cell, no sign, at most kMaxCount; nullopt
+// otherwise (a negative or overflowing count is never clamped).
+std::optional<uint64_t> parse_count(std::string_view cell);
+// The whole cell as a finite number; nullopt otherwise ("nan", "inf", "1e999", "12x").
+std::optional<double> parse_real(std::string_view cell);
+
+// A count or an Error "<file>:<line>: expected a whole number from 0 to 9223372036854775807 in
+// column '<column>', got '<cell>'".
+uint64_t parse_count(std::string_view cell, std::string_view column, std::string_view file,
+                     int line);
 // A finite number or an Error "<file>:<line>: expected a number in column '<column>', got '<x>'".
-double parse_number(const std::string& cell, std::string_view column, std::string_view file,
+double parse_number(std::string_view cell, std::string_view column, std::string_view file,
                     int line);
+
+// The measured quantities of a row, to name the one that is impossible.
+enum class Field { kBytes, kCount, kTime, kAlgbw, kBusbw, kP50, kP99, kMax };
+struct RowProblem {
+  Field field;
+  std::string what;  // "expected a time above 0 µs, got -5"
+};
+// What cannot be measured: a time that is not above 0 (p50/p99/max may be NaN: unknown), a
+// negative bandwidth, a size or count beyond kMaxCount, and a busbw of 0 beside an algbw, or a
+// size and time, that is not (busbw = algbw × factor, and the factor is at least 1/2 from 2 ranks
+// on: docs/comm.md).
+// The first problem, or nothing.
+std::optional<RowProblem> row_problem(const comm::Row& row);
+
+// plumb's name of a collective given as plumb or nccl-tests spells it ("all_reduce_perf",
+// "allreduce"), or an Error "<where>: unknown collective 'frob_perf' (did you mean ..?); expected
+// one of allreduce, ...".
+std::string known_collective(std::string_view name, std::string_view where);
+
+// plumb's name of an element type as plumb, nccl-tests or MPI (via OSU) spell it ("float" ->
+// "float32", "half" -> "float16", "MPI_INT" -> "int32"); nullopt for a type plumb does not know.
+std::optional<std::string> plumb_dtype(std::string_view name);
+// The Error text for a type plumb_dtype() does not know: "<where>: unknown data type 'x'
+// (did you mean ..?); expected one of float32, float16, ...".
+std::string unknown_dtype(std::string_view where, std::string_view name);
+
+// `op` when it is a reduction nccl-tests prints (sum, prod, max, min, avg, mulsum) or "none"
+// (a collective that does not reduce); otherwise an Error "<where>: unknown reduction 'x' ...".
+std::string known_op(std::string_view op, std::string_view where);
+
+// The problems of independent items (the rows of a file), gathered so that one pass reports them
+// all (STYLE.md #8) and nothing of the file is kept.
+class ProblemList {
+ public:
+  // The most messages one Error lists; the rest are counted.
+  static constexpr size_t kMaxListed = 20;
+  // Runs fn; a plumb::Error it throws is kept instead of stopping the caller.
+  void attempt(const std::function<void()>& fn);
+  void add(std::string message);
+  bool empty() const { return count_ == 0; }
+  // One Error holding every kept message, a line each (after kMaxListed: "(and N more problems)").
+  void throw_if_any() const;
+
+ private:
+  std::vector<std::string> messages_;
+  size_t count_ = 0;
+};
+
+// Typed access to a JSON document's fields; every error names the file and the JSON path:
+// "run.json: results[3].bus_bw: expected a number, got \"fast\"".
+class JsonFields {
+ public:
+  using json = nlohmann::json;
+  explicit JsonFields(std::string_view file) : file_(file) {}
+
+  // "results[3]" + "busbw" -> "results[3].busbw"; "" + "args" -> "args".
+  static std::string at(const std::string& path, const char* key);
+  // The value as JSON, cut to one short line.
+  static std::string shown(const json& v);
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const;
+
+  const json& member(const json& parent, const std::string& path, const char* key) const;
+  const json& object(const json& parent, const std::string& path, const char* key) const;
+  const json& array(const json& parent, const std::string& path, const char* key) const;
+  double number(const json& parent, const std::string& path, const char* key) const;
+  // A number, or NaN for null (a figure the tool did not have).
+  double number_or_null(const json& parent, const std::string& path, const char* key) const;
+  // A whole number from 0 to kMaxCount.
+  uint64_t whole(const json& parent, const std::string& path, const char* key) const;
+  // A whole number from `low` to `high`.
+  int64_t integer(const json& parent, const std::string& path, const char* key, int64_t low,
+                  int64_t high) const;
+  std::string text(const json& parent, const std::string& path, const char* key) const;
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
 
 // A row of a tool that reports time per size only: algbw = bytes / 1e9 / time and busbw from the
 // collective's factor for `ranks` (nccl-tests' definitions, docs/comm.md); unknown tails are NaN.
 comm::Row row_from_time(const std::string& collective, const std::string& dtype, int ranks,
                         uint64_t bytes, double time_us);
+
+// An Error "<file>:<line>: column '<time_column>': expected a time above 0 µs, got 0" for a row of
+// row_from_time() that row_problem() refuses (its time is the only number read from the log).
+void check_time_row(const comm::Row& row, std::string_view time_column, std::string_view file,
+                    int line);
 
 // The rank count a log needs for busbw: options.ranks, or an Error naming the file.
 int required_ranks(const ImportOptions& options, std::string_view file, std::string_view tool);
