@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "baseline/store.h"
+#include "common/error.h"
 
 namespace plumb::baseline {
 
@@ -25,8 +26,7 @@ inline constexpr const char* kDiffSchema = "plumb.diff/1";
 
 // `plumb diff`'s exit status when no collective regressed but some changed beyond the threshold
 // within the noise of the runs: the gate could not judge them (1 is a regression, 2 bad input).
-// Candidate for plumb::ExitCode (common/error.h).
-inline constexpr int kTooNoisyExitCode = 3;
+inline constexpr int kTooNoisyExitCode = static_cast<int>(ExitCode::kTooNoisy);
 
 // A busbw ratio B/A at or beyond this factor (≤ 1/2 or ≥ 2) is a regression (improvement)
 // whatever the noise estimate says: the largest movement of an unchanged setup measured is 1.9×

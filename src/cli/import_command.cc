@@ -1,6 +1,7 @@
 #include "cli/import_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cerrno>
 #include <cstring>
@@ -71,16 +72,18 @@ int run_import(const ImportCommandOptions& o) {
   // soon as it is parsed, so memory holds one test whatever the file's size.
   baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
   baseline::Store::Batch batch(store);
+  std::vector<int64_t> ids;
   std::vector<std::string> stored;
   importer.parse_each(text, o.file, options, [&](baseline::ImportedTest&& t) {
-    const int64_t id = batch.add(imported_record(t, importer.name(), o));
+    ids.push_back(batch.add(imported_record(t, importer.name(), o)));
     stored.push_back(fmt::format("{} ({} rows, {} ranks) from {}:{} as baseline {}",
                                  t.rows.empty() ? "?" : t.rows.front().collective, t.rows.size(),
-                                 t.ranks, o.file, t.line, id));
-    std::cout << id << "\n";
+                                 t.ranks, o.file, t.line, ids.back()));
   });
   batch.commit();
-  for (const std::string& line : stored) fmt::print(stderr, "plumb: imported {}\n", line);
+  // Only now do the ids exist: a failed commit (a full disk) printed none of them.
+  for (const int64_t id : ids) std::cout << id << "\n";
+  for (const std::string& line : stored) fmt::print(std::cerr, "plumb: imported {}\n", line);
   return 0;
 }
 

@@ -12,6 +12,8 @@ enum class ExitCode : int {
   kOk = 0,
   kCheckFailed = 1,  // a measurement ran but failed its check (wrong elements, a regression)
   kBadInput = 2,     // bad usage, bad input file, missing library
+  kTooNoisy = 3,     // plumb diff: a change beyond the threshold but within the runs' own noise,
+                     // and no regression: the gate could not judge (docs/diff.md)
 };
 
 // One message for the user, already naming the file/line/field. May hold several lines when a

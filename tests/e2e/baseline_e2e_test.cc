@@ -212,8 +212,10 @@ Interrupted interrupt_baseline(const std::string& name, int signal) {
   Interrupted out{{}, dir + "/tmp", {}};
   std::filesystem::create_directories(out.tmp);
   std::thread runner([&] {
+    // 16 MiB allreduces, 100000 of them: minutes of work, whatever the machine's load, so the
+    // signal always finds the sweep running.
     out.run = run_command("TMPDIR=" + out.tmp + " exec " + kPlumb + " baseline --rounds 1 --sizes "
-                          "1K:1K --iters 300000 --collectives allreduce --db " + dir +
+                          "16M:16M --iters 100000 --collectives allreduce --db " + dir +
                           "/plumb.db -o " + dir + " --label " + label);
   });
   auto ranks = [&] {

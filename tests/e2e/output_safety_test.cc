@@ -263,6 +263,52 @@ TEST(StoreReads, WithoutHomeTheStoreIsNotInTheCurrentFolder) {
   }
 }
 
+// Fills a file system until a write fails: what is left for the next writer is (almost) nothing.
+void fill(const std::string& dir) {
+  std::FILE* f = std::fopen((dir + "/filler").c_str(), "w");
+  const std::string block(1024, 'f');
+  while (f != nullptr && std::fwrite(block.data(), 1, block.size(), f) == block.size() &&
+         std::fflush(f) == 0) {
+  }
+  if (f != nullptr) std::fclose(f);
+}
+
+TEST(StoreWrites, AnImportThatCannotCommitPrintsNoIdAndKeepsTheStore) {
+  TinyDisk disk("import-full");
+  if (!disk.mounted) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  const std::string db = make_store(disk.dir);
+  fill(disk.dir);
+  const std::string log = std::string(PLUMB_TEST_FIXTURES) +
+                          "/nccl-tests/alltoall_sendrecv_4ranks_2nodes_mid2025.log";
+  const test::Run r = run_command(kPlumb + " import " + log + " --db " + db);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");  // no id of a record that was rolled back
+  EXPECT_NE(r.err.find("plumb: error: " + db), std::string::npos) << r.err;
+  fs::remove(disk.dir + "/filler");
+  const test::Run list = run_command(kPlumb + " list --db " + db);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("     1  2026-12-02T10:00:00Z  one"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("     2  "), std::string::npos) << list.out;
+}
+
+TEST(StoreWrites, AnImportOfImpossibleNumbersStoresNothing) {
+  const std::string dir = test::temp_dir("import-impossible");
+  const std::string db = make_store(dir);
+  const std::string bytes = test::read_file(db);
+  const std::string log = std::string(PLUMB_TEST_FIXTURES) + "/nccl-tests/all_reduce_8xH100_v2.17.8.log";
+  std::string negative = test::read_file(log);
+  const size_t at = negative.find("   182.87  183.49");  // the first row's out-of-place time
+  ASSERT_NE(at, std::string::npos);
+  negative.replace(at, 9, "  -182.87");
+  test::write_file(dir + "/negative.log", negative);
+  const test::Run bad = run_command(kPlumb + " import " + dir + "/negative.log --db " + db);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find(dir + "/negative.log:"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("expected a time above 0"), std::string::npos) << bad.err;
+  EXPECT_EQ(test::read_file(db), bytes);
+}
+
 TEST(TerminalEscapes, ListShowAndErrorsEscapeImportedBytes) {
   const std::string dir = test::temp_dir("escapes");
   const std::string db = dir + "/s.db";
