@@ -74,7 +74,8 @@ std::span<const Collective* const> all_collectives();
 
 // Looks a collective up by name. Accepts nccl-tests' spellings too ("all_reduce",
 // "all_reduce_perf"). Throws plumb::Error with the valid names and a suggestion.
-const Collective& find_collective(std::string_view name);
+// `where` names the option or the file position in the message for an unknown name.
+const Collective& find_collective(std::string_view name, std::string_view where = "--collectives");
 
 // The collectives' own definitions (one file each).
 const Collective& allreduce_collective();

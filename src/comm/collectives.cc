@@ -44,14 +44,14 @@ std::span<const Collective* const> all_collectives() {
   return kTable;
 }
 
-const Collective& find_collective(std::string_view name) {
+const Collective& find_collective(std::string_view name, std::string_view where) {
   const std::string wanted = normalize(name);
   std::vector<std::string> names;
   for (const Collective* c : all_collectives()) {
     if (c->name() == wanted) return *c;
     names.emplace_back(c->name());
   }
-  throw Error(unknown_name("--collectives", "collective", name, names, wanted));
+  throw Error(unknown_name(where, "collective", name, names, wanted));
 }
 
 }  // namespace plumb::comm

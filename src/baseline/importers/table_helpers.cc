@@ -37,16 +37,6 @@ constexpr std::array<DtypeName, 27> kDtypes = {{
 }};
 constexpr size_t kPlumbDtypes = 12;  // the first entries: plumb's own names
 
-// "all_reduce_perf" -> "allreduce", as comm::find_collective reads nccl-tests' names.
-std::string normalize_collective(std::string_view name) {
-  std::string out(name);
-  if (out.ends_with("_perf")) out.resize(out.size() - 5);
-  std::erase(out, '_');
-  std::erase(out, '-');
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::optional<RowProblem> time_problem(Field field, double us, bool may_be_unknown) {
   if (us > 0 && std::isfinite(us)) return std::nullopt;
   if (may_be_unknown && std::isnan(us)) return std::nullopt;
@@ -163,13 +153,7 @@ std::optional<RowProblem> row_problem(const comm::Row& r) {
 }
 
 std::string known_collective(std::string_view name, std::string_view where) {
-  const std::string wanted = normalize_collective(name);
-  std::vector<std::string> names;
-  for (const comm::Collective* c : comm::all_collectives()) {
-    if (c->name() == wanted) return std::string(c->name());
-    names.emplace_back(c->name());
-  }
-  throw Error(unknown_name(where, "collective", name, names, wanted));
+  return std::string(comm::find_collective(name, where).name());
 }
 
 std::optional<std::string> plumb_dtype(std::string_view name) {
