@@ -297,5 +297,16 @@ TEST(InputBytes, ADirectoryIsRefused) {
   EXPECT_FALSE(is_memory_stats_file("/"));
 }
 
+// An endless device ends in a message at once, not in reading until memory runs out.
+TEST(InputBytes, AnEndlessDeviceOfNulBytesIsRefusedAtOnce) {
+  try {
+    load_input("/dev/zero");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/dev/zero: starts with NUL bytes: not a snapshot, event lines or "
+                           "memory_stats() dumps");
+  }
+}
+
 }  // namespace
 }  // namespace plumb::mem
