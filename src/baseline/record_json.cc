@@ -12,6 +12,7 @@
 
 #include "baseline/importers/table_helpers.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace plumb::baseline {
 namespace {
@@ -160,18 +161,8 @@ Record record_from_json(const json& doc, const std::string& origin) {
 }
 
 Record read_record_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(fmt::format("{}: is a directory; expected a plumb.baseline/1 or plumb.comm/1 JSON "
-                            "file",
-                            path));
-  }
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  const std::string whole = text.str();
+  const std::string whole =
+      read_whole_file(path, "a plumb.baseline/1 or plumb.comm/1 JSON file");
   const std::string_view body = without_bom(whole);
   const json doc = json::parse(body.begin(), body.end(), nullptr, false);
   if (doc.is_discarded()) throw Error(fmt::format("{}: not valid JSON", path));

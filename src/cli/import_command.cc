@@ -15,6 +15,7 @@
 #include "baseline/store.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace plumb::cli {
 
@@ -52,16 +53,7 @@ baseline::Record imported_record(const baseline::ImportedTest& t, std::string_vi
 }  // namespace
 
 int run_import(const ImportCommandOptions& o) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(o.file, ec)) {
-    throw Error(fmt::format("{}: is a directory; expected a log file", o.file));
-  }
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("{}: cannot read: {}", o.file, std::strerror(errno)));
-  const std::string text = buffer.str();
+  const std::string text = read_whole_file(o.file, "a log file");
 
   baseline::ImportOptions options;
   if (!o.collective.empty()) options.collective = baseline::known_collective(o.collective, "--collective");
