@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace plumb::mem {
 namespace {
@@ -38,8 +40,8 @@ std::vector<CategoryRule> default_category_rules() {
 }
 
 std::vector<CategoryRule> read_category_rules(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read the category rules", path));
+  // Rules files are a few lines: 1 MiB is plenty, and /dev/zero ends in a message.
+  std::istringstream in(read_whole_file(path, "a category rules file", uint64_t{1} << 20));
   std::vector<CategoryRule> rules;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

@@ -259,6 +259,17 @@ TEST(MemCli, ADirectoryOrAnImpossibleTraceExitsTwo) {
   const test::Run d = run_command(kPlumb + " mem analyze " + dir);
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_EQ(d.err, "plumb: error: " + dir + ": is a directory, not a file\n");
+  // Endless inputs end in a message at once (they used to be read until memory ran out).
+  const test::Run zero = run_command("timeout 30 " + kPlumb + " mem analyze /dev/zero");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err, "plumb: error: /dev/zero: starts with NUL bytes: not a snapshot, event "
+                      "lines or memory_stats() dumps\n");
+  const test::Run rules = run_command("timeout 30 " + kPlumb + " mem analyze " +
+                                      std::string(PLUMB_TEST_FIXTURES) +
+                                      "/mem/leak.pickle --category-rules /dev/zero");
+  EXPECT_EQ(rules.exit_code, 2);
+  EXPECT_EQ(rules.err, "plumb: error: /dev/zero: starts with NUL bytes; expected a category rules "
+                       "file\n");
   // One 1 KiB block freed twice more after its free: once a peak of 3 KiB, now refused.
   write_file(dir + "/twice.jsonl",
              "{\"action\": \"alloc\", \"addr\": 4096, \"size\": 1024}\n"
