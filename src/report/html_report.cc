@@ -25,7 +25,7 @@ namespace {
 constexpr std::string_view kStyle = R"(
 table.kv>tbody>tr>th{background:#f6f6f6;font-weight:600}
 tr.differs{background:#fff4d6}td.absent{color:#999}
-tr.v-regression{background:#fde2e2}tr.v-improvement{background:#e3f4e1}
+tr.v-regression{background:#fde2e2}tr.v-improvement{background:#e3f4e1}tr.v-too-noisy-to-judge{background:#fff4d6}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}
 .swatch.s0{background:#1f6fb4}.swatch.s1{background:#e8710a}
 .panels{display:flex;flex-wrap:wrap;gap:8px}svg.panel{width:48%;min-width:380px;height:auto}
@@ -90,9 +90,15 @@ void append_header(const baseline::Record& a, const baseline::Record* b, const b
     fmt::format_to(std::back_inserter(out),
                    "<p class=\"{}\"><b>{} regression{}</b> of B against A: mean busbw of the "
                    "slowest group over the sizes ≥ 1 MiB lower by more than {:.4g}% and beyond "
-                   "the runs' own spread; {} single size(s) beyond their own noise.</p>",
+                   "the runs' own spread, or halved whatever the spread; {} single size(s) "
+                   "beyond their own noise.</p>",
                    n > 0 ? "warning" : "ok", n, n == 1 ? "" : "s", diff->threshold * 100,
                    diff->row_regressions());
+    if (n == 0 && diff->too_noisy() > 0) {  // plumb diff's exit status 3
+      put(out, "<p class=\"warning\"><b>Too noisy to judge</b>: ");
+      append_escaped(out, diff->too_noisy_advice());
+      put(out, "</p>");
+    }
     if (const std::string w = diff->attribution_warning(); !w.empty()) {
       put(out, "<p class=\"warning\">");
       append_escaped(out, w);
@@ -184,7 +190,7 @@ constexpr std::string_view kDiffHeader =
 
 void append_group_regressions(const baseline::Diff& d, fmt::memory_buffer& out) {
   put(out, "<table class=\"rows\"><tr><th>layer</th><th>collective</th><th>dtype</th>"
-           "<th>sizes ≥ 1 MiB</th><th>mean busbw change</th><th>noise</th></tr>");
+           "<th>sizes averaged</th><th>mean busbw change</th><th>noise</th></tr>");
   for (const baseline::GroupDiff& g : d.groups) {
     if (g.verdict != baseline::Verdict::kRegression) continue;
     put(out, "<tr class=\"regression\"><td>");

@@ -211,6 +211,33 @@ TEST(HtmlReport, RegressionMarked) {
   EXPECT_NE(html.find(d.attribution_warning()), std::string::npos);
 }
 
+// plumb diff's status 3 shows on the page too, with what would make the runs judgeable.
+TEST(HtmlReport, TooNoisyToJudgeSaysSoWithTheAdvice) {
+  const baseline::Record a = record(1, "before", 1.0, {"node"}, {"allreduce"});
+  const baseline::Record b = record(2, "after", 1.0, {"node"}, {"allreduce"});
+  baseline::Diff d;
+  d.a = {1, "before", a.created, a.source};
+  d.b = {2, "after", b.created, b.source};
+  d.threshold = 0.1;
+  baseline::GroupDiff g;
+  g.layer = "node";
+  g.collective = "allreduce";
+  g.dtype = "float32";
+  g.min_bytes = 1 << 20;
+  g.sizes = 3;
+  g.change = -0.3;
+  g.noise = 0.6;
+  g.verdict = baseline::Verdict::kTooNoisy;
+  d.groups = {g};
+  ASSERT_EQ(d.exit_code(), 3);
+  const std::string advice = d.too_noisy_advice();
+  ASSERT_FALSE(advice.empty());
+  const std::string html = render(a, &b, &d);
+  EXPECT_NE(html.find("<b>0 regressions</b>"), std::string::npos);
+  EXPECT_NE(html.find("<p class=\"warning\"><b>Too noisy to judge</b>: "), std::string::npos);
+  EXPECT_NE(html.find("plumb baseline --rounds 5"), std::string::npos) << advice;
+}
+
 TEST(HtmlReport, NoRemoteResource) {
   baseline::Record a = record(1, "before", 1.0);
   const baseline::Record b = record(2, "after", 0.8);
