@@ -57,10 +57,10 @@ fs::path folder_of(const std::string& path) {
   return p.has_parent_path() ? p.parent_path() : fs::path(".");
 }
 
-// What a failure to create the temporary file means, in the user's words.
+// What a failure to create the temporary file means, in the user's words (a directory as the
+// target is refused before).
 std::string open_failure(const std::string& path, int error) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return "is a directory";
   if (!fs::is_directory(folder_of(path), ec)) {
     return fmt::format("folder {} does not exist", folder_of(path).string());
   }

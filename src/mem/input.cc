@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace plumb::mem {
 namespace {
@@ -26,14 +27,6 @@ struct FileCloser {
   throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
 }
 
-// A stream is held in memory whole: at most half of this machine's memory (a 10 GB snapshot
-// through a pipe on a 24 GB machine), so that /dev/urandom ends in a message, not the OOM killer.
-uint64_t stream_limit() {
-  const auto pages = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES));
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  return pages * page / 2;
-}
-
 // Whether the first block is nothing but NUL bytes: no trace format starts so (/dev/zero).
 bool all_nul(std::string_view block) {
   return !block.empty() && block.find_first_not_of('\0') == std::string_view::npos;
@@ -43,7 +36,9 @@ bool all_nul(std::string_view block) {
 // and cannot be read twice.
 std::shared_ptr<std::string> read_to_end(int fd, const std::string& path) {
   auto bytes = std::make_shared<std::string>();
-  const uint64_t limit = stream_limit();
+  // Held in memory whole: at most half of this machine's memory (a 10 GB snapshot through a pipe
+  // on a 24 GB machine), so that /dev/urandom ends in a message, not the OOM killer.
+  const uint64_t limit = input_limit_bytes();
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);

@@ -24,15 +24,6 @@ std::vector<std::string> entries(const std::string& dir) {
   return names;
 }
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(OutputFile, ReplacesTheTargetOnlyOnCommit) {
   const std::string dir = test::temp_dir("output-file-commit");
   const std::string path = dir + "/out.json";
@@ -73,18 +64,18 @@ TEST(OutputFile, KeepsTheTargetsPermissions) {
 
 TEST(OutputFile, PathsThatCannotBeWrittenFailAtOnce) {
   const std::string dir = test::temp_dir("output-file-bad");
-  EXPECT_EQ(message_of([&] { OutputFile f("--json", dir + "/missing/x.json"); }),
+  EXPECT_EQ(test::error_message([&] { OutputFile f("--json", dir + "/missing/x.json"); }),
             "--json " + dir + "/missing/x.json: cannot write: folder " + dir +
                 "/missing does not exist");
-  EXPECT_EQ(message_of([&] { OutputFile f("-o", dir); }),
+  EXPECT_EQ(test::error_message([&] { OutputFile f("-o", dir); }),
             "-o " + dir + ": cannot write: is a directory");
-  EXPECT_EQ(message_of([&] { OutputFile f("-o", ""); }), "-o: the path is empty");
+  EXPECT_EQ(test::error_message([&] { OutputFile f("-o", ""); }), "-o: the path is empty");
 }
 
 TEST(OutputFile, AFullDeviceIsAnErrorNamingTheOption) {
   OutputFile file("--json", "/dev/full");
   file.stream() << "{}\n";
-  EXPECT_EQ(message_of([&] { file.commit(); }),
+  EXPECT_EQ(test::error_message([&] { file.commit(); }),
             "--json /dev/full: writing failed: No space left on device; the previous file, if "
             "any, is unchanged");
 }
@@ -102,16 +93,16 @@ TEST(RefuseOverlappingPaths, AnOutputThatIsAnInputOrAnotherOutput) {
   const std::vector<NamedPath> inputs = {{"the store", dir + "/s.db"}};
   const std::string roundabout = dir + "/../" + fs::path(dir).filename().string() + "/s.db";
   const std::vector<NamedPath> same = {{"-o", roundabout}};
-  EXPECT_EQ(message_of([&] { refuse_overlapping_paths(same, inputs); }),
+  EXPECT_EQ(test::error_message([&] { refuse_overlapping_paths(same, inputs); }),
             "-o " + roundabout + ": is also the store (" + dir +
                 "/s.db); writing it would destroy what is read: choose another file");
   const std::vector<NamedPath> twice = {{"--json", dir + "/r"}, {"--csv", dir + "/./r"}};
   const std::vector<NamedPath> none;
-  EXPECT_EQ(message_of([&] { refuse_overlapping_paths(twice, none); }),
+  EXPECT_EQ(test::error_message([&] { refuse_overlapping_paths(twice, none); }),
             "--json " + dir + "/r and --csv " + dir +
                 "/./r: the same file for two outputs; give each its own");
   const std::vector<NamedPath> fine = {{"--json", dir + "/a"}, {"--csv", "-"}, {"-o", ""}};
-  EXPECT_EQ(message_of([&] { refuse_overlapping_paths(fine, inputs); }), "(no error)");
+  EXPECT_EQ(test::error_message([&] { refuse_overlapping_paths(fine, inputs); }), "(no error)");
 }
 
 TEST(RefuseOverlappingPaths, AHardLinkIsTheSameFile) {
@@ -120,7 +111,7 @@ TEST(RefuseOverlappingPaths, AHardLinkIsTheSameFile) {
   fs::create_hard_link(dir + "/trace.pickle", dir + "/other-name");
   const std::vector<NamedPath> outputs = {{"-o", dir + "/other-name"}};
   const std::vector<NamedPath> inputs = {{"FILE", dir + "/trace.pickle"}};
-  EXPECT_NE(message_of([&] { refuse_overlapping_paths(outputs, inputs); }).find("is also FILE"),
+  EXPECT_NE(test::error_message([&] { refuse_overlapping_paths(outputs, inputs); }).find("is also FILE"),
             std::string::npos);
 }
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error.h"
+
 namespace plumb::test {
 
 std::string read_file(const std::string& path) {
@@ -28,6 +30,15 @@ std::string temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+std::string error_message(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 Run run_command(const std::string& command) {

@@ -1,6 +1,7 @@
 // Runs a shell command for end-to-end tests and captures what it printed and how it exited.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace plumb::test {
@@ -19,6 +20,9 @@ std::string temp_dir(const std::string& name);
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
+
+// The message of the plumb::Error `fn` throws, or "(no error)".
+std::string error_message(const std::function<void()>& fn);
 
 // "mpirun --allow-run-as-root --oversubscribe -np N" (root in CI; 2 cores for up to 8 ranks).
 std::string mpirun(int ranks);
