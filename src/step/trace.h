@@ -1,0 +1,74 @@
+// What one rank's profiler trace says about its device: plain data filled by a reader
+// (kineto_reader, ascend_reader) and read by the analyses (breakdown, collectives). No printing.
+// All times are integer nanoseconds on the absolute (epoch) clock, so ranks line up and Ascend's
+// 19-digit microsecond strings lose nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plumb::step {
+
+// What a span of device time was doing (docs/step.md, "Classification").
+enum class Activity : uint8_t { kCompute, kCommunication, kMemory };
+
+// The collective a communication kernel or HCCL task belongs to.
+enum class CollectiveKind : uint8_t {
+  kUnknown,  // communication whose kind no source names
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAllToAll,
+  kSendRecv,  // send, recv, batched point-to-point
+  kBroadcast,
+  kReduce,
+  kBarrier,
+};
+
+// One span of work on one device stream. For communication, `call` indexes RankTrace::calls.
+struct DeviceSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // > start_ns; zero-length spans are not kept
+  uint32_t stream = 0;
+  Activity activity = Activity::kCompute;
+  int32_t call = -1;
+};
+
+// One collective call as this rank ran it: the device time of all its kernels/tasks, what it
+// moved, and the group it ran on. Calls are kept in the order this rank issued them.
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::kUnknown;
+  int64_t start_ns = 0;  // first kernel/task start on the device
+  int64_t end_ns = 0;    // last kernel/task end
+  // Message size with nccl-tests' convention (what `plumb comm` calls size): allreduce, broadcast,
+  // reduce, send/recv: the buffer; allgather: the gathered output; reducescatter: the input of all
+  // ranks; alltoall: one rank's whole send buffer. 0 when the trace does not say.
+  uint64_t bytes = 0;
+  // The process group: name ("0", HCCL group id) and its global ranks in group order; both empty
+  // when the trace does not say (then calls are matched across all ranks of the set).
+  std::string group;
+  std::vector<int> group_ranks;
+  std::string name;  // kernel, CPU op or HCCL op name, for display
+};
+
+// One training step on this rank: `ProfilerStep#N` (or --step-regex) on the host.
+struct StepSpan {
+  int64_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct RankTrace {
+  std::string source;  // the file or directory read, for messages
+  std::string format;  // "kineto", "ascend-text", "ascend-db"
+  int rank = -1;
+  int world_size = -1;
+  std::string host;  // when the trace names it; empty otherwise
+  std::vector<StepSpan> steps;     // sorted by start
+  std::vector<DeviceSpan> spans;   // any order
+  std::vector<CollectiveCall> calls;
+  uint64_t bytes_read = 0;  // uncompressed input size, for the progress line and benchmark
+};
+
+}  // namespace plumb::step
