@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -37,12 +36,16 @@ void print_row(int64_t step, const std::string& type, const std::string& index, 
   out << "\n";
 }
 
-// msprof-analyze's stage row: the maximum of each column over the stage's ranks (NaN stays NaN).
+// msprof-analyze's stage row: the maximum of each column over the stage's ranks, over the known
+// values (NaN when no rank knows it).
 void print_stage(int64_t step, const std::vector<int>& ranks, const std::vector<Columns>& rows,
                  std::ostream& out) {
-  Columns max = rows.front();
+  Columns max;
+  max.fill(step::kNaN);
   for (const Columns& r : rows) {
-    for (size_t i = 0; i < kColumns; ++i) max[i] = std::isnan(max[i]) ? max[i] : std::max(max[i], r[i]);
+    for (size_t i = 0; i < kColumns; ++i) {
+      if (!std::isnan(r[i]) && (std::isnan(max[i]) || r[i] > max[i])) max[i] = r[i];
+    }
   }
   std::string index;
   for (int rank : ranks) index += fmt::format("{}{}", index.empty() ? "" : ", ", rank);

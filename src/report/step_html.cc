@@ -28,6 +28,7 @@ svg.bars,svg.lanes{width:100%;max-width:1300px;height:auto;display:block}
 .a-memory{fill:#2ca02c}.a-idle{fill:#e4e4e4}
 .bar:hover rect,.lane rect:hover{stroke:#000;stroke-width:.8}
 .label{font-size:11px;fill:#222}
+td.num{white-space:nowrap}
 )";
 
 constexpr double kWidth = 960;
@@ -42,6 +43,7 @@ constexpr double kTrackHeight = 7;    // one activity of one rank in the swimlan
 constexpr double kLaneGap = 8;
 constexpr double kMergePixels = 0.5;  // swimlane pieces closer than this are drawn as one
 constexpr double kMicrosPerMilli = 1000;
+constexpr double kMinPlotMillis = 1e-3;  // an empty plot still has an axis
 
 constexpr step::Activity kTracks[] = {step::Activity::kCompute, step::Activity::kCommunication,
                                       step::Activity::kMemory};
@@ -79,14 +81,13 @@ struct Plot {
   }
 };
 
-Plot plot_for(double max_us) {
-  const std::vector<double> ticks = linear_ticks(std::max(max_us / kMicrosPerMilli, 1e-3));
-  return Plot{ticks.empty() ? 1.0 : ticks.back()};
-}
+// The longest bar or lane reaches the right edge.
+Plot plot_for(double max_us) { return Plot{std::max(max_us / kMicrosPerMilli, kMinPlotMillis)}; }
 
-// Grid lines over the plot's height, tick labels under it, the axis title.
+// Grid lines over the plot's height, tick labels under it (those within the plot), the title.
 void append_time_axis(const Plot& p, double top, double bottom, fmt::memory_buffer& out) {
   for (double t : linear_ticks(p.max_ms)) {
+    if (t > p.max_ms * (1 + 1e-9)) break;
     const double x = p.x(t * kMicrosPerMilli);
     putf(out,
          "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
@@ -323,9 +324,15 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
     put(out, "<p class=\"note\">No swimlane: no step was drawn.</p></section>\n");
     return;
   }
+  // To the last interval's end, or the step's longest time on any rank (idle at the end).
   double max_us = 0;
   for (const step::Lane& lane : r.swimlane) {
     for (const step::Lane::Interval& i : lane.intervals) max_us = std::max(max_us, or_zero(i.end_us));
+  }
+  for (const step::RankSteps& rank : r.ranks) {
+    for (const step::StepBreakdown& s : rank.steps) {
+      if (s.step == r.swimlane_step) max_us = std::max(max_us, or_zero(s.step_time_us));
+    }
   }
   put(out,
       "<p class=\"note\">One row per rank, from the step's earliest start on any rank: compute "

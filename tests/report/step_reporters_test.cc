@@ -375,6 +375,17 @@ TEST(StepCsvReporter, RowsOfTheWorkedExample) {
             "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,120000.0,,40000.0,0.0");
 }
 
+TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
+  step::StepResult r = sample();
+  r.ranks[2].steps[0].compute_us = step::kNaN;  // the stage maximum is then rank 0's and 1's
+  for (step::RankSteps& rank : r.ranks) rank.steps[0].overlapped_us = step::kNaN;
+  std::ostringstream out;
+  StepCsvReporter().report(r, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  EXPECT_EQ(lines[3], "5,rank,2,,25000.0,,30000.0,24000.25,110000.5,,25000.0,0.0");
+  EXPECT_EQ(lines[4], "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,0.0");
+}
+
 TEST(StepCsvReporter, NumbersAsPythonWritesThem) {
   EXPECT_EQ(python_float(136581.0), "136581.0");
   EXPECT_EQ(python_float(8873.756000000001), "8873.756000000001");
