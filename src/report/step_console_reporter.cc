@@ -15,8 +15,8 @@
 namespace plumb::report {
 namespace {
 
-constexpr size_t kMaxListedRanks = 4;     // a longer group shows its first two and last ranks
-constexpr size_t kGroupColumn = 22;       // group labels beyond this are cut
+constexpr size_t kMaxListedRanks = 4;  // a longer group shows its first two and last ranks
+constexpr size_t kGroupColumn = 22;    // group labels beyond this are cut
 constexpr size_t kWholeTraceStragglers = 3;
 
 const step::StepBreakdown* find_step(const step::RankSteps& r, int64_t number) {
@@ -92,9 +92,8 @@ std::vector<const step::CollectiveInstance*> top_exposed(const step::StepResult&
   for (const step::CollectiveInstance& c : r.collectives) {
     if (c.step == number && c.exposed_us > 0) top.push_back(&c);
   }
-  std::stable_sort(top.begin(), top.end(), [](const auto* a, const auto* b) {
-    return a->exposed_us > b->exposed_us;
-  });
+  std::stable_sort(top.begin(), top.end(),
+                   [](const auto* a, const auto* b) { return a->exposed_us > b->exposed_us; });
   if (top.size() > kTopExposedCollectives) top.resize(kTopExposedCollectives);
   return top;
 }
@@ -108,11 +107,11 @@ void print_worst_against_baseline(const step::StepResult& r, int64_t number, std
     if (worst == nullptr || baseline_share(c) < baseline_share(*worst)) worst = &c;
   }
   if (worst == nullptr) return;
-  fmt::print(out, "  {} {} on group {} ran at {:.0f}% of its baseline\n    ({:.2f} of {:.2f} GB/s{})\n",
+  fmt::print(out,
+             "  {} {} on group {} ran at {:.0f}% of its baseline\n    ({:.2f} of {:.2f} GB/s{})\n",
              step::kind_name(worst->kind), size_text(worst->bytes),
              cut(group_label(worst->group, worst->group_ranks), kGroupColumn),
-             100.0 * baseline_share(*worst),
-             worst->busbw_gbps, worst->baseline_busbw_gbps,
+             100.0 * baseline_share(*worst), worst->busbw_gbps, worst->baseline_busbw_gbps,
              worst->baseline_layer.empty() ? "" : " on layer " + worst->baseline_layer);
 }
 
@@ -123,16 +122,16 @@ void print_collectives(const step::StepResult& r, int64_t number, std::ostream& 
     return;
   }
   fmt::print(out, "  top exposed collectives:\n");
-  fmt::print(out, "    {:<14} {:<22} {:>9} {:>12} {:>12}  {}\n", "kind", "group", "size",
-             "exposed", "busbw", "of baseline");
+  fmt::print(out, "    {:<14} {:<22} {:>9} {:>12} {:>12}  {}\n", "kind", "group", "size", "exposed",
+             "busbw", "of baseline");
   for (const step::CollectiveInstance* c : top) {
     const double share = baseline_share(*c);
     fmt::print(out, "    {:<14} {:<22} {:>9} {:>12} {:>12}  {}\n", step::kind_name(c->kind),
                cut(group_label(c->group, c->group_ranks), kGroupColumn), size_text(c->bytes),
                step_ms(c->exposed_us), gbps(c->busbw_gbps),
-               std::isnan(share) ? "-"
-                                 : fmt::format("{:.0f}% of {}", 100.0 * share,
-                                               gbps(c->baseline_busbw_gbps)));
+               std::isnan(share)
+                   ? "-"
+                   : fmt::format("{:.0f}% of {}", 100.0 * share, gbps(c->baseline_busbw_gbps)));
   }
   print_worst_against_baseline(r, number, out);
 }

@@ -32,14 +32,14 @@ td.num{white-space:nowrap}
 )";
 
 constexpr double kWidth = 960;
-constexpr double kLabelWidth = 150;   // the row labels left of the plot
+constexpr double kLabelWidth = 150;  // the row labels left of the plot
 constexpr double kRightMargin = 20;
 constexpr double kTopMargin = 8;
-constexpr double kAxisHeight = 34;    // ticks and the axis title under the plot
+constexpr double kAxisHeight = 34;  // ticks and the axis title under the plot
 constexpr double kBarHeight = 14;
 constexpr double kBarGap = 4;
-constexpr double kStepGap = 8;        // more room between two steps' groups of bars
-constexpr double kTrackHeight = 7;    // one activity of one rank in the swimlane
+constexpr double kStepGap = 8;      // more room between two steps' groups of bars
+constexpr double kTrackHeight = 7;  // one activity of one rank in the swimlane
 constexpr double kLaneGap = 8;
 constexpr double kMergePixels = 0.5;  // swimlane pieces closer than this are drawn as one
 constexpr double kMicrosPerMilli = 1000;
@@ -94,7 +94,8 @@ void append_time_axis(const Plot& p, double top, double bottom, fmt::memory_buff
          "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4:g}</text>",
          x, top, bottom, bottom + 13, t);
   }
-  putf(out, "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (ms)</text>",
+  putf(out,
+       "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (ms)</text>",
        kLabelWidth + p.plot_width() / 2, bottom + 28);
 }
 
@@ -186,8 +187,9 @@ void append_bar(const Plot& p, const BarRow& row, double y, fmt::memory_buffer& 
        "{})\nexposed communication {}\nmemory {}\nidle {}</title>",
        s.step, row.rank, step_ms(s.step_time_us), step_ms(s.compute_us), step_ms(s.overlapped_us),
        step_ms(s.exposed_communication_us), step_ms(s.memory_us), step_ms(s.idle_us));
-  putf(out, "<text class=\"label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">step {} · rank "
-            "{}</text>",
+  putf(out,
+       "<text class=\"label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">step {} · rank "
+       "{}</text>",
        kLabelWidth - 6, y + kBarHeight - 3, s.step, row.rank);
   double at = 0;
   for (const auto& [cls, us] : parts) {
@@ -231,12 +233,14 @@ void append_breakdown(const step::StepResult& r, fmt::memory_buffer& out) {
       "idle = the step time; the hatched part is communication that ran under compute "
       "(overlapped, counted in compute).</p>");
   if (steps_left > 0) {
-    putf(out, "<p class=\"note\">{} more step{} not drawn (at most {} bars); the JSON output has "
-              "every step.</p>",
+    putf(out,
+         "<p class=\"note\">{} more step{} not drawn (at most {} bars); the JSON output has "
+         "every step.</p>",
          steps_left, steps_left == 1 ? " is" : "s are", kMaxStepBars);
   }
-  put(out, "<figure class=\"chart\"><figcaption>Where each step's time went</figcaption>"
-           "<div class=\"legend\">");
+  put(out,
+      "<figure class=\"chart\"><figcaption>Where each step's time went</figcaption>"
+      "<div class=\"legend\">");
   append_key("compute", "compute", out);
   append_key("overlapped", "overlapped communication", out);
   append_key("communication", "exposed communication", out);
@@ -298,8 +302,9 @@ std::vector<Piece> pieces(const Plot& p, const step::Lane& lane, step::Activity 
 }
 
 void append_lane(const Plot& p, const step::Lane& lane, double y, fmt::memory_buffer& out) {
-  putf(out, "<g class=\"lane\"><text class=\"label\" x=\"{:.1f}\" y=\"{:.1f}\" "
-            "text-anchor=\"end\">rank {}</text>",
+  putf(out,
+       "<g class=\"lane\"><text class=\"label\" x=\"{:.1f}\" y=\"{:.1f}\" "
+       "text-anchor=\"end\">rank {}</text>",
        kLabelWidth - 6, y + 1.5 * kTrackHeight + 4, lane.rank);
   for (size_t t = 0; t < std::size(kTracks); ++t) {
     const std::string_view cls = activity_class(kTracks[t]);
@@ -327,7 +332,8 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
   // To the last interval's end, or the step's longest time on any rank (idle at the end).
   double max_us = 0;
   for (const step::Lane& lane : r.swimlane) {
-    for (const step::Lane::Interval& i : lane.intervals) max_us = std::max(max_us, or_zero(i.end_us));
+    for (const step::Lane::Interval& i : lane.intervals)
+      max_us = std::max(max_us, or_zero(i.end_us));
   }
   for (const step::RankSteps& rank : r.ranks) {
     for (const step::StepBreakdown& s : rank.steps) {
@@ -338,7 +344,8 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
       "<p class=\"note\">One row per rank, from the step's earliest start on any rank: compute "
       "on top, communication in the middle, memory copies and sets at the bottom. Where compute "
       "and communication run at once, the communication is overlapped.</p>"
-      "<figure class=\"chart\"><figcaption>The step across ranks</figcaption><div class=\"legend\">");
+      "<figure class=\"chart\"><figcaption>The step across ranks</figcaption><div "
+      "class=\"legend\">");
   append_key("compute", "compute", out);
   append_key("communication", "communication", out);
   append_key("memory", "memory", out);
@@ -360,8 +367,9 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
 void append_stragglers(const step::StepResult& r, fmt::memory_buffer& out) {
   put(out, "<section id=\"stragglers\"><h2>Stragglers</h2>");
   if (r.stragglers.empty()) {
-    put(out, "<p class=\"note\">No straggler: no collective was matched across ranks.</p>"
-             "</section>\n");
+    put(out,
+        "<p class=\"note\">No straggler: no collective was matched across ranks.</p>"
+        "</section>\n");
     return;
   }
   put(out,
@@ -429,12 +437,14 @@ void append_collectives(const step::StepResult& r, fmt::memory_buffer& out) {
   bool by_baseline = false;
   const auto list = slow_collectives(r, &by_baseline);
   if (list.empty()) {
-    put(out, "<p class=\"note\">No collective with a baseline or with exposed time.</p>"
-             "</section>\n");
+    put(out,
+        "<p class=\"note\">No collective with a baseline or with exposed time.</p>"
+        "</section>\n");
     return;
   }
-  putf(out, "<p class=\"note\">{} of {} collective instances: {}. Duration and busbw are taken "
-            "from the last rank's start to the end (the time the data moved).</p>",
+  putf(out,
+       "<p class=\"note\">{} of {} collective instances: {}. Duration and busbw are taken "
+       "from the last rank's start to the end (the time the data moved).</p>",
        list.size(), r.collectives.size(),
        by_baseline ? "the lowest busbw against the baseline first"
                    : "the most exposed first (no baseline to compare with: --baseline)");
@@ -450,8 +460,9 @@ void append_collectives(const step::StepResult& r, fmt::memory_buffer& out) {
 void append_plan(const step::StepResult& r, fmt::memory_buffer& out) {
   put(out, "<section id=\"plan\"><h2>Against the plan</h2>");
   if (r.plan.empty()) {
-    put(out, "<p class=\"note\">No plan given: <code>plumb step ... --plan FILE</code> puts "
-             "<code>plumb plan</code>'s prediction beside what was measured.</p></section>\n");
+    put(out,
+        "<p class=\"note\">No plan given: <code>plumb step ... --plan FILE</code> puts "
+        "<code>plumb plan</code>'s prediction beside what was measured.</p></section>\n");
     return;
   }
   put(out, "<p class=\"note\">Plan: ");
@@ -463,8 +474,9 @@ void append_plan(const step::StepResult& r, fmt::memory_buffer& out) {
     const double ratio = p.predicted_us > 0 ? p.measured_us / p.predicted_us : step::kNaN;
     put(out, "<tr><td>");
     put_escaped(out, p.component);
-    putf(out, "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-              "</tr>",
+    putf(out,
+         "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+         "</tr>",
          step_ms(p.measured_us), step_ms(p.predicted_us),
          std::isnan(ratio) ? "—" : fmt::format("{:.2f}", ratio));
   }
@@ -487,8 +499,9 @@ void append_notes(const step::StepResult& r, fmt::memory_buffer& out) {
 }
 
 void append_traces(const step::StepResult& r, fmt::memory_buffer& out) {
-  put(out, "<section id=\"traces\"><h2>Traces</h2><table class=\"rows traces\"><tr><th>rank</th>"
-           "<th>format</th><th>steps</th><th>source</th></tr>");
+  put(out,
+      "<section id=\"traces\"><h2>Traces</h2><table class=\"rows traces\"><tr><th>rank</th>"
+      "<th>format</th><th>steps</th><th>source</th></tr>");
   for (const step::RankSteps& rank : r.ranks) {
     putf(out, "<tr><td class=\"num\">{}</td><td>", rank.rank);
     put_escaped(out, rank.format);

@@ -48,8 +48,10 @@ json ranks_json(const std::vector<step::RankSteps>& ranks) {
   for (const step::RankSteps& r : ranks) {
     json steps = json::array();
     for (const step::StepBreakdown& s : r.steps) steps.push_back(step_json(s));
-    out.push_back(
-        {{"rank", r.rank}, {"source", r.source}, {"format", r.format}, {"steps", std::move(steps)}});
+    out.push_back({{"rank", r.rank},
+                   {"source", r.source},
+                   {"format", r.format},
+                   {"steps", std::move(steps)}});
   }
   return out;
 }
@@ -76,11 +78,11 @@ json collective_json(const step::CollectiveInstance& c) {
 json plan_json(const std::vector<step::PlanRow>& plan) {
   json out = json::array();
   for (const step::PlanRow& p : plan) {
-    out.push_back({{"component", p.component},
-                   {"measured_us", or_null(p.measured_us)},
-                   {"predicted_us", or_null(p.predicted_us)},
-                   {"ratio", or_null(p.predicted_us > 0 ? p.measured_us / p.predicted_us
-                                                       : step::kNaN)}});
+    out.push_back(
+        {{"component", p.component},
+         {"measured_us", or_null(p.measured_us)},
+         {"predicted_us", or_null(p.predicted_us)},
+         {"ratio", or_null(p.predicted_us > 0 ? p.measured_us / p.predicted_us : step::kNaN)}});
   }
   return out;
 }
@@ -113,11 +115,15 @@ class StepReader : baseline::JsonFields {
     const json& items = array(parent, path, key);
     std::vector<T> out;
     out.reserve(items.size());
+    baseline::ProblemList problems;  // every bad element, in one pass
     for (size_t i = 0; i < items.size(); ++i) {
-      const std::string at_i = fmt::format("{}[{}]", at(path, key), i);
-      if (!items[i].is_object()) fail(at_i, "expected an object, got " + shown(items[i]));
-      out.push_back(fn(items[i], at_i));
+      problems.attempt([&] {
+        const std::string at_i = fmt::format("{}[{}]", at(path, key), i);
+        if (!items[i].is_object()) fail(at_i, "expected an object, got " + shown(items[i]));
+        out.push_back(fn(items[i], at_i));
+      });
     }
+    problems.throw_if_any();
     return out;
   }
   std::vector<std::string> texts(const json& parent, const char* key) const;
@@ -134,6 +140,7 @@ class StepReader : baseline::JsonFields {
   step::Lane lane(const json& e, const std::string& path) const;
   CollectiveKind kind(const json& e, const std::string& path) const;
   step::Activity activity(const json& e, const std::string& path) const;
+  void swimlane(const json& doc, step::StepResult& r) const;
 };
 
 std::vector<std::string> StepReader::texts(const json& parent, const char* key) const {
@@ -229,38 +236,53 @@ step::Activity StepReader::activity(const json& e, const std::string& path) cons
 step::Lane StepReader::lane(const json& e, const std::string& path) const {
   step::Lane l;
   l.rank = rank(e, path, "rank");
-  l.intervals = list<step::Lane::Interval>(
-      e, path, "intervals", [&](const json& i, const std::string& p) {
-        return step::Lane::Interval{number(i, p, "start_us"), number(i, p, "end_us"),
-                                    activity(i, p)};
-      });
+  l.intervals = list<
+      step::Lane::Interval>(e, path, "intervals", [&](const json& i, const std::string& p) {
+    return step::Lane::Interval{number(i, p, "start_us"), number(i, p, "end_us"), activity(i, p)};
+  });
   return l;
 }
 
 step::StepResult StepReader::read(const json& doc) const {
   step::StepResult r;
-  r.world_size = static_cast<int>(integer(doc, "", "world_size", -1, kMaxInt));
-  r.ranks = list<step::RankSteps>(
-      doc, "", "ranks", [&](const json& e, const std::string& p) { return rank_steps(e, p); });
-  r.collectives = list<step::CollectiveInstance>(
-      doc, "", "collectives", [&](const json& e, const std::string& p) { return collective(e, p); });
-  r.stragglers = list<step::Straggler>(
-      doc, "", "stragglers", [&](const json& e, const std::string& p) {
-        return step::Straggler{step_number(e, p), rank(e, p, "rank"),
-                               number_or_null(e, p, "waited_on_us")};
-      });
-  r.plan = list<step::PlanRow>(doc, "", "plan", [&](const json& e, const std::string& p) {
-    return step::PlanRow{text(e, p, "component"), number_or_null(e, p, "measured_us"),
-                         number_or_null(e, p, "predicted_us")};
+  baseline::ProblemList problems;  // every bad field of the document, in one pass
+  const auto field = [&](auto fn) { problems.attempt(fn); };
+  field([&] { r.world_size = static_cast<int>(integer(doc, "", "world_size", -1, kMaxInt)); });
+  field([&] {
+    r.ranks = list<step::RankSteps>(
+        doc, "", "ranks", [&](const json& e, const std::string& p) { return rank_steps(e, p); });
   });
-  r.notes = texts(doc, "notes");
-  r.baseline = text(doc, "", "baseline");
-  r.plan_source = text(doc, "", "plan_source");
+  field([&] {
+    r.collectives = list<step::CollectiveInstance>(
+        doc, "", "collectives",
+        [&](const json& e, const std::string& p) { return collective(e, p); });
+  });
+  field([&] {
+    r.stragglers =
+        list<step::Straggler>(doc, "", "stragglers", [&](const json& e, const std::string& p) {
+          return step::Straggler{step_number(e, p), rank(e, p, "rank"),
+                                 number_or_null(e, p, "waited_on_us")};
+        });
+  });
+  field([&] {
+    r.plan = list<step::PlanRow>(doc, "", "plan", [&](const json& e, const std::string& p) {
+      return step::PlanRow{text(e, p, "component"), number_or_null(e, p, "measured_us"),
+                           number_or_null(e, p, "predicted_us")};
+    });
+  });
+  field([&] { r.notes = texts(doc, "notes"); });
+  field([&] { r.baseline = text(doc, "", "baseline"); });
+  field([&] { r.plan_source = text(doc, "", "plan_source"); });
+  field([&] { swimlane(doc, r); });
+  problems.throw_if_any();
+  return r;
+}
+
+void StepReader::swimlane(const json& doc, step::StepResult& r) const {
   const json& swimlane = object(doc, "", "swimlane");
   r.swimlane_step = step_number(swimlane, "swimlane");
   r.swimlane = list<step::Lane>(swimlane, "swimlane", "lanes",
                                 [&](const json& e, const std::string& p) { return lane(e, p); });
-  return r;
 }
 
 }  // namespace
@@ -279,7 +301,8 @@ nlohmann::json step_to_json(const step::StepResult& r) {
   for (const step::CollectiveInstance& c : r.collectives) collectives.push_back(collective_json(c));
   json stragglers = json::array();
   for (const step::Straggler& s : r.stragglers) {
-    stragglers.push_back({{"step", s.step}, {"rank", s.rank}, {"waited_on_us", or_null(s.waited_on_us)}});
+    stragglers.push_back(
+        {{"step", s.step}, {"rank", s.rank}, {"waited_on_us", or_null(s.waited_on_us)}});
   }
   return json{{"schema", step::kStepSchema},
               {"world_size", r.world_size},

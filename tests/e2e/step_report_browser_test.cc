@@ -83,7 +83,8 @@ step::StepResult result() {
     for (int k = 0; k < kKernels; ++k) {
       const double at = 2500.0 * k + 100.0 * rank;
       lane.intervals.push_back({at, at + 1500, step::Activity::kCompute});
-      lane.intervals.push_back({at + 1200, at + 2000 + 50.0 * rank, step::Activity::kCommunication});
+      lane.intervals.push_back(
+          {at + 1200, at + 2000 + 50.0 * rank, step::Activity::kCommunication});
     }
     lane.intervals.push_back({100000, 102000, step::Activity::kMemory});
     r.swimlane.push_back(lane);

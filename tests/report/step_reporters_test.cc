@@ -71,13 +71,19 @@ step::StepResult sample() {
   step::StepResult r;
   r.world_size = 4;
   r.ranks = {
-      {0, "traces/rank0.json.gz", "kineto",
+      {0,
+       "traces/rank0.json.gz",
+       "kineto",
        {breakdown(5, 100000, 60000, 30000, 20000, 5000),
         breakdown(6, 90000, 60000, 20000, 10000, 5000)}},
-      {1, "traces/rank1.json.gz", "kineto",
+      {1,
+       "traces/rank1.json.gz",
+       "kineto",
        {breakdown(5, 120000, 60000, 45000, 40000, 2500),
         breakdown(6, 95000, 60000, 30000, 25000, 0)}},
-      {2, "traces/rank2.json.gz", "kineto",
+      {2,
+       "traces/rank2.json.gz",
+       "kineto",
        {breakdown(5, 110000.5, 61000.25, 30000, 25000, 0),
         breakdown(6, 105000, 60000, 40000, 30000, 5000)}},
   };
@@ -99,11 +105,15 @@ step::StepResult sample() {
   r.notes = {"the set holds ranks 0, 1, 2 of a world of 4: cross-rank figures cover only them"};
   r.swimlane_step = 5;
   r.swimlane = {
-      {0, {{0, 60000, Activity::kCompute}, {50000, 80000, Activity::kCommunication},
-           {80000, 85000, Activity::kMemory}}},
+      {0,
+       {{0, 60000, Activity::kCompute},
+        {50000, 80000, Activity::kCommunication},
+        {80000, 85000, Activity::kMemory}}},
       {1, {{1000, 61000, Activity::kCompute}, {55000, 100000, Activity::kCommunication}}},
-      {2, {{500, 30000, Activity::kCompute}, {30000.25, 61500.25, Activity::kCompute},
-           {60000, 90000, Activity::kCommunication}}},
+      {2,
+       {{500, 30000, Activity::kCompute},
+        {30000.25, 61500.25, Activity::kCompute},
+        {60000, 90000, Activity::kCommunication}}},
   };
   return r;
 }
@@ -149,16 +159,16 @@ size_t columns(const std::string& line) {  // code points: UTF-8 continuation by
 
 TEST(StepJson, FieldNamesAsTheIssueNamesThem) {
   const json doc = step_to_json(sample());
-  EXPECT_EQ(keys(doc), (std::set<std::string>{"schema", "world_size", "ranks", "collectives",
-                                               "stragglers", "plan", "notes", "baseline",
-                                               "plan_source", "swimlane"}));
+  EXPECT_EQ(keys(doc),
+            (std::set<std::string>{"schema", "world_size", "ranks", "collectives", "stragglers",
+                                   "plan", "notes", "baseline", "plan_source", "swimlane"}));
   EXPECT_EQ(doc["schema"], "plumb.step/1");
   EXPECT_EQ(doc["world_size"], 4);
   EXPECT_EQ(keys(doc["ranks"][0]), (std::set<std::string>{"rank", "source", "format", "steps"}));
-  EXPECT_EQ(keys(doc["ranks"][0]["steps"][0]),
-            (std::set<std::string>{"step", "step_time_us", "compute_us", "communication_us",
-                                   "exposed_communication_us", "overlapped_us", "memory_us",
-                                   "idle_us"}));
+  EXPECT_EQ(
+      keys(doc["ranks"][0]["steps"][0]),
+      (std::set<std::string>{"step", "step_time_us", "compute_us", "communication_us",
+                             "exposed_communication_us", "overlapped_us", "memory_us", "idle_us"}));
   EXPECT_EQ(keys(doc["collectives"][0]),
             (std::set<std::string>{"step", "kind", "group", "group_ranks", "ranks_seen", "bytes",
                                    "first_rank", "last_rank", "start_skew_us", "waited_us",
@@ -242,7 +252,8 @@ TEST(StepJson, ErrorsNameTheField) {
   json doc = step_to_json(sample());
   json bad = doc;
   bad["ranks"][2]["steps"][0]["step_time_us"] = "x";
-  EXPECT_EQ(error_for(bad), "run.json: ranks[2].steps[0].step_time_us: expected a number, got \"x\"");
+  EXPECT_EQ(error_for(bad),
+            "run.json: ranks[2].steps[0].step_time_us: expected a number, got \"x\"");
   bad = doc;
   bad["collectives"][0].erase("kind");
   EXPECT_EQ(error_for(bad), "run.json: collectives[0].kind: missing");
@@ -253,16 +264,19 @@ TEST(StepJson, ErrorsNameTheField) {
             "allgather, alltoall, sendrecv, broadcast, reduce, barrier, got \"allsum\"");
   bad = doc;
   bad["collectives"][0]["group_ranks"][1] = -3;
-  EXPECT_EQ(error_for(bad), "run.json: collectives[0].group_ranks[1]: expected a whole number "
-                            "from 0 to 2147483647, got -3");
+  EXPECT_EQ(error_for(bad),
+            "run.json: collectives[0].group_ranks[1]: expected a whole number "
+            "from 0 to 2147483647, got -3");
   bad = doc;
   bad["collectives"][0]["bytes"] = 1.5;
-  EXPECT_EQ(error_for(bad), "run.json: collectives[0].bytes: expected a whole number from 0 to "
-                            "9223372036854775807, got 1.5");
+  EXPECT_EQ(error_for(bad),
+            "run.json: collectives[0].bytes: expected a whole number from 0 to "
+            "9223372036854775807, got 1.5");
   bad = doc;
   bad["swimlane"]["lanes"][1]["intervals"][0]["activity"] = "sleep";
-  EXPECT_EQ(error_for(bad), "run.json: swimlane.lanes[1].intervals[0].activity: expected one of "
-                            "compute, communication, memory, got \"sleep\"");
+  EXPECT_EQ(error_for(bad),
+            "run.json: swimlane.lanes[1].intervals[0].activity: expected one of "
+            "compute, communication, memory, got \"sleep\"");
   bad = doc;
   bad["stragglers"][0] = 7;
   EXPECT_EQ(error_for(bad), "run.json: stragglers[0]: expected an object, got 7");
@@ -278,13 +292,28 @@ TEST(StepJson, ErrorsNameTheField) {
             "run.json: world_size: expected a whole number from -1 to 2147483647, got \"four\"");
 }
 
+TEST(StepJson, EveryProblemInOnePass) {
+  json bad = step_to_json(sample());
+  bad["ranks"][0]["steps"][1]["idle_us"] = true;
+  bad["ranks"][2]["rank"] = -2;
+  bad["collectives"][3]["name"] = 1;
+  bad["plan_source"] = nullptr;
+  EXPECT_EQ(error_for(bad),
+            "run.json: ranks[0].steps[1].idle_us: expected a number, got true\n"
+            "run.json: ranks[2].rank: expected a whole number from -1 to 2147483647, got -2\n"
+            "run.json: collectives[3].name: expected a string, got 1\n"
+            "run.json: plan_source: expected a string, got null");
+}
+
 TEST(StepJson, OtherSchemaRefused) {
   json doc = step_to_json(sample());
   doc["schema"] = "plumb.comm/1";
-  EXPECT_EQ(error_for(doc), "run.json: schema 'plumb.comm/1' is not a step record; expected "
-                            "plumb.step/1 (plumb step --json)");
-  EXPECT_EQ(error_for(json::array()), "run.json: schema '' is not a step record; expected "
-                                      "plumb.step/1 (plumb step --json)");
+  EXPECT_EQ(error_for(doc),
+            "run.json: schema 'plumb.comm/1' is not a step record; expected "
+            "plumb.step/1 (plumb step --json)");
+  EXPECT_EQ(error_for(json::array()),
+            "run.json: schema '' is not a step record; expected "
+            "plumb.step/1 (plumb step --json)");
 }
 
 // ---- Console summary ---------------------------------------------------------------------------
@@ -312,10 +341,12 @@ TEST(StepConsoleReporter, SlowestRankTopFiveAndTheBaselineSentence) {
   // Step 5 has six exposed collectives: the five largest are listed, the reduce (0.25 ms) not.
   EXPECT_EQ(count(text, "    broadcast "), 1u);
   EXPECT_EQ(count(text, "    reduce "), 0u);
-  EXPECT_TRUE(has(text, "  reducescatter 64 MiB on group dp(0,1,2,3) ran at 35% of its baseline\n"
-                        "    (45.26 of 129.30 GB/s on layer dp)\n"));
+  EXPECT_TRUE(has(text,
+                  "  reducescatter 64 MiB on group dp(0,1,2,3) ran at 35% of its baseline\n"
+                  "    (45.26 of 129.30 GB/s on layer dp)\n"));
   EXPECT_TRUE(has(text, "  straggler: rank 1 — the others waited 6.500 ms for it\n"));
-  EXPECT_TRUE(has(text, "whole trace: the others waited 6.500 ms for rank 1, 5.000 ms for rank 2\n"));
+  EXPECT_TRUE(
+      has(text, "whole trace: the others waited 6.500 ms for rank 1, 5.000 ms for rank 2\n"));
   EXPECT_TRUE(has(text, "    compute                   60.000 ms    50.000 ms    1.20x\n"));
 }
 
@@ -356,7 +387,8 @@ TEST(StepCsvReporter, Golden) {
 // per-rank step_trace_time.csv's last column) after it.
 TEST(StepCsvReporter, HeaderIsMsprofAnalyzes) {
   const std::string cluster = lines_of(test::read_file(
-      PLUMB_TEST_FIXTURES "/traces/ascend/msprof-analyze-resources/cluster_step_trace_time_8rank.csv"))[0];
+      PLUMB_TEST_FIXTURES
+      "/traces/ascend/msprof-analyze-resources/cluster_step_trace_time_8rank.csv"))[0];
   EXPECT_EQ(std::string(kStepCsvHeader), cluster + ",Preparing");
   std::ostringstream out;
   StepCsvReporter().report(sample(), out);
@@ -371,8 +403,9 @@ TEST(StepCsvReporter, RowsOfTheWorkedExample) {
   // Rank 1, step 5: Free = idle 17500 + memory 2500; Stage = 60000 + 40000 + 20000.
   EXPECT_EQ(lines[2], "5,rank,1,60000.0,40000.0,5000.0,45000.0,20000.0,120000.0,,40000.0,0.0");
   // The stage row: each column's maximum over ranks 0, 1, 2.
-  EXPECT_EQ(lines[4],
-            "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,120000.0,,40000.0,0.0");
+  EXPECT_EQ(
+      lines[4],
+      "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,120000.0,,40000.0,0.0");
 }
 
 TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
@@ -383,7 +416,8 @@ TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
   StepCsvReporter().report(r, out);
   const std::vector<std::string> lines = lines_of(out.str());
   EXPECT_EQ(lines[3], "5,rank,2,,25000.0,,30000.0,24000.25,110000.5,,25000.0,0.0");
-  EXPECT_EQ(lines[4], "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,0.0");
+  EXPECT_EQ(lines[4],
+            "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,0.0");
 }
 
 TEST(StepCsvReporter, NumbersAsPythonWritesThem) {
@@ -412,18 +446,22 @@ TEST(StepHtml, BarsLanesAndTables) {
   EXPECT_TRUE(has(html, "<h2>Swimlane of step 5</h2>"));
   // Rank 2's two compute intervals 0.25 µs apart are one piece.
   EXPECT_TRUE(has(html, "<title>rank 2 · compute 0.500–61.500 ms (2 intervals)</title>"));
-  EXPECT_TRUE(has(html, "<title>step 5 · rank 1: 120.000 ms\ncompute 60.000 ms (overlapped with "
-                        "communication 5.000 ms)\nexposed communication 40.000 ms\nmemory "
-                        "2.500 ms\nidle 17.500 ms</title>"));
+  EXPECT_TRUE(has(html,
+                  "<title>step 5 · rank 1: 120.000 ms\ncompute 60.000 ms (overlapped with "
+                  "communication 5.000 ms)\nexposed communication 40.000 ms\nmemory "
+                  "2.500 ms\nidle 17.500 ms</title>"));
   EXPECT_EQ(count(html, "<table class=\"rows stragglers\">"), 1u);
-  EXPECT_TRUE(has(html, "<tr><td>whole trace</td><td class=\"num\">1</td><td class=\"num\">6.500 "
-                        "ms</td></tr>"));
+  EXPECT_TRUE(has(html,
+                  "<tr><td>whole trace</td><td class=\"num\">1</td><td class=\"num\">6.500 "
+                  "ms</td></tr>"));
   // Slow collectives: two have a baseline, the lowest share first.
-  EXPECT_TRUE(has(html, "2 of 7 collective instances: the lowest busbw against the baseline first"));
+  EXPECT_TRUE(
+      has(html, "2 of 7 collective instances: the lowest busbw against the baseline first"));
   EXPECT_LT(html.find("<td>reducescatter</td>"), html.find("<td>alltoall</td>"));
   EXPECT_TRUE(has(html, "<td class=\"num\">35%</td>"));
-  EXPECT_TRUE(has(html, "<tr><td>compute</td><td class=\"num\">60.000 ms</td><td class=\"num\">"
-                        "50.000 ms</td><td class=\"num\">1.20</td></tr>"));
+  EXPECT_TRUE(has(html,
+                  "<tr><td>compute</td><td class=\"num\">60.000 ms</td><td class=\"num\">"
+                  "50.000 ms</td><td class=\"num\">1.20</td></tr>"));
   EXPECT_TRUE(has(html, "<li>the set holds ranks 0, 1, 2 of a world of 4"));
 }
 
