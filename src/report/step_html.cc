@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -301,11 +302,49 @@ std::vector<Piece> pieces(const Plot& p, const step::Lane& lane, step::Activity 
   return out;
 }
 
-void append_lane(const Plot& p, const step::Lane& lane, double y, fmt::memory_buffer& out) {
+// A rank's own span of the swimlane step, on the swimlane's clock (from the step's earliest start
+// on any rank): drawn behind its tracks, so that idle time and a late start show.
+struct LaneSpan {
+  double start_us = 0;
+  double end_us = 0;
+  bool known = false;
+};
+
+std::vector<LaneSpan> lane_spans(const step::StepResult& r) {
+  double earliest = std::numeric_limits<double>::infinity();
+  for (const step::RankSteps& rank : r.ranks) {
+    for (const step::StepBreakdown& s : rank.steps) {
+      if (s.step == r.swimlane_step) earliest = std::min(earliest, s.start_us);
+    }
+  }
+  std::vector<LaneSpan> spans;
+  for (const step::Lane& lane : r.swimlane) {
+    LaneSpan span;
+    for (const step::RankSteps& rank : r.ranks) {
+      for (const step::StepBreakdown& s : rank.steps) {
+        if (rank.rank != lane.rank || s.step != r.swimlane_step) continue;
+        span = {s.start_us - earliest, s.start_us - earliest + or_zero(s.step_time_us), true};
+      }
+    }
+    spans.push_back(span);
+  }
+  return spans;
+}
+
+void append_lane(const Plot& p, const step::Lane& lane, const LaneSpan& span, double y,
+                 fmt::memory_buffer& out) {
   putf(out,
        "<g class=\"lane\"><text class=\"label\" x=\"{:.1f}\" y=\"{:.1f}\" "
        "text-anchor=\"end\">rank {}</text>",
        kLabelWidth - 6, y + 1.5 * kTrackHeight + 4, lane.rank);
+  if (span.known && span.end_us > span.start_us) {
+    putf(out,
+         "<rect class=\"a-idle\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{}\">"
+         "<title>rank {} · step {:.3f}–{:.3f} ms</title></rect>",
+         p.x(span.start_us), y, p.x(span.end_us) - p.x(span.start_us),
+         std::size(kTracks) * kTrackHeight - 1, lane.rank, span.start_us / kMicrosPerMilli,
+         span.end_us / kMicrosPerMilli);
+  }
   for (size_t t = 0; t < std::size(kTracks); ++t) {
     const std::string_view cls = activity_class(kTracks[t]);
     const double top = y + static_cast<double>(t) * kTrackHeight;
@@ -329,26 +368,26 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
     put(out, "<p class=\"note\">No swimlane: no step was drawn.</p></section>\n");
     return;
   }
-  // To the last interval's end, or the step's longest time on any rank (idle at the end).
+  // To the last interval's or the last rank's step end.
+  const std::vector<LaneSpan> spans = lane_spans(r);
   double max_us = 0;
-  for (const step::Lane& lane : r.swimlane) {
-    for (const step::Lane::Interval& i : lane.intervals)
+  for (size_t l = 0; l < r.swimlane.size(); ++l) {
+    for (const step::Lane::Interval& i : r.swimlane[l].intervals) {
       max_us = std::max(max_us, or_zero(i.end_us));
-  }
-  for (const step::RankSteps& rank : r.ranks) {
-    for (const step::StepBreakdown& s : rank.steps) {
-      if (s.step == r.swimlane_step) max_us = std::max(max_us, or_zero(s.step_time_us));
     }
+    if (spans[l].known) max_us = std::max(max_us, or_zero(spans[l].end_us));
   }
   put(out,
       "<p class=\"note\">One row per rank, from the step's earliest start on any rank: compute "
       "on top, communication in the middle, memory copies and sets at the bottom. Where compute "
-      "and communication run at once, the communication is overlapped.</p>"
+      "and communication run at once, the communication is overlapped. The grey band is the "
+      "rank's own step: where it shows, the device was idle.</p>"
       "<figure class=\"chart\"><figcaption>The step across ranks</figcaption><div "
       "class=\"legend\">");
   append_key("compute", "compute", out);
   append_key("communication", "communication", out);
   append_key("memory", "memory", out);
+  append_key("idle", "the rank's step", out);
   put(out, "</div>");
   const Plot p = plot_for(max_us);
   const double lane_height = std::size(kTracks) * kTrackHeight + kLaneGap;
@@ -357,8 +396,8 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
        bottom + kAxisHeight);
   append_time_axis(p, kTopMargin, bottom, out);
   double y = kTopMargin;
-  for (const step::Lane& lane : r.swimlane) {
-    append_lane(p, lane, y, out);
+  for (size_t l = 0; l < r.swimlane.size(); ++l) {
+    append_lane(p, r.swimlane[l], spans[l], y, out);
     y += lane_height;
   }
   put(out, "</svg></figure></section>\n");

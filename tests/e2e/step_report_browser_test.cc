@@ -69,6 +69,7 @@ step::StepResult result() {
     for (int s = 0; s < kSteps; ++s) {
       step::StepBreakdown b;
       b.step = 10 + s;
+      b.start_us = 130000.0 * s + 300.0 * rank;  // rank 3 starts each step 0.9 ms late
       b.step_time_us = 100000 + 5000 * rank;
       b.compute_us = 60000;
       b.communication_us = 20000 + 4000 * rank;

@@ -103,6 +103,9 @@ step::StepResult sample() {
   r.plan_source = "plan.json";
   r.baseline = "#3 comm 2026-12-01 (h0, h1)";
   r.notes = {"the set holds ranks 0, 1, 2 of a world of 4: cross-rank figures cover only them"};
+  r.ranks[1].steps[0].start_us = 201000;  // the swimlane's clock starts at rank 0's 200 ms
+  r.ranks[0].steps[0].start_us = 200000;
+  r.ranks[2].steps[0].start_us = 200500;
   r.swimlane_step = 5;
   r.swimlane = {
       {0,
@@ -446,6 +449,10 @@ TEST(StepHtml, BarsLanesAndTables) {
   EXPECT_TRUE(has(html, "<h2>Swimlane of step 5</h2>"));
   // Rank 2's two compute intervals 0.25 µs apart are one piece.
   EXPECT_TRUE(has(html, "<title>rank 2 · compute 0.500–61.500 ms (2 intervals)</title>"));
+  // Each rank's own step behind its tracks, on the swimlane's clock.
+  EXPECT_TRUE(has(html, "<title>rank 0 · step 0.000–100.000 ms</title>"));
+  EXPECT_TRUE(has(html, "<title>rank 1 · step 1.000–121.000 ms</title>"));
+  EXPECT_TRUE(has(html, "<title>rank 2 · step 0.500–110.501 ms</title>"));
   EXPECT_TRUE(has(html,
                   "<title>step 5 · rank 1: 120.000 ms\ncompute 60.000 ms (overlapped with "
                   "communication 5.000 ms)\nexposed communication 40.000 ms\nmemory "
