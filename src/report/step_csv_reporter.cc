@@ -18,15 +18,17 @@ constexpr size_t kColumns = 9;
 using Columns = std::array<double, kColumns>;
 
 Columns columns(const step::StepBreakdown& s) {
+  // msprof's Stage starts at the first device task: the step less its Preparing time.
+  double preparing = std::isnan(s.preparing_us) ? 0.0 : s.preparing_us;
   return {s.compute_us,
           s.exposed_communication_us,
           s.overlapped_us,
           s.communication_us,
-          s.idle_us + s.memory_us,
-          s.step_time_us,
+          s.idle_us + s.memory_us - preparing,
+          s.step_time_us - preparing,
           step::kNaN,  // Bubble: not measured
           s.exposed_communication_us,
-          0.0};  // Preparing: not in StepResult
+          s.preparing_us};
 }
 
 void print_row(int64_t step, const std::string& type, const std::string& index, const Columns& c,

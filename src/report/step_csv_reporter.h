@@ -13,15 +13,16 @@
 //   Communication(Not Overlapped)   exposed_communication_us: |∪ communication \ ∪ compute|
 //   Overlapped                overlapped_us: |∪ communication ∩ ∪ compute|
 //   Communication             communication_us: |∪ communication|
-//   Free                      idle_us + memory_us: step time not covered by compute or
-//                             communication (msprof counts memcpy/memset as free time)
-//   Stage                     step_time_us: the step's span on that rank
+//   Free                      idle_us + memory_us − preparing_us: device time covered by neither
+//                             compute nor communication after the first task (msprof counts
+//                             memcpy/memset as free time)
+//   Stage                     step_time_us − preparing_us: the step from its first device task
 //   Bubble                    empty: the pipeline bubble (msprof: time in PP receive ops) is not
 //                             measured by plumb step
 //   Communication(Not Overlapped and Exclude Receive)   exposed_communication_us: plumb does not
 //                             tell receive ops apart, so receive time is not excluded
-//   Preparing                 0: msprof's time from the step start to the first device task is
-//                             not in StepResult
+//   Preparing                 preparing_us: from the step's start to its first device task
+//                             (empty when the step has none)
 // An unknown figure (NaN) is an empty cell.
 #pragma once
 

@@ -40,7 +40,8 @@ json step_json(const step::StepBreakdown& s) {
               {"exposed_communication_us", or_null(s.exposed_communication_us)},
               {"overlapped_us", or_null(s.overlapped_us)},
               {"memory_us", or_null(s.memory_us)},
-              {"idle_us", or_null(s.idle_us)}};
+              {"idle_us", or_null(s.idle_us)},
+              {"preparing_us", or_null(s.preparing_us)}};
 }
 
 json ranks_json(const std::vector<step::RankSteps>& ranks) {
@@ -180,6 +181,8 @@ step::StepBreakdown StepReader::breakdown(const json& e, const std::string& path
   s.overlapped_us = number_or_null(e, path, "overlapped_us");
   s.memory_us = number_or_null(e, path, "memory_us");
   s.idle_us = number_or_null(e, path, "idle_us");
+  // Added after the first records were stored: optional.
+  if (e.contains("preparing_us")) s.preparing_us = number_or_null(e, path, "preparing_us");
   return s;
 }
 

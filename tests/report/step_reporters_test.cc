@@ -171,7 +171,8 @@ TEST(StepJson, FieldNamesAsTheIssueNamesThem) {
   EXPECT_EQ(
       keys(doc["ranks"][0]["steps"][0]),
       (std::set<std::string>{"step", "step_time_us", "compute_us", "communication_us",
-                             "exposed_communication_us", "overlapped_us", "memory_us", "idle_us"}));
+                             "exposed_communication_us", "overlapped_us", "memory_us", "idle_us",
+                             "preparing_us"}));
   EXPECT_EQ(keys(doc["collectives"][0]),
             (std::set<std::string>{"step", "kind", "group", "group_ranks", "ranks_seen", "bytes",
                                    "first_rank", "last_rank", "start_skew_us", "waited_us",
@@ -400,15 +401,18 @@ TEST(StepCsvReporter, HeaderIsMsprofAnalyzes) {
 
 TEST(StepCsvReporter, RowsOfTheWorkedExample) {
   std::ostringstream out;
-  StepCsvReporter().report(sample(), out);
+  step::StepResult r = sample();
+  r.ranks[1].steps[0].preparing_us = 1500;
+  StepCsvReporter().report(r, out);
   const std::vector<std::string> lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 1u + 2 * (3 + 1));
-  // Rank 1, step 5: Free = idle 17500 + memory 2500; Stage = 60000 + 40000 + 20000.
-  EXPECT_EQ(lines[2], "5,rank,1,60000.0,40000.0,5000.0,45000.0,20000.0,120000.0,,40000.0,0.0");
+  // Rank 1, step 5: Free = idle 17500 + memory 2500 − preparing 1500; Stage = step 120000 −
+  // preparing 1500 = 60000 + 40000 + 18500; Preparing 1500.
+  EXPECT_EQ(lines[2], "5,rank,1,60000.0,40000.0,5000.0,45000.0,18500.0,118500.0,,40000.0,1500.0");
   // The stage row: each column's maximum over ranks 0, 1, 2.
   EXPECT_EQ(
       lines[4],
-      "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,120000.0,,40000.0,0.0");
+      "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,118500.0,,40000.0,1500.0");
 }
 
 TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
@@ -418,9 +422,9 @@ TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
   std::ostringstream out;
   StepCsvReporter().report(r, out);
   const std::vector<std::string> lines = lines_of(out.str());
-  EXPECT_EQ(lines[3], "5,rank,2,,25000.0,,30000.0,24000.25,110000.5,,25000.0,0.0");
+  EXPECT_EQ(lines[3], "5,rank,2,,25000.0,,30000.0,24000.25,110000.5,,25000.0,");
   EXPECT_EQ(lines[4],
-            "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,0.0");
+            "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,");
 }
 
 TEST(StepCsvReporter, NumbersAsPythonWritesThem) {

@@ -100,6 +100,8 @@ TEST(StepBreakdown, CollectiveSpanningAStepBoundaryIsSplit) {
   EXPECT_DOUBLE_EQ(steps[0].communication_us, 20);
   EXPECT_DOUBLE_EQ(steps[1].communication_us, 60);
   EXPECT_DOUBLE_EQ(steps[0].idle_us, 180);
+  EXPECT_DOUBLE_EQ(steps[0].preparing_us, 180);  // the step's first device work starts at 180
+  EXPECT_DOUBLE_EQ(steps[1].preparing_us, 0);
   StepResult result = analyze({t}, {});
   ASSERT_EQ(result.collectives.size(), 1u);
   EXPECT_EQ(result.collectives[0].step, 1);
