@@ -28,6 +28,9 @@ constexpr unsigned char kGzipMagic0 = 0x1f;
 constexpr unsigned char kGzipMagic1 = 0x8b;
 constexpr size_t kReadChunk = size_t{1} << 20;  // compressed bytes read per call
 constexpr size_t kMinCapacity = size_t{1} << 16;
+// Deflate's largest compression ratio (zlib's technical details: 1032:1): a trailer claiming
+// more is not trusted as a size hint.
+constexpr size_t kMaxDeflateRatio = 1032;
 // zlib's windowBits for "gzip only" (15 bits of window + 16: expect a gzip wrapper).
 constexpr int kGzipWindowBits = 15 + 16;
 
@@ -88,7 +91,7 @@ size_t gzip_size_hint(std::string_view last_bytes, size_t compressed_size) {
     for (int i = 3; i >= 0; --i) {
       isize = (isize << 8) | static_cast<unsigned char>(last_bytes[last_bytes.size() - 4 + i]);
     }
-    if (isize >= compressed_size) hint = isize;
+    if (isize >= compressed_size && isize / kMaxDeflateRatio <= compressed_size) hint = isize;
   }
   return hint;
 }
