@@ -88,6 +88,46 @@ std::optional<ArgField> arg_field(std::string_view key) {
   return std::nullopt;
 }
 
+// The offset of the first byte that does not continue valid UTF-8 (overlong forms, surrogates
+// and code points past U+10FFFF included); nullopt when all is valid.
+std::optional<size_t> first_invalid_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC2 ? 2 : 0;
+    if (length == 0 || byte > 0xF4 || i + length > text.size()) return i;
+    uint32_t code = byte & (0x7F >> length);
+    for (size_t k = 1; k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      code = (code << 6) | (next & 0x3F);
+    }
+    bool overlong = (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+    if (overlong || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
+// The offset of the first control character inside a string; nullopt when there is none.
+std::optional<size_t> first_control_in_string(std::string_view text) {
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string && static_cast<unsigned char>(c) < 0x20) return i;
+    if (c == '"') {
+      in_string = !in_string;
+    } else if (c == '\\' && in_string) {
+      ++i;  // the escaped character
+    }
+  }
+  return std::nullopt;
+}
+
 class Scanner {
  public:
   Scanner(const TraceText& text, const std::function<void(const ChromeEvent&)>& on_event)
@@ -134,14 +174,18 @@ class Scanner {
     return at_end ? text_.size : static_cast<size_t>(location - text_.data.get());
   }
 
-  // Indexing (simdjson's stage 1) failed: there is no document to ask for a location.
+  // Indexing (simdjson's stage 1) failed: there is no document to ask for a location, so the
+  // offending byte is found by a plain scan (only now, on the error path).
   [[noreturn]] void fail_indexing(error_code error) {
     std::string what = describe(error, "a JSON document", false);
-    if (error == simdjson::EMPTY) throw Error(fmt::format("{}: byte 0: {}", text_.source, what));
-    if (error == simdjson::UNCLOSED_STRING) {
-      throw Error(fmt::format("{}: byte {}: {}", text_.source, text_.size, what));
-    }
-    throw Error(fmt::format("{}: {}", text_.source, what));
+    std::string_view text = text_.view();
+    std::optional<size_t> at;
+    if (error == simdjson::EMPTY) at = 0;
+    if (error == simdjson::UNCLOSED_STRING) at = text_.size;
+    if (error == simdjson::UTF8_ERROR) at = first_invalid_utf8(text);
+    if (error == simdjson::UNESCAPED_CHARS) at = first_control_in_string(text);
+    if (!at) throw Error(fmt::format("{}: {}", text_.source, what));
+    throw Error(fmt::format("{}: byte {}: {}", text_.source, *at, what));
   }
 
   // A value of the wrong type or form at `token` (a pointer into the text).
@@ -272,7 +316,7 @@ class Scanner {
 
   void scan_args(od::value& value) {
     od::object object;
-    check(value.get_object().get(object), "an object for \"args\"");
+    if (value.get_object().get(object) != simdjson::SUCCESS) return;  // "args": null and such
     ChromeArgs& args = event_.args;
     for (auto member : object) {
       od::field field;

@@ -245,6 +245,12 @@ TEST(ScanChromeTrace, NamesTheFileAndByteOffsetOfBadJson) {
   EXPECT_EQ(scan_error(R"({"other": []})"),
             "t.json: no \"traceEvents\" member; expected a Chrome trace (PyTorch profiler JSON)");
   EXPECT_EQ(scan_error("\"text\""), "t.json: byte 0: expected a JSON object or array");
+  EXPECT_EQ(scan_error("{\"traceEvents\": [{\"name\": \"caf\xc3\"}]}"),
+            "t.json: byte 30: the text is not valid UTF-8");
+  EXPECT_EQ(scan_error("{\"traceEvents\": [{\"name\": \"a\\\"b\tc\"}]}"),
+            "t.json: byte 31: a control character inside a string");
+  // "args" that is not an object is passed over like an unknown member.
+  EXPECT_EQ(scan(R"({"traceEvents": [{"ph": "X", "args": null}]})").events.size(), 1U);
 }
 
 }  // namespace
