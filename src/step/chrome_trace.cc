@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -128,19 +129,190 @@ std::optional<size_t> first_control_in_string(std::string_view text) {
   return std::nullopt;
 }
 
+constexpr size_t kNotFound = std::string_view::npos;
+
+size_t skip_space(std::string_view text, size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\n' || text[at] == '\r' ||
+                              text[at] == '\t')) {
+    ++at;
+  }
+  return at;
+}
+
+// The index of the quote closing the string that opens at `open`; kNotFound when the text ends
+// inside it.
+size_t string_end(std::string_view text, size_t open) {
+  for (size_t at = open + 1; at < text.size(); ++at) {
+    if (text[at] == '\\') {
+      ++at;
+    } else if (text[at] == '"') {
+      return at;
+    }
+  }
+  return kNotFound;
+}
+
+// Where the events are: the '[' of the top-level "traceEvents" member, or of a top-level array.
+// kNotFound when neither is seen (then the whole text is parsed as one document, and simdjson
+// says what is wrong with it).
+size_t find_events_array(std::string_view text) {
+  size_t at = skip_space(text, 0);
+  if (at >= text.size() || text[at] == '[') return at < text.size() ? at : kNotFound;
+  if (text[at] != '{') return kNotFound;
+  int depth = 1;
+  bool expect_key = true;
+  for (++at; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '"') {
+      size_t end = string_end(text, at);
+      if (end == kNotFound) return kNotFound;
+      if (depth == 1 && expect_key && text.substr(at + 1, end - at - 1) == "traceEvents") {
+        size_t colon = skip_space(text, end + 1);
+        size_t value = colon < text.size() && text[colon] == ':' ? skip_space(text, colon + 1) : colon;
+        if (value < text.size() && text[value] == '[') return value;
+      }
+      expect_key = false;
+      at = end;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return kNotFound;
+    } else if (c == ',' && depth == 1) {
+      expect_key = true;
+    }
+  }
+  return kNotFound;
+}
+
+// Walking the elements of the events array a chunk at a time (so simdjson's index covers one
+// chunk, not the file, and files past its 4 GiB limit can be read).
+enum class Stop : uint8_t {
+  kCut,          // after an element that reached the wanted size
+  kArrayEnd,     // at the array's ']'
+  kMalformed,    // a '}' closing the array
+  kEnd,          // the text ended inside the array
+  kEndInString,  // ... inside a string
+};
+struct Split {
+  Stop stop;
+  size_t at;  // kCut: just past the element; kArrayEnd/kMalformed: the bracket; else the size
+};
+
+Split split_array(std::string_view text, size_t begin, size_t want) {
+  int depth = 0;  // inside the array, between elements
+  for (size_t at = begin; at < text.size(); ++at) {
+    switch (text[at]) {
+      case '"':
+        at = string_end(text, at);
+        if (at == kNotFound) return {Stop::kEndInString, text.size()};
+        break;
+      case '{':
+      case '[': ++depth; break;
+      case '}':
+      case ']':
+        if (depth == 0) return {text[at] == ']' ? Stop::kArrayEnd : Stop::kMalformed, at};
+        if (--depth == 0 && at + 1 - begin >= want) return {Stop::kCut, at + 1};
+        break;
+      default: break;
+    }
+  }
+  return {Stop::kEnd, text.size()};
+}
+
+// Events per simdjson document: big enough that a chunk's fixed cost vanishes, small enough
+// that its index (4 bytes per structural character) stays a few MiB.
+constexpr size_t kChunkBytes = size_t{2} << 20;
+
+// A document simdjson parses: the text itself, a chunk of its events copied between brackets,
+// or its header with the events cut out; and how the document's offsets map to the file's.
+struct Window {
+  const char* data = nullptr;
+  size_t size = 0;
+  size_t capacity = 0;              // size + padding
+  size_t split = SIZE_MAX;          // offsets from here on are shifted by `after`
+  int64_t before = 0;
+  int64_t after = 0;
+  size_t to_file(size_t local) const {
+    return static_cast<size_t>(static_cast<int64_t>(local) + (local < split ? before : after));
+  }
+};
+
 class Scanner {
  public:
   Scanner(const TraceText& text, const std::function<void(const ChromeEvent&)>& on_event)
       : text_(text), on_event_(on_event) {}
 
   ChromeTraceHeader run() {
-    if (text_.size > simdjson::SIMDJSON_MAXSIZE_BYTES) {
-      throw Error(fmt::format("{}: {} bytes of JSON in one file; the reader takes up to 4 GiB "
-                              "per rank file",
-                              text_.source, text_.size));
+    std::string_view text = text_.view();
+    size_t open = find_events_array(text);
+    if (open == kNotFound) {
+      parse(Window{text_.data.get(), text_.size, text_.size + kTracePadding}, false);
+      return std::move(header_);
     }
-    simdjson::padded_string_view json(text_.data.get(), text_.size,
-                                      text_.size + kTracePadding);
+    size_t close = scan_event_chunks(open);
+    if (skip_space(text, 0) == open) {  // a top-level array
+      size_t rest = skip_space(text, close + 1);
+      if (rest < text.size()) {
+        throw Error(fmt::format("{}: byte {}: {}", text_.source, rest,
+                                describe(simdjson::TRAILING_CONTENT, "", false)));
+      }
+      return std::move(header_);
+    }
+    // The header: the text with the events cut out ("traceEvents": []), usually a few KiB.
+    where_ = "the top-level object";
+    std::string header;
+    header.reserve(text.size() - (close - open - 1) + kTracePadding);
+    header.append(text.substr(0, open + 1)).append(text.substr(close));
+    size_t size = header.size();
+    header.append(kTracePadding, '\0');
+    Window window{header.data(), size, header.size(), open + 1, 0,
+                  static_cast<int64_t>(close - open - 1)};
+    parse(window, false);
+    return std::move(header_);
+  }
+
+ private:
+  // Parses the events array opening at `open` chunk by chunk; returns the index of its ']'.
+  size_t scan_event_chunks(size_t open) {
+    std::string_view text = text_.view();
+    where_ = "traceEvents";
+    size_t begin = open + 1;
+    for (bool first = true;; first = false) {
+      Split split = split_array(text, begin, kChunkBytes);
+      if (split.stop == Stop::kEnd || split.stop == Stop::kEndInString) {
+        throw Error(fmt::format("{}: byte {}: {}", text_.source, text_.size,
+                                describe(split.stop == Stop::kEnd ? simdjson::INCOMPLETE_ARRAY_OR_OBJECT
+                                                                  : simdjson::UNCLOSED_STRING,
+                                         "", true)));
+      }
+      if (split.stop == Stop::kMalformed) {
+        throw Error(fmt::format("{}: byte {}: malformed JSON; expected ',' or ']' in traceEvents",
+                                text_.source, split.at));
+      }
+      size_t from = skip_space(text, begin);
+      if (!first && from < split.at && text[from] == ',') from = skip_space(text, from + 1);
+      parse_chunk(from, split.at);
+      if (split.stop == Stop::kArrayEnd) return split.at;
+      begin = split.at;
+    }
+  }
+
+  // Copies text[from, to) between brackets into the chunk buffer and scans its events.
+  void parse_chunk(size_t from, size_t to) {
+    size_t size = to - from + 2;
+    if (chunk_.size() < size + kTracePadding) chunk_.resize(size + kTracePadding);
+    chunk_[0] = '[';
+    std::memcpy(chunk_.data() + 1, text_.data.get() + from, to - from);
+    chunk_[size - 1] = ']';
+    std::memset(chunk_.data() + size, 0, kTracePadding);
+    // chunk offset k + 1 is file offset from + k; the closing ']' maps to `to`.
+    auto shift = static_cast<int64_t>(from) - 1;
+    parse(Window{chunk_.data(), size, size + kTracePadding, SIZE_MAX, shift, shift}, true);
+  }
+
+  void parse(const Window& window, bool events_only) {
+    window_ = window;
+    simdjson::padded_string_view json(window.data, window.size, window.capacity);
     if (error_code error = parser_.iterate(json).get(doc_); error) fail_indexing(error);
     // get_value() rather than get_object(): the root check of the latter reports a truncated
     // file before anything is read, without saying where it ends.
@@ -148,20 +320,17 @@ class Scanner {
     check(doc_.get_value().get(root), "a JSON object or array");
     od::json_type type{};
     check(root.type().get(type), "a JSON object or array");
-    if (type == od::json_type::array) {
+    if (events_only || type == od::json_type::array) {
       scan_events(root);
     } else {
       scan_top_object(root);
     }
     const char* rest = nullptr;
-    if (doc_.current_location().get(rest) == simdjson::SUCCESS &&
-        rest < text_.data.get() + text_.size) {
+    if (doc_.current_location().get(rest) == simdjson::SUCCESS && rest < window.data + window.size) {
       fail(simdjson::TRAILING_CONTENT, "the end of the file");
     }
-    return std::move(header_);
   }
 
- private:
   void check(error_code error, std::string_view expected) {
     if (error) fail(error, expected);
   }
@@ -170,28 +339,28 @@ class Scanner {
   size_t offset(bool& at_end) {
     const char* location = nullptr;
     at_end = doc_.current_location().get(location) != simdjson::SUCCESS ||
-             location >= text_.data.get() + text_.size;
-    return at_end ? text_.size : static_cast<size_t>(location - text_.data.get());
+             location >= window_.data + window_.size;
+    return window_.to_file(at_end ? window_.size : static_cast<size_t>(location - window_.data));
   }
 
   // Indexing (simdjson's stage 1) failed: there is no document to ask for a location, so the
   // offending byte is found by a plain scan (only now, on the error path).
   [[noreturn]] void fail_indexing(error_code error) {
     std::string what = describe(error, "a JSON document", false);
-    std::string_view text = text_.view();
+    std::string_view text(window_.data, window_.size);
     std::optional<size_t> at;
     if (error == simdjson::EMPTY) at = 0;
-    if (error == simdjson::UNCLOSED_STRING) at = text_.size;
+    if (error == simdjson::UNCLOSED_STRING) at = window_.size;
     if (error == simdjson::UTF8_ERROR) at = first_invalid_utf8(text);
     if (error == simdjson::UNESCAPED_CHARS) at = first_control_in_string(text);
     if (!at) throw Error(fmt::format("{}: {}", text_.source, what));
-    throw Error(fmt::format("{}: byte {}: {}", text_.source, *at, what));
+    throw Error(fmt::format("{}: byte {}: {}", text_.source, window_.to_file(*at), what));
   }
 
   // A value of the wrong type or form at `token` (a pointer into the text).
   [[noreturn]] void fail_at(const char* token, std::string_view expected) {
-    throw Error(fmt::format("{}: byte {}: expected {}", text_.source, token - text_.data.get(),
-                            expected));
+    throw Error(fmt::format("{}: byte {}: expected {}", text_.source,
+                            window_.to_file(static_cast<size_t>(token - window_.data)), expected));
   }
 
   [[noreturn]] void fail(error_code error, std::string_view expected) {
@@ -208,6 +377,8 @@ class Scanner {
       case simdjson::UTF8_ERROR: return "the text is not valid UTF-8";
       case simdjson::UNESCAPED_CHARS: return "a control character inside a string";
       case simdjson::DEPTH_ERROR: return "the JSON is nested too deeply";
+      case simdjson::CAPACITY:
+        return "more than 4 GiB of JSON outside traceEvents; not a trace this reader takes";
       case simdjson::TRAILING_CONTENT: return "more text after the end of the JSON document";
       case simdjson::NUMBER_ERROR:
       case simdjson::NUMBER_OUT_OF_RANGE:
@@ -490,6 +661,8 @@ class Scanner {
 
   const TraceText& text_;
   const std::function<void(const ChromeEvent&)>& on_event_;
+  Window window_;              // the document being parsed
+  std::vector<char> chunk_;    // a chunk of events between brackets, padded
   od::parser parser_;
   od::document doc_;
   ChromeTraceHeader header_;

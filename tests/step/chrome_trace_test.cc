@@ -210,6 +210,32 @@ TEST(ScanChromeTrace, ReadsATopLevelArrayOfEvents) {
   EXPECT_FALSE(scanned.header.rank.has_value());
 }
 
+// More than one chunk of events (the scanner hands simdjson a few MiB at a time): every event
+// arrives, members after traceEvents are read, and an error in a later chunk has its file offset.
+TEST(ScanChromeTrace, ReadsLargeTracesInChunksWithFileOffsets) {
+  const std::string event = R"({"ph": "X", "name": "k \"q\" {[", "ts": 1.5, "args": {"a": [1]}})";
+  std::string json = R"({"traceEvents": [)";
+  constexpr int kEvents = 100000;  // ~7 MB
+  for (int i = 0; i < kEvents; ++i) json += (i == 0 ? "\n" : ",\n") + event;
+  std::string whole = json + R"(], "distributedInfo": {"rank": 5}})";
+  Scanned scanned = scan(whole);
+  ASSERT_EQ(scanned.events.size(), static_cast<size_t>(kEvents));
+  EXPECT_EQ(scanned.names.back(), "k \"q\" {[");
+  EXPECT_EQ(scanned.events.back().ts_ns, 1500);
+  EXPECT_EQ(scanned.header.rank, 5);
+  std::string bad = json + R"(, {"ts": true}]})";
+  EXPECT_EQ(scan_error(bad), "t.json: byte " + std::to_string(json.size() + 9) +
+                                 ": expected a number of microseconds for \"ts\"");
+  EXPECT_EQ(scan_error(json), "t.json: byte " + std::to_string(json.size()) +
+                                  ": the JSON ends inside traceEvents: the file is truncated");
+  std::string array = "[" + json.substr(json.find('[') + 1) + "]";
+  EXPECT_EQ(scan(array).events.size(), static_cast<size_t>(kEvents));
+  EXPECT_EQ(scan_error(array + " x"), "t.json: byte " + std::to_string(array.size() + 1) +
+                                          ": more text after the end of the JSON document");
+  EXPECT_EQ(scan_error(json + "}"), "t.json: byte " + std::to_string(json.size()) +
+                                        ": malformed JSON; expected ',' or ']' in traceEvents");
+}
+
 TEST(ScanChromeTrace, NamesTheFileAndByteOffsetOfBadJson) {
   const std::string whole = R"({"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "X", "ts": 2}]})";
   // Truncated after an event, inside an event, inside a string, before traceEvents ends, after.
