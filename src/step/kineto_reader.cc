@@ -1,0 +1,358 @@
+// Reading one rank's PyTorch profiler (Kineto) trace: what its device did, its collectives and
+// its steps. One pass of the Chrome-trace scanner collects compact records (events may come in
+// any order); the links between them are resolved after the pass.
+//
+// Rules (docs/step.md, "Reading Kineto traces"):
+// - Device spans: `ph: X` events of cat `kernel` are computation, except NCCL kernels
+//   (ncclKernel_*, ncclDevKernel_*: is_nccl_kernel) which are communication; cat `gpu_memcpy`
+//   and `gpu_memset` are memory. The stream is args.stream (else tid). Zero-length spans are
+//   dropped. Everything else (cuda_runtime, cuda_driver, gpu_user_annotation, cpu_op, flows) is
+//   host-side and is not device time.
+// - Times: ts/dur µs → integer ns from their decimal text; absolute = ts + baseTimeNanoseconds
+//   when the file has it (so ranks line up), else ts as written.
+// - Collective calls: one per NCCL kernel, numbered in order of their start on the device (the
+//   order this rank issued them on its communication streams). The kind comes from, in order:
+//   1. the kernel's `Collective name` argument;
+//   2. the CPU op that launched it: the cuda_runtime/cuda_driver launch with the same
+//      args.correlation, then the innermost host op on the launch's pid/tid that encloses the
+//      launch's start and is named c10d::* or nccl:* (by its name) or record_param_comms (by
+//      its `Collective name`) — every collective can run a kernel named ncclKernel_SendRecv_*;
+//   3. the kernel's name (kind_from_kernel_name).
+// - Bytes: max(In msg nelems, Out msg nelems) × the size of `dtype`, from the kernel's
+//   arguments, else from the innermost enclosing op that has them (record_param_comms); 0 when
+//   none says. Group: `Process Group Name` the same way; its ranks from `Process Group Ranks`
+//   ("[0, 1]"), else from distributedInfo.pg_config by that name.
+// - Steps: host annotations (`ph: X`, cat user_annotation or cpu_op) whose whole name matches
+//   ReadOptions::step_regex; the first capture group is the step number. The same number twice
+//   is one step spanning both. Sorted by start. None found is not an error here.
+// - Rank and world size from distributedInfo; else the rank from the file name
+//   (rank_from_file_name) and world size unknown; else an error naming the file.
+#include "step/kineto_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "step/chrome_trace.h"
+#include "step/classify.h"
+
+namespace plumb::step {
+namespace {
+
+// How many host comm ops before a launch are looked at for one that encloses it (bounds the
+// work when a kernel was launched outside any c10d op).
+constexpr size_t kMaxEnclosingScan = 32;
+
+// The steps: a regex compiled once, tried only on names that start with its literal prefix.
+class StepMatcher {
+ public:
+  explicit StepMatcher(const std::string& pattern) {
+    try {
+      regex_ = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error&) {
+      throw Error(fmt::format("--step-regex '{}': not a valid regular expression (ECMAScript)",
+                              pattern));
+    }
+    if (regex_.mark_count() == 0) {
+      throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
+                              "as in 'ProfilerStep#(\\d+)'",
+                              pattern));
+    }
+    prefix_ = literal_prefix(pattern);
+  }
+
+  std::optional<int64_t> step_of(std::string_view name) const {
+    if (!name.starts_with(prefix_)) return std::nullopt;
+    std::match_results<std::string_view::const_iterator> match;
+    if (!std::regex_match(name.begin(), name.end(), match, regex_) || !match[1].matched) {
+      return std::nullopt;
+    }
+    int64_t step = 0;
+    auto [end, error] = std::from_chars(&*match[1].first, &*match[1].first + match[1].length(), step);
+    if (error != std::errc() || end != &*match[1].first + match[1].length()) return std::nullopt;
+    return step;
+  }
+
+ private:
+  // The characters every match starts with: the pattern up to its first special character.
+  static std::string literal_prefix(std::string_view pattern) {
+    if (pattern.find('|') != std::string_view::npos) return {};  // alternatives: no one prefix
+    if (pattern.starts_with('^')) pattern.remove_prefix(1);
+    std::string_view literal = pattern.substr(0, pattern.find_first_of("\\^$.|?*+()[]{}"));
+    // A quantifier after the last literal character makes that character optional.
+    if (literal.size() < pattern.size() && std::string_view("?*{").find(pattern[literal.size()]) !=
+                                               std::string_view::npos) {
+      literal.remove_suffix(std::min<size_t>(1, literal.size()));
+    }
+    return std::string(literal);
+  }
+
+  std::regex regex_;
+  std::string prefix_;
+};
+
+// What a collective's arguments say (on a kernel or a host op).
+struct CommArgs {
+  std::optional<CollectiveKind> kind;
+  uint64_t bytes = 0;
+  std::string group;
+  std::string group_ranks;  // "[0, 1]" as written
+};
+
+uint64_t message_bytes(const ChromeArgs& args) {
+  int64_t elements = std::max(args.in_nelems, args.out_nelems);
+  std::optional<size_t> size = dtype_bytes(args.dtype);
+  if (elements <= 0 || !size) return 0;
+  return static_cast<uint64_t>(elements) * *size;
+}
+
+CommArgs comm_args(const ChromeArgs& args, std::optional<CollectiveKind> kind) {
+  return {kind, message_bytes(args), std::string(args.pg_name), std::string(args.pg_ranks)};
+}
+
+// A host op that may have launched a collective: c10d::*, nccl:*, record_param_comms.
+struct CommOp {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  CommArgs args;
+};
+
+struct Launch {
+  int64_t correlation = 0;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+};
+
+struct NcclKernel {
+  size_t span = 0;  // index in RankTrace::spans
+  int64_t correlation = -1;
+  std::string name;
+  CommArgs args;
+};
+
+bool is_host_op(std::string_view cat) { return cat == "cpu_op" || cat == "user_annotation"; }
+bool is_launch(std::string_view cat) { return cat == "cuda_runtime" || cat == "cuda_driver"; }
+
+std::optional<Activity> device_activity(std::string_view cat) {
+  if (cat == "kernel") return Activity::kCompute;
+  if (cat == "gpu_memcpy" || cat == "gpu_memset") return Activity::kMemory;
+  return std::nullopt;
+}
+
+// "[0, 1, 2]" → {0, 1, 2}; empty when it is not such a list.
+std::vector<int> parse_rank_list(std::string_view text) {
+  std::vector<int> ranks;
+  size_t at = text.find('[');
+  if (at == std::string_view::npos) return ranks;
+  for (++at; at < text.size();) {
+    while (at < text.size() && (text[at] == ' ' || text[at] == ',')) ++at;
+    if (at >= text.size() || text[at] == ']') return ranks;
+    int rank = 0;
+    auto [end, error] = std::from_chars(text.data() + at, text.data() + text.size(), rank);
+    if (error != std::errc()) return {};
+    ranks.push_back(rank);
+    at = static_cast<size_t>(end - text.data());
+  }
+  return {};
+}
+
+class KinetoCollector {
+ public:
+  explicit KinetoCollector(const ReadOptions& options) : steps_(options.step_regex) {}
+
+  void on_event(const ChromeEvent& event) {
+    if (event.ph != 'X') return;
+    if (std::optional<Activity> activity = device_activity(event.cat)) {
+      add_device_span(event, *activity);
+    } else if (is_launch(event.cat)) {
+      if (event.args.correlation >= 0) {
+        launches_.push_back({event.args.correlation, event.pid, event.tid, event.ts_ns});
+      }
+    } else if (is_host_op(event.cat)) {
+      add_host_op(event);
+    }
+  }
+
+  RankTrace finish(const ChromeTraceHeader& header, const TraceText& text) {
+    RankTrace trace;
+    trace.source = text.source;
+    trace.format = "kineto";
+    trace.bytes_read = text.size;
+    trace.host = header.host;
+    set_rank(header, trace);
+    int64_t base = header.base_time_ns.value_or(0);
+    for (DeviceSpan& span : spans_) {
+      span.start_ns += base;
+      span.end_ns += base;
+    }
+    trace.spans = std::move(spans_);
+    resolve_calls(header, trace);
+    for (const auto& [step, span] : step_spans_) {
+      trace.steps.push_back({step, span.first + base, span.second + base});
+    }
+    std::sort(trace.steps.begin(), trace.steps.end(),
+              [](const StepSpan& a, const StepSpan& b) { return a.start_ns < b.start_ns; });
+    return trace;
+  }
+
+ private:
+  void add_device_span(const ChromeEvent& event, Activity activity) {
+    if (event.dur_ns <= 0) return;
+    bool nccl = activity == Activity::kCompute && is_nccl_kernel(event.name);
+    DeviceSpan span;
+    span.start_ns = event.ts_ns;
+    span.end_ns = event.ts_ns + event.dur_ns;
+    span.stream = static_cast<uint32_t>(event.args.stream >= 0 ? event.args.stream : event.tid);
+    span.activity = nccl ? Activity::kCommunication : activity;
+    spans_.push_back(span);
+    if (!nccl) return;
+    std::optional<CollectiveKind> kind;
+    if (!event.args.collective_name.empty()) kind = kind_from_op_name(event.args.collective_name);
+    nccl_kernels_.push_back({spans_.size() - 1, event.args.correlation, std::string(event.name),
+                             comm_args(event.args, kind)});
+  }
+
+  void add_host_op(const ChromeEvent& event) {
+    if (std::optional<int64_t> step = steps_.step_of(event.name)) {
+      add_step(*step, event);
+      return;
+    }
+    std::optional<CollectiveKind> kind;
+    if (event.name.starts_with("c10d::") || event.name.starts_with("nccl:")) {
+      kind = kind_from_op_name(event.name);
+    } else if (event.name == "record_param_comms") {
+      if (!event.args.collective_name.empty()) {
+        kind = kind_from_op_name(event.args.collective_name);
+      }
+    } else {
+      return;
+    }
+    int64_t end = event.ts_ns + std::max<int64_t>(event.dur_ns, 0);
+    comm_ops_.push_back({event.pid, event.tid, event.ts_ns, end, comm_args(event.args, kind)});
+  }
+
+  void add_step(int64_t step, const ChromeEvent& event) {
+    int64_t end = event.ts_ns + std::max<int64_t>(event.dur_ns, 0);
+    auto [it, added] = step_spans_.try_emplace(step, event.ts_ns, end);
+    if (!added) {  // the same step twice: one span over both
+      it->second.first = std::min(it->second.first, event.ts_ns);
+      it->second.second = std::max(it->second.second, end);
+    }
+  }
+
+  void set_rank(const ChromeTraceHeader& header, RankTrace& trace) const {
+    trace.world_size = header.world_size.value_or(-1);
+    if (header.rank) {
+      trace.rank = *header.rank;
+      return;
+    }
+    trace.rank = rank_from_file_name(std::filesystem::path(trace.source).filename().string());
+    if (trace.rank < 0) {
+      throw Error(fmt::format("{}: no rank: distributedInfo.rank is missing and the file name "
+                              "does not say (name it rank-N.json)",
+                              trace.source));
+    }
+  }
+
+  // One call per NCCL kernel, by device start; the kind, bytes and group from the kernel, else
+  // from the host ops around its launch, else (kind only) from its name.
+  void resolve_calls(const ChromeTraceHeader& header, RankTrace& trace) {
+    std::sort(launches_.begin(), launches_.end(),
+              [](const Launch& a, const Launch& b) { return a.correlation < b.correlation; });
+    // By thread and start; of two ops starting together the outer (longer) one first, so that
+    // a backward walk meets the inner one first.
+    std::sort(comm_ops_.begin(), comm_ops_.end(), [](const CommOp& a, const CommOp& b) {
+      return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) <
+             std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+    });
+    std::stable_sort(nccl_kernels_.begin(), nccl_kernels_.end(),
+                     [&](const NcclKernel& a, const NcclKernel& b) {
+                       return trace.spans[a.span].start_ns < trace.spans[b.span].start_ns;
+                     });
+    for (NcclKernel& kernel : nccl_kernels_) {
+      fill_from_launch(kernel);
+      DeviceSpan& span = trace.spans[kernel.span];
+      span.call = static_cast<int32_t>(trace.calls.size());
+      CollectiveCall call;
+      call.kind = kernel.args.kind ? *kernel.args.kind
+                                   : kind_from_kernel_name(kernel.name).value_or(CollectiveKind::kUnknown);
+      call.start_ns = span.start_ns;
+      call.end_ns = span.end_ns;
+      call.bytes = kernel.args.bytes;
+      call.group = kernel.args.group;
+      call.group_ranks = group_ranks(header, kernel.args);
+      call.name = std::move(kernel.name);
+      trace.calls.push_back(std::move(call));
+    }
+  }
+
+  // Fills what the kernel's own arguments lack from the host ops enclosing its launch, the
+  // innermost first.
+  void fill_from_launch(NcclKernel& kernel) const {
+    if (kernel.args.kind && kernel.args.bytes > 0 && !kernel.args.group.empty()) return;
+    auto launch = std::lower_bound(launches_.begin(), launches_.end(), kernel.correlation,
+                                   [](const Launch& l, int64_t c) { return l.correlation < c; });
+    if (launch == launches_.end() || launch->correlation != kernel.correlation) return;
+    auto after = std::upper_bound(comm_ops_.begin(), comm_ops_.end(), *launch,
+                                  [](const Launch& l, const CommOp& op) {
+                                    return std::tie(l.pid, l.tid, l.ts_ns) <
+                                           std::tie(op.pid, op.tid, op.start_ns);
+                                  });
+    for (size_t scanned = 0; after != comm_ops_.begin() && scanned < kMaxEnclosingScan;
+         ++scanned) {
+      const CommOp& op = *--after;
+      if (op.pid != launch->pid || op.tid != launch->tid) break;
+      if (op.end_ns < launch->ts_ns) continue;
+      if (!kernel.args.kind && op.args.kind) kernel.args.kind = op.args.kind;
+      if (kernel.args.bytes == 0) kernel.args.bytes = op.args.bytes;
+      if (kernel.args.group.empty() && !op.args.group.empty()) {
+        kernel.args.group = op.args.group;
+        kernel.args.group_ranks = op.args.group_ranks;
+      }
+    }
+  }
+
+  static std::vector<int> group_ranks(const ChromeTraceHeader& header, const CommArgs& args) {
+    std::vector<int> ranks = parse_rank_list(args.group_ranks);
+    if (!ranks.empty() || args.group.empty()) return ranks;
+    for (const auto& [name, members] : header.process_groups) {
+      if (name == args.group) return members;
+    }
+    return ranks;
+  }
+
+  StepMatcher steps_;
+  std::vector<DeviceSpan> spans_;
+  std::vector<NcclKernel> nccl_kernels_;
+  std::vector<Launch> launches_;
+  std::vector<CommOp> comm_ops_;
+  std::map<int64_t, std::pair<int64_t, int64_t>> step_spans_;  // step → [start, end), as written
+};
+
+}  // namespace
+
+RankTrace kineto_from_text(const TraceText& text, const ReadOptions& options) {
+  KinetoCollector collector(options);
+  ChromeTraceHeader header =
+      scan_chrome_trace(text, [&](const ChromeEvent& event) { collector.on_event(event); });
+  return collector.finish(header, text);
+}
+
+RankTrace read_kineto(const std::filesystem::path& path, const ReadOptions& options) {
+  return kineto_from_text(read_trace_text(path.string()), options);
+}
+
+}  // namespace plumb::step
