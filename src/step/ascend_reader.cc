@@ -1,0 +1,450 @@
+// The Ascend PyTorch Profiler text export (docs/step.md, "Ascend"): a `*_ascend_pt` directory with
+// profiler_info_N.json (the rank) and ASCEND_PROFILER_OUTPUT/ holding
+//   kernel_details.csv        the computing tasks (what msprof-analyze's "Computing" sums),
+//   trace_view.json           the steps (ProfilerStep#N on the host), memory copies on the
+//                             "Ascend Hardware" streams, and the HCCL ops on the "HCCL" process's
+//                             "Group N Communication" threads (name, count, data_type),
+//   communication.json        each op's communicator ("hcom_allReduce__586_0_1@<group id>"),
+//   communication_matrix.json the ranks of each communicator (optional, like the previous one).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+#include "common/input_file.h"
+#include "step/ascend_csv.h"
+#include "step/ascend_reader.h"
+#include "step/chrome_trace.h"
+#include "step/classify.h"
+
+namespace plumb::step {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A small JSON file of the export, parsed whole; a malformed one is an Error naming it.
+json read_json_file(const fs::path& path, std::string_view what) {
+  std::string text = read_whole_file(path.string(), what);
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded()) {
+    throw Error(fmt::format("{}: not valid JSON; expected {}", path.string(), what));
+  }
+  return doc;
+}
+
+}  // namespace
+
+namespace ascend {
+namespace {
+
+// The rank a directory name says ("rank3_ascend_pt", "rank-3", "rank_3"), -1 when none.
+// A stand-in for rank_from_file_name() (readers.cc) until the branches meet.
+int rank_in_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  size_t at = lower.rfind("rank");
+  if (at == std::string::npos) return -1;
+  size_t digits = at + 4;
+  if (digits < lower.size() && (lower[digits] == '-' || lower[digits] == '_')) ++digits;
+  int rank = -1;
+  auto [end, ec] = std::from_chars(lower.data() + digits, lower.data() + lower.size(), rank);
+  if (ec != std::errc() || end == lower.data() + digits) return -1;
+  return rank;
+}
+
+// profiler_info_N.json's rank_id (or its N), nullopt without such a file.
+std::optional<int> rank_from_profiler_info(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with("profiler_info") || !name.ends_with(".json")) continue;
+    json info = read_json_file(entry.path(), "torch_npu's profiler_info JSON");
+    if (info.is_object() && info.contains("rank_id") && info["rank_id"].is_number_integer()) {
+      return info["rank_id"].get<int>();
+    }
+    int rank = -1;
+    std::string_view digits = std::string_view(name).substr(std::string_view("profiler_info_").size());
+    std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+    if (rank >= 0) return rank;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+fs::path profiler_output(const fs::path& dir) {
+  fs::path out = dir / "ASCEND_PROFILER_OUTPUT";
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) {
+    throw Error(fmt::format("{}: no ASCEND_PROFILER_OUTPUT folder; expected a torch_npu "
+                            "profiler directory (*_ascend_pt) after its export finished",
+                            dir.string()));
+  }
+  return out;
+}
+
+int rank_of(const fs::path& dir) {
+  if (std::optional<int> rank = rank_from_profiler_info(dir)) return *rank;
+  fs::path name = dir.filename().empty() ? dir.parent_path().filename() : dir.filename();
+  int rank = rank_in_name(name.string());
+  if (rank >= 0) return rank;
+  throw Error(fmt::format("{}: no rank: no profiler_info_N.json with rank_id, and the directory "
+                          "name says none (expected e.g. rank3_ascend_pt)",
+                          dir.string()));
+}
+
+StepMatcher::StepMatcher(const ReadOptions& options) : regex_(options.step_regex) {}
+
+std::optional<int64_t> StepMatcher::step_of(std::string_view name) {
+  std::string key(name);
+  auto it = seen_.find(key);
+  if (it != seen_.end()) return it->second;
+  std::optional<int64_t> step;
+  std::smatch match;
+  if (std::regex_match(key, match, regex_) && match.size() > 1) {
+    int64_t number = 0;
+    const std::string text = match[1].str();
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (ec == std::errc() && end == text.data() + text.size()) step = number;
+  }
+  seen_.emplace(std::move(key), step);
+  return step;
+}
+
+bool is_memory_task(std::string_view task_type, std::string_view name) {
+  // Task types of the DMA engines copying for the host (PCIe) or on the device (SDMA_SQE; HCCL's
+  // own SDMA tasks are "SDMA" and belong to their op), and the runtime's memory task names.
+  static constexpr std::array<std::string_view, 2> kMemoryTypes{"PCIE_DMA_SQE", "SDMA_SQE"};
+  static constexpr std::array<std::string_view, 4> kMemoryNames{"MEMCPY_ASYNC", "MEMCPY",
+                                                                "MEMSET_ASYNC", "MEMSET"};
+  return std::find(kMemoryTypes.begin(), kMemoryTypes.end(), task_type) != kMemoryTypes.end() ||
+         std::find(kMemoryNames.begin(), kMemoryNames.end(), name) != kMemoryNames.end();
+}
+
+uint64_t hccl_bytes(CollectiveKind kind, int64_t count, std::string_view dtype,
+                    size_t group_size) {
+  // HCCL spells bfloat16 "BFP16", which classify's table does not know.
+  std::optional<size_t> element = dtype == "BFP16" ? std::optional<size_t>(2) : dtype_bytes(dtype);
+  if (count < 0 || !element) return 0;
+  uint64_t buffer = static_cast<uint64_t>(count) * *element;
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return buffer * group_size;  // 0 when the group size is unknown
+    case CollectiveKind::kUnknown:
+    case CollectiveKind::kBarrier:
+      return 0;
+    default:
+      return buffer;
+  }
+}
+
+void add_span(RankTrace& trace, int64_t start_ns, int64_t end_ns, uint32_t stream,
+              Activity activity) {
+  if (end_ns <= start_ns) return;
+  trace.spans.push_back(DeviceSpan{start_ns, end_ns, stream, activity, -1});
+}
+
+void add_hccl_op(RankTrace& trace, HcclOp op) {
+  CollectiveCall call;
+  call.kind = kind_from_op_name(op.op_type.empty() ? op.name : op.op_type)
+                  .value_or(CollectiveKind::kUnknown);
+  call.start_ns = op.start_ns;
+  call.end_ns = op.end_ns;
+  call.bytes = hccl_bytes(call.kind, op.count, op.dtype, op.group_ranks.size());
+  call.group = std::move(op.group);
+  call.group_ranks = std::move(op.group_ranks);
+  call.name = std::move(op.name);
+  if (op.end_ns > op.start_ns) {
+    trace.spans.push_back(DeviceSpan{op.start_ns, op.end_ns, op.stream, Activity::kCommunication,
+                                     static_cast<int32_t>(trace.calls.size())});
+  }
+  trace.calls.push_back(std::move(call));
+}
+
+void finish(RankTrace& trace) {
+  std::sort(trace.steps.begin(), trace.steps.end(),
+            [](const StepSpan& a, const StepSpan& b) { return a.start_ns < b.start_ns; });
+}
+
+}  // namespace ascend
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ascend::HcclOp;
+
+// The computing tasks of kernel_details.csv: every row but the HCCL ops' (Accelerator Core
+// "HCCL", older exports only), which trace_view.json gives with their counts.
+void add_kernel_details(RankTrace& trace, const fs::path& out) {
+  CsvTable table = CsvTable::read(out / "kernel_details.csv");
+  const size_t start = table.column("Start Time(us)");
+  const size_t duration = table.column("Duration(us)");
+  const size_t core = table.column("Accelerator Core");
+  const std::optional<size_t> stream = table.find_column("Stream ID");
+  for (const CsvTable::Row& row : table.rows()) {
+    if (table.cell(row, core) == "HCCL") continue;
+    int64_t begin = cell_us_to_ns(table, row, start, "Start Time(us)");
+    int64_t length = cell_us_to_ns(table, row, duration, "Duration(us)");
+    uint32_t stream_id = 0;
+    if (stream) {
+      std::string_view cell = table.cell(row, *stream);
+      std::from_chars(cell.data(), cell.data() + cell.size(), stream_id);
+    }
+    ascend::add_span(trace, begin, begin + length, stream_id, Activity::kCompute);
+  }
+  trace.bytes_read += fs::file_size(out / "kernel_details.csv");
+}
+
+// What trace_view.json's events say, gathered in one pass; which process and thread an event is
+// on is known only at the end (the metadata events sit anywhere in the array).
+struct TraceViewScan {
+  struct Task {
+    int64_t pid = 0;
+    int64_t tid = 0;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    int64_t stream = -1;
+    bool memory = false;
+    int32_t op = -1;  // index into ops when the event carries an HCCL op's count
+  };
+  std::map<int64_t, std::string> processes;
+  std::map<std::pair<int64_t, int64_t>, std::string> threads;
+  std::vector<Task> tasks;
+  std::vector<HcclOp> ops;
+};
+
+bool is_host_annotation(std::string_view cat) {
+  return cat == "cpu_op" || cat == "user_annotation";
+}
+
+void on_trace_event(const ChromeEvent& event, TraceViewScan& scan, ascend::StepMatcher& steps,
+                    RankTrace& trace) {
+  if (event.ph == 'M') {
+    if (event.name == "process_name") scan.processes[event.pid] = event.process_or_thread_name;
+    if (event.name == "thread_name") {
+      scan.threads[{event.pid, event.tid}] = event.process_or_thread_name;
+    }
+    return;
+  }
+  if (event.ph != 'X' || event.dur_ns < 0) return;
+  const int64_t end = event.ts_ns + event.dur_ns;
+  if (is_host_annotation(event.cat)) {
+    if (std::optional<int64_t> step = steps.step_of(event.name)) {
+      trace.steps.push_back(StepSpan{*step, event.ts_ns, end});
+    }
+    return;
+  }
+  const ChromeArgs& args = event.args;
+  if (args.task_type.empty() && args.stream < 0 && args.count < 0) return;
+  TraceViewScan::Task task{event.pid, event.tid, event.ts_ns, end, args.stream,
+                           ascend::is_memory_task(args.task_type, event.name), -1};
+  if (args.count >= 0) {
+    task.op = static_cast<int32_t>(scan.ops.size());
+    scan.ops.push_back(HcclOp{std::string(event.name), "", event.ts_ns, end, args.count,
+                              std::string(args.dtype), 0, "", {}});
+  }
+  scan.tasks.push_back(task);
+}
+
+bool is_group_thread(std::string_view name) {
+  return name.starts_with("Group ") && name.ends_with(" Communication");
+}
+
+// The stream an op ran on: that of the first HCCL task ("Plane N" threads) starting inside it.
+uint32_t op_stream(const HcclOp& op, const std::vector<std::pair<int64_t, int64_t>>& plane_starts) {
+  auto it = std::lower_bound(plane_starts.begin(), plane_starts.end(),
+                             std::pair<int64_t, int64_t>{op.start_ns, -1});
+  if (it == plane_starts.end() || it->first >= op.end_ns) return 0;
+  return static_cast<uint32_t>(it->second);
+}
+
+// Memory copies on "Ascend Hardware"; HCCL ops on the "HCCL" process's group threads.
+std::vector<HcclOp> sort_trace_view(TraceViewScan& scan, RankTrace& trace) {
+  auto process = [&](int64_t pid) -> std::string_view {
+    auto it = scan.processes.find(pid);
+    return it == scan.processes.end() ? std::string_view() : std::string_view(it->second);
+  };
+  std::vector<std::pair<int64_t, int64_t>> plane_starts;
+  std::vector<HcclOp> ops;
+  for (const TraceViewScan::Task& task : scan.tasks) {
+    std::string_view where = process(task.pid);
+    if (where == "Ascend Hardware" && task.memory) {
+      ascend::add_span(trace, task.start_ns, task.end_ns,
+                       static_cast<uint32_t>(std::max<int64_t>(task.stream, 0)), Activity::kMemory);
+    } else if (where == "HCCL" && is_group_thread(scan.threads[{task.pid, task.tid}])) {
+      if (task.op >= 0) ops.push_back(std::move(scan.ops[static_cast<size_t>(task.op)]));
+    } else if (where == "HCCL" && task.stream >= 0) {
+      plane_starts.emplace_back(task.start_ns, task.stream);
+    }
+  }
+  std::sort(plane_starts.begin(), plane_starts.end());
+  for (HcclOp& op : ops) op.stream = op_stream(op, plane_starts);
+  std::sort(ops.begin(), ops.end(),
+            [](const HcclOp& a, const HcclOp& b) { return a.start_ns < b.start_ns; });
+  return ops;
+}
+
+// --- trace_view.json through nlohmann::json until the streaming scanner (chrome_trace.h) is in;
+// the same events and the same callback, so that swapping is one call.
+int64_t json_int(const json& value) {
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    int64_t number = -1;
+    std::from_chars(text.data(), text.data() + text.size(), number);
+    return number;
+  }
+  return -1;
+}
+
+int64_t json_us_to_ns(const json& value, const fs::path& path, std::string_view field) {
+  std::optional<int64_t> ns;
+  if (value.is_string()) ns = ascend_us_to_ns(value.get_ref<const std::string&>());
+  if (value.is_number()) ns = ascend_us_to_ns(value.dump());
+  if (!ns) {
+    throw Error(fmt::format("{}: an event's \"{}\" is {}; expected microseconds", path.string(),
+                            field, value.dump()));
+  }
+  return *ns;
+}
+
+std::string_view json_text(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
+void scan_trace_view(const fs::path& path, const std::function<void(const ChromeEvent&)>& on_event,
+                     RankTrace& trace) {
+  std::string text = read_whole_file(path.string(), "torch_npu's trace_view.json");
+  trace.bytes_read += text.size();
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(fmt::format("{}: byte {}: {}; expected a complete Chrome trace JSON array",
+                            path.string(), e.byte,
+                            e.byte >= text.size() ? "the JSON ends early" : "malformed JSON"));
+  }
+  const json& events = doc.is_object() && doc.contains("traceEvents") ? doc["traceEvents"] : doc;
+  if (!events.is_array()) {
+    throw Error(fmt::format("{}: expected a JSON array of trace events", path.string()));
+  }
+  for (const json& e : events) {
+    if (!e.is_object()) continue;
+    ChromeEvent event;
+    std::string_view ph = json_text(e, "ph");
+    event.ph = ph.empty() ? '\0' : ph[0];
+    event.cat = json_text(e, "cat");
+    event.name = json_text(e, "name");
+    event.pid = e.contains("pid") ? json_int(e["pid"]) : 0;
+    event.tid = e.contains("tid") ? json_int(e["tid"]) : 0;
+    if (e.contains("ts")) event.ts_ns = json_us_to_ns(e["ts"], path, "ts");
+    if (e.contains("dur")) event.dur_ns = json_us_to_ns(e["dur"], path, "dur");
+    static const json kNone = json::object();
+    const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : kNone;
+    event.process_or_thread_name = json_text(args, "name");
+    event.args.task_type = json_text(args, "Task Type");
+    if (args.contains("Physic Stream Id")) event.args.stream = json_int(args["Physic Stream Id"]);
+    if (args.contains("stream id")) event.args.stream = json_int(args["stream id"]);
+    if (args.contains("count")) event.args.count = json_int(args["count"]);
+    event.args.dtype = json_text(args, "data_type");
+    on_event(event);
+  }
+}
+
+// communication.json: "stepN" → "collective"/"p2p" → "<op name>@<group id>" → ...
+// communication_matrix.json: the same keys with "<group op>@<group id>" → "src-dst" links; the
+// ranks named in a group's collective links are its ranks.
+struct Communicators {
+  std::map<std::string, std::string> group_of_op;
+  std::map<std::string, std::set<int>> ranks_of_group;
+};
+
+template <typename Fn>
+void for_each_keyed_op(const json& doc, const char* section, Fn fn) {
+  if (!doc.is_object()) return;
+  for (const auto& [step, kinds] : doc.items()) {
+    if (!kinds.is_object() || !kinds.contains(section) || !kinds[section].is_object()) continue;
+    for (const auto& [key, value] : kinds[section].items()) {
+      size_t at = key.rfind('@');
+      if (at != std::string::npos) fn(key.substr(0, at), key.substr(at + 1), value);
+    }
+  }
+}
+
+Communicators read_communicators(const fs::path& out) {
+  Communicators found;
+  std::error_code ec;
+  if (fs::exists(out / "communication.json", ec)) {
+    json doc = read_json_file(out / "communication.json", "torch_npu's communication.json");
+    for (const char* section : {"collective", "p2p"}) {
+      for_each_keyed_op(doc, section, [&](const std::string& op, const std::string& group,
+                                          const json&) { found.group_of_op[op] = group; });
+    }
+  }
+  if (fs::exists(out / "communication_matrix.json", ec)) {
+    json doc = read_json_file(out / "communication_matrix.json",
+                              "torch_npu's communication_matrix.json");
+    for_each_keyed_op(doc, "collective", [&](const std::string&, const std::string& group,
+                                             const json& links) {
+      if (!links.is_object()) return;
+      for (const auto& [link, value] : links.items()) {
+        int src = -1;
+        int dst = -1;
+        if (std::sscanf(link.c_str(), "%d-%d", &src, &dst) != 2) continue;
+        if (src >= 0) found.ranks_of_group[group].insert(src);
+        if (dst >= 0) found.ranks_of_group[group].insert(dst);
+      }
+    });
+  }
+  return found;
+}
+
+void add_ops(RankTrace& trace, std::vector<HcclOp> ops, const Communicators& communicators) {
+  for (HcclOp& op : ops) {
+    auto group = communicators.group_of_op.find(op.name);
+    if (group != communicators.group_of_op.end()) {
+      op.group = group->second;
+      auto ranks = communicators.ranks_of_group.find(op.group);
+      if (ranks != communicators.ranks_of_group.end()) {
+        op.group_ranks.assign(ranks->second.begin(), ranks->second.end());
+      }
+    }
+    ascend::add_hccl_op(trace, std::move(op));
+  }
+}
+
+}  // namespace
+
+RankTrace read_ascend_text(const fs::path& dir, const ReadOptions& options) {
+  RankTrace trace;
+  trace.source = dir.string();
+  trace.format = "ascend-text";
+  fs::path out = ascend::profiler_output(dir);
+  trace.rank = ascend::rank_of(dir);
+  add_kernel_details(trace, out);
+  TraceViewScan scan;
+  ascend::StepMatcher steps(options);
+  scan_trace_view(
+      out / "trace_view.json",
+      [&](const ChromeEvent& event) { on_trace_event(event, scan, steps, trace); }, trace);
+  add_ops(trace, sort_trace_view(scan, trace), read_communicators(out));
+  ascend::finish(trace);
+  return trace;
+}
+
+}  // namespace plumb::step
