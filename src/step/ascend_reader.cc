@@ -24,6 +24,7 @@
 #include "step/ascend_reader.h"
 #include "step/chrome_trace.h"
 #include "step/classify.h"
+#include "step/trace_input.h"
 
 namespace plumb::step {
 namespace {
@@ -297,73 +298,12 @@ std::vector<HcclOp> sort_trace_view(TraceViewScan& scan, RankTrace& trace) {
   return ops;
 }
 
-// --- trace_view.json through nlohmann::json until the streaming scanner (chrome_trace.h) is in;
-// the same events and the same callback, so that swapping is one call.
-int64_t json_int(const json& value) {
-  if (value.is_number_integer()) return value.get<int64_t>();
-  if (value.is_string()) {
-    const std::string& text = value.get_ref<const std::string&>();
-    int64_t number = -1;
-    std::from_chars(text.data(), text.data() + text.size(), number);
-    return number;
-  }
-  return -1;
-}
-
-int64_t json_us_to_ns(const json& value, const fs::path& path, std::string_view field) {
-  std::optional<int64_t> ns;
-  if (value.is_string()) ns = ascend_us_to_ns(value.get_ref<const std::string&>());
-  if (value.is_number()) ns = ascend_us_to_ns(value.dump());
-  if (!ns) {
-    throw Error(fmt::format("{}: an event's \"{}\" is {}; expected microseconds", path.string(),
-                            field, value.dump()));
-  }
-  return *ns;
-}
-
-std::string_view json_text(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return it->get_ref<const std::string&>();
-}
-
+// trace_view.json in one streaming pass (chrome_trace.h); its size counts as read.
 void scan_trace_view(const fs::path& path, const std::function<void(const ChromeEvent&)>& on_event,
                      RankTrace& trace) {
-  std::string text = read_whole_file(path.string(), "torch_npu's trace_view.json");
-  trace.bytes_read += text.size();
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: byte {}: {}; expected a complete Chrome trace JSON array",
-                            path.string(), e.byte,
-                            e.byte >= text.size() ? "the JSON ends early" : "malformed JSON"));
-  }
-  const json& events = doc.is_object() && doc.contains("traceEvents") ? doc["traceEvents"] : doc;
-  if (!events.is_array()) {
-    throw Error(fmt::format("{}: expected a JSON array of trace events", path.string()));
-  }
-  for (const json& e : events) {
-    if (!e.is_object()) continue;
-    ChromeEvent event;
-    std::string_view ph = json_text(e, "ph");
-    event.ph = ph.empty() ? '\0' : ph[0];
-    event.cat = json_text(e, "cat");
-    event.name = json_text(e, "name");
-    event.pid = e.contains("pid") ? json_int(e["pid"]) : 0;
-    event.tid = e.contains("tid") ? json_int(e["tid"]) : 0;
-    if (e.contains("ts")) event.ts_ns = json_us_to_ns(e["ts"], path, "ts");
-    if (e.contains("dur")) event.dur_ns = json_us_to_ns(e["dur"], path, "dur");
-    static const json kNone = json::object();
-    const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : kNone;
-    event.process_or_thread_name = json_text(args, "name");
-    event.args.task_type = json_text(args, "Task Type");
-    if (args.contains("Physic Stream Id")) event.args.stream = json_int(args["Physic Stream Id"]);
-    if (args.contains("stream id")) event.args.stream = json_int(args["stream id"]);
-    if (args.contains("count")) event.args.count = json_int(args["count"]);
-    event.args.dtype = json_text(args, "data_type");
-    on_event(event);
-  }
+  TraceText text = read_trace_text(path.string());
+  trace.bytes_read += text.size;
+  scan_chrome_trace(text, on_event);
 }
 
 // communication.json: "stepN" → "collective"/"p2p" → "<op name>@<group id>" → ...

@@ -287,8 +287,7 @@ TEST(AscendText, TruncatedTraceView) {
   const std::string file = dir + "/ASCEND_PROFILER_OUTPUT/trace_view.json";
   fs::resize_file(file, 100000);
   const std::string message = error_of([&] { read_ascend_text(dir, {}); });
-  EXPECT_TRUE(message.starts_with(file + ": byte ")) << message;
-  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+  EXPECT_EQ(message, file + ": byte 100000: a string is not closed: the file is truncated");
 }
 
 TEST(AscendText, KernelDetailsMissingColumnAndBadCell) {
