@@ -41,6 +41,17 @@ std::set<std::string> columns_of(Database& db, std::string_view table) {
   return columns;
 }
 
+// Read-only and immutable: nothing is locked or written beside the file. A file SQLite cannot
+// open is an Error in plumb's words.
+Database open_database(const fs::path& file) {
+  try {
+    return Database(file.string(), baseline::ReadOnly::kImmutable);
+  } catch (const Error&) {
+    throw Error(fmt::format("{}: cannot be opened as an SQLite database; {}", file.string(),
+                            kExpected));
+  }
+}
+
 bool has_table(Database& db, std::string_view table) { return !columns_of(db, table).empty(); }
 
 void require_table(Database& db, std::string_view table,
@@ -125,21 +136,12 @@ void add_steps(Database& db, const ReadOptions& options, RankTrace& trace) {
   }
 }
 
-// analysis.db: op name → communicator id, communicator id → the ranks of its collective links.
-struct Communicators {
-  std::map<std::string, std::string> group_of_op;
-  std::map<std::string, std::set<int>> ranks_of_group;
-};
-
-Communicators read_analysis_db(const fs::path& out) {
-  Communicators found;
+// analysis.db: communicator id → the ranks its collective links name.
+std::map<std::string, std::set<int>> read_analysis_db(const fs::path& out) {
+  std::map<std::string, std::set<int>> found;
   std::error_code ec;
   if (!fs::exists(out / "analysis.db", ec)) return found;
-  Database db((out / "analysis.db").string(), baseline::ReadOnly::kImmutable);
-  if (columns_of(db, "CommAnalyzerTime").contains("group_name")) {
-    Statement rows = db.prepare("SELECT hccl_op_name, group_name FROM CommAnalyzerTime");
-    while (rows.step()) found.group_of_op[rows.column_text(0)] = rows.column_text(1);
-  }
+  Database db = open_database(out / "analysis.db");
   std::set<std::string> matrix = columns_of(db, "CommAnalyzerMatrix");
   if (matrix.contains("src_rank") && matrix.contains("dst_rank") && matrix.contains("type")) {
     Statement rows = db.prepare(
@@ -149,7 +151,7 @@ Communicators read_analysis_db(const fs::path& out) {
         std::string text = rows.column_text(column);
         int rank = -1;
         auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), rank);
-        if (err == std::errc() && rank >= 0) found.ranks_of_group[rows.column_text(0)].insert(rank);
+        if (err == std::errc() && rank >= 0) found[rows.column_text(0)].insert(rank);
       }
     }
   }
@@ -166,7 +168,8 @@ std::map<int64_t, int64_t> op_streams(Database& db) {
   return stream_of;
 }
 
-void add_ops(Database& db, const fs::path& out, RankTrace& trace) {
+void add_ops(Database& db, const fs::path& out, const ascend::ParallelGroups& groups,
+             RankTrace& trace) {
   if (!has_table(db, "COMMUNICATION_OP")) return;  // a run without communication
   require_table(db, "COMMUNICATION_OP",
                 {"opName", "startNs", "endNs", "connectionId", "groupName", "dataType", "count",
@@ -180,21 +183,25 @@ void add_ops(Database& db, const fs::path& out, RankTrace& trace) {
       dtype_names ? "d.name" : "''",
       dtype_names ? "LEFT JOIN ENUM_HCCL_DATA_TYPE d ON d.id = o.dataType" : ""));
   const std::map<int64_t, int64_t> streams = op_streams(db);
-  const Communicators communicators = read_analysis_db(out);
+  const std::map<std::string, std::set<int>> linked = read_analysis_db(out);
   while (rows.step()) {
+    const std::string comm_name = rows.column_text(1);
     ascend::HcclOp op{rows.column_text(0), rows.column_text(2), rows.column_int(3),
                       rows.column_int(4), rows.column_is_null(5) ? -1 : rows.column_int(5),
-                      rows.column_text(6), 0, rows.column_text(1), {}};
+                      rows.column_text(6), 0,
+                      comm_name.empty() ? "" : ascend::hccl_group_id(comm_name), {}};
     auto stream = streams.find(rows.column_int(7));
     if (stream != streams.end()) op.stream = static_cast<uint32_t>(stream->second);
-    auto group = communicators.group_of_op.find(op.name);
-    if (group != communicators.group_of_op.end()) op.group = group->second;
-    auto ranks = communicators.ranks_of_group.find(op.group);
-    if (ranks != communicators.ranks_of_group.end()) {
-      op.group_ranks.assign(ranks->second.begin(), ranks->second.end());
-    }
+    op.group_ranks = ascend::group_ranks(op.group, groups, linked);
     ascend::add_hccl_op(trace, std::move(op));
   }
+}
+
+// META_DATA's parallel_group_info, when the run recorded it.
+ascend::ParallelGroups parallel_groups(Database& db) {
+  if (!columns_of(db, "META_DATA").contains("value")) return {};
+  Statement rows = db.prepare("SELECT value FROM META_DATA WHERE name = 'parallel_group_info'");
+  return rows.step() ? ascend::parallel_groups(rows.column_text(0)) : ascend::ParallelGroups{};
 }
 
 std::string host_name(Database& db) {
@@ -213,14 +220,16 @@ RankTrace read_ascend_db(const fs::path& dir, const ReadOptions& options) {
   trace.rank = ascend::rank_of(dir);
   fs::path file = database_file(out, trace.rank);
   trace.bytes_read = fs::file_size(file);
-  Database db(file.string(), baseline::ReadOnly::kImmutable);
+  Database db = open_database(file);
   require_table(db, "STRING_IDS", {"id", "value"});
   require_table(db, "TASK", {"startNs", "endNs", "globalTaskId", "taskType", "streamId",
                              "connectionId"});
   require_table(db, "COMPUTE_TASK_INFO", {"globalTaskId"});
   add_tasks(db, trace);
   add_steps(db, options, trace);
-  add_ops(db, out, trace);
+  const ascend::ParallelGroups groups = parallel_groups(db);
+  trace.world_size = groups.world_size;
+  add_ops(db, out, groups, trace);
   trace.host = host_name(db);
   ascend::finish(trace);
   return trace;

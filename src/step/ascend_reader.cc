@@ -151,6 +151,54 @@ uint64_t hccl_bytes(CollectiveKind kind, int64_t count, std::string_view dtype,
   }
 }
 
+std::string hccl_group_id(std::string_view comm_name) {
+  // msprof-analyze's double_hash: two 32-bit polynomial hashes (primes 29 and 131) side by side.
+  constexpr uint64_t kPrimeHigh = 29;
+  constexpr uint64_t kPrimeLow = 131;
+  constexpr uint64_t kMask = 0xFFFFFFFFu;
+  uint64_t high = 0;
+  uint64_t low = 0;
+  for (unsigned char c : comm_name) {
+    high = (high * kPrimeHigh + c) & kMask;
+    low = (low * kPrimeLow + c) & kMask;
+  }
+  return std::to_string((high << 32) | low);
+}
+
+ParallelGroups parallel_groups(std::string_view info) {
+  ParallelGroups groups;
+  json doc = json::parse(info, nullptr, false);
+  if (doc.is_string()) doc = json::parse(doc.get<std::string>(), nullptr, false);
+  if (!doc.is_object()) return groups;
+  for (const auto& [comm_name, group] : doc.items()) {
+    if (!group.is_object() || !group.contains("global_ranks")) continue;
+    const json& ranks = group["global_ranks"];
+    if (!ranks.is_array()) continue;
+    std::vector<int> global;
+    for (const json& rank : ranks) {
+      if (rank.is_number_integer()) global.push_back(rank.get<int>());
+    }
+    auto named = group.find("group_name");
+    const std::string name = named != group.end() && named->is_string() ? named->get<std::string>() : "";
+    if (name == "default_group" || name == "hccl_world_group") {
+      groups.world_size = static_cast<int>(global.size());
+    }
+    groups.ranks_of_group[hccl_group_id(comm_name)] = std::move(global);
+  }
+  return groups;
+}
+
+std::vector<int> group_ranks(const std::string& group, const ParallelGroups& groups,
+                             const std::map<std::string, std::set<int>>& linked) {
+  if (auto global = groups.ranks_of_group.find(group); global != groups.ranks_of_group.end()) {
+    return global->second;
+  }
+  if (auto links = linked.find(group); links != linked.end()) {
+    return {links->second.begin(), links->second.end()};
+  }
+  return {};
+}
+
 void add_span(RankTrace& trace, int64_t start_ns, int64_t end_ns, uint32_t stream,
               Activity activity) {
   if (end_ns <= start_ns) return;
@@ -187,10 +235,22 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using ascend::HcclOp;
 
+// A file the text export always writes, or an Error naming it.
+fs::path required_file(const fs::path& out, const char* name) {
+  fs::path file = out / name;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    throw Error(fmt::format("{}: missing; expected torch_npu's text export (export_type text) "
+                            "to have written it",
+                            file.string()));
+  }
+  return file;
+}
+
 // The computing tasks of kernel_details.csv: every row but the HCCL ops' (Accelerator Core
 // "HCCL", older exports only), which trace_view.json gives with their counts.
 void add_kernel_details(RankTrace& trace, const fs::path& out) {
-  CsvTable table = CsvTable::read(out / "kernel_details.csv");
+  CsvTable table = CsvTable::read(required_file(out, "kernel_details.csv"));
   const size_t start = table.column("Start Time(us)");
   const size_t duration = table.column("Duration(us)");
   const size_t core = table.column("Accelerator Core");
@@ -311,7 +371,8 @@ void scan_trace_view(const fs::path& path, const std::function<void(const Chrome
 // ranks named in a group's collective links are its ranks.
 struct Communicators {
   std::map<std::string, std::string> group_of_op;
-  std::map<std::string, std::set<int>> ranks_of_group;
+  std::map<std::string, std::set<int>> linked_ranks;
+  ascend::ParallelGroups parallel;
 };
 
 template <typename Fn>
@@ -326,9 +387,15 @@ void for_each_keyed_op(const json& doc, const char* section, Fn fn) {
   }
 }
 
-Communicators read_communicators(const fs::path& out) {
+Communicators read_communicators(const fs::path& dir, const fs::path& out) {
   Communicators found;
   std::error_code ec;
+  if (fs::exists(dir / "profiler_metadata.json", ec)) {
+    json doc = read_json_file(dir / "profiler_metadata.json", "torch_npu's profiler_metadata.json");
+    if (doc.is_object() && doc.contains("parallel_group_info")) {
+      found.parallel = ascend::parallel_groups(doc["parallel_group_info"].dump());
+    }
+  }
   if (fs::exists(out / "communication.json", ec)) {
     json doc = read_json_file(out / "communication.json", "torch_npu's communication.json");
     for (const char* section : {"collective", "p2p"}) {
@@ -346,8 +413,8 @@ Communicators read_communicators(const fs::path& out) {
         int src = -1;
         int dst = -1;
         if (std::sscanf(link.c_str(), "%d-%d", &src, &dst) != 2) continue;
-        if (src >= 0) found.ranks_of_group[group].insert(src);
-        if (dst >= 0) found.ranks_of_group[group].insert(dst);
+        if (src >= 0) found.linked_ranks[group].insert(src);
+        if (dst >= 0) found.linked_ranks[group].insert(dst);
       }
     });
   }
@@ -359,10 +426,8 @@ void add_ops(RankTrace& trace, std::vector<HcclOp> ops, const Communicators& com
     auto group = communicators.group_of_op.find(op.name);
     if (group != communicators.group_of_op.end()) {
       op.group = group->second;
-      auto ranks = communicators.ranks_of_group.find(op.group);
-      if (ranks != communicators.ranks_of_group.end()) {
-        op.group_ranks.assign(ranks->second.begin(), ranks->second.end());
-      }
+      op.group_ranks =
+          ascend::group_ranks(op.group, communicators.parallel, communicators.linked_ranks);
     }
     ascend::add_hccl_op(trace, std::move(op));
   }
@@ -380,9 +445,11 @@ RankTrace read_ascend_text(const fs::path& dir, const ReadOptions& options) {
   TraceViewScan scan;
   ascend::StepMatcher steps(options);
   scan_trace_view(
-      out / "trace_view.json",
+      required_file(out, "trace_view.json"),
       [&](const ChromeEvent& event) { on_trace_event(event, scan, steps, trace); }, trace);
-  add_ops(trace, sort_trace_view(scan, trace), read_communicators(out));
+  const Communicators communicators = read_communicators(dir, out);
+  trace.world_size = communicators.parallel.world_size;
+  add_ops(trace, sort_trace_view(scan, trace), communicators);
   ascend::finish(trace);
   return trace;
 }

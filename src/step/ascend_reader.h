@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -55,6 +57,28 @@ struct HcclOp {
   std::string group;    // the communicator's id; empty unknown
   std::vector<int> group_ranks;
 };
+
+// The id msprof-analyze and the text export give a communicator ("@17148521525495523210" in
+// communication.json): its double hash of the HCCL communicator name that the SQLite export and
+// parallel_group_info use ("90.91.105.46%enp189s0f0_60000_0_1736410538306028").
+std::string hccl_group_id(std::string_view comm_name);
+
+// torch_npu's parallel_group_info (profiler_metadata.json; META_DATA in the SQLite export):
+// HCCL communicator name → {"group_name", "group_rank", "global_ranks"}. Groups are keyed by
+// hccl_group_id(); the world size is the size of "default_group" (or "hccl_world_group").
+struct ParallelGroups {
+  std::map<std::string, std::vector<int>> ranks_of_group;
+  int world_size = -1;
+};
+// `info` is the JSON text of the object; what is not in that shape is skipped (the member is
+// informational and its layout has changed between versions).
+ParallelGroups parallel_groups(std::string_view info);
+
+// A group's ranks: its global_ranks from parallel_group_info, else the ranks its links name in
+// the communication matrix (the group's own numbering, which is the global one for the world
+// group), else none.
+std::vector<int> group_ranks(const std::string& group, const ParallelGroups& groups,
+                             const std::map<std::string, std::set<int>>& linked);
 
 // Bytes with nccl-tests' convention (trace.h) from HCCL's count, which is per rank: the buffer
 // for allreduce/broadcast/reduce/send/recv; × the group size for allgather (the gathered

@@ -328,6 +328,76 @@ TEST(AscendDb, MissingTableAndNotADatabase) {
                   "torch_npu's SQLite export (ascend_pytorch_profiler_N.db)");
 }
 
+// The db names the communicator, the text export its hash; both readers give the hash, and
+// analysis.db (msprof-analyze) wrote the same number for this name.
+TEST(AscendReaders, GroupIdIsMsprofDoubleHash) {
+  EXPECT_EQ(ascend::hccl_group_id("90.91.105.46%enp189s0f0_60000_0_1736410538306028"),
+            "17148521525495523210");
+  EXPECT_EQ(ascend::hccl_group_id(""), "0");
+}
+
+constexpr const char* kCommName = "90.91.105.46%enp189s0f0_60000_0_1736410538306028";
+
+TEST(AscendReaders, ParallelGroupInfoGivesGlobalRanksAndWorldSize) {
+  const std::string info = std::string(R"({")") + kCommName +
+                           R"(": {"group_name": "default_group", "group_rank": 0,
+                               "global_ranks": [0, 1, 2, 3, 4, 5, 6, 7]},
+                               "other": {"group_name": "dp", "global_ranks": [1, 3]},
+                               "bad": {"group_name": 7, "global_ranks": "x"}})";
+  const ascend::ParallelGroups groups = ascend::parallel_groups(info);
+  EXPECT_EQ(groups.world_size, 8);
+  EXPECT_EQ(groups.ranks_of_group.at("17148521525495523210").size(), 8u);
+  EXPECT_EQ(groups.ranks_of_group.at(ascend::hccl_group_id("other")), (std::vector<int>{1, 3}));
+  EXPECT_EQ(groups.ranks_of_group.size(), 2u);
+  EXPECT_EQ(ascend::parallel_groups("not json").world_size, -1);
+  // The SQLite export keeps it in META_DATA, as JSON text.
+  const std::string dir = copy_of(rank_dir(kDb, 0), "ascend-parallel-db");
+  {
+    baseline::Database db(dir + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    baseline::Statement insert =
+        db.prepare("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?)");
+    const std::string dp = std::string(R"({")") + kCommName +
+                           R"(": {"group_name": "dp", "group_rank": 0, "global_ranks": [0, 8]}})";
+    insert.bind(1, std::string_view(dp));
+    insert.step();
+  }
+  const RankTrace db_trace = read_ascend_db(dir, {});
+  EXPECT_EQ(db_trace.world_size, -1);  // a dp group does not say the world's size
+  EXPECT_EQ(db_trace.calls.at(0).group_ranks, (std::vector<int>{0, 8}));
+  // The text export keeps it in profiler_metadata.json; ops name the group by its hash.
+  const std::string text_dir = copy_of(rank_dir(kText, 0), "ascend-parallel-text");
+  const std::string comm = text_dir + "/ASCEND_PROFILER_OUTPUT/communication.json";
+  std::string json = test::read_file(comm);
+  for (size_t at; (at = json.find("17522688603477080586")) != std::string::npos;) {
+    json.replace(at, 20, "17148521525495523210");
+  }
+  test::write_file(comm, json);
+  test::write_file(text_dir + "/profiler_metadata.json",
+                   std::string(R"({"parallel_group_info": {")") + kCommName +
+                       R"(": {"group_name": "default_group", "group_rank": 0,
+                              "global_ranks": [0, 1, 2, 3]}}})");
+  const RankTrace text_trace = read_ascend_text(text_dir, {});
+  EXPECT_EQ(text_trace.world_size, 4);
+  EXPECT_EQ(text_trace.calls.at(0).group, "17148521525495523210");
+  EXPECT_EQ(text_trace.calls.at(0).group_ranks, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(AscendText, MissingExportFiles) {
+  const std::string dir = copy_of(rank_dir(kText, 0), "ascend-missing-files");
+  const std::string out = dir + "/ASCEND_PROFILER_OUTPUT/";
+  fs::remove(out + "communication.json");
+  fs::remove(out + "communication_matrix.json");
+  EXPECT_EQ(read_ascend_text(dir, {}).calls.at(0).group, "");  // optional: groups unknown
+  fs::remove(out + "trace_view.json");
+  EXPECT_EQ(error_of([&] { read_ascend_text(dir, {}); }),
+            out + "trace_view.json: missing; expected torch_npu's text export "
+                  "(export_type text) to have written it");
+  fs::remove(out + "kernel_details.csv");
+  EXPECT_EQ(error_of([&] { read_ascend_text(dir, {}); }),
+            out + "kernel_details.csv: missing; expected torch_npu's text export "
+                  "(export_type text) to have written it");
+}
+
 // --- the CSV reader and the number rules on their own ---
 TEST(AscendCsv, QuotedCellsByHeaderName) {
   CsvTable table = CsvTable::parse(
