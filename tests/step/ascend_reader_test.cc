@@ -382,6 +382,31 @@ TEST(AscendReaders, ParallelGroupInfoGivesGlobalRanksAndWorldSize) {
   EXPECT_EQ(text_trace.calls.at(0).group_ranks, (std::vector<int>{0, 1, 2, 3}));
 }
 
+// Both column sets of msprof-analyze's own test data: the newer one with the quoted, tabbed start
+// time, and the older one whose HCCL ops are rows (skipped: trace_view.json gives the ops).
+TEST(AscendText, KernelDetailsColumnSetsOfOtherVersions) {
+  const std::string dir = copy_of(rank_dir(kText, 0), "ascend-column-sets");
+  const std::string target = dir + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+  auto compute_spans = [&](const char* name) {
+    fs::copy_file(kAscend + "msprof-analyze-resources/" + name, target,
+                  fs::copy_options::overwrite_existing);
+    std::vector<DeviceSpan> spans;
+    for (const DeviceSpan& s : read_ascend_text(dir, {}).spans) {
+      if (s.activity == Activity::kCompute) spans.push_back(s);
+    }
+    return spans;
+  };
+  std::vector<DeviceSpan> newer = compute_spans("kernel_details_newer_cols.csv");
+  ASSERT_EQ(newer.size(), 29u);
+  EXPECT_EQ(newer[0].start_ns, 1736413971558972912);
+  EXPECT_EQ(newer[0].end_ns - newer[0].start_ns, 185504);
+  EXPECT_EQ(newer[0].stream, 2u);
+  std::vector<DeviceSpan> older = compute_spans("kernel_details_with_hccl.csv");
+  ASSERT_EQ(older.size(), 572u);  // 591 rows, 19 of them HCCL ops
+  EXPECT_EQ(older[0].start_ns, 1699529622790614800);
+  EXPECT_EQ(older[0].stream, 16u);
+}
+
 TEST(AscendText, MissingExportFiles) {
   const std::string dir = copy_of(rank_dir(kText, 0), "ascend-missing-files");
   const std::string out = dir + "/ASCEND_PROFILER_OUTPUT/";
