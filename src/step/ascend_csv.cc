@@ -20,50 +20,57 @@ std::string_view trimmed(std::string_view text) {
 }
 
 // Splits RFC 4180 text into records: commas between cells, double quotes around a cell that
-// holds commas, quotes or newlines, "" for a quote inside one. `on_record(line, cells)` gets the
-// line each record starts on; blank lines are skipped.
+// holds commas, quotes or newlines, "" for a quote inside one. Blank lines are skipped.
 class RecordSplitter {
  public:
-  explicit RecordSplitter(std::string_view text) : text_(text) {}
+  RecordSplitter(std::string_view text, size_t pos, int line) : text_(text), pos_(pos), line_(line) {}
 
-  void run(const std::function<void(int, std::vector<std::string>&&)>& on_record) {
-    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark
+  // The next record into `row` (its cells' storage reused); false at the end of the text.
+  bool next(CsvTable::Row& row) {
     while (pos_ < text_.size()) {
-      int line = line_;
-      std::vector<std::string> cells = record();
-      bool blank = cells.size() == 1 && trimmed(cells[0]).empty();
-      if (!blank) on_record(line, std::move(cells));
+      row.line = line_;
+      size_t used = record(row.cells);
+      row.cells.resize(used);
+      if (!(used == 1 && trimmed(row.cells[0]).empty())) return true;
     }
+    return false;
   }
+  size_t pos() const { return pos_; }
+  int line() const { return line_; }
 
  private:
-  std::vector<std::string> record() {
-    std::vector<std::string> cells(1);
+  size_t record(std::vector<std::string>& cells) {
+    size_t used = 0;
+    auto start_cell = [&] {
+      if (used == cells.size()) cells.emplace_back();
+      cells[used++].clear();
+    };
+    start_cell();
     bool quoted = false;
     while (pos_ < text_.size()) {
       char c = text_[pos_++];
       if (quoted) {
         if (c == '"' && pos_ < text_.size() && text_[pos_] == '"') {
-          cells.back().push_back('"');
+          cells[used - 1].push_back('"');
           ++pos_;
         } else if (c == '"') {
           quoted = false;
         } else {
           if (c == '\n') ++line_;
-          cells.back().push_back(c);
+          cells[used - 1].push_back(c);
         }
       } else if (c == '"') {
         quoted = true;
       } else if (c == ',') {
-        cells.emplace_back();
+        start_cell();
       } else if (c == '\n') {
         ++line_;
         break;
       } else if (c != '\r') {
-        cells.back().push_back(c);
+        cells[used - 1].push_back(c);
       }
     }
-    return cells;
+    return used;
   }
 
   std::string_view text_;
@@ -74,24 +81,35 @@ class RecordSplitter {
 }  // namespace
 
 CsvTable CsvTable::read(const std::filesystem::path& path) {
-  std::string text = read_whole_file(path.string(), "a CSV file");
-  return parse(text, path.string());
+  return parse(read_whole_file(path.string(), "a CSV file"), path.string());
 }
 
-CsvTable CsvTable::parse(std::string_view text, std::string source) {
+CsvTable CsvTable::parse(std::string text, std::string source) {
   CsvTable table;
   table.source_ = std::move(source);
-  bool header = true;
-  RecordSplitter(text).run([&](int line, std::vector<std::string>&& cells) {
-    if (header) {
-      for (std::string& name : cells) table.header_.emplace_back(trimmed(name));
-      header = false;
-    } else {
-      table.rows_.push_back(Row{line, std::move(cells)});
-    }
-  });
-  if (header) throw Error(fmt::format("{}: empty; expected a CSV header line", table.source_));
+  table.text_ = std::move(text);
+  size_t start = std::string_view(table.text_).starts_with("\xEF\xBB\xBF") ? 3 : 0;  // BOM
+  RecordSplitter splitter(table.text_, start, 1);
+  Row header;
+  if (!splitter.next(header)) {
+    throw Error(fmt::format("{}: empty; expected a CSV header line", table.source_));
+  }
+  for (const std::string& name : header.cells) table.header_.emplace_back(trimmed(name));
+  table.body_ = splitter.pos();
+  table.body_line_ = splitter.line();
   return table;
+}
+
+void CsvTable::for_each_row(const std::function<void(const Row&)>& fn) const {
+  RecordSplitter splitter(text_, body_, body_line_);
+  Row row;
+  while (splitter.next(row)) fn(row);
+}
+
+std::vector<CsvTable::Row> CsvTable::rows() const {
+  std::vector<Row> all;
+  for_each_row([&](const Row& row) { all.push_back(row); });
+  return all;
 }
 
 std::optional<size_t> CsvTable::find_column(std::string_view name) const {

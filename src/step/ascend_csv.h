@@ -21,19 +21,25 @@ class CsvTable {
     std::vector<std::string> cells;
   };
 
-  // Reads `path` whole. A missing or unreadable file, or one without a header line, throws
-  // plumb::Error naming it.
+  // Reads `path` whole and its header line. A missing or unreadable file, or one without a
+  // header line, throws plumb::Error naming it.
   static CsvTable read(const std::filesystem::path& path);
   // The same for text in memory; `source` names it in messages.
-  static CsvTable parse(std::string_view text, std::string source);
+  static CsvTable parse(std::string text, std::string source);
 
   // The index of the column named `name` (exact, after trimming spaces), or an Error
   // "<file>:1: no column 'Duration(us)' in the header; expected it beside 'Step Id', ...".
   size_t column(std::string_view name) const;
   std::optional<size_t> find_column(std::string_view name) const;
 
-  const std::vector<Row>& rows() const { return rows_; }
+  // Calls fn for each data row in order, splitting as it goes: one row's cells at a time beside
+  // the text (kernel_details.csv runs to hundreds of MB). The Row is reused between calls.
+  void for_each_row(const std::function<void(const Row&)>& fn) const;
+  // Every data row at once, for small files.
+  std::vector<Row> rows() const;
+
   const std::string& source() const { return source_; }
+  size_t size() const { return text_.size(); }
 
   // The cell of `row` in column `index`, or an Error "<file>:<line>: expected N cells, got M"
   // when the row is short.
@@ -41,8 +47,10 @@ class CsvTable {
 
  private:
   std::string source_;
+  std::string text_;
+  size_t body_ = 0;  // where the first data row starts
+  int body_line_ = 1;
   std::vector<std::string> header_;
-  std::vector<Row> rows_;
 };
 
 // A cell of microseconds as the Ascend tools write them ("1736408883704643.212\t", "53.741",

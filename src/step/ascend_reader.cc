@@ -255,8 +255,8 @@ void add_kernel_details(RankTrace& trace, const fs::path& out) {
   const size_t duration = table.column("Duration(us)");
   const size_t core = table.column("Accelerator Core");
   const std::optional<size_t> stream = table.find_column("Stream ID");
-  for (const CsvTable::Row& row : table.rows()) {
-    if (table.cell(row, core) == "HCCL") continue;
+  table.for_each_row([&](const CsvTable::Row& row) {
+    if (table.cell(row, core) == "HCCL") return;
     int64_t begin = cell_us_to_ns(table, row, start, "Start Time(us)");
     int64_t length = cell_us_to_ns(table, row, duration, "Duration(us)");
     uint32_t stream_id = 0;
@@ -265,8 +265,8 @@ void add_kernel_details(RankTrace& trace, const fs::path& out) {
       std::from_chars(cell.data(), cell.data() + cell.size(), stream_id);
     }
     ascend::add_span(trace, begin, begin + length, stream_id, Activity::kCompute);
-  }
-  trace.bytes_read += fs::file_size(out / "kernel_details.csv");
+  });
+  trace.bytes_read += table.size();
 }
 
 // What trace_view.json's events say, gathered in one pass; which process and thread an event is

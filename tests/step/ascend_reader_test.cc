@@ -115,7 +115,7 @@ Msprof plumb_figures(const RankTrace& trace, const StepSpan& step, double prepar
 
 Msprof msprof_csv(const std::string& dir) {
   CsvTable table = CsvTable::read(dir + "/ASCEND_PROFILER_OUTPUT/step_trace_time.csv");
-  const CsvTable::Row& row = table.rows().at(0);
+  const CsvTable::Row row = table.rows().at(0);
   auto number = [&](const char* column) {
     return std::stod(std::string(table.cell(row, table.column(column))));
   };
@@ -427,13 +427,14 @@ TEST(AscendText, MissingExportFiles) {
 TEST(AscendCsv, QuotedCellsByHeaderName) {
   CsvTable table = CsvTable::parse(
       "\xEF\xBB\xBF" "A, B ,C\r\n1,\"\"\"32,3\"\"\",\"x\ny\"\r\n\r\n2,b,c\n", "t.csv");
-  ASSERT_EQ(table.rows().size(), 2u);
+  const std::vector<CsvTable::Row> rows = table.rows();
+  ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(table.column("B"), 1u);
-  EXPECT_EQ(table.cell(table.rows()[0], 1), "\"32,3\"");
-  EXPECT_EQ(table.cell(table.rows()[0], 2), "x\ny");
-  EXPECT_EQ(table.rows()[1].line, 5);
+  EXPECT_EQ(table.cell(rows[0], 1), "\"32,3\"");
+  EXPECT_EQ(table.cell(rows[0], 2), "x\ny");
+  EXPECT_EQ(rows[1].line, 5);
   CsvTable short_row = CsvTable::parse("A,B,C\n1,2\n", "t.csv");
-  EXPECT_EQ(error_of([&] { short_row.cell(short_row.rows()[0], 2); }),
+  EXPECT_EQ(error_of([&] { short_row.cell(short_row.rows().at(0), 2); }),
             "t.csv:2: expected 3 cells as in the header, got 2");
   EXPECT_EQ(error_of([] { CsvTable::parse("", "e.csv"); }),
             "e.csv: empty; expected a CSV header line");
