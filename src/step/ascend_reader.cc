@@ -308,10 +308,13 @@ void on_trace_event(const ChromeEvent& event, TraceViewScan& scan, ascend::StepM
     }
     return;
   }
+  // Kept: memory tasks (device streams), HCCL ops (they carry a count) and HCCL tasks (a
+  // "stream id" but no "Task Type"); computing tasks come from kernel_details.csv.
   const ChromeArgs& args = event.args;
-  if (args.task_type.empty() && args.stream < 0 && args.count < 0) return;
-  TraceViewScan::Task task{event.pid, event.tid, event.ts_ns, end, args.stream,
-                           ascend::is_memory_task(args.task_type, event.name), -1};
+  const bool memory = ascend::is_memory_task(args.task_type, event.name);
+  const bool hccl_task = args.task_type.empty() && args.stream >= 0;
+  if (!memory && !hccl_task && args.count < 0) return;
+  TraceViewScan::Task task{event.pid, event.tid, event.ts_ns, end, args.stream, memory, -1};
   if (args.count >= 0) {
     task.op = static_cast<int32_t>(scan.ops.size());
     scan.ops.push_back(HcclOp{std::string(event.name), "", event.ts_ns, end, args.count,
