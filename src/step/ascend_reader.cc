@@ -14,7 +14,6 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 

@@ -273,6 +273,15 @@ TEST(AscendReaders, RankFromDirectoryNameWithoutProfilerInfo) {
                                  "directory name says none (expected e.g. rank3_ascend_pt)");
 }
 
+TEST(AscendReaders, ProfilerInfoNotJson) {
+  const std::string dir = copy_of(rank_dir(kDb, 1), "ascend-bad-info");
+  test::write_file(dir + "/profiler_info_1.json", "{\"rank_id\": ");
+  EXPECT_EQ(error_of([&] { read_ascend_db(dir, {}); }),
+            dir + "/profiler_info_1.json: not valid JSON; expected torch_npu's profiler_info JSON");
+  test::write_file(dir + "/profiler_info_1.json", "{}");  // no rank_id: the N of its name
+  EXPECT_EQ(read_ascend_db(dir, {}).rank, 1);
+}
+
 TEST(AscendReaders, MissingProfilerOutput) {
   const std::string dir = test::temp_dir("ascend-empty") + "/rank0_ascend_pt";
   fs::create_directories(dir);
