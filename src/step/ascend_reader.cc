@@ -103,7 +103,30 @@ int rank_of(const fs::path& dir) {
                           dir.string()));
 }
 
-StepMatcher::StepMatcher(const ReadOptions& options) : regex_(options.step_regex) {}
+namespace {
+
+// options.step_regex compiled, or an Error naming it: a bad pattern, or one without the group
+// that holds the step number.
+std::regex compiled_step_regex(const std::string& pattern) {
+  std::regex regex;
+  try {
+    regex = std::regex(pattern);
+  } catch (const std::regex_error&) {
+    throw Error(fmt::format("--step-regex '{}': not a valid regular expression (ECMAScript)",
+                            pattern));
+  }
+  if (regex.mark_count() < 1) {
+    throw Error(fmt::format("--step-regex '{}': expected a group holding the step number, as in "
+                            "'ProfilerStep#(\\d+)'",
+                            pattern));
+  }
+  return regex;
+}
+
+}  // namespace
+
+StepMatcher::StepMatcher(const ReadOptions& options)
+    : regex_(compiled_step_regex(options.step_regex)) {}
 
 std::optional<int64_t> StepMatcher::step_of(std::string_view name) {
   std::string key(name);

@@ -287,6 +287,13 @@ TEST(AscendReaders, StepRegexWholeNameFirstGroup) {
   EXPECT_EQ(read_ascend_db(rank_dir(kDb, 0), options).steps.at(0).step, 5);
   options.step_regex = "ProfilerStep#(5)";  // not the whole name
   EXPECT_TRUE(read_ascend_text(rank_dir(kText, 0), options).steps.empty());
+  options.step_regex = "ProfilerStep#(\\d+";
+  EXPECT_EQ(error_of([&] { read_ascend_db(rank_dir(kDb, 0), options); }),
+            "--step-regex 'ProfilerStep#(\\d+': not a valid regular expression (ECMAScript)");
+  options.step_regex = "ProfilerStep#\\d+";
+  EXPECT_EQ(error_of([&] { read_ascend_text(rank_dir(kText, 0), options); }),
+            "--step-regex 'ProfilerStep#\\d+': expected a group holding the step number, as in "
+            "'ProfilerStep#(\\d+)'");
 }
 
 TEST(AscendReaders, RankFromDirectoryNameWithoutProfilerInfo) {
