@@ -280,6 +280,12 @@ TEST(DiffCli, TwoExportedStepRecords) {
   }
   const test::Run r = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/2.json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  nlohmann::json bad = nlohmann::json::parse(read_file(dir + "/2.json"));
+  bad["step"] = 5;
+  write_file(dir + "/bad.json", bad.dump());
+  const test::Run wrong = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/bad.json");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.err, "plumb: error: " + dir + "/bad.json: step: expected an object, got 5\n");
   EXPECT_NE(r.out.find("step time                  100000.0     120000.0    +20.0%     5%  "
                        "regression\n"), std::string::npos) << r.out;
 }
