@@ -432,3 +432,24 @@ nlohmann::json diff_json(const Diff& d) {
 }
 
 }  // namespace plumb::baseline
+
+namespace plumb::baseline {
+
+Verdict judge_change(double change, double noise, double threshold) {
+  return judge(change, noise, threshold);
+}
+
+// A time's change judged on the time, but the 2× bound on the rate it is (B/A of time ≥ 2 is a
+// rate halved).
+Verdict judge_time_change(double change, double noise, double threshold) {
+  const double magnitude = std::abs(change);
+  if (std::isnan(change) || !(1 + change > 0) || magnitude < threshold || magnitude == 0) {
+    return Verdict::kSame;
+  }
+  if (magnitude <= noise && !gross(1 / (1 + change) - 1)) return Verdict::kTooNoisy;
+  return change > 0 ? Verdict::kRegression : Verdict::kImprovement;
+}
+
+double median_sigma_per_mad_of(int samples) { return median_sigma_per_mad(samples); }
+
+}  // namespace plumb::baseline

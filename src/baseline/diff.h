@@ -142,4 +142,16 @@ Diff diff(const Record& a, const Record& b, const DiffOptions& options = {});
 // plumb.diff/1
 nlohmann::json diff_json(const Diff& diff);
 
+// The rules above, for other comparisons (the step records' diff, step_diff.h) to judge by the
+// same verdicts rather than copies of them. `change` is (B − A) / A:
+// of a figure where more is better (busbw): a fall beyond the threshold and the noise, or to half
+// or less, is a regression;
+Verdict judge_change(double change, double noise, double threshold);
+// of a time, where more is worse: a rise beyond the threshold and the noise, or to twice or more
+// (the ÷2 of the rate it is), is a regression.
+Verdict judge_time_change(double change, double noise, double threshold);
+// The standard deviation of the median of `samples` values per unit of their median absolute
+// deviation (docs/diff.md, "The noise model"): 1 up to 3 samples, ≈ 1.858 / √samples beyond.
+double median_sigma_per_mad_of(int samples);
+
 }  // namespace plumb::baseline

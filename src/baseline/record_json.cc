@@ -146,6 +146,8 @@ Record RecordReader::from_baseline(const json& doc) const {
   r.rows = rows(comm, "comm");
   r.comm = comm;
   r.comm.erase("results");
+  // A step record (plumb step --save), checked field by field when plumb diff reads it.
+  if (doc.contains("step") && !doc["step"].is_null()) r.step = object(doc, "", "step");
   return r;
 }
 

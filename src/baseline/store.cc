@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <set>
+#include <utility>
 
 #include <pwd.h>
 #include <unistd.h>
@@ -57,6 +59,13 @@ const std::vector<std::string_view> kMigrations = {
        ) WITHOUT ROWID;)",
     // 2: the spread of busbw over the rounds of a run (plumb comm --rounds, plumb baseline)
     R"(ALTER TABLE comm_results ADD COLUMN busbw_spread REAL;)",
+    // 3: a plumb step record (plumb.step/1), with what it holds counted for plumb list
+    R"(CREATE TABLE step_records (
+         baseline_id INTEGER PRIMARY KEY REFERENCES baselines(id) ON DELETE CASCADE,
+         ranks       INTEGER NOT NULL,  -- ranks[]
+         steps       INTEGER NOT NULL,  -- distinct steps over the ranks
+         record      TEXT NOT NULL      -- plumb.step/1
+       );)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -98,6 +107,40 @@ void insert_rows(Statement& insert, int64_t id, const std::vector<comm::Row>& ro
     insert.step();
     insert.reset();
   }
+}
+
+// What a step record holds, for plumb list: its ranks and the distinct steps over them. A record
+// of another shape counts what it has (the store keeps what it is given; plumb diff checks it).
+std::pair<int64_t, int64_t> step_counts(const nlohmann::json& step) {
+  const auto ranks = step.find("ranks");
+  if (ranks == step.end() || !ranks->is_array()) return {0, 0};
+  std::set<int64_t> steps;
+  for (const auto& rank : *ranks) {
+    const auto list = rank.is_object() ? rank.find("steps") : rank.end();
+    if (!rank.is_object() || list == rank.end() || !list->is_array()) continue;
+    for (const auto& s : *list) {
+      if (s.is_object() && s.contains("step") && s["step"].is_number_integer()) {
+        steps.insert(s["step"].get<int64_t>());
+      }
+    }
+  }
+  return {static_cast<int64_t>(ranks->size()), static_cast<int64_t>(steps.size())};
+}
+
+void insert_step(Statement& insert, int64_t id, const nlohmann::json& step) {
+  if (step.is_null()) return;
+  const auto [ranks, steps] = step.is_object() ? step_counts(step) : std::pair<int64_t, int64_t>{};
+  const std::string text = json_text(step);
+  insert.bind(1, id).bind(2, ranks).bind(3, steps).bind(4, text);
+  insert.step();
+  insert.reset();
+}
+
+nlohmann::json load_step(Database& db, int64_t id, int version) {
+  if (version < 3) return nullptr;
+  Statement q = db.prepare("SELECT record FROM step_records WHERE baseline_id = ?");
+  q.bind(1, id);
+  return q.step() ? json_or_null(q, 0) : nlohmann::json(nullptr);
 }
 
 // SQLite stores NaN as NULL: unknown values come back as NaN.
@@ -275,7 +318,9 @@ Store::Batch::Batch(Store& store)
           "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
           "VALUES (?,?,?,?,?,?,?)"))),
       insert_row_(std::make_unique<Statement>(db_.prepare(
-          "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))) {}
+          "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
+      insert_step_(std::make_unique<Statement>(db_.prepare(
+          "INSERT INTO step_records (baseline_id, ranks, steps, record) VALUES (?,?,?,?)"))) {}
 
 Store::Batch::~Batch() = default;
 
@@ -299,26 +344,32 @@ int64_t Store::Batch::add(const Record& record) {
   insert.reset();
   const int64_t id = db_.last_insert_id();
   insert_rows(*insert_row_, id, record.rows);
+  insert_step(*insert_step_, id, record.step);
   return id;
 }
 
 void Store::Batch::commit() {
   insert_.reset();
   insert_row_.reset();
+  insert_step_.reset();
   transaction_->commit();
 }
 
 std::vector<Entry> Store::list(int limit) {
   if (version_ == 0) return {};  // an empty file opened read-only: no tables yet
-  Statement q = db_->prepare(
+  // A store older than version 3 (read without migrating) has no step records.
+  Statement q = db_->prepare(fmt::format(
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
-      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id)"
-      " FROM baselines b ORDER BY b.id DESC LIMIT ?");
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}"
+      " FROM baselines b {} ORDER BY b.id DESC LIMIT ?",
+      version_ >= 3 ? "s.ranks, s.steps" : "NULL, NULL",
+      version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : ""));
   q.bind(1, static_cast<int64_t>(limit));
   std::vector<Entry> entries;
   while (q.step()) {
     entries.push_back({q.column_int(0), q.column_text(1), q.column_text(2),
-                       hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5)});
+                       hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5),
+                       !q.column_is_null(6), q.column_int(6), q.column_int(7)});
   }
   return entries;
 }
@@ -339,6 +390,7 @@ Record Store::load(int64_t id) {
   r.env = json_or_null(q, 6);
   r.comm = json_or_null(q, 7);
   r.rows = load_rows(*db_, id, version_);
+  r.step = load_step(*db_, id, version_);
   return r;
 }
 

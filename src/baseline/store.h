@@ -30,6 +30,7 @@ struct Record {
   nlohmann::json env;                  // plumb.env/1, or null
   nlohmann::json comm;                 // plumb.comm/1 without results[], or null
   std::vector<comm::Row> rows;         // the comm results
+  nlohmann::json step;                 // plumb.step/1 (plumb step --save), or null
 };
 
 // A line of `plumb list`.
@@ -40,10 +41,13 @@ struct Entry {
   std::vector<std::string> hosts;
   std::string source;
   int64_t rows = 0;
+  bool step = false;                   // holds a plumb.step/1 record
+  int64_t step_ranks = 0;              // its ranks[]
+  int64_t step_steps = 0;              // the distinct steps over its ranks
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).
@@ -84,6 +88,7 @@ class Store {
     std::unique_ptr<Transaction> transaction_;
     std::unique_ptr<Statement> insert_;
     std::unique_ptr<Statement> insert_row_;
+    std::unique_ptr<Statement> insert_step_;
   };
 
   // Newest first.

@@ -8,18 +8,18 @@
 #include <vector>
 
 #include "baseline/diff.h"
+#include "baseline/step_diff.h"
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/diff_reporter.h"
+#include "report/step_diff_reporter.h"
 
 namespace plumb::cli {
 namespace {
 
-void write_json(const baseline::Diff& d, OutputFile& file) {
-  file.stream() << baseline::diff_json(d).dump(2, ' ', false,
-                                               nlohmann::json::error_handler_t::replace)
-                << "\n";
+void write_json(const nlohmann::json& doc, OutputFile& file) {
+  file.stream() << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   file.commit();
 }
 
@@ -30,6 +30,16 @@ std::string record_name(const std::string& what, const baseline::Record& record)
   return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
 }
 
+// Two step records (plumb step --save): step time, exposed communication, straggler.
+int run_step_diff(const baseline::Record& a, const baseline::Record& b,
+                  const baseline::DiffOptions& options, const DiffOptions& o,
+                  std::optional<OutputFile>& json) {
+  const baseline::StepDiff d = baseline::step_diff(a, b, options);
+  if (json) write_json(baseline::step_diff_json(d), *json);
+  if (o.json != "-") report::print_step_diff(d, std::cout);
+  return d.exit_code();
+}
+
 }  // namespace
 
 void setup_diff(CLI::App& app, DiffOptions& o) {
@@ -37,18 +47,23 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("-t,--threshold", o.threshold_percent,
-                 "Percent: a smaller busbw change is never a regression")
+                 "Percent: a smaller busbw (step time, exposed communication) change is never a "
+                 "regression")
       ->capture_default_str()->check(CLI::Range(0.0, 100.0));
   app.add_flag("--all", o.all, "List the rows within the threshold too");
   app.add_flag("--strict", o.strict,
                "Fail on a single size's regression too, not only on a collective's over the "
                "sizes ≥ 1 MiB (for quiet clusters)");
-  app.add_option("--json", o.json, "Write plumb.diff/1 here (- for standard output)");
+  app.add_option("--json", o.json,
+                 "Write plumb.diff/1 (plumb.step-diff/1 for step records) here (- for standard "
+                 "output)");
   app.footer(fmt::format(
       "Exit status: 0 no regression; 1 a regression (busbw lower beyond the threshold and the "
       "noise, or by 2x or more whatever the noise); 2 bad input (including a run that measured "
       "nothing, or two that share no measurement); {} too noisy to judge: a change beyond the "
-      "threshold but within the runs' noise, and no regression (rerun with more --rounds).",
+      "threshold but within the runs' noise, and no regression (rerun with more --rounds). Two "
+      "step records (plumb step --save) are compared by step time and exposed communication, "
+      "with the steps' spread as the noise.",
       baseline::kTooNoisyExitCode));
 }
 
@@ -59,9 +74,12 @@ int run_diff(const DiffOptions& o) {
   if (!o.json.empty()) json.emplace("--json", o.json);
   const baseline::Record a = load_record(o.a, o.db);
   const baseline::Record b = load_record(o.b, o.db);
-  const baseline::Diff d = baseline::diff(
-      a, b, {o.threshold_percent / 100.0, o.strict, record_name(o.a, a), record_name(o.b, b)});
-  if (json) write_json(d, *json);
+  const baseline::DiffOptions options{o.threshold_percent / 100.0, o.strict, record_name(o.a, a),
+                                      record_name(o.b, b)};
+  baseline::check_same_kind(a, b, options);
+  if (baseline::holds_step(a)) return run_step_diff(a, b, options, o, json);
+  const baseline::Diff d = baseline::diff(a, b, options);
+  if (json) write_json(baseline::diff_json(d), *json);
   if (o.json != "-") report::print_diff(d, o.all, std::cout);
   return d.exit_code();
 }

@@ -6,10 +6,12 @@
 #include <iostream>
 #include <vector>
 
+#include "baseline/step_diff.h"
 #include "baseline/store.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/baseline_reporter.h"
+#include "report/step_diff_reporter.h"
 
 namespace plumb::cli {
 namespace {
@@ -29,6 +31,16 @@ std::string store_path(const StoreOptions& o) {
 // list, show and export only read: nothing is created or changed, not even on a mistyped path.
 baseline::Store open_store(const StoreOptions& o) {
   return baseline::Store(store_path(o), baseline::StoreMode::kReadOnly);
+}
+
+// A step record has no result rows: its source says what it holds instead.
+std::vector<baseline::Entry> with_step_holdings(std::vector<baseline::Entry> entries) {
+  for (baseline::Entry& e : entries) {
+    if (e.step) {
+      e.source += fmt::format(" · step: {} rank(s) × {} step(s)", e.step_ranks, e.step_steps);
+    }
+  }
+  return entries;
 }
 
 }  // namespace
@@ -57,13 +69,19 @@ int run_list(const StoreOptions& o) {
     fmt::print(std::cerr, "plumb: {} holds no baseline yet\n", store.path());
     return 0;
   }
-  report::print_baseline_list(entries, std::cout);
+  report::print_baseline_list(with_step_holdings(entries), std::cout);
   return 0;
 }
 
 int run_show(const StoreOptions& o) {
   baseline::Store store = open_store(o);
-  report::print_baseline_summary(store.load(store.resolve(o.id)), std::cout);
+  const baseline::Record r = store.load(store.resolve(o.id));
+  if (baseline::holds_step(r)) {
+    report::print_step_record(r, baseline::summarize_step(r.step, fmt::format("baseline {}", r.id)),
+                              std::cout);
+  } else {
+    report::print_baseline_summary(r, std::cout);
+  }
   return 0;
 }
 
@@ -74,9 +92,10 @@ int run_export(const StoreOptions& o) {
   refuse_overlapping_paths(outputs, inputs);
   baseline::Store store = open_store(o);
   OutputFile file("--output", output);
-  file.stream() << report::baseline_json(store.load(store.resolve(o.id)))
-                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                << "\n";
+  const baseline::Record r = store.load(store.resolve(o.id));
+  nlohmann::json doc = report::baseline_json(r);
+  if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
+  file.stream() << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   file.commit();
   return 0;
 }

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "common/error.h"
 #include "support/subprocess.h"
 
@@ -105,7 +107,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 2; use a newer plumb");
+                                            "plumb's 3; use a newer plumb");
   }
 }
 
@@ -130,7 +132,8 @@ TEST(Store, MigratesAVersionOneStore) {
   }
   {
     Database db(path);
-    db.exec("ALTER TABLE comm_results DROP COLUMN busbw_spread; PRAGMA user_version = 1;");
+    db.exec("DROP TABLE step_records; ALTER TABLE comm_results DROP COLUMN busbw_spread; "
+            "PRAGMA user_version = 1;");
   }
   Store store(path);
   const Record back = store.load(id);
@@ -141,6 +144,95 @@ TEST(Store, MigratesAVersionOneStore) {
   Statement v = db.prepare("PRAGMA user_version");
   v.step();
   EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
+}
+
+// A plumb.step/1 record of `ranks` ranks × `steps` steps (only the fields the store counts).
+nlohmann::json step_record(int ranks, int steps) {
+  nlohmann::json list = nlohmann::json::array();
+  for (int r = 0; r < ranks; ++r) {
+    nlohmann::json s = nlohmann::json::array();
+    for (int i = 0; i < steps; ++i) s.push_back({{"step", 10 + i}, {"step_time_us", 1000.5 + r}});
+    list.push_back({{"rank", r}, {"steps", s}});
+  }
+  return {{"schema", "plumb.step/1"}, {"world_size", ranks}, {"ranks", list},
+          {"collectives", nlohmann::json::array()}, {"stragglers", nlohmann::json::array()}};
+}
+
+Record step_only(int ranks, int steps) {
+  Record r;
+  r.created = "2026-12-03T10:00:00Z";
+  r.label = "step";
+  r.hosts = {"node0"};
+  r.source = "plumb step traces/";
+  r.step = step_record(ranks, steps);
+  return r;
+}
+
+// What plumb step --save stores: a record with only a step record (no topo, env, comm, rows).
+TEST(Store, AStepRecordSavesLoadsAndLists) {
+  Store store(test::temp_dir("store-step") + "/plumb.db");
+  const int64_t comm = store.save(sample("comm", 2));
+  const int64_t step = store.save(step_only(4, 3));
+  const Record back = store.load(step);
+  EXPECT_EQ(back.step, step_record(4, 3));
+  EXPECT_EQ(back.source, "plumb step traces/");
+  EXPECT_EQ(back.label, "step");
+  EXPECT_EQ(back.hosts, std::vector<std::string>{"node0"});
+  EXPECT_TRUE(back.rows.empty());
+  EXPECT_TRUE(back.comm.is_null());
+  EXPECT_TRUE(back.env.is_null());
+  EXPECT_TRUE(store.load(comm).step.is_null());
+  const auto entries = store.list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].id, step);
+  EXPECT_TRUE(entries[0].step);
+  EXPECT_EQ(entries[0].step_ranks, 4);
+  EXPECT_EQ(entries[0].step_steps, 3);
+  EXPECT_EQ(entries[0].rows, 0);
+  EXPECT_FALSE(entries[1].step);
+  EXPECT_EQ(entries[1].rows, 2);
+}
+
+// A store of schema 2 (before step records) opens read-only as it is, and migrates on a write
+// open keeping its records; then it takes step records.
+TEST(Store, MigratesAVersionTwoStore) {
+  const std::string path = test::temp_dir("store-v2") + "/plumb.db";
+  int64_t id = 0;
+  {
+    Store store(path);
+    id = store.save(sample("old", 3));
+  }
+  {
+    Database db(path);
+    db.exec("DROP TABLE step_records; PRAGMA user_version = 2;");
+  }
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    const Record old = reader.load(id);
+    EXPECT_EQ(old.rows.size(), 3u);
+    EXPECT_TRUE(old.step.is_null());
+    ASSERT_EQ(reader.list().size(), 1u);
+    EXPECT_FALSE(reader.list()[0].step);
+  }
+  {
+    Database db(path);
+    Statement v = db.prepare("PRAGMA user_version");
+    v.step();
+    EXPECT_EQ(v.column_int(0), 2);  // reading changed nothing
+  }
+  Store store(path);
+  const Record back = store.load(id);
+  EXPECT_EQ(back.label, "old");
+  ASSERT_EQ(back.rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.rows[2].time_us, 31.5);
+  EXPECT_TRUE(back.step.is_null());
+  const int64_t step = store.save(step_only(2, 5));
+  EXPECT_EQ(store.load(step).step, step_record(2, 5));
+  EXPECT_EQ(store.list()[0].step_steps, 5);
+  Database db(path);
+  Statement v = db.prepare("PRAGMA user_version");
+  v.step();
+  EXPECT_EQ(v.column_int(0), 3);
 }
 
 // plumb import stores each test as it is parsed; a bad line later in the file undoes them all.

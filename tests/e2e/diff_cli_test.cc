@@ -6,7 +6,10 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "baseline/record_json.h"
+#include "baseline/store.h"
 #include "comm/result.h"
 #include "support/subprocess.h"
 
@@ -131,6 +134,177 @@ TEST(DiffCli, RunsThatShareNothingAreBadInput) {
                    "allreduce@world float32 1 KiB..16 MiB; B has allgather@world float16 "
                    "1 KiB..16 MiB, allreduce@world float16 1 KiB..16 MiB; expected the same "
                    "(layer, collective, dtype, size) in both\n");
+}
+
+// A plumb.step/1 record of 2 ranks × 5 steps: rank 1 the slowest, its step times `t` (µs), its
+// exposed communication 5 ms, compute 80 ms; allreduce instances at `busbw`; the whole-trace
+// straggler `straggler`. What plumb step --save stores (the command is not needed to test diff).
+nlohmann::json step_doc(const std::vector<double>& t, const std::vector<double>& busbw,
+                        int straggler) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int rank = 0; rank < 2; ++rank) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t i = 0; i < t.size(); ++i) {
+      const double time = rank == 1 ? t[i] : t[i] - 1000;
+      steps.push_back({{"step", i + 1}, {"step_time_us", time}, {"compute_us", 80000.0},
+                       {"communication_us", 9000.0}, {"exposed_communication_us", 5000.0},
+                       {"overlapped_us", 4000.0}, {"memory_us", 0.0},
+                       {"idle_us", time - 85000.0}});
+    }
+    ranks.push_back({{"rank", rank}, {"steps", steps}});
+  }
+  nlohmann::json collectives = nlohmann::json::array();
+  for (double bw : busbw) {
+    collectives.push_back({{"step", 1}, {"kind", "allreduce"}, {"group", "0"},
+                           {"group_ranks", {0, 1}}, {"bytes", 1 << 26}, {"last_rank", straggler},
+                           {"start_skew_us", 10.0}, {"duration_us", 500.0}, {"busbw_gbps", bw},
+                           {"baseline_busbw_gbps", nullptr}});
+  }
+  return {{"schema", "plumb.step/1"}, {"world_size", 2}, {"ranks", ranks},
+          {"collectives", collectives},
+          {"stragglers", {{{"step", -1}, {"rank", straggler}, {"waited_on_us", 250.0}}}}};
+}
+
+baseline::Record step_record(const std::string& label, nlohmann::json doc) {
+  baseline::Record r;
+  r.created = "2026-12-03T10:00:00Z";
+  r.label = label;
+  r.hosts = {"gpu-001"};
+  r.source = "plumb step traces/";
+  r.step = std::move(doc);
+  return r;
+}
+
+// A store with step records 1 (before) and 2 (after: every step 20% longer, allreduce 25% slower,
+// the straggler moved from rank 1 to rank 0), 3 (as 1) and a comm record 4.
+std::string step_store(const std::string& dir) {
+  const std::string db = dir + "/plumb.db";
+  baseline::Store store(db);
+  const std::vector<double> t = {100000, 102000, 98000, 101000, 99000};
+  std::vector<double> slower;
+  for (double x : t) slower.push_back(x * 1.2);
+  store.save(step_record("before", step_doc(t, {80, 82, 78}, 1)));
+  store.save(step_record("after", step_doc(slower, {60, 62, 58}, 0)));
+  store.save(step_record("again", step_doc(t, {80, 82, 78}, 1)));
+  store.save(baseline::record_from_json(comm_doc(1, 1.1, nullptr), "comm.json"));
+  return db;
+}
+
+// Worked numbers (tests/baseline/step_diff_test.cc has the rules): the median step of the slowest
+// rank 100 → 120 ms (MAD 1 and 1.2 ms), noise 3.5 × (1.8581 / √5) × √(1%² + 1.2%²) = 4.5%: a
+// regression, exit 1.
+TEST(DiffCli, TwoStepRecordsStepTimeRegression) {
+  const std::string dir = temp_dir("diff-step");
+  const std::string db = step_store(dir);
+  const test::Run r = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "# A: baseline 1 · before · 2026-12-03T10:00:00Z\n"
+            "# B: baseline 2 · after · 2026-12-03T10:00:00Z\n"
+            "# step records: A 2 rank(s) × 5 step(s), B 2 rank(s) × 5 step(s); each figure is the "
+            "median over the steps of the slowest rank's value\n"
+            "# regression: step time or exposed communication longer by more than 10% and by more "
+            "than the noise (3.5 standard deviations of the change, from the steps' own spread), or "
+            "by 2× or more whatever the noise\n"
+            "figure                         A us         B us    change  noise  verdict\n"
+            "step time                  100000.0     120000.0    +20.0%     5%  regression\n"
+            "exposed communication        5000.0       5000.0     +0.0%     0%  same\n"
+            "compute                     80000.0      80000.0     +0.0%     0%  same (shown, not "
+            "judged)\n"
+            "# busbw per collective kind, median over its instances (shown, not judged)\n"
+            "kind                n A    n B   busbw A   busbw B   change  noise  verdict\n"
+            "allreduce             3      3     80.00     60.00   -25.0%    12%  regression\n"
+            "# straggler over the trace: A rank 1 (the others waited 250.0 us on it); B rank 0 (the "
+            "others waited 250.0 us on it); it moved from rank 1 to rank 0 (reported, not judged)\n"
+            "# context: topology, versions and settings are the same\n"
+            "REGRESSION: 1 regression(s) of B against A beyond the threshold and the noise: step "
+            "time\n");
+  const test::Run same = run_command(kPlumb + " diff 1 3 --db " + db);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("\nno regression beyond the threshold and the noise\n"),
+            std::string::npos) << same.out;
+  // A 25% threshold lets the +20% pass.
+  EXPECT_EQ(run_command(kPlumb + " diff 1 2 -t 25 --db " + db).exit_code, 0);
+}
+
+TEST(DiffCli, TwoStepRecordsAsJson) {
+  const std::string dir = temp_dir("diff-step-json");
+  const std::string db = step_store(dir);
+  const test::Run r = run_command(kPlumb + " diff 1 2 --json - --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "plumb.step-diff/1");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["regressions"], 1);
+  EXPECT_EQ(j["a"]["id"], 1);
+  EXPECT_EQ(j["figures"][0]["field"], "step_time_us");
+  EXPECT_EQ(j["figures"][0]["a_us"], 100000.0);
+  EXPECT_EQ(j["figures"][0]["b_us"], 120000.0);
+  EXPECT_EQ(j["figures"][0]["verdict"], "regression");
+  EXPECT_EQ(j["figures"][1]["verdict"], "same");
+  EXPECT_EQ(j["collectives"][0]["busbw_change"], -0.25);
+  EXPECT_EQ(j["straggler"]["moved"], true);
+  EXPECT_EQ(j["straggler"]["a"]["rank"], 1);
+  EXPECT_EQ(j["steps"]["a"], 5);
+}
+
+// Steps that scatter (MAD 15% of the median): +15% is too noisy to judge, exit 3, with the steps
+// that would judge it.
+TEST(DiffCli, TwoStepRecordsTooNoisyToJudge) {
+  const std::string dir = temp_dir("diff-step-noisy");
+  const std::string db = dir + "/plumb.db";
+  {
+    baseline::Store store(db);
+    const std::vector<double> t = {100000, 120000, 80000, 115000, 85000};
+    std::vector<double> b;
+    for (double x : t) b.push_back(x * 1.15);
+    store.save(step_record("a", step_doc(t, {}, 1)));
+    store.save(step_record("b", step_doc(b, {}, 1)));
+  }
+  const test::Run r = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("\nTOO NOISY TO JUDGE: 1 figure(s) changed by more than 10% but within the "
+                       "noise of the steps, none by 2× or more; to judge them, profile more steps: "
+                       "the noise falls about as 1/√steps, so about 99 steps in each trace"),
+            std::string::npos) << r.out;
+}
+
+// The same records through plumb export files: the step record travels in the export.
+TEST(DiffCli, TwoExportedStepRecords) {
+  const std::string dir = temp_dir("diff-step-export");
+  const std::string db = step_store(dir);
+  for (const char* id : {"1", "2"}) {
+    ASSERT_EQ(run_command(kPlumb + " export " + id + " -o " + dir + "/" + id + ".json --db " + db)
+                  .exit_code, 0);
+  }
+  const test::Run r = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/2.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  nlohmann::json bad = nlohmann::json::parse(read_file(dir + "/2.json"));
+  bad["step"] = 5;
+  write_file(dir + "/bad.json", bad.dump());
+  const test::Run wrong = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/bad.json");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.err, "plumb: error: " + dir + "/bad.json: step: expected an object, got 5\n");
+  EXPECT_NE(r.out.find("step time                  100000.0     120000.0    +20.0%     5%  "
+                       "regression\n"), std::string::npos) << r.out;
+}
+
+TEST(DiffCli, AStepRecordAgainstACommRecordIsBadInput) {
+  const std::string dir = temp_dir("diff-step-kinds");
+  const std::string db = step_store(dir);
+  const test::Run r = run_command(kPlumb + " diff 4 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "plumb: error: baseline 2 holds a step record, baseline 4 none: plumb diff "
+                   "compares records of the same kind\n");
+  nlohmann::json bad = step_doc({1000, 1000, 1000}, {}, 0);
+  bad["ranks"][0]["steps"][1]["exposed_communication_us"] = "slow";
+  { baseline::Store(db).save(step_record("bad", bad)); }
+  const test::Run field = run_command(kPlumb + " diff 1 5 --db " + db);
+  EXPECT_EQ(field.exit_code, 2);
+  EXPECT_EQ(field.err, "plumb: error: baseline 5: step.ranks[0].steps[1].exposed_communication_us: "
+                       "expected a number, got \"slow\"\n");
 }
 
 TEST(DiffCli, HelpNamesEveryExitStatus) {

@@ -75,6 +75,62 @@ TEST(StoreCli, ListShowExport) {
   EXPECT_TRUE(j["env"]["versions"]["cann"].is_null());
 }
 
+// What plumb step --save stores: a record with only a step record, written here through the
+// library (the step command is not needed to test the store commands).
+TEST(StoreCli, AStepRecordListShowExport) {
+  const std::string db = make_store();
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int rank = 0; rank < 4; ++rank) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (int step = 5; step < 8; ++step) {
+      steps.push_back({{"step", step}, {"step_time_us", 1000.0 * step + rank},
+                       {"compute_us", 700.0}, {"communication_us", 400.0},
+                       {"exposed_communication_us", 100.0 + rank}, {"overlapped_us", 300.0},
+                       {"memory_us", 0.0}, {"idle_us", 0.0}});
+    }
+    ranks.push_back({{"rank", rank}, {"steps", steps}});
+  }
+  baseline::Record r;
+  r.created = "2026-12-03T11:00:00Z";
+  r.label = "fsdp";
+  r.hosts = {"gpu-001"};
+  r.source = "plumb step traces/";
+  r.step = {{"schema", "plumb.step/1"}, {"world_size", 8}, {"ranks", ranks},
+            {"collectives", {{{"step", 5}, {"kind", "reducescatter"}, {"busbw_gbps", 42.5}}}},
+            {"stragglers", {{{"step", -1}, {"rank", 3}, {"waited_on_us", 12.5}}}}};
+  EXPECT_EQ(baseline::Store(db).save(r), 3);
+
+  test::Run list = test::run_command(kPlumb + " list -n 1 --db " + db);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out,
+            "    id  created               label               rows  source                    hosts\n"
+            "     3  2026-12-03T11:00:00Z  fsdp                   0  plumb step traces/ · step: 4 "
+            "rank(s) × 3 step(s)  gpu-001\n");
+
+  test::Run show = test::run_command(kPlumb + " show 3 --db " + db);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(show.out,
+            "# baseline 3 · 2026-12-03T11:00:00Z · plumb step traces/ · fsdp\n"
+            "# hosts: gpu-001\n"
+            "# step record: 4 rank(s) × 3 step(s), world size 8\n"
+            "step time: 6003.0 us (median over the steps of the slowest rank)\n"
+            "exposed communication: 103.0 us (median over the steps of the slowest rank)\n"
+            "compute: 700.0 us (median over the steps of the slowest rank)\n"
+            "reducescatter: busbw 42.50 GB/s (median over 1 instance(s))\n"
+            "straggler over the trace: rank 3 (the others waited 12.5 us on it)\n"
+            "# plumb export 3 for the whole record\n");
+
+  test::Run exported = test::run_command(kPlumb + " export 3 --db " + db);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const auto j = nlohmann::json::parse(exported.out);
+  EXPECT_EQ(j["schema"], "plumb.baseline/1");
+  EXPECT_EQ(j["step"], r.step);
+  EXPECT_EQ(j["comm"]["results"], nlohmann::json::array());
+  // A comm record's export has no step.
+  EXPECT_FALSE(nlohmann::json::parse(test::run_command(kPlumb + " export 1 --db " + db).out)
+                   .contains("step"));
+}
+
 TEST(StoreCli, Errors) {
   const std::string dir = test::temp_dir("store-cli-errors");
   {
