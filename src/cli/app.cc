@@ -11,6 +11,7 @@
 #include "cli/env_command.h"
 #include "cli/import_command.h"
 #include "cli/mem_command.h"
+#include "cli/step_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
@@ -96,6 +97,10 @@ std::span<const Command> commands() {
        command(setup_diff, run_diff)},
       {"mem", "Allocator traces: peaks, fragmentation, creep (leaks) and the cause of an OOM",
        command(setup_mem, run_mem)},
+      {"step",
+       "Profiler traces of all ranks: where each step went, exposed communication, stragglers, "
+       "collectives against their baseline",
+       command(setup_step, run_step)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "comm/bandwidth.h"
@@ -23,19 +25,45 @@ struct Participant {
   size_t call = 0;
 };
 
-// The group key calls are matched under: the group name, or "" when the trace does not say.
+// The group key calls are matched under: the group name; when the trace does not name it, the
+// stream the call ran on (each NCCL communicator has its own stream, so calls of two unnamed
+// groups do not interleave), as "\x01stream N" so that no group name can collide with it.
 using GroupCalls = std::map<std::string, std::vector<size_t>>;
+
+std::vector<uint32_t> call_streams(const RankTrace& trace) {
+  std::vector<uint32_t> out(trace.calls.size(), 0);
+  std::vector<bool> seen(trace.calls.size(), false);
+  for (const DeviceSpan& span : trace.spans) {
+    if (span.call < 0 || static_cast<size_t>(span.call) >= out.size()) continue;
+    size_t c = static_cast<size_t>(span.call);
+    if (!seen[c]) out[c] = span.stream;
+    seen[c] = true;
+  }
+  return out;
+}
+
+std::string group_key(const CollectiveCall& call, uint32_t stream) {
+  if (!call.group.empty()) return call.group;
+  return fmt::format("\x01stream {}", stream);
+}
+
+// How a note names a group key.
+std::string shown_group(const std::string& key) {
+  if (key.starts_with('\x01')) return fmt::format("(unnamed, on {})", key.substr(1));
+  return key;
+}
 
 // Calls of one rank that start inside its step range, by group, in issue order.
 GroupCalls calls_by_group(const RankTrace& trace) {
   GroupCalls out;
   if (trace.steps.empty()) return out;
+  std::vector<uint32_t> streams = call_streams(trace);
   int64_t first = trace.steps.front().start_ns;
   int64_t last = trace.steps.back().end_ns;
   for (size_t c = 0; c < trace.calls.size(); ++c) {
     const CollectiveCall& call = trace.calls[c];
     if (call.start_ns < first || call.start_ns >= last) continue;
-    out[call.group].push_back(c);
+    out[group_key(call, streams[c])].push_back(c);
   }
   for (auto& [group, calls] : out) {
     std::stable_sort(calls.begin(), calls.end(), [&](size_t a, size_t b) {
@@ -105,31 +133,108 @@ std::vector<size_t> members(const std::vector<RankTrace>& traces, const std::str
   return out;
 }
 
+// One group's calls of one kind on each member rank, in issue order.
+struct KindCalls {
+  std::vector<size_t> traces;                  // indices into the set
+  std::vector<std::vector<size_t>> calls;      // per member, call indices
+};
+
+KindCalls calls_of_kind(const std::vector<RankTrace>& traces,
+                        const std::vector<GroupCalls>& by_rank, const std::string& group,
+                        CollectiveKind kind) {
+  KindCalls out;
+  for (size_t t : members(traces, group, by_rank)) {
+    std::vector<size_t> calls;
+    for (size_t c : by_rank[t].at(group)) {
+      if (traces[t].calls[c].kind == kind) calls.push_back(c);
+    }
+    if (calls.empty()) continue;
+    out.traces.push_back(t);
+    out.calls.push_back(std::move(calls));
+  }
+  return out;
+}
+
+// A rank whose profile window opened earlier holds calls the others never recorded: leading calls
+// that end before some member's first call starts cannot be the same instance (every rank of an
+// instance is inside it when the last one arrives). Drops them; returns how many.
+size_t drop_unmatched_leading(const std::vector<RankTrace>& traces, KindCalls& k) {
+  size_t dropped = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    int64_t latest_first = std::numeric_limits<int64_t>::min();
+    for (size_t m = 0; m < k.traces.size(); ++m) {
+      if (k.calls[m].empty()) return dropped;
+      latest_first = std::max(latest_first, traces[k.traces[m]].calls[k.calls[m].front()].start_ns);
+    }
+    for (size_t m = 0; m < k.traces.size(); ++m) {
+      const CollectiveCall& first = traces[k.traces[m]].calls[k.calls[m].front()];
+      if (first.end_ns >= latest_first) continue;
+      k.calls[m].erase(k.calls[m].begin());
+      ++dropped;
+      changed = true;
+    }
+  }
+  return dropped;
+}
+
+// The n-th calls of the members, and whether they overlap in time as one instance must.
+std::vector<Participant> nth_calls(const std::vector<RankTrace>& traces, const KindCalls& k,
+                                   size_t n, bool& overlap) {
+  std::vector<Participant> parts;
+  int64_t latest_start = std::numeric_limits<int64_t>::min();
+  int64_t earliest_end = std::numeric_limits<int64_t>::max();
+  for (size_t m = 0; m < k.traces.size(); ++m) {
+    if (n >= k.calls[m].size()) continue;
+    parts.push_back({k.traces[m], k.calls[m][n]});
+    const CollectiveCall& call = traces[k.traces[m]].calls[k.calls[m][n]];
+    latest_start = std::max(latest_start, call.start_ns);
+    earliest_end = std::min(earliest_end, call.end_ns);
+  }
+  overlap = latest_start <= earliest_end;
+  return parts;
+}
+
+void match_kind(const std::vector<RankTrace>& traces,
+                const std::vector<std::vector<int64_t>>& exposed_ns, KindCalls k,
+                const std::string& group, CollectiveKind kind, int world_size,
+                std::vector<CollectiveInstance>& out, std::vector<std::string>& notes) {
+  size_t dropped = k.traces.size() > 1 ? drop_unmatched_leading(traces, k) : 0;
+  if (dropped > 0) {
+    notes.push_back(fmt::format(
+        "group {}: {} leading {} call(s) end before another rank's first one starts (profile "
+        "windows opened at different times): left unmatched",
+        shown_group(group), dropped, kind_name(kind)));
+  }
+  size_t longest = 0;
+  for (const std::vector<size_t>& calls : k.calls) longest = std::max(longest, calls.size());
+  for (size_t n = 0; n < longest; ++n) {
+    bool overlap = true;
+    std::vector<Participant> parts = nth_calls(traces, k, n, overlap);
+    if (!overlap) {
+      notes.push_back(fmt::format(
+          "group {}: {} call {} does not overlap in time across the ranks, as one instance "
+          "must: the ranks' calls do not line up from there (calls missing from some traces?); "
+          "{} instance(s) matched",
+          shown_group(group), kind_name(kind), n + 1, n));
+      return;
+    }
+    out.push_back(make_instance(traces, exposed_ns, parts, world_size));
+  }
+}
+
+// A group's calls, matched kind by kind in call order.
 void match_group(const std::vector<RankTrace>& traces,
                  const std::vector<std::vector<int64_t>>& exposed_ns,
                  const std::vector<GroupCalls>& by_rank, const std::string& group, int world_size,
                  std::vector<CollectiveInstance>& out, std::vector<std::string>& notes) {
-  std::vector<size_t> ranks = members(traces, group, by_rank);
-  size_t longest = 0;
-  for (size_t t : ranks) longest = std::max(longest, by_rank[t].at(group).size());
-  for (size_t n = 0; n < longest; ++n) {
-    std::vector<Participant> parts;
-    for (size_t t : ranks) {
-      const std::vector<size_t>& calls = by_rank[t].at(group);
-      if (n < calls.size()) parts.push_back({t, calls[n]});
-    }
-    CollectiveKind kind = traces[parts.front().trace].calls[parts.front().call].kind;
-    for (const Participant& p : parts) {
-      CollectiveKind other = traces[p.trace].calls[p.call].kind;
-      if (other == kind) continue;
-      notes.push_back(fmt::format(
-          "group {}: call {} is {} on rank {} but {} on rank {}: the ranks' calls do not line up "
-          "from there (traces of different steps?); {} instances matched",
-          group.empty() ? "(unnamed)" : group, n + 1, kind_name(kind),
-          traces[parts.front().trace].rank, kind_name(other), traces[p.trace].rank, n));
-      return;
-    }
-    out.push_back(make_instance(traces, exposed_ns, parts, world_size));
+  std::set<CollectiveKind> kinds;
+  for (size_t t : members(traces, group, by_rank)) {
+    for (size_t c : by_rank[t].at(group)) kinds.insert(traces[t].calls[c].kind);
+  }
+  for (CollectiveKind kind : kinds) {
+    match_kind(traces, exposed_ns, calls_of_kind(traces, by_rank, group, kind), group, kind,
+               world_size, out, notes);
   }
 }
 

@@ -1,0 +1,179 @@
+// plumb step end to end: the real binary on the real Kineto and Ascend traces in
+// tests/fixtures/traces and on synthetic traces whose breakdown and straggler are known by
+// construction; one clear line and exit 2 for a bad set.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "support/subprocess.h"
+
+namespace plumb::test {
+namespace {
+
+const std::string kPlumb = PLUMB_BIN;
+const std::string kTraces = std::string(PLUMB_TEST_FIXTURES) + "/traces/";
+
+// One Kineto event (µs, relative to baseTimeNanoseconds).
+nlohmann::json event(const std::string& cat, const std::string& name, double ts, double dur,
+                     nlohmann::json args = nlohmann::json::object(), int tid = 7) {
+  return {{"ph", "X"}, {"cat", cat},   {"name", name}, {"pid", cat == "kernel" ? 0 : 100},
+          {"tid", tid}, {"ts", ts},    {"dur", dur},   {"args", std::move(args)}};
+}
+
+// Rank r of 2: one step [0, 1000) µs; compute [100, 500) on stream 7; an allreduce of 64 MiB
+// (16 Mi floats) on stream 20 that rank 1 starts 50 µs after rank 0, both ending at 900:
+// rank 0's runs [300, 900), rank 1's [350, 900). Compute 400, communication 600 / 550,
+// overlapped 200 / 150, exposed 400 / 400, idle 200 / 200 (memcpy [950, 960) adds 10 memory).
+nlohmann::json synthetic_rank(int rank) {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back(event("user_annotation", "ProfilerStep#3", 0, 1000, {}, 1));
+  events.push_back(event("kernel", "sm90_gemm", 100, 400, {{"stream", 7}, {"correlation", 1}}));
+  nlohmann::json coll = {{"stream", 20},
+                         {"correlation", 2},
+                         {"Collective name", "allreduce"},
+                         {"In msg nelems", 16777216},
+                         {"Out msg nelems", 16777216},
+                         {"Group size", 2},
+                         {"dtype", "Float"},
+                         {"Process Group Name", "0"},
+                         {"Process Group Ranks", "[0, 1]"}};
+  double start = rank == 0 ? 300 : 350;
+  events.push_back(event("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", start,
+                         900 - start, coll, 20));
+  events.push_back(event("gpu_memcpy", "Memcpy DtoH", 950, 10, {{"stream", 7}}));
+  return {{"schemaVersion", 1},
+          {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
+          {"baseTimeNanoseconds", 1711964646000000000},
+          {"traceEvents", events}};
+}
+
+std::string write_synthetic_set(const std::string& name) {
+  const std::string dir = temp_dir(name);
+  for (int r = 0; r < 2; ++r) {
+    write_file(dir + "/rank-" + std::to_string(r) + ".json", synthetic_rank(r).dump());
+  }
+  return dir;
+}
+
+nlohmann::json step_json(const std::string& args) {
+  const test::Run r = run_command(kPlumb + " step " + args + " --json -");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(StepCli, SyntheticSetBreakdownAndStraggler) {
+  const nlohmann::json j = step_json(write_synthetic_set("step-synthetic"));
+  EXPECT_EQ(j["schema"], "plumb.step/1");
+  EXPECT_EQ(j["world_size"], 2);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  const nlohmann::json& s0 = j["ranks"][0]["steps"][0];
+  EXPECT_EQ(s0["step"], 3);
+  EXPECT_DOUBLE_EQ(s0["step_time_us"].get<double>(), 1000);
+  EXPECT_DOUBLE_EQ(s0["compute_us"].get<double>(), 400);
+  EXPECT_DOUBLE_EQ(s0["communication_us"].get<double>(), 600);
+  EXPECT_DOUBLE_EQ(s0["overlapped_us"].get<double>(), 200);
+  EXPECT_DOUBLE_EQ(s0["exposed_communication_us"].get<double>(), 400);
+  EXPECT_DOUBLE_EQ(s0["memory_us"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(s0["idle_us"].get<double>(), 190);
+  const nlohmann::json& s1 = j["ranks"][1]["steps"][0];
+  EXPECT_DOUBLE_EQ(s1["overlapped_us"].get<double>(), 150);
+  ASSERT_EQ(j["collectives"].size(), 1u);
+  const nlohmann::json& c = j["collectives"][0];
+  EXPECT_EQ(c["kind"], "allreduce");
+  EXPECT_EQ(c["bytes"], 67108864);
+  EXPECT_EQ(c["last_rank"], 1);
+  EXPECT_DOUBLE_EQ(c["start_skew_us"].get<double>(), 50);
+  EXPECT_DOUBLE_EQ(c["duration_us"].get<double>(), 550);
+  // 64 MiB in 550 µs = 122.0 GB/s algbw; allreduce over 2 ranks: busbw factor 1.
+  EXPECT_NEAR(c["busbw_gbps"].get<double>(), 67108864 / 550e-6 / 1e9, 1e-6);
+  ASSERT_FALSE(j["stragglers"].empty());
+  EXPECT_EQ(j["stragglers"][0]["rank"], 1);
+  EXPECT_DOUBLE_EQ(j["stragglers"][0]["waited_on_us"].get<double>(), 50);
+}
+
+TEST(StepCli, GzipReadsTheSame) {
+  const std::string dir = write_synthetic_set("step-gzip");
+  ASSERT_EQ(run_command("gzip " + dir + "/rank-0.json " + dir + "/rank-1.json").exit_code, 0);
+  const nlohmann::json j = step_json(dir + "/rank-0.json.gz " + dir + "/rank-1.json.gz");
+  EXPECT_DOUBLE_EQ(j["ranks"][1]["steps"][0]["overlapped_us"].get<double>(), 150);
+  EXPECT_EQ(j["stragglers"][0]["rank"], 1);
+}
+
+TEST(StepCli, PartialRankSetOfTheRealTrace) {
+  const nlohmann::json j = step_json(kTraces + "kineto-2ranks-of-128");
+  EXPECT_EQ(j["world_size"], 128);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["steps"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["steps"][0]["step"], 551);
+  bool partial_note = false;
+  for (const auto& note : j["notes"]) {
+    partial_note |= note.get<std::string>().starts_with("2 of 128 ranks");
+  }
+  EXPECT_TRUE(partial_note) << j["notes"];
+  std::set<std::string> kinds;
+  for (const auto& c : j["collectives"]) kinds.insert(c["kind"].get<std::string>());
+  EXPECT_EQ(kinds, (std::set<std::string>{"allgather", "allreduce", "alltoall"}));
+}
+
+TEST(StepCli, AscendTextExportOfTwoRanks) {
+  const nlohmann::json j = step_json(kTraces + "ascend/pt-level1-2rank-text");
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["format"], "ascend-text");
+  EXPECT_EQ(j["ranks"][0]["steps"][0]["step"], 50);
+  EXPECT_FALSE(j["collectives"].empty());
+}
+
+TEST(StepCli, CsvHtmlAndConsole) {
+  const std::string dir = write_synthetic_set("step-outputs");
+  const std::string out = temp_dir("step-outputs-out");
+  const test::Run r = run_command(kPlumb + " step " + dir + " --csv " + out + "/s.csv --html " + out +
+                            "/s.html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("straggler"), std::string::npos) << r.out;
+  const std::string csv = read_file(out + "/s.csv");
+  EXPECT_NE(csv.find("Computing,Communication(Not Overlapped),Overlapped,Communication,Free"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(read_file(out + "/s.html").find("<svg"), std::string::npos);
+}
+
+TEST(StepCli, BadSetsAreOneLineWithExitTwo) {
+  const std::string dir = write_synthetic_set("step-bad");
+  auto expect_error = [](const std::string& args, const std::string& message) {
+    const test::Run r = run_command(kPlumb + " step " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.err, "plumb: error: " + message + "\n") << args;
+  };
+  expect_error(dir + "/rank-0.json " + dir + "/rank-0.json",
+               "rank 0 appears twice: " + dir + "/rank-0.json and " + dir + "/rank-0.json");
+  nlohmann::json other = synthetic_rank(1);
+  other["distributedInfo"]["world_size"] = 4;
+  write_file(dir + "/other.json", other.dump());
+  expect_error(dir + "/rank-0.json " + dir + "/other.json",
+               "world size disagrees: " + dir + "/rank-0.json says 2, " + dir +
+                   "/other.json says 4: traces of different runs");
+  expect_error(dir + "/rank-0.json --step-regex 'Step'",
+               "--step-regex 'Step': needs a capture group for the step number, e.g. "
+               "'ProfilerStep#(\\d+)'");
+  expect_error(dir + "/none.json", dir + "/none.json: no such file or directory");
+  const std::string empty = temp_dir("step-empty");
+  expect_error(empty, empty + ": no traces found: expected *.json or *.json.gz files (one per "
+                              "rank, from torch.profiler) or *_ascend_pt directories "
+                              "(torch_npu.profiler)");
+  expect_error(dir + "/rank-0.json --step-regex 'Nothing#(\\d+)'",
+               dir + "/rank-0.json: no steps found: no host annotation's name matches "
+                     "'Nothing#(\\d+)' (profile with torch.profiler.schedule and call "
+                     "prof.step(), or name the steps with --step-regex)");
+  const std::string text = synthetic_rank(0).dump();
+  write_file(dir + "/cut.json", text.substr(0, text.size() / 2));
+  const test::Run cut = run_command(kPlumb + " step " + dir + "/cut.json");
+  EXPECT_EQ(cut.exit_code, 2);
+  EXPECT_NE(cut.err.find(dir + "/cut.json: byte "), std::string::npos) << cut.err;
+  EXPECT_EQ(std::count(cut.err.begin(), cut.err.end(), '\n'), 1) << cut.err;
+}
+
+}  // namespace
+}  // namespace plumb::test
