@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -79,6 +82,18 @@ TEST(TraceInput, ReadsEveryMemberOfAMultiMemberGzipAndIgnoresZeroPadding) {
   std::string second = R"({"ph": "X"}]})";
   test::write_file(dir + "/two.json.gz", gzip(first) + gzip(second) + std::string(16, '\0'));
   EXPECT_EQ(read_trace_text(dir + "/two.json.gz").view(), first + second);
+}
+
+TEST(TraceInput, ReadsGzipFromAPipe) {
+  // Not seekable: the buffer grows instead of inflating twice.
+  const std::string dir = test::temp_dir("trace-input-pipe");
+  const std::string fifo = dir + "/rank-0.json.gz";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string text = R"({"traceEvents": [)" + std::string(500000, ' ') + "]}";
+  std::thread writer([&] { test::write_file(fifo, gzip(text) + gzip("\n")); });
+  TraceText read = read_trace_text(fifo);
+  writer.join();
+  EXPECT_EQ(read.view(), text + "\n");
 }
 
 TEST(TraceInput, NamesTheFileAndOffsetOfDamagedInput) {
