@@ -1,8 +1,11 @@
 // One pass of simdjson On-Demand over a Chrome trace: the top-level members in any order, each
 // event's fields read once by a switch on the key, every other field skipped without decoding.
-// Errors name the file and the byte offset of the token where reading stopped; a document that
-// ends early is reported as truncated with what it ended inside of. No simdjson text reaches the
-// user.
+// The events array is handed to simdjson in chunks of a few MiB (cut between elements by
+// json_text's split_array and copied between brackets), so simdjson's index (4 bytes per
+// structural character) stays small whatever the file's size; the members around the array are
+// parsed as a small document of their own. Errors name the file and the byte offset of the
+// token where reading stopped; a document that ends early is reported as truncated with what it
+// ended inside of. No simdjson text reaches the user.
 #include "step/chrome_trace.h"
 
 #include <simdjson.h>
