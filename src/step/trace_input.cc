@@ -39,20 +39,31 @@ bool is_gzip(std::string_view head) {
          static_cast<unsigned char>(head[1]) == kGzipMagic1;
 }
 
-// The growing output: `size` bytes of text in a buffer of `capacity` + kTracePadding bytes.
+constexpr size_t kScratchBytes = size_t{1} << 16;  // where overflowing output is counted
+
+// The output: `size` bytes of text in a buffer of `capacity` + kTracePadding bytes. When the
+// text outgrows the capacity (the size hint was short), the buffer either grows by 1.5× (a
+// copy) or, with `recount`, stays as it is while the rest is only counted, so that the caller
+// can inflate again into a buffer of the exact size: no copy and no 2.5× peak.
 class TextBuffer {
  public:
-  explicit TextBuffer(size_t capacity) { reserve(std::max(capacity, kMinCapacity)); }
+  TextBuffer(size_t capacity, bool recount) : recount_(recount) {
+    reserve(std::max(capacity, kMinCapacity));
+  }
 
-  char* end() { return data_.get() + size_; }
-  size_t room() const { return capacity_ - size_; }
-  void grow_by(size_t n) { size_ += n; }
-  size_t size() const { return size_; }
+  char* end() { return counting_ ? scratch_.get() : data_.get() + size_; }
+  size_t room() const { return counting_ ? kScratchBytes : capacity_ - size_; }
+  void grow_by(size_t n) { (counting_ ? overflow_ : size_) += n; }
+  size_t size() const { return size_ + overflow_; }
+  size_t overflow() const { return overflow_; }
 
-  // Ensures room for at least one more chunk: 1.5× the capacity (a copy, only when the size
-  // hint was short).
   void make_room() {
     if (room() > 0) return;
+    if (recount_) {
+      counting_ = true;
+      scratch_ = std::make_unique_for_overwrite<char[]>(kScratchBytes);
+      return;
+    }
     reserve(capacity_ + capacity_ / 2);
   }
 
@@ -77,10 +88,17 @@ class TextBuffer {
   std::unique_ptr<char[]> data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
+  bool recount_ = false;
+  bool counting_ = false;
+  std::unique_ptr<char[]> scratch_;
+  size_t overflow_ = 0;
 };
 
 // Compressed input, a chunk at a time: returns an empty span at the end.
 using ChunkSource = std::function<std::span<const char>()>;
+// Makes a source that starts from the first byte (again); null when the input cannot be read
+// twice (a pipe).
+using SourceFactory = std::function<ChunkSource()>;
 
 // The uncompressed length a gzip file's trailer states (ISIZE: modulo 2^32, last member only):
 // a capacity hint, never trusted as the size.
@@ -190,15 +208,27 @@ void check_text(const TraceText& text) {
   }
 }
 
-TraceText inflate_all(const ChunkSource& next_chunk, std::string source, size_t compressed_size,
-                      size_t size_hint) {
-  // One byte more than the hint: inflate then finds room to see the end marker without a copy.
-  TextBuffer out(size_hint + 1);
+// Inflates `first` into a buffer of `size_hint`; when the text is longer and `again` can read
+// the input once more, inflates it a second time into a buffer of the exact size.
+TraceText inflate_all(const ChunkSource& first, const SourceFactory& again, std::string source,
+                      size_t compressed_size, size_t size_hint) {
+  size_t exact = 0;
   {
+    // One byte more than the hint: inflate then finds room to see the end marker.
+    TextBuffer out(size_hint + 1, again != nullptr);
     GzipInflater inflater(source);
-    inflater.run(next_chunk, out);
+    inflater.run(first, out);
     compressed_size = std::max<size_t>(compressed_size, inflater.consumed());
-  }
+    if (out.overflow() == 0) {
+      TraceText text = out.finish(std::move(source), compressed_size);
+      check_text(text);
+      return text;
+    }
+    exact = out.size();
+  }  // the short buffer is freed before the exact one is made
+  TextBuffer out(exact + 1, false);
+  GzipInflater inflater(source);
+  inflater.run(again(), out);
   TraceText text = out.finish(std::move(source), compressed_size);
   check_text(text);
   return text;
@@ -239,6 +269,9 @@ class File {
     if (got != static_cast<ssize_t>(tail.size())) tail.clear();
     return tail;
   }
+  void rewind() {
+    if (::lseek(fd_, 0, SEEK_SET) != 0) fail_read();
+  }
   int fd() const { return fd_; }
   [[noreturn]] void fail_read() const {
     throw Error(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
@@ -250,7 +283,7 @@ class File {
 };
 
 TraceText read_plain(File& file, std::string source, std::string_view head, size_t file_size) {
-  TextBuffer out(file_size + 1);  // + 1: the read that sees the end needs room, not a copy
+  TextBuffer out(file_size + 1, false);  // + 1: the read that sees the end needs room
   std::memcpy(out.end(), head.data(), head.size());
   out.grow_by(head.size());
   for (;;) {
@@ -264,18 +297,28 @@ TraceText read_plain(File& file, std::string source, std::string_view head, size
   return text;
 }
 
-TraceText read_gzip(File& file, std::string source, std::string_view head, size_t file_size) {
+TraceText read_gzip(File& file, std::string source, std::string_view head, size_t file_size,
+                    bool seekable) {
   size_t hint = gzip_size_hint(file.pread_tail(file_size, 4), file_size);
   auto buffer = std::make_unique_for_overwrite<char[]>(kReadChunk);
   bool head_given = false;
-  ChunkSource next_chunk = [&]() -> std::span<const char> {
+  ChunkSource first = [&]() -> std::span<const char> {
     if (!head_given) {
       head_given = true;
       return {head.data(), head.size()};
     }
     return {buffer.get(), file.read_some(buffer.get(), kReadChunk)};
   };
-  return inflate_all(next_chunk, std::move(source), file_size, hint);
+  SourceFactory again;
+  if (seekable) {
+    again = [&]() -> ChunkSource {
+      file.rewind();
+      return [&]() -> std::span<const char> {
+        return {buffer.get(), file.read_some(buffer.get(), kReadChunk)};
+      };
+    };
+  }
+  return inflate_all(first, again, std::move(source), file_size, hint);
 }
 
 }  // namespace
@@ -291,22 +334,23 @@ TraceText read_trace_text(const std::string& path) {
   char head_bytes[2];
   size_t head_size = file.read_full(head_bytes, sizeof head_bytes);
   std::string_view head(head_bytes, head_size);
-  if (is_gzip(head)) return read_gzip(file, path, head, file_size);
+  if (is_gzip(head)) return read_gzip(file, path, head, file_size, S_ISREG(info.st_mode));
   return read_plain(file, path, head, file_size);
 }
 
 TraceText trace_text_from_bytes(std::string_view bytes, std::string source) {
   if (is_gzip(bytes)) {
-    bool given = false;
-    ChunkSource whole = [&]() -> std::span<const char> {
-      if (given) return {};
-      given = true;
-      return {bytes.data(), bytes.size()};
+    SourceFactory whole = [bytes]() -> ChunkSource {
+      return [bytes, given = false]() mutable -> std::span<const char> {
+        if (given) return {};
+        given = true;
+        return {bytes.data(), bytes.size()};
+      };
     };
-    return inflate_all(whole, std::move(source), bytes.size(),
+    return inflate_all(whole(), whole, std::move(source), bytes.size(),
                        gzip_size_hint(bytes, bytes.size()));
   }
-  TextBuffer out(bytes.size());
+  TextBuffer out(bytes.size(), false);
   std::memcpy(out.end(), bytes.data(), bytes.size());
   out.grow_by(bytes.size());
   TraceText text = out.finish(std::move(source), bytes.size());

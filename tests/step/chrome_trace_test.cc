@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "step/json_text.h"
 #include "step/trace_input.h"
 #include "support/subprocess.h"
 
@@ -81,6 +85,18 @@ TEST(TraceInput, ReadsEveryMemberOfAMultiMemberGzipAndIgnoresZeroPadding) {
   EXPECT_EQ(read_trace_text(dir + "/two.json.gz").view(), first + second);
 }
 
+TEST(TraceInput, ReadsGzipFromAPipe) {
+  // Not seekable: the buffer grows instead of inflating twice.
+  const std::string dir = test::temp_dir("trace-input-pipe");
+  const std::string fifo = dir + "/rank-0.json.gz";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string text = R"({"traceEvents": [)" + std::string(500000, ' ') + "]}";
+  std::thread writer([&] { test::write_file(fifo, gzip(text) + gzip("\n")); });
+  TraceText read = read_trace_text(fifo);
+  writer.join();
+  EXPECT_EQ(read.view(), text + "\n");
+}
+
 TEST(TraceInput, NamesTheFileAndOffsetOfDamagedInput) {
   const std::string dir = test::temp_dir("trace-input-bad");
   const std::string packed = gzip(R"({"traceEvents": [)" + std::string(200000, ' ') + "]}");
@@ -124,6 +140,31 @@ TEST(TraceInput, RefusesNulBytesDirectoriesAndMissingFiles) {
             dir + ": is a directory; expected a trace file");
   EXPECT_EQ(test::error_message([&] { read_trace_text(dir + "/none.json"); }),
             dir + "/none.json: cannot read: No such file or directory");
+}
+
+TEST(JsonText, FindsTheEventsArrayAndCutsBetweenElements) {
+  // Only the top-level member counts, not a nested one or a string that says traceEvents.
+  const std::string trace =
+      R"({"a": {"traceEvents": [1]}, "b": "traceEvents", "traceEvents" : [{"x": "]}"}, [2]]})";
+  size_t open = find_events_array(trace);
+  EXPECT_EQ(open, trace.find(" [{") + 1);
+  EXPECT_EQ(find_events_array(" [1]"), 1U);
+  EXPECT_EQ(find_events_array(R"({"other": []})"), kNotFound);
+  EXPECT_EQ(find_events_array(""), kNotFound);
+  // Brackets inside strings do not count; a cut comes after a whole element.
+  Split cut = split_array(trace, open + 1, 1);
+  EXPECT_EQ(cut.stop, Stop::kCut);
+  EXPECT_EQ(trace.substr(open + 1, cut.at - open - 1), R"({"x": "]}"})");
+  Split end = split_array(trace, open + 1, 1000);
+  EXPECT_EQ(end.stop, Stop::kArrayEnd);
+  EXPECT_EQ(end.at, trace.size() - 2);
+  EXPECT_EQ(split_array(R"([{"a": 1}, )", 1, 1000).stop, Stop::kEnd);
+  EXPECT_EQ(split_array(R"([{"a": "1)", 1, 1000).stop, Stop::kEndInString);
+  EXPECT_EQ(split_array(R"([{"a": 1}})", 1, 1000).stop, Stop::kMalformed);
+  EXPECT_EQ(first_invalid_utf8("ok \xe2\x82\xac \xed\xa0\x80"), 7U);  // a surrogate
+  EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0U);                        // overlong
+  EXPECT_EQ(first_invalid_utf8("\xf0\x9f\x98\x80"), std::nullopt);
+  EXPECT_EQ(first_control_in_string("\t\"a\\\"\n\""), 5U);
 }
 
 TEST(MicrosecondsTextToNs, ConvertsTheDecimalTextExactly) {
