@@ -46,22 +46,6 @@ json read_json_file(const fs::path& path, std::string_view what) {
 namespace ascend {
 namespace {
 
-// The rank a directory name says ("rank3_ascend_pt", "rank-3", "rank_3"), -1 when none.
-// A stand-in for rank_from_file_name() (readers.cc) until the branches meet.
-int rank_in_name(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  size_t at = lower.rfind("rank");
-  if (at == std::string::npos) return -1;
-  size_t digits = at + 4;
-  if (digits < lower.size() && (lower[digits] == '-' || lower[digits] == '_')) ++digits;
-  int rank = -1;
-  auto [end, ec] = std::from_chars(lower.data() + digits, lower.data() + lower.size(), rank);
-  if (ec != std::errc() || end == lower.data() + digits) return -1;
-  return rank;
-}
-
 // profiler_info_N.json's rank_id (or its N), nullopt without such a file.
 std::optional<int> rank_from_profiler_info(const fs::path& dir) {
   std::error_code ec;
@@ -96,7 +80,7 @@ fs::path profiler_output(const fs::path& dir) {
 int rank_of(const fs::path& dir) {
   if (std::optional<int> rank = rank_from_profiler_info(dir)) return *rank;
   fs::path name = dir.filename().empty() ? dir.parent_path().filename() : dir.filename();
-  int rank = rank_in_name(name.string());
+  int rank = rank_from_file_name(name.string());
   if (rank >= 0) return rank;
   throw Error(fmt::format("{}: no rank: no profiler_info_N.json with rank_id, and the directory "
                           "name says none (expected e.g. rank3_ascend_pt)",
@@ -156,8 +140,7 @@ bool is_memory_task(std::string_view task_type, std::string_view name) {
 
 uint64_t hccl_bytes(CollectiveKind kind, int64_t count, std::string_view dtype,
                     size_t group_size) {
-  // HCCL spells bfloat16 "BFP16", which classify's table does not know.
-  std::optional<size_t> element = dtype == "BFP16" ? std::optional<size_t>(2) : dtype_bytes(dtype);
+  std::optional<size_t> element = dtype_bytes(dtype);
   if (count < 0 || !element) return 0;
   uint64_t buffer = static_cast<uint64_t>(count) * *element;
   switch (kind) {

@@ -102,11 +102,12 @@ std::string_view kind_name(CollectiveKind kind) {
 }
 
 std::optional<size_t> dtype_bytes(std::string_view dtype) {
-  static constexpr std::array<std::pair<std::string_view, size_t>, 24> kSizes{{
+  // PyTorch's names, and HCCL's (FP32, BFP16, INT8, ...).
+  static constexpr std::array<std::pair<std::string_view, size_t>, 25> kSizes{{
       {"float", 4},   {"float32", 4}, {"fp32", 4},     {"int", 4},       {"int32", 4},
       {"uint32", 4},  {"double", 8},  {"float64", 8},  {"fp64", 8},      {"long", 8},
       {"int64", 8},   {"uint64", 8},  {"half", 2},     {"float16", 2},   {"fp16", 2},
-      {"bfloat16", 2}, {"bf16", 2},   {"short", 2},    {"int16", 2},     {"char", 1},
+      {"bfloat16", 2}, {"bf16", 2},   {"bfp16", 2},   {"short", 2},    {"int16", 2},     {"char", 1},
       {"byte", 1},    {"int8", 1},    {"uint8", 1},    {"bool", 1},
   }};
   std::string_view name = dtype;
