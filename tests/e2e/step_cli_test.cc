@@ -175,5 +175,73 @@ TEST(StepCli, BadSetsAreOneLineWithExitTwo) {
   EXPECT_EQ(std::count(cut.err.begin(), cut.err.end(), '\n'), 1) << cut.err;
 }
 
+// A comm baseline measured here (2 ranks, allreduce up to 64 MiB on the world layer): the
+// synthetic 64 MiB allreduce over 2 ranks is compared with the world layer's 64 MiB row.
+TEST(StepCli, CollectivesBesideAMeasuredCommBaseline) {
+  const std::string dir = write_synthetic_set("step-baseline");
+  const std::string comm = dir + "/../step-baseline-comm.json";
+  const test::Run measured = run_command(mpirun(2) + " " + kPlumb +
+                                   " comm -b 1M -e 64M -f 4 -n 2 -w 1 --collectives allreduce "
+                                   "--json " + comm);
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  double row_busbw = -1;
+  const nlohmann::json record = nlohmann::json::parse(read_file(comm));
+  for (const auto& row : record["results"]) {
+    if (row["layer"] == "world" && row["bytes"] == 67108864) row_busbw = row["busbw_gbps"];
+  }
+  ASSERT_GT(row_busbw, 0);
+  const nlohmann::json j = step_json(dir + " --baseline " + comm);
+  const nlohmann::json& c = j["collectives"][0];
+  EXPECT_EQ(c["baseline_layer"], "world");
+  EXPECT_DOUBLE_EQ(c["baseline_busbw_gbps"].get<double>(), row_busbw);
+  const test::Run console = run_command(kPlumb + " step " + dir + " --baseline " + comm);
+  EXPECT_NE(console.out.find("allreduce 64 MiB on group 0(0,1) ran at "), std::string::npos)
+      << console.out;
+}
+
+TEST(StepCli, MeasuredBesideThePlan) {
+  const std::string dir = write_synthetic_set("step-plan");
+  const std::string plan = dir + "/../step-plan.json";
+  const test::Run planned = run_command(kPlumb + " plan --model llama3-70b --hardware h100-sxm "
+                                  "--devices 64 --tp 8 --pp 2 --json " + plan);
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const double predicted_s = nlohmann::json::parse(read_file(plan))["step_time_s"];
+  const nlohmann::json j = step_json(dir + " --plan " + plan);
+  bool step_row = false;
+  for (const auto& row : j["plan"]) {
+    if (row["component"] != "step") continue;
+    step_row = true;
+    EXPECT_DOUBLE_EQ(row["measured_us"].get<double>(), 1000);
+    EXPECT_DOUBLE_EQ(row["predicted_us"].get<double>(), predicted_s * 1e6);
+  }
+  EXPECT_TRUE(step_row) << j["plan"];
+  const test::Run bad = run_command(kPlumb + " step " + dir + " --plan " + dir + "/rank-0.json");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "plumb: error: " + dir +
+                         "/rank-0.json: not a plumb.plan/1 file (write one with plumb plan ... "
+                         "--json FILE)\n");
+}
+
+// Two step baselines in the store: the second run's step takes twice as long, which plumb diff
+// calls a regression (exit 1) whatever the noise.
+TEST(StepCli, SavedStepRecordsCompareWithDiff) {
+  const std::string dir = write_synthetic_set("step-save");
+  const std::string db = dir + "/../step-save.db";
+  const test::Run first = run_command(kPlumb + " step " + dir + " --save --label before --db " + db);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("saved as baseline 1\n"), std::string::npos) << first.out;
+  for (int r = 0; r < 2; ++r) {
+    nlohmann::json slow = synthetic_rank(r);
+    slow["traceEvents"][0]["dur"] = 2000;
+    write_file(dir + "/rank-" + std::to_string(r) + ".json", slow.dump());
+  }
+  ASSERT_EQ(run_command(kPlumb + " step " + dir + " --save --label after --db " + db).exit_code,
+            0);
+  const test::Run diff = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
+  const test::Run list = run_command(kPlumb + " list --db " + db);
+  EXPECT_NE(list.out.find("plumb step"), std::string::npos) << list.out;
+}
+
 }  // namespace
 }  // namespace plumb::test
