@@ -155,7 +155,9 @@ int run_step(const StepOptions& o) {
     report::write_step_html(result, html->stream());
     html->commit();
   }
-  std::ostream& out = o.json == "-" ? std::cerr : std::cout;
+  // With an output on standard output, the summary goes to standard error.
+  bool stdout_taken = o.json == "-" || o.csv == "-" || o.html == "-";
+  std::ostream& out = stdout_taken ? std::cerr : std::cout;
   report::StepConsoleReporter().report(result, out);
   if (o.save) out << fmt::format("saved as baseline {}\n", save_record(result, o));
   return 0;

@@ -14,14 +14,16 @@
 //   Overlapped                overlapped_us: |∪ communication ∩ ∪ compute|
 //   Communication             communication_us: |∪ communication|
 //   Free                      idle_us + memory_us − preparing_us: device time covered by neither
-//                             compute nor communication after the first task (msprof counts
+//                             compute nor communication after the first computation (msprof counts
 //                             memcpy/memset as free time)
-//   Stage                     step_time_us − preparing_us: the step from its first device task
+//   Stage                     step_time_us − preparing_us: the step from its first computation
+//                             to its end (msprof's Stage ends at the last task: plumb's holds
+//                             the tail after it too)
 //   Bubble                    empty: the pipeline bubble (msprof: time in PP receive ops) is not
 //                             measured by plumb step
 //   Communication(Not Overlapped and Exclude Receive)   exposed_communication_us: plumb does not
 //                             tell receive ops apart, so receive time is not excluded
-//   Preparing                 preparing_us: from the step's start to its first device task
+//   Preparing                 preparing_us: from the step's start to its first computation
 //                             (empty when the step has none)
 // An unknown figure (NaN) is an empty cell.
 #pragma once

@@ -41,8 +41,7 @@ StepBreakdown break_down_step(const ActivitySets& sets, const StepSpan& step) {
   out.exposed_communication_us = us(length(communication) - overlapped);
   out.memory_us = us(memory_only);
   out.idle_us = us(step_ns - length(busy) - memory_only);
-  IntervalSet all = unite(busy, memory);
-  if (!all.empty()) out.preparing_us = us(all.front().start - step.start_ns);
+  if (!compute.empty()) out.preparing_us = us(compute.front().start - step.start_ns);
   return out;
 }
 

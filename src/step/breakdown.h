@@ -28,7 +28,7 @@ ActivitySets activity_sets(const RankTrace& trace);
 //   exposed_communication_us  |C \ K|
 //   memory_us                 |M \ (K ∪ C)|      M = ∪ memcpy/memset
 //   idle_us                   step − |K ∪ C ∪ M|
-//   preparing_us              first instant of K ∪ C ∪ M − step start (NaN: none)
+//   preparing_us              first instant of K − step start (msprof's Preparing; NaN: no K)
 // so compute + exposed_communication + memory + idle == step_time.
 StepBreakdown break_down_step(const ActivitySets& sets, const StepSpan& step);
 

@@ -25,8 +25,8 @@ struct StepBreakdown {
   double overlapped_us = 0;               // |∪ communication ∩ ∪ compute|
   double memory_us = 0;                   // |∪ memory \ (∪ compute ∪ ∪ communication)|
   double idle_us = 0;                     // step_time − |∪ all device activity|
-  // From the step's start to its first device activity (msprof-analyze's Preparing); NaN when
-  // the step has none.
+  // From the step's start to its first computation (msprof-analyze's Preparing); NaN when the
+  // step has none.
   double preparing_us = kNaN;
   double start_us = 0;                    // step start, from the set's earliest step start
 };

@@ -124,6 +124,15 @@ TEST(StepCli, AscendTextExportOfTwoRanks) {
   EXPECT_EQ(j["ranks"][0]["format"], "ascend-text");
   EXPECT_EQ(j["ranks"][0]["steps"][0]["step"], 50);
   EXPECT_FALSE(j["collectives"].empty());
+  // msprof-analyze's own step_trace_time.csv for rank 0 says Preparing 17902.5 µs (its text
+  // export rounds to 0.25 µs) and Computing 8873.756.
+  const test::Run csv = run_command(kPlumb + " step " + kTraces +
+                                    "ascend/pt-level1-2rank-text --csv -");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\n50,rank,0,8873.737,101963.207,4028.671,105991.878,"), std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find(",17902.502\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.err.find("plumb step · 2 ranks"), std::string::npos) << csv.err;
 }
 
 TEST(StepCli, CsvHtmlAndConsole) {
