@@ -255,6 +255,9 @@ bool alternate(const std::vector<std::string>& plumb, const std::vector<std::str
 }
 
 std::string python_load(const std::vector<std::string>& files, int processes) {
+  if (processes == 1 && files.size() == 1) {
+    return fmt::format("import json\njson.load(open('{}'))\n", files[0]);
+  }
   std::string list;
   for (const std::string& f : files) list += fmt::format("'{}',", f);
   return fmt::format(

@@ -252,5 +252,21 @@ TEST(StepCli, SavedStepRecordsCompareWithDiff) {
   EXPECT_NE(list.out.find("plumb step"), std::string::npos) << list.out;
 }
 
+// An inference trace without ProfilerStep: refused with a hint, read with --step-regex; NCCL
+// 2.27's ncclDevKernel_AllGather is communication with its size from the collective arguments.
+TEST(StepCli, StepRegexOnATraceWithoutProfilerSteps) {
+  const std::string trace = kTraces + "kineto-b200-rank0-of8-nccl2.27";
+  const test::Run none = run_command(kPlumb + " step " + trace);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("eager_trace.json.gz: no steps found"), std::string::npos) << none.err;
+  const nlohmann::json j = step_json(trace + " --step-regex 'execute_context_(\\d+).*'");
+  ASSERT_EQ(j["ranks"][0]["steps"].size(), 1u);
+  EXPECT_EQ(j["ranks"][0]["steps"][0]["step"], 1);
+  ASSERT_EQ(j["collectives"].size(), 1u);
+  EXPECT_EQ(j["collectives"][0]["kind"], "allgather");
+  EXPECT_EQ(j["collectives"][0]["bytes"], 402176);
+  EXPECT_EQ(j["collectives"][0]["group_ranks"].size(), 8u);
+}
+
 }  // namespace
 }  // namespace plumb::test
