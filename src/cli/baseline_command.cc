@@ -97,7 +97,10 @@ Sinks open_sinks(const BaselineOptions& o) {
   }
   sinks.store = std::make_unique<baseline::Store>(o.db.empty() ? baseline::default_store_path() : o.db);
   if (!o.compare.empty()) {
-    sinks.previous = std::make_unique<baseline::Record>(load_record(o.compare, sinks.store->path()));
+    sinks.previous = std::make_unique<baseline::Record>(load_comm_record(
+        o.compare, sinks.store->path(),
+        "plumb baseline --compare judges a run against comm measurements; compare step records "
+        "with plumb diff"));
   }
   return sinks;
 }

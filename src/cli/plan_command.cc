@@ -168,7 +168,10 @@ Inputs load_inputs(const PlanOptions& o) {
   plan::MeasuredBusbw measured;
   in.context.network = "analytic (α–β model of the cluster's links; --calibrate to use measurements)";
   if (!o.calibrate.empty()) {
-    const baseline::Record record = load_record(o.calibrate, o.db);
+    const baseline::Record record = load_comm_record(
+        o.calibrate, o.db,
+        "plumb plan --calibrate prices links from measured busbw (plumb baseline, plumb comm "
+        "--json, plumb import)");
     in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_measurement(
         {describe_record(record), record.hosts.size(), record.rows}));
     measured = in.calibration->as_measured_busbw();

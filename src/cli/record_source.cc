@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "baseline/record_json.h"
+#include "baseline/step_diff.h"
 #include "common/error.h"
 #include "common/strings.h"
 
@@ -19,11 +20,21 @@ bool looks_like_id(const std::string& what) {
                                        [](unsigned char c) { return std::isdigit(c) != 0; }));
 }
 
+bool is_file(const std::string& what) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(what, ec);
+}
+
+// How errors name a record: the file given, or the stored baseline.
+std::string record_name(const std::string& what, const baseline::Record& record) {
+  if (is_file(what)) return "file " + what;
+  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
+}
+
 }  // namespace
 
 baseline::Record load_record(const std::string& what, const std::string& db_path) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(what, ec)) return baseline::read_record_file(what);
+  if (is_file(what)) return baseline::read_record_file(what);
   if (!looks_like_id(what)) {
     throw Error(fmt::format("'{}': no such file, and not a baseline id (a number or 'latest')",
                             what));
@@ -31,6 +42,16 @@ baseline::Record load_record(const std::string& what, const std::string& db_path
   baseline::Store store(db_path.empty() ? baseline::default_store_path() : db_path,
                         baseline::StoreMode::kReadOnly);
   return store.load(store.resolve(what));
+}
+
+baseline::Record load_comm_record(const std::string& what, const std::string& db_path,
+                                  std::string_view use) {
+  baseline::Record record = load_record(what, db_path);
+  if (baseline::holds_step(record)) {
+    throw Error(fmt::format("{} holds a step record (plumb step), not comm measurements: {}",
+                            record_name(what, record), use));
+  }
+  return record;
 }
 
 std::vector<NamedPath> record_inputs(std::initializer_list<std::string_view> whats,

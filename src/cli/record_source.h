@@ -16,6 +16,13 @@ namespace plumb::cli {
 // default store). Errors name the file or the id.
 baseline::Record load_record(const std::string& what, const std::string& db_path);
 
+// load_record for a command that draws comm measurements (report, baseline --compare, plan
+// --calibrate): a step record (plumb step --save) is an Error (exit 2) naming the record ("baseline
+// 7", "file x.json") and ending in `use`, which says what the command needs instead:
+// "baseline 7 holds a step record (plumb step), not comm measurements: <use>".
+baseline::Record load_comm_record(const std::string& what, const std::string& db_path,
+                                  std::string_view use);
+
 // The files a command that loads these records reads: those that exist, and the store, for
 // refuse_overlapping_paths().
 std::vector<NamedPath> record_inputs(std::initializer_list<std::string_view> whats,

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "baseline/diff.h"
@@ -15,6 +16,12 @@
 #include "report/html_report.h"
 
 namespace plumb::cli {
+namespace {
+
+constexpr std::string_view kCommOnly =
+    "plumb report draws comm baselines; compare step records with plumb diff";
+
+}  // namespace
 
 void setup_report(CLI::App& app, ReportOptions& o) {
   app.add_option("A", o.a,
@@ -34,11 +41,11 @@ int run_report(const ReportOptions& o) {
   const std::vector<NamedPath> outputs = {{"-o", o.output}};
   refuse_overlapping_paths(outputs, record_inputs({o.a, o.b}, o.db));
   OutputFile file("-o", o.output);  // before any work: a bad path fails in a second
-  const baseline::Record a = load_record(o.a, o.db);
+  const baseline::Record a = load_comm_record(o.a, o.db, kCommOnly);
   std::optional<baseline::Record> b;
   std::optional<baseline::Diff> d;
   if (!o.b.empty()) {
-    b = load_record(o.b, o.db);
+    b = load_comm_record(o.b, o.db, kCommOnly);
     d = baseline::diff(a, *b, {o.threshold_percent / 100.0});
   }
   const baseline::Record* pb = b ? &*b : nullptr;

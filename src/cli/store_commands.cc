@@ -33,16 +33,6 @@ baseline::Store open_store(const StoreOptions& o) {
   return baseline::Store(store_path(o), baseline::StoreMode::kReadOnly);
 }
 
-// A step record has no result rows: its source says what it holds instead.
-std::vector<baseline::Entry> with_step_holdings(std::vector<baseline::Entry> entries) {
-  for (baseline::Entry& e : entries) {
-    if (e.step) {
-      e.source += fmt::format(" · step: {} rank(s) × {} step(s)", e.step_ranks, e.step_steps);
-    }
-  }
-  return entries;
-}
-
 }  // namespace
 
 void setup_list(CLI::App& app, StoreOptions& o) {
@@ -69,7 +59,7 @@ int run_list(const StoreOptions& o) {
     fmt::print(std::cerr, "plumb: {} holds no baseline yet\n", store.path());
     return 0;
   }
-  report::print_baseline_list(with_step_holdings(entries), std::cout);
+  report::print_baseline_list(entries, std::cout);
   return 0;
 }
 
@@ -92,9 +82,7 @@ int run_export(const StoreOptions& o) {
   refuse_overlapping_paths(outputs, inputs);
   baseline::Store store = open_store(o);
   OutputFile file("--output", output);
-  const baseline::Record r = store.load(store.resolve(o.id));
-  nlohmann::json doc = report::baseline_json(r);
-  if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
+  const nlohmann::json doc = report::baseline_json(store.load(store.resolve(o.id)));
   file.stream() << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   file.commit();
   return 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "baseline/step_diff.h"
 #include "common/strings.h"
 
 namespace plumb::report {
@@ -19,15 +20,37 @@ std::string safe_value(const nlohmann::json& value) {
   return safe(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
+std::string counted(int64_t n, std::string_view what) {
+  return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+}
+
+// What a record holds, for plumb list: "comm 42 rows", "step 8 ranks × 3 steps" (a record of
+// plumb step --save), both when it holds both.
+std::string holdings(const baseline::Entry& e) {
+  std::vector<std::string> parts;
+  if (e.rows > 0 || !e.step) parts.push_back("comm " + counted(e.rows, "row"));
+  if (e.step) {
+    parts.push_back(fmt::format("step {} × {}", counted(e.step_ranks, "rank"),
+                                counted(e.step_steps, "step")));
+  }
+  return join(parts, " · ");
+}
+
+// One line of the list; no trailing blanks when the last columns are empty.
+template <typename... Columns>
+void print_list_line(std::ostream& out, const Columns&... columns) {
+  std::string line = fmt::format("{:>6}  {:<20}  {:<16}  {:<22}  {:<18}  {}", columns...);
+  line.erase(line.find_last_not_of(' ') + 1);
+  fmt::print(out, "{}\n", line);
+}
+
 }  // namespace
 
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out) {
-  fmt::print(out, "{:>6}  {:<20}  {:<16}  {:>6}  {:<24}  {}\n", "id", "created", "label", "rows",
-             "source", "hosts");
+  print_list_line(out, "id", "created", "label", "holds", "source", "hosts");
   for (const baseline::Entry& e : entries) {
-    fmt::print(out, "{:>6}  {:<20}  {:<16}  {:>6}  {:<24}  {}\n", e.id, safe(e.created),
-               e.label.empty() ? "-" : safe(e.label), e.rows, safe(e.source),
-               safe_hosts(e.hosts, ","));
+    print_list_line(out, e.id, safe(e.created), e.label.empty() ? "-" : safe(e.label), holdings(e),
+                    safe(e.source), safe_hosts(e.hosts, ","));
   }
 }
 
@@ -56,11 +79,15 @@ void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
 }
 
 nlohmann::json baseline_json(const baseline::Record& r) {
+  // A step record has no comm part: an empty one, {"results": []}, which claims no measurement
+  // and keeps the document one that record_from_json reads back.
   nlohmann::json comm = r.comm.is_object() ? r.comm : nlohmann::json::object();
   comm["results"] = r.rows;
-  return {{"schema", kBaselineSchema}, {"id", r.id},     {"created", r.created},
-          {"label", r.label},          {"hosts", r.hosts}, {"source", r.source},
-          {"topo", r.topo},            {"env", r.env},     {"comm", comm}};
+  nlohmann::json doc = {{"schema", kBaselineSchema}, {"id", r.id},     {"created", r.created},
+                        {"label", r.label},          {"hosts", r.hosts}, {"source", r.source},
+                        {"topo", r.topo},            {"env", r.env},     {"comm", comm}};
+  if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
+  return doc;
 }
 
 }  // namespace plumb::report

@@ -16,8 +16,8 @@ inline constexpr const char* kBaselineSchema = "plumb.baseline/1";
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out);
 void print_baseline_summary(const baseline::Record& record, std::ostream& out);
 
-// The record as one document: its fields, topo, env, and comm with results[] rows carrying the
-// plumb.comm/1 fields.
+// The record as one document: its fields, topo, env, comm with results[] rows carrying the
+// plumb.comm/1 fields (empty for a step record), and step (plumb.step/1) when it holds one.
 nlohmann::json baseline_json(const baseline::Record& record);
 
 }  // namespace plumb::report

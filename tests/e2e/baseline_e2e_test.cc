@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "baseline/store.h"
 #include "support/processes.h"
+#include "support/step_record.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -127,6 +129,21 @@ TEST(BaselineE2E, CompareFlagsARegressionAgainstAnEditedReference) {
   EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
   EXPECT_NE(second.out.find("regression(s) beyond 10% and the noise (plumb diff"), std::string::npos)
       << second.out;
+}
+
+// A step record (plumb step --save) holds no comm measurement to judge a run against: refused in
+// one line before any rank starts, and nothing is stored.
+TEST(BaselineE2E, CompareWithAStepRecordIsRefusedBeforeMeasuring) {
+  const std::string dir = temp_dir("baseline-compare-step");
+  const std::string db = dir + "/plumb.db";
+  EXPECT_EQ(baseline::Store(db).save(step_only_record()), 1);
+  const test::Run r = baseline(dir, "--quick --compare 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: baseline 1 holds a step record (plumb step), not comm "
+                   "measurements: plumb baseline --compare judges a run against comm measurements; "
+                   "compare step records with plumb diff\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(baseline::Store(db, baseline::StoreMode::kReadOnly).list().size(), 1u);
 }
 
 TEST(BaselineE2E, CountsOutOfRangeAreRefused) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baseline/store.h"
+#include "support/step_record.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -354,6 +355,20 @@ TEST(PlanCli, CalibrationFromAnUnknownIdNamesIt) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("7"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A step record (plumb step --save) measured no busbw to calibrate with: one line, exit 2.
+TEST(PlanCli, CalibrationFromAStepRecordIsRefused) {
+  const std::string dir = temp_dir("plan-calibrate-step");
+  const std::string db = calibration_store(dir, 50);
+  EXPECT_EQ(baseline::Store(db).save(step_only_record()), 2);
+  const test::Run r = plan("--model llama3-8b --hardware h100-sxm --devices 8 --tp 8 --calibrate "
+                           "latest --db " + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: baseline 2 holds a step record (plumb step), not comm "
+                   "measurements: plumb plan --calibrate prices links from measured busbw (plumb "
+                   "baseline, plumb comm --json, plumb import)\n");
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(PlanCli, ValidateMeetsItsTargets) {

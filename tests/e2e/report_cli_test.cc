@@ -6,6 +6,7 @@
 
 #include "baseline/store.h"
 #include "report/baseline_reporter.h"
+#include "support/step_record.h"
 #include "support/subprocess.h"
 
 namespace plumb {
@@ -101,6 +102,29 @@ TEST(ReportCli, UnwritableOutputIsCheckedFirst) {
   EXPECT_EQ(bad_id.exit_code, 2);
   EXPECT_NE(bad_id.err.find("9"), std::string::npos) << bad_id.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/r.html"));
+}
+
+// A step record (plumb step --save) holds no comm measurement to draw: refused, as A or as B, from
+// the store or from its export, in one line, before any report is written.
+TEST(ReportCli, AStepRecordIsRefused) {
+  const std::string dir = test::temp_dir("report-cli-step");
+  const std::string db = make_store(dir);
+  EXPECT_EQ(baseline::Store(db).save(test::step_only_record()), 3);
+  const std::string why = " holds a step record (plumb step), not comm measurements: plumb report "
+                          "draws comm baselines; compare step records with plumb diff\n";
+  for (const std::string args : {" report 3", " report 1 3", " report latest 2"}) {
+    const test::Run r = test::run_command(kPlumb + args + " --db " + db + " -o " + dir + "/r.html");
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, "plumb: error: baseline 3" + why) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/r.html")) << args;
+  }
+  ASSERT_EQ(test::run_command(kPlumb + " export 3 --db " + db + " -o " + dir + "/step.json")
+                .exit_code, 0);
+  const test::Run file = test::run_command(kPlumb + " report " + dir + "/step.json -o -");
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_EQ(file.err, "plumb: error: file " + dir + "/step.json" + why);
+  EXPECT_EQ(file.out, "");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baseline/record_json.h"
 #include "baseline/store.h"
 #include "support/subprocess.h"
 
@@ -48,9 +49,12 @@ TEST(StoreCli, ListShowExport) {
   test::Run list = test::run_command(kPlumb + " list --db " + db);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
-            "    id  created               label               rows  source                    hosts\n"
-            "     2  2026-12-02T10:00:00Z  after-upgrade          2  plumb baseline            gpu-001,gpu-002\n"
-            "     1  2026-12-02T10:00:00Z  before-upgrade         2  plumb baseline            gpu-001,gpu-002\n");
+            "    id  created               label             holds                   source      "
+            "        hosts\n"
+            "     2  2026-12-02T10:00:00Z  after-upgrade     comm 2 rows             plumb baseline"
+            "      gpu-001,gpu-002\n"
+            "     1  2026-12-02T10:00:00Z  before-upgrade    comm 2 rows             plumb baseline"
+            "      gpu-001,gpu-002\n");
 
   test::Run show = test::run_command(kPlumb + " show 1 --db " + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -103,9 +107,10 @@ TEST(StoreCli, AStepRecordListShowExport) {
   test::Run list = test::run_command(kPlumb + " list -n 1 --db " + db);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
-            "    id  created               label               rows  source                    hosts\n"
-            "     3  2026-12-03T11:00:00Z  fsdp                   0  plumb step traces/ · step: 4 "
-            "rank(s) × 3 step(s)  gpu-001\n");
+            "    id  created               label             holds                   source      "
+            "        hosts\n"
+            "     3  2026-12-03T11:00:00Z  fsdp              step 4 ranks × 3 steps  plumb step "
+            "traces/  gpu-001\n");
 
   test::Run show = test::run_command(kPlumb + " show 3 --db " + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -125,10 +130,51 @@ TEST(StoreCli, AStepRecordListShowExport) {
   const auto j = nlohmann::json::parse(exported.out);
   EXPECT_EQ(j["schema"], "plumb.baseline/1");
   EXPECT_EQ(j["step"], r.step);
-  EXPECT_EQ(j["comm"]["results"], nlohmann::json::array());
+  // No comm part but the empty one plumb.baseline/1 readers expect: no results, no settings.
+  EXPECT_EQ(j["comm"], nlohmann::json({{"results", nlohmann::json::array()}}));
+  // and the export reads back as the same step record (plumb diff and plumb report read files so).
+  const baseline::Record back = baseline::record_from_json(j, "export.json");
+  EXPECT_EQ(back.step, r.step);
+  EXPECT_TRUE(back.rows.empty());
+  EXPECT_EQ(back.id, 3);
   // A comm record's export has no step.
   EXPECT_FALSE(nlohmann::json::parse(test::run_command(kPlumb + " export 1 --db " + db).out)
                    .contains("step"));
+}
+
+// The holds column: counts in the singular when one, a record holding both kinds says both, and
+// one that measured nothing says so.
+TEST(StoreCli, ListSaysWhatEachRecordHolds) {
+  const std::string db = test::temp_dir("store-cli-holds") + "/plumb.db";
+  baseline::Store store(db);
+  baseline::Record comm;
+  comm.created = "2026-12-03T11:00:00Z";
+  comm.source = "plumb comm";
+  comm.rows.resize(1);
+  comm.rows[0].layer = comm.rows[0].group = "world";
+  comm.rows[0].collective = "allreduce";
+  baseline::Record step = comm;
+  step.rows.clear();
+  step.source = "plumb step";
+  const nlohmann::json one_step = {{"step", 4}, {"step_time_us", 1000.0}};
+  step.step = {{"schema", "plumb.step/1"}, {"world_size", 1},
+               {"ranks", {{{"rank", 0}, {"steps", {one_step}}}}}};
+  baseline::Record both = step;
+  both.rows = comm.rows;
+  baseline::Record empty = comm;
+  empty.rows.clear();
+  for (const baseline::Record* r : {&comm, &step, &both, &empty}) store.save(*r);
+
+  test::Run list = test::run_command(kPlumb + " list --db " + db);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out,
+            "    id  created               label             holds                   source      "
+            "        hosts\n"
+            "     4  2026-12-03T11:00:00Z  -                 comm 0 rows             plumb comm\n"
+            "     3  2026-12-03T11:00:00Z  -                 comm 1 row · step 1 rank × 1 step  "
+            "plumb step\n"
+            "     2  2026-12-03T11:00:00Z  -                 step 1 rank × 1 step    plumb step\n"
+            "     1  2026-12-03T11:00:00Z  -                 comm 1 row              plumb comm\n");
 }
 
 TEST(StoreCli, Errors) {
