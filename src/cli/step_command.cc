@@ -71,7 +71,10 @@ step::AnalysisOptions analysis_options(const StepOptions& o) {
   options.step_regex = o.step_regex;
   options.baseline_layer = o.baseline_layer;
   if (!o.baseline.empty()) {
-    baseline::Record record = load_record(o.baseline, o.db);
+    baseline::Record record = load_comm_record(
+        o.baseline, o.db,
+        "plumb step --baseline compares collectives with comm measurements (plumb baseline, "
+        "plumb comm --json, plumb import)");
     if (record.rows.empty()) {
       throw Error(fmt::format("--baseline {}: holds no comm measurements to compare collectives "
                               "with",

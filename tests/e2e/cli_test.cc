@@ -32,7 +32,8 @@ TEST(Cli, DidYouMean) {
   test::Run r = run_command(kPlumb + " comn");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: "
-                   "baseline, comm, topo, env, import, list, show, export, report, diff, mem, plan\n");
+                   "baseline, comm, topo, env, import, list, show, export, report, diff, mem, step, "
+                   "plan\n");
 }
 
 TEST(Cli, NoCommand) {

@@ -188,7 +188,7 @@ TEST(StepCli, BadSetsAreOneLineWithExitTwo) {
 // synthetic 64 MiB allreduce over 2 ranks is compared with the world layer's 64 MiB row.
 TEST(StepCli, CollectivesBesideAMeasuredCommBaseline) {
   const std::string dir = write_synthetic_set("step-baseline");
-  const std::string comm = dir + "/../step-baseline-comm.json";
+  const std::string comm = temp_dir("step-baseline-comm") + "/comm.json";
   const test::Run measured = run_command(mpirun(2) + " " + kPlumb +
                                    " comm -b 1M -e 64M -f 4 -n 2 -w 1 --collectives allreduce "
                                    "--json " + comm);
@@ -210,7 +210,7 @@ TEST(StepCli, CollectivesBesideAMeasuredCommBaseline) {
 
 TEST(StepCli, MeasuredBesideThePlan) {
   const std::string dir = write_synthetic_set("step-plan");
-  const std::string plan = dir + "/../step-plan.json";
+  const std::string plan = temp_dir("step-plan-json") + "/plan.json";
   const test::Run planned = run_command(kPlumb + " plan --model llama3-70b --hardware h100-sxm "
                                   "--devices 64 --tp 8 --pp 2 --json " + plan);
   ASSERT_EQ(planned.exit_code, 0) << planned.err;
@@ -235,7 +235,7 @@ TEST(StepCli, MeasuredBesideThePlan) {
 // calls a regression (exit 1) whatever the noise.
 TEST(StepCli, SavedStepRecordsCompareWithDiff) {
   const std::string dir = write_synthetic_set("step-save");
-  const std::string db = dir + "/../step-save.db";
+  const std::string db = temp_dir("step-save-db") + "/store.db";
   const test::Run first = run_command(kPlumb + " step " + dir + " --save --label before --db " + db);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.out.find("saved as baseline 1\n"), std::string::npos) << first.out;
@@ -249,7 +249,13 @@ TEST(StepCli, SavedStepRecordsCompareWithDiff) {
   const test::Run diff = run_command(kPlumb + " diff 1 2 --db " + db);
   EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
   const test::Run list = run_command(kPlumb + " list --db " + db);
-  EXPECT_NE(list.out.find("plumb step"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("step 2 ranks × 1 step"), std::string::npos) << list.out;
+  const test::Run wrong = run_command(kPlumb + " step " + dir + " --baseline 1 --db " + db);
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.err,
+            "plumb: error: baseline 1 holds a step record (plumb step), not comm measurements: "
+            "plumb step --baseline compares collectives with comm measurements (plumb baseline, "
+            "plumb comm --json, plumb import)\n");
 }
 
 // An inference trace without ProfilerStep: refused with a hint, read with --step-regex; NCCL
