@@ -16,7 +16,11 @@
 // arguments on their own stream, ProfilerStep annotations, fractional-µs timestamps relative to
 // baseTimeNanoseconds), written once per run into a temporary directory.
 //
-//   build/bench/step_read [--ranks N] [--mb MB] [--runs N] [--gzip] [--smoke] [--plumb PATH]
+// --trace FILE times a real (uncompressed) trace the same way as part 1, e.g. the DDP fixture
+// unzipped: its events are denser than the synthetic ones (fewer bytes per event).
+//
+//   build/bench/step_read [--ranks N] [--mb MB] [--runs N] [--gzip] [--trace FILE] [--smoke]
+//                         [--plumb PATH]
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -51,6 +55,7 @@ struct Options {
   double mb = 200;
   int runs = 3;
   bool gzip = false;
+  std::string trace;  // --trace FILE: also time this real trace (one rank, one core)
   std::string plumb = PLUMB_BINARY;
   std::string python = "python3";
 };
@@ -277,6 +282,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--mb") o.mb = std::stod(next());
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--gzip") o.gzip = true;
+    else if (a == "--trace") o.trace = next();
     else if (a == "--plumb") o.plumb = next();
     else if (a == "--smoke") { o.ranks = 2; o.mb = 2; o.runs = 1; }
     else { fmt::print(stderr, "step_read: unknown option {}\n", a); std::exit(2); }
@@ -328,6 +334,18 @@ int main(int argc, char** argv) {
              "json.load pool({}) {:.2f} s; per-run ratios python/plumb {:.2f}\n",
              median(set.plumb_s), static_cast<double>(set.plumb_rss) / 1e6, peak, cores,
              median(set.peer_s), fmt::join(set.ratios, " "));
+  if (!o.trace.empty()) {
+    Pair real;
+    if (!alternate({o.plumb, "step", o.trace, "-j", "1", "--json", "/dev/null"},
+                   {o.python, "-c", python_load({o.trace}, 1)}, o.runs, real)) {
+      return 1;
+    }
+    const double mb = static_cast<double>(fs::file_size(o.trace)) / 1e6;
+    fmt::print("  real trace {} ({:.1f} MB), one core: plumb step {:.3f} s = {:.0f} MB/s; python "
+               "json.load {:.3f} s; per-run ratios python/plumb {:.2f}\n",
+               o.trace, mb, median(real.plumb_s), mb / median(real.plumb_s), median(real.peer_s),
+               fmt::join(real.ratios, " "));
+  }
   if (o.gzip) {
     std::string gz = files[0] + ".gz";
     run({"sh", "-c", fmt::format("gzip -1 -c '{}' > '{}'", files[0], gz)});

@@ -142,6 +142,50 @@ TEST(TraceInput, RefusesNulBytesDirectoriesAndMissingFiles) {
             dir + "/none.json: cannot read: No such file or directory");
 }
 
+// The reference: the splitter byte by byte, as plainly as it can be written.
+Split reference_split(std::string_view text, size_t begin, size_t want) {
+  int depth = 0;
+  for (size_t at = begin; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '"') {
+      for (++at; at < text.size() && text[at] != '"'; ++at) {
+        if (text[at] == '\\') ++at;
+      }
+      if (at >= text.size()) return {Stop::kEndInString, text.size()};
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return {c == ']' ? Stop::kArrayEnd : Stop::kMalformed, at};
+      if (--depth == 0 && at + 1 - begin >= want) return {Stop::kCut, at + 1};
+    }
+  }
+  return {Stop::kEnd, text.size()};
+}
+
+// The 64-byte block splitter against the reference on random texts of the characters that
+// matter (quotes, backslashes, brackets), long enough to cross several blocks.
+TEST(JsonText, BlockSplitterAgreesWithTheByteByByteOne) {
+  // Without backslashes (the block path), with a rare one (blocks of both kinds), with many.
+  const std::string alphabets[] = {"{}[]\"ab, ", "{}[]\"abcdefghijklmnopqrstuvwxyz, \\",
+                                   "{}[]\"\\\\ab,"};
+  uint64_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(seed >> 33);
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::string& alphabet = alphabets[round % 3];
+    std::string text(next() % 400, ' ');
+    for (char& c : text) c = alphabet[next() % alphabet.size()];
+    size_t begin = text.empty() ? 0 : next() % text.size();
+    size_t want = next() % 200;
+    Split a = split_array(text, begin, want);
+    Split b = reference_split(text, begin, want);
+    ASSERT_EQ(static_cast<int>(a.stop), static_cast<int>(b.stop)) << text << " from " << begin;
+    ASSERT_EQ(a.at, b.at) << text << " from " << begin;
+  }
+}
+
 TEST(JsonText, FindsTheEventsArrayAndCutsBetweenElements) {
   // Only the top-level member counts, not a nested one or a string that says traceEvents.
   const std::string trace =
