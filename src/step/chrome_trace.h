@@ -56,7 +56,8 @@ struct ChromeTraceHeader {
 
 // Scans `text` once, calling `on_event` for each element of traceEvents. Malformed JSON, a
 // truncated file or a wrongly typed field throws plumb::Error naming `text.source` and the byte
-// offset ("rank-3.json: byte 1048576: expected ',' or '}' after an object member"); exit 2.
+// offset ("rank-3.json: byte 38: the JSON ends inside traceEvents: the file is truncated");
+// exit 2.
 ChromeTraceHeader scan_chrome_trace(const TraceText& text,
                                     const std::function<void(const ChromeEvent&)>& on_event);
 

@@ -22,7 +22,8 @@ struct TraceText {
 inline constexpr size_t kTracePadding = 64;
 
 // Reads `path` (plain or gzip). A missing or unreadable file, a truncated or corrupt gzip stream
-// ("rank-1.json.gz: gzip stream ends at byte 81920 of 120000: the file is truncated"), or a
+// ("rank-1.json.gz: the gzip stream ends at byte 81920 (after 1048576 bytes of text) without its
+// end marker: the file is truncated"), or a
 // text with NUL bytes throw plumb::Error naming the file; exit 2.
 TraceText read_trace_text(const std::string& path);
 
