@@ -12,6 +12,7 @@
 #include "cli/import_command.h"
 #include "cli/mem_command.h"
 #include "cli/step_command.h"
+#include "cli/run_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
@@ -101,6 +102,8 @@ std::span<const Command> commands() {
        "Profiler traces of all ranks: where each step went, exposed communication, stragglers, "
        "collectives against their baseline",
        command(setup_step, run_step)},
+      {"run", "Supervise a training job: detect a crash or a hang, stop its process tree, restart it",
+       command(setup_run, run_run)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},

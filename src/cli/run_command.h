@@ -1,0 +1,28 @@
+// plumb run [options] -- COMMAND [ARGS...]: supervises a training job — detects a crash, a hang
+// or a fatal line, stops its whole process tree, restarts it (docs/run.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace plumb::cli {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  double hang_timeout_s = 600;
+  std::vector<std::string> progress_regex;  // replace the defaults when given
+  std::vector<std::string> fatal_regex;     // replace the defaults when given
+  std::string heartbeat;
+  double kill_grace_s = 10;
+  int max_restarts = 3;
+  double restart_window_s = 3600;
+  double backoff_s = 5;
+  std::string events;
+};
+
+void setup_run(CLI::App& app, RunOptions& options);
+int run_run(const RunOptions& options);
+
+}  // namespace plumb::cli

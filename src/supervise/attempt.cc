@@ -1,0 +1,355 @@
+#include "supervise/attempt.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "common/error.h"
+
+namespace plumb::supervise {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReadBytes = 1 << 16;
+constexpr size_t kMaxLine = 1 << 16;      // longer lines are matched on their first 64 KiB
+constexpr int kTickMs = 200;              // the longest poll: stop requests, heartbeat checks
+constexpr size_t kDetailChars = 300;
+
+int g_wake[2] = {-1, -1};  // written by the SIGCHLD handler (self-pipe)
+
+void on_sigchld(int) {
+  int saved = errno;
+  char byte = 1;
+  [[maybe_unused]] ssize_t ignored = ::write(g_wake[1], &byte, 1);
+  errno = saved;
+}
+
+void install_sigchld() {
+  if (g_wake[0] >= 0) return;
+  if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) throw Error("plumb run: cannot create a pipe");
+  struct sigaction sa{};
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_NOCLDSTOP;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGCHLD, &sa, nullptr);
+}
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The processes whose parent is this one: the job, and orphans it left that were handed to this
+// process as their subreaper.
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  const pid_t self = ::getpid();
+  while (dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", entry->d_name));
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    pid_t ppid = 0;
+    if (std::sscanf(line.c_str() + close + 1, " %*c %d", &ppid) == 1 && ppid == self) {
+      out.push_back(static_cast<pid_t>(std::atoi(entry->d_name)));
+    }
+  }
+  ::closedir(proc);
+  return out;
+}
+
+void signal_tree(pid_t group, int sig) {
+  ::kill(-group, sig);
+  for (pid_t child : own_children()) ::kill(child, sig);
+}
+
+// Reaps every child that has ended; true when none is left.
+bool reap_all() {
+  for (;;) {
+    pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) continue;
+    return pid < 0 && errno == ECHILD;
+  }
+}
+
+// SIGTERM to the job's group and to every process left to this one, SIGKILL after `grace`, until
+// no child is left: nothing the job started outlives the attempt.
+void stop_tree(pid_t group, double grace_s) {
+  signal_tree(group, SIGTERM);
+  const Clock::time_point start = Clock::now();
+  while (!reap_all()) {
+    if (seconds_since(start) >= grace_s) {
+      signal_tree(group, SIGKILL);
+      while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+      }
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+AttemptResult verdict(Outcome outcome, std::string detail, int exit_code = 0, int signal = 0) {
+  AttemptResult r;
+  r.outcome = outcome;
+  r.detail = std::move(detail);
+  r.exit_code = exit_code;
+  r.signal = signal;
+  return r;
+}
+
+void write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own output is gone (a closed pipe): keep supervising
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+struct Started {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+
+[[noreturn]] void exec_child(const AttemptOptions& o, int out_w, int err_w, int status_w) {
+  ::setpgid(0, 0);
+  ::dup2(out_w, STDOUT_FILENO);
+  ::dup2(err_w, STDERR_FILENO);
+  struct sigaction sa{};
+  sa.sa_handler = SIG_DFL;
+  ::sigaction(SIGCHLD, &sa, nullptr);
+  for (const auto& [name, value] : o.env) ::setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> args;
+  for (const std::string& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  int error = errno;
+  [[maybe_unused]] ssize_t ignored = ::write(status_w, &error, sizeof error);
+  ::_exit(127);
+}
+
+Started start(const AttemptOptions& o) {
+  int out[2], err[2], status[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+      ::pipe2(status, O_CLOEXEC) != 0) {
+    throw Error("plumb run: cannot create a pipe");
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error("plumb run: cannot fork");
+  if (pid == 0) exec_child(o, out[1], err[1], status[1]);
+  ::setpgid(pid, pid);
+  ::close(out[1]);
+  ::close(err[1]);
+  ::close(status[1]);
+  int error = 0;
+  ssize_t got = ::read(status[0], &error, sizeof error);
+  ::close(status[0]);
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    ::waitpid(pid, nullptr, 0);
+    ::close(out[0]);
+    ::close(err[0]);
+    throw Error(fmt::format("cannot start '{}': {}", o.argv[0],
+                            error == ENOENT ? "no such command (not in PATH)" : std::strerror(error)));
+  }
+  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+  return {pid, out[0], err[0]};
+}
+
+// Watching one attempt: the streams, the clock of the last progress, the verdict.
+class Watch {
+ public:
+  Watch(const AttemptOptions& o, Started job) : o_(o), job_(job) {}
+
+  AttemptResult run() {
+    const Clock::time_point begin = Clock::now();
+    last_progress_ = begin;
+    heartbeat_mtime_ = heartbeat_time();
+    while (!result_) step();
+    finish();
+    result_->seconds = seconds_since(begin);
+    result_->last_step = last_step_;
+    return *result_;
+  }
+
+ private:
+  void step() {
+    pollfd fds[3] = {{g_wake[0], POLLIN, 0}, {job_.out, POLLIN, 0}, {job_.err, POLLIN, 0}};
+    int n = ::poll(fds, 3, timeout_ms());
+    if (n > 0 && (fds[0].revents & POLLIN) != 0) drain_wake();
+    if (n > 0) {
+      pump(fds[1], job_.out, STDOUT_FILENO, out_line_);
+      pump(fds[2], job_.err, STDERR_FILENO, err_line_);
+    }
+    if (result_) return;
+    check_exit();
+    if (!result_) check_hang();
+    if (!result_ && o_.stop != nullptr && o_.stop->load()) {
+      result_ = verdict(Outcome::kStopped, "stopped by a signal to plumb run");
+    }
+  }
+
+  int timeout_ms() const {
+    if (o_.hang_timeout_s <= 0) return kTickMs;
+    double left = o_.hang_timeout_s - seconds_since(last_progress_);
+    return std::clamp(static_cast<int>(left * 1000) + 1, 0, kTickMs);
+  }
+
+  static void drain_wake() {
+    char buf[64];
+    while (::read(g_wake[0], buf, sizeof buf) > 0) {
+    }
+  }
+
+  void pump(const pollfd& p, int& fd, int to, std::string& line) {
+    if (fd < 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+    char buf[kReadBytes];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      ::close(fd);
+      fd = -1;
+      return;
+    }
+    if (n < 0) return;
+    write_all(to, buf, static_cast<size_t>(n));
+    scan(std::string_view(buf, static_cast<size_t>(n)), line);
+  }
+
+  // Splits into lines (the partial last one carried over) and matches each.
+  void scan(std::string_view chunk, std::string& line) {
+    for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos && !result_;) {
+      if (line.empty()) {
+        on_line(chunk.substr(0, nl));
+      } else {
+        line.append(chunk.substr(0, std::min(nl, kMaxLine)));
+        on_line(line);
+        line.clear();
+      }
+      chunk.remove_prefix(nl + 1);
+    }
+    if (line.size() < kMaxLine) line.append(chunk.substr(0, kMaxLine - line.size()));
+  }
+
+  void on_line(std::string_view text) {
+    if (std::optional<LineMatch> m = match_line(o_.fatal, text)) {
+      std::string detail(text.substr(0, kDetailChars));
+      result_ = verdict(Outcome::kFatalLine, detail);
+      return;
+    }
+    if (std::optional<LineMatch> m = match_line(o_.progress, text)) {
+      last_progress_ = Clock::now();
+      if (m->step) last_step_ = m->step;
+      if (o_.on_progress) o_.on_progress(m->step);
+    }
+  }
+
+  void check_exit() {
+    int status = 0;
+    pid_t pid = ::waitpid(job_.pid, &status, WNOHANG);
+    if (pid != job_.pid) return;
+    exited_ = true;
+    if (WIFEXITED(status)) {
+      int code = WEXITSTATUS(status);
+      result_ = verdict(code == 0 ? Outcome::kFinished : Outcome::kExit,
+                        fmt::format("exit {}", code), code);
+    } else {
+      int sig = WTERMSIG(status);
+      result_ = verdict(Outcome::kSignal, fmt::format("signal {} ({})", sig, ::strsignal(sig)), 0,
+                        sig);
+    }
+  }
+
+  int64_t heartbeat_time() const {
+    struct stat st{};
+    if (o_.heartbeat.empty() || ::stat(o_.heartbeat.c_str(), &st) != 0) return 0;
+    return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+
+  void check_hang() {
+    int64_t mtime = heartbeat_time();
+    if (mtime != heartbeat_mtime_) {
+      heartbeat_mtime_ = mtime;
+      last_progress_ = Clock::now();
+      if (o_.on_progress) o_.on_progress(std::nullopt);
+    }
+    if (o_.hang_timeout_s <= 0) return;
+    double quiet = seconds_since(last_progress_);
+    if (quiet < o_.hang_timeout_s) return;
+    AttemptResult r = verdict(Outcome::kHang, fmt::format("no progress for {:.1f} s (--hang-timeout "
+                                                          "{})",
+                                                          quiet, o_.hang_timeout_s));
+    r.detect_seconds = quiet - o_.hang_timeout_s;
+    result_ = r;
+  }
+
+  // Whatever the verdict, nothing the job started is left running, and its last output is
+  // passed on.
+  void finish() {
+    if (!exited_ && (result_->outcome == Outcome::kFinished || result_->outcome == Outcome::kExit)) {
+      exited_ = true;
+    }
+    stop_tree(job_.pid, exited_ ? std::min(o_.kill_grace_s, 1.0) : o_.kill_grace_s);
+    for (int* fd : {&job_.out, &job_.err}) {
+      if (*fd < 0) continue;
+      char buf[kReadBytes];
+      ssize_t n;
+      while ((n = ::read(*fd, buf, sizeof buf)) > 0) {
+        write_all(fd == &job_.out ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(n));
+      }
+      ::close(*fd);
+      *fd = -1;
+    }
+  }
+
+  const AttemptOptions& o_;
+  Started job_;
+  std::optional<AttemptResult> result_;
+  std::optional<int64_t> last_step_;
+  Clock::time_point last_progress_;
+  int64_t heartbeat_mtime_ = 0;
+  bool exited_ = false;
+  std::string out_line_;
+  std::string err_line_;
+};
+
+}  // namespace
+
+AttemptResult run_attempt(const AttemptOptions& options) {
+  if (options.argv.empty()) throw Error("no command after --");
+  install_sigchld();
+  Watch watch(options, start(options));
+  return watch.run();
+}
+
+std::string outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kFinished: return "finished";
+    case Outcome::kExit: return "exit";
+    case Outcome::kSignal: return "signal";
+    case Outcome::kHang: return "hang";
+    case Outcome::kFatalLine: return "fatal_line";
+    case Outcome::kStopped: return "stopped";
+  }
+  return "?";
+}
+
+}  // namespace plumb::supervise

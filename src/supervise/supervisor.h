@@ -1,0 +1,48 @@
+// `plumb run`: attempts of a job in a loop — a failure (crash, hang, fatal line) is followed by
+// the back-off and a restart, up to --max-restarts within --restart-window — with every event
+// written as plumb.run-events/1 JSONL (docs/run.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "supervise/attempt.h"
+
+namespace plumb::supervise {
+
+inline constexpr const char* kRunEventsSchema = "plumb.run-events/1";
+
+struct SuperviseOptions {
+  AttemptOptions attempt;
+  int max_restarts = 3;
+  double restart_window_s = 3600;
+  double backoff_s = 5;             // doubled after each restart within the window
+  double progress_every_s = 10;     // progress events are throttled to one per this long
+  // Before each restart: what to add to the environment (checkpoint, attempt); may throw.
+  std::function<void(int attempt, AttemptOptions& next, nlohmann::json& restart_event)> prepare;
+};
+
+// Where events go: each is one JSON object with "event" and "time" (ISO 8601 UTC).
+using EventSink = std::function<void(nlohmann::json event)>;
+
+struct RunSummary {
+  int attempts = 0;
+  int failures = 0;
+  bool gave_up = false;
+  bool stopped = false;             // SIGINT/SIGTERM to plumb
+  AttemptResult last;
+  std::vector<AttemptResult> failed;  // every failed attempt, in order
+};
+
+// Runs attempts until one finishes with exit 0 (summary.last), plumb is stopped, or the restart
+// limit is reached (gave_up). Exit code for the CLI: 0 finished, 1 gave up, 130/143 stopped.
+RunSummary supervise(const SuperviseOptions& options, const EventSink& sink);
+
+// The process exit status `plumb run` ends with for `summary`.
+int exit_code_of(const RunSummary& summary);
+
+}  // namespace plumb::supervise
