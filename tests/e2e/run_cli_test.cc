@@ -1,0 +1,134 @@
+// plumb run end to end: the real binary supervising a stand-in trainer
+// (tests/fixtures/run/fake_trainer.py) that logs Megatron-style steps and crashes, hangs or
+// prints a fatal NCCL line when told; what it must show (issue 12) checked from the exit status,
+// the plumb.run-events/1 file and the process table.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/processes.h"
+#include "support/subprocess.h"
+
+namespace plumb::test {
+namespace {
+
+const std::string kPlumb = PLUMB_BIN;
+const std::string kTrainer =
+    "python3 " + std::string(PLUMB_TEST_FIXTURES) + "/run/fake_trainer.py";
+
+std::vector<nlohmann::json> events_of(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(read_file(path));
+  for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::vector<nlohmann::json> of_kind(const std::vector<nlohmann::json>& events,
+                                    const std::string& kind) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& e : events) {
+    if (e["event"] == kind) out.push_back(e);
+  }
+  return out;
+}
+
+struct Supervised {
+  test::Run run;
+  std::vector<nlohmann::json> events;
+  double seconds = 0;
+};
+
+Supervised supervise(const std::string& name, const std::string& options,
+                     const std::string& trainer_args) {
+  const std::string events = temp_dir(name) + "/events.jsonl";
+  const auto start = std::chrono::steady_clock::now();
+  Supervised s;
+  s.run = run_command(kPlumb + " run --backoff 0.1 --kill-grace 2 --events " + events + " " +
+                      options + " -- " + kTrainer + " " + trainer_args);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.events = events_of(events);
+  return s;
+}
+
+TEST(RunCli, ACrashIsRestartedAndTheRunFinishes) {
+  const Supervised s = supervise("run-crash", "", "--steps 6 --crash-at 3");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  const auto failures = of_kind(s.events, "failure");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["kind"], "exit");
+  EXPECT_EQ(failures[0]["detail"], "exit 3");
+  EXPECT_EQ(failures[0]["step"], 3);
+  EXPECT_EQ(of_kind(s.events, "restart").size(), 1u);
+  EXPECT_EQ(of_kind(s.events, "finished").size(), 1u);
+  EXPECT_NE(s.run.out.find("training done"), std::string::npos);  // output passed through
+  EXPECT_NE(s.run.err.find("plumb run: attempt 1 failed: exit (exit 3), last step 3\n"),
+            std::string::npos)
+      << s.run.err;
+}
+
+TEST(RunCli, AHangIsDetectedWithinTheTimeoutPlusTwoSeconds) {
+  const Supervised s = supervise("run-hang", "--hang-timeout 1", "--steps 4 --hang-at 2");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  const auto failures = of_kind(s.events, "failure");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["kind"], "hang");
+  EXPECT_EQ(failures[0]["step"], 2);
+  EXPECT_LT(failures[0]["detect_seconds"].get<double>(), 2.0);
+  EXPECT_LT(s.seconds, 1 + 2 + 5) << "the hang of 3600 s was waited out";
+}
+
+TEST(RunCli, AFatalLineEndsTheAttemptAtOnceAndNothingIsLeft) {
+  const Supervised s = supervise("run-fatal", "--max-restarts 0",
+                                 "--steps 4 --fatal-at 2 --child");
+  EXPECT_EQ(s.run.exit_code, 1) << s.run.err;
+  const auto failures = of_kind(s.events, "failure");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["kind"], "fatal_line");
+  EXPECT_EQ(failures[0]["detail"],
+            "NCCL WARN Call to ibv_poll_cq failed: transport retry counter exceeded");
+  EXPECT_EQ(of_kind(s.events, "give_up").size(), 1u);
+  EXPECT_LT(s.seconds, 5);
+  // The trainer's grandchild left its process group (a new session); plumb, its subreaper,
+  // stopped it too.
+  EXPECT_TRUE(processes_with("fake_trainer.py").empty());
+  EXPECT_TRUE(processes_with("sleep 300").empty());
+}
+
+TEST(RunCli, MoreFaultsThanRestartsGiveUp) {
+  const Supervised s = supervise("run-give-up", "--max-restarts 2",
+                                 "--steps 5 --crash-at 1 --fault-attempts all");
+  EXPECT_EQ(s.run.exit_code, 1);
+  EXPECT_EQ(of_kind(s.events, "failure").size(), 3u);
+  EXPECT_EQ(of_kind(s.events, "restart").size(), 2u);
+  ASSERT_EQ(of_kind(s.events, "give_up").size(), 1u);
+  EXPECT_NE(s.run.err.find("plumb run: giving up"), std::string::npos);
+}
+
+TEST(RunCli, KFaultsGiveKRecoveries) {
+  const Supervised s = supervise("run-k-faults", "",
+                                 "--steps 4 --crash-at 2 --fault-attempts 0,1,2");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  EXPECT_EQ(of_kind(s.events, "failure").size(), 3u);
+  EXPECT_EQ(of_kind(s.events, "restart").size(), 3u);
+  EXPECT_EQ(of_kind(s.events, "finished").size(), 1u);
+}
+
+TEST(RunCli, BadUsageIsOneLineWithExitTwo) {
+  auto expect_error = [](const std::string& args, const std::string& message) {
+    const test::Run r = run_command(kPlumb + " run " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, "plumb: error: " + message + "\n") << args;
+  };
+  expect_error("", "no command after --: plumb run [options] -- COMMAND [ARGS...]");
+  expect_error("-- plumb-no-such-command", "cannot start 'plumb-no-such-command': no such "
+                                           "command (not in PATH)");
+  expect_error("--fatal-regex '(' -- true", "--fatal-regex '(': not a valid regular expression");
+}
+
+}  // namespace
+}  // namespace plumb::test
