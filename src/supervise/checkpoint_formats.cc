@@ -163,7 +163,10 @@ std::vector<Candidate> list_megatron(const Listing& listing) {
   std::vector<Candidate> candidates = numbered_folders(listing, kMegatronIterPrefix);
   const bool has_tracker = std::any_of(listing.entries.begin(), listing.entries.end(),
                                        [](const DirEntry& e) { return e.name == kMegatronTracker; });
-  if (candidates.empty() && !has_tracker) return {};
+  // Megatron-DeepSpeed writes the tracker beside DeepSpeed's `latest` and global_stepN/ folders:
+  // without an iter_ folder, those are DeepSpeed's to judge.
+  const bool deepspeed_saves = has_file(listing, kDeepSpeedLatest);
+  if (candidates.empty() && (!has_tracker || deepspeed_saves)) return {};
   Bound bound;
   const std::string text = read_pointer(listing, kMegatronTracker, "Megatron-LM", bound);
   if (bound.problem.empty() && text == kMegatronRelease) {

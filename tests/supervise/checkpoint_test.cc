@@ -291,6 +291,18 @@ TEST(CheckpointDeepSpeed, SkipsAFolderWithoutModelStatesAndOneNewerThanLatest) {
                 "*model_states.pt file"}));
 }
 
+// Megatron-DeepSpeed saves through DeepSpeed and writes Megatron's tracker too.
+TEST(CheckpointDeepSpeed, MegatronDeepSpeedsTrackerBesideLatestIsNotAMissingIteration) {
+  const std::string dir = test::temp_dir("ckpt-megatron-deepspeed");
+  deepspeed_checkpoint(dir, 1000);
+  put(dir, "latest", "global_step1000");
+  put(dir, "latest_checkpointed_iteration.txt", "1000");
+  const CheckpointChoice choice = find_checkpoint(dir);
+  EXPECT_EQ(relative(dir, choice.path), "global_step1000");
+  EXPECT_EQ(choice.format, "deepspeed");
+  EXPECT_TRUE(choice.skipped.empty());
+}
+
 TEST(CheckpointDeepSpeed, AnEmptyModelStatesFileIsAnInterruptedSave) {
   const std::string dir = test::temp_dir("ckpt-ds-empty");
   deepspeed_checkpoint(dir, 500);
