@@ -188,10 +188,15 @@ std::vector<Candidate> list_megatron(const Listing& listing) {
   return candidates;
 }
 
+bool looks_like_dcp(const fs::path& folder);
+std::string check_dcp(const Listing& listing, const Candidate& c);
+
+// An iteration saved with --ckpt-format torch_dist is a DCP folder: DCP's rule holds as well.
 std::string check_megatron(const Listing& listing, const Candidate& c) {
   if (!c.verdict.empty()) return c.verdict;
   const std::string problem = content_problem(c.path);
-  return problem.empty() ? "" : refuse(listing, c, problem);
+  if (!problem.empty()) return refuse(listing, c, problem);
+  return looks_like_dcp(c.path) ? check_dcp(listing, c) : "";
 }
 
 // ---- DeepSpeed: latest + global_stepN/ holding *model_states.pt ----
@@ -201,6 +206,9 @@ std::vector<Candidate> list_deepspeed(const Listing& listing) {
   if (candidates.empty() && !has_file(listing, kDeepSpeedLatest)) return {};
   Bound bound;
   const std::string tag = read_pointer(listing, kDeepSpeedLatest, "DeepSpeed", bound);
+  // Without a global_stepN/ folder, a `latest` that names another kind of folder is another
+  // tool's pointer (a DCP step_N/ folder), not DeepSpeed's.
+  if (candidates.empty() && !tag.starts_with(kDeepSpeedStepPrefix)) return {};
   if (bound.problem.empty() && (tag.empty() || tag == "." || tag == ".." ||
                                 tag.find('/') != std::string::npos)) {
     bound.problem = fmt::format("{} holds \"{}\", not the name of a checkpoint folder",

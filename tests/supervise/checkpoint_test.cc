@@ -190,6 +190,18 @@ TEST(CheckpointMegatron, AManifestInsideAnIterationIsVerified) {
                                      "from iter_0000200/plumb-checkpoint.json"});
 }
 
+TEST(CheckpointMegatron, ATorchDistIterationFollowsDcpsRuleToo) {
+  const std::string dir = test::temp_dir("ckpt-megatron-torch-dist");
+  dcp_checkpoint(dir, "iter_0000200");
+  put(dir, "iter_0000300/__0_0.distcp", "rank 0");
+  put(dir, "latest_checkpointed_iteration.txt", "300");
+  const CheckpointChoice choice = find_checkpoint(dir);
+  EXPECT_EQ(relative(dir, choice.path), "iter_0000200");
+  EXPECT_EQ(choice.format, "megatron");
+  EXPECT_EQ(reasons(choice),
+            std::vector<std::string>{"iter_0000300/.metadata is missing: an interrupted save?"});
+}
+
 // ---- PyTorch Distributed Checkpoint ----
 
 TEST(CheckpointDcp, PicksTheNewestFolderByTheNumberEndingItsName) {
@@ -201,6 +213,16 @@ TEST(CheckpointDcp, PicksTheNewestFolderByTheNumberEndingItsName) {
   EXPECT_EQ(relative(dir, choice.path), "step_1200");
   EXPECT_EQ(choice.step, 1200);
   EXPECT_EQ(choice.format, "dcp");
+}
+
+TEST(CheckpointDcp, ALatestFileNamingADcpFolderIsNotDeepSpeeds) {
+  const std::string dir = test::temp_dir("ckpt-dcp-latest");
+  dcp_checkpoint(dir, "step_1200");
+  put(dir, "latest", "step_1200\n");
+  const CheckpointChoice choice = find_checkpoint(dir);
+  EXPECT_EQ(relative(dir, choice.path), "step_1200");
+  EXPECT_EQ(choice.format, "dcp");
+  EXPECT_TRUE(choice.skipped.empty());
 }
 
 TEST(CheckpointDcp, SkipsAFolderWithoutMetadata) {
