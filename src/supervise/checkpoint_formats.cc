@@ -159,6 +159,23 @@ std::string content_problem(const fs::path& folder) {
 
 // ---- Megatron-LM: latest_checkpointed_iteration.txt + iter_NNNNNNN/ (or release/) ----
 
+// read_metadata: "release" (iteration 0) or an iteration > 0.
+Bound read_megatron_tracker(const Listing& listing) {
+  Bound bound;
+  bound.said = read_pointer(listing, kMegatronTracker, "Megatron-LM", bound);
+  if (!bound.problem.empty()) return bound;
+  if (bound.said == kMegatronRelease) {
+    bound.step = 0;
+    return bound;
+  }
+  bound.step = parse_number(bound.said);
+  if (!bound.step || *bound.step <= 0) {
+    bound.problem = fmt::format("{} holds \"{}\", not an iteration number or \"{}\"",
+                                kMegatronTracker, terminal_safe(bound.said), kMegatronRelease);
+  }
+  return bound;
+}
+
 std::vector<Candidate> list_megatron(const Listing& listing) {
   std::vector<Candidate> candidates = numbered_folders(listing, kMegatronIterPrefix);
   const bool has_tracker = std::any_of(listing.entries.begin(), listing.entries.end(),
@@ -167,24 +184,14 @@ std::vector<Candidate> list_megatron(const Listing& listing) {
   // without an iter_ folder, those are DeepSpeed's to judge.
   const bool deepspeed_saves = has_file(listing, kDeepSpeedLatest);
   if (candidates.empty() && (!has_tracker || deepspeed_saves)) return {};
-  Bound bound;
-  const std::string text = read_pointer(listing, kMegatronTracker, "Megatron-LM", bound);
-  if (bound.problem.empty() && text == kMegatronRelease) {
-    bound.step = 0;  // read_metadata: a release checkpoint is iteration 0
-  } else if (bound.problem.empty()) {
-    bound.step = parse_number(text);
-    if (!bound.step || *bound.step <= 0) {
-      bound.problem = fmt::format("{} holds \"{}\", not an iteration number or \"{}\"",
-                                  kMegatronTracker, terminal_safe(text), kMegatronRelease);
-    }
-  }
-  bound.said = text;
+  const Bound bound = read_megatron_tracker(listing);
   apply_bound(listing, candidates, bound, kMegatronTracker);
   if (!bound.problem.empty()) return candidates;
-  const std::string folder = text == kMegatronRelease ? std::string(kMegatronRelease)
-                                                      : fmt::format("iter_{:07d}", *bound.step);
+  const std::string folder = bound.said == kMegatronRelease
+                                 ? std::string(kMegatronRelease)
+                                 : fmt::format("iter_{:07d}", *bound.step);
   point_at(listing, candidates, folder, bound.step,
-           fmt::format("{} says {}", kMegatronTracker, text));
+           fmt::format("{} says {}", kMegatronTracker, bound.said));
   return candidates;
 }
 
