@@ -136,7 +136,7 @@ TEST(CheckpointMegatron, SkipsAnIterationNewerThanTheTracker) {
                                      "(200): an interrupted save?"});
 }
 
-TEST(CheckpointMegatron, OnlyEmptyFilesAreNotAComplete) {
+TEST(CheckpointMegatron, OnlyEmptyFilesAreNotACheckpoint) {
   const std::string dir = test::temp_dir("ckpt-megatron-zero");
   megatron_iteration(dir, 100);
   put(dir, "iter_0000200/mp_rank_00/model_optim_rng.pt", "");
