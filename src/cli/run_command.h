@@ -20,6 +20,8 @@ struct RunOptions {
   double restart_window_s = 3600;
   double backoff_s = 5;
   std::string events;
+  std::string checkpoint_dir;   // restarts resume from its newest complete checkpoint
+  std::string resume_arg;       // words added to a restart's command: {checkpoint}, {step}
 };
 
 void setup_run(CLI::App& app, RunOptions& options);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 #include <string>
@@ -128,6 +129,63 @@ TEST(RunCli, BadUsageIsOneLineWithExitTwo) {
   expect_error("-- plumb-no-such-command", "cannot start 'plumb-no-such-command': no such "
                                            "command (not in PATH)");
   expect_error("--fatal-regex '(' -- true", "--fatal-regex '(': not a valid regular expression");
+}
+
+// Checkpoints every 2 steps, a crash at step 5: the restart resumes from iter_0000004 and the
+// trainer continues at step 5.
+TEST(RunCli, ACrashResumesFromTheLastCompleteCheckpoint) {
+  const std::string ckpt = temp_dir("run-ckpt") + "/ckpt";
+  const Supervised s = supervise("run-resume", "--checkpoint-dir " + temp_dir("run-ckpt-empty"),
+                                 "--steps 6 --save-every 2 --ckpt " + ckpt + " --crash-at 5");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  const Supervised r = supervise("run-resume2", "--checkpoint-dir " + ckpt,
+                                 "--steps 8 --save-every 2 --ckpt " + ckpt + " --crash-at 7");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  const auto checkpoints = of_kind(r.events, "checkpoint");
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0]["path"], ckpt + "/iter_0000006");
+  EXPECT_EQ(checkpoints[0]["step"], 6);
+  EXPECT_NE(r.run.out.find("attempt 1 starting at step 7\n"), std::string::npos) << r.run.out;
+}
+
+// A save interrupted at step 7 (the tracker names an empty folder) is skipped with its reason;
+// the restart resumes from step 6.
+TEST(RunCli, APartialNewestCheckpointIsSkipped) {
+  const std::string ckpt = temp_dir("run-partial") + "/ckpt";
+  const Supervised s = supervise("run-partial-ev", "--checkpoint-dir " + temp_dir("run-partial-0"),
+                                 "--steps 4 --save-every 2 --ckpt " + ckpt);
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
+  const Supervised r = supervise("run-partial-ev2", "--checkpoint-dir " + ckpt,
+                                 "--steps 8 --save-every 2 --ckpt " + ckpt + " --partial-at 7");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  const auto checkpoints = of_kind(r.events, "checkpoint");
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0]["path"], ckpt + "/iter_0000006");
+  ASSERT_EQ(checkpoints[0]["skipped"].size(), 1u) << checkpoints[0];
+  EXPECT_NE(r.run.err.find("plumb run: skipped checkpoint "), std::string::npos) << r.run.err;
+  EXPECT_NE(r.run.out.find("attempt 1 starting at step 7\n"), std::string::npos) << r.run.out;
+}
+
+// plumb reads the checkpoint directory, never writes it: a tree the job does not touch is the
+// same, byte for byte and time for time, after a run with a restart.
+TEST(RunCli, TheCheckpointDirectoryIsLeftAsItWas) {
+  const std::string ckpt = temp_dir("run-untouched") + "/ckpt";
+  ASSERT_EQ(run_command(kTrainer + " --steps 4 --save-every 2 --ckpt " + ckpt).exit_code, 0);
+  const std::string listing = "find " + ckpt + " -printf '%p %s %T@ %m\\n' | sort; cat " + ckpt +
+                              "/*/* " + ckpt + "/*.txt | sha256sum";
+  const test::Run before = run_command(listing);
+  const Supervised s = supervise("run-untouched-ev", "--checkpoint-dir " + ckpt,
+                                 "--steps 6 --crash-at 5");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  EXPECT_EQ(of_kind(s.events, "checkpoint").size(), 1u);
+  EXPECT_EQ(run_command(listing).out, before.out);
+}
+
+TEST(RunCli, AnUnreadableCheckpointDirectoryIsOneLine) {
+  const test::Run r = run_command(kPlumb + " run --checkpoint-dir /nonexistent/ckpt -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("plumb: error: /nonexistent/ckpt: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
 }
 
 }  // namespace
