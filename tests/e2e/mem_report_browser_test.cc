@@ -17,47 +17,20 @@
 #include "mem/replay.h"
 #include "mem/snapshot_reader.h"
 #include "report/mem_html.h"
+#include "support/browser.h"
 #include "support/subprocess.h"
 
 namespace plumb {
 namespace {
 
 const std::string kArtefacts = PLUMB_ARTEFACT_DIR;
-constexpr int kChromiumTimeoutSeconds = 120;  // a cold start on a 2-core VM takes 3 to 5 s
 constexpr uint64_t kTwoMiB = 2 << 20;         // the granularity the "expandable" row rounds to
 
-std::string chromium_missing() {
-  if (test::run_command("command -v chromium").exit_code == 0) return "";
-  return "chromium is not installed: run scripts/install-deps (it installs Debian's chromium, "
-         "which the HTML reports' browser tests need)";
-}
-
-test::Run chromium(const std::string& args, const std::string& name) {
-  const std::string profile = test::temp_dir("chromium-profile-mem-" + name);
-  return test::run_command(fmt::format(
-      "timeout {} chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage "
-      "--user-data-dir={} --enable-logging=stderr --v=0 {}",
-      kChromiumTimeoutSeconds, profile, args));
-}
-
-// Lines where the page spoke on its console or threw (report_browser_test.cc shows the format
-// and checks that the filter catches both).
-std::vector<std::string> page_console_lines(const std::string& err) {
-  std::vector<std::string> lines;
-  std::istringstream in(err);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(":CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos) {
-      lines.push_back(line);
-    }
-  }
-  return lines;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::chromium;
+using test::chromium_missing;
+using test::count;
+using test::kChromiumTimeoutSeconds;
+using test::page_console_lines;
 
 // Two replays for the comparison: "pytorch" reserves what the trace recorded; "expandable"
 // reserves the allocated bytes rounded up to 2 MiB pages.

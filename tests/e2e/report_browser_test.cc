@@ -22,46 +22,19 @@
 #include "baseline/diff.h"
 #include "baseline/store.h"
 #include "report/html_report.h"
+#include "support/browser.h"
 #include "support/subprocess.h"
 
 namespace plumb {
 namespace {
 
 const std::string kArtefacts = PLUMB_ARTEFACT_DIR;
-constexpr int kChromiumTimeoutSeconds = 120;  // a cold start on a 2-core VM takes 3 to 5 s
 
-std::string chromium_missing() {
-  if (test::run_command("command -v chromium").exit_code == 0) return "";
-  return "chromium is not installed: run scripts/install-deps (it installs Debian's chromium, "
-         "which the HTML report's browser test needs)";
-}
-
-// Runs headless Chromium with a fresh profile; `args` are the mode and the URL.
-test::Run chromium(const std::string& args, const std::string& name) {
-  const std::string profile = test::temp_dir("chromium-profile-" + name);
-  return test::run_command(fmt::format(
-      "timeout {} chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage "
-      "--user-data-dir={} --enable-logging=stderr --v=0 {}",
-      kChromiumTimeoutSeconds, profile, args));
-}
-
-// The lines of Chromium's standard error where a page spoke on its console or threw.
-std::vector<std::string> page_console_lines(const std::string& err) {
-  std::vector<std::string> lines;
-  std::istringstream in(err);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(":CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos) {
-      lines.push_back(line);
-    }
-  }
-  return lines;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using test::chromium;
+using test::chromium_missing;
+using test::count;
+using test::kChromiumTimeoutSeconds;
+using test::page_console_lines;
 
 comm::Row row(const std::string& layer, int group, const std::string& coll, uint64_t bytes,
               double busbw) {
