@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "step/chrome_trace.h"
 
 namespace plumb::step {
 namespace {
@@ -143,20 +144,13 @@ std::optional<int64_t> ascend_us_to_ns(std::string_view text) {
   auto digits = [](std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
+  // The CSV's plain decimal µs only (no sign, no exponent); the exact conversion is the trace
+  // scanner's.
   constexpr size_t kMaxWholeDigits = 16;
   if (whole.empty() || whole.size() > kMaxWholeDigits || !digits(whole) || !digits(fraction)) {
     return std::nullopt;
   }
-  int64_t ns = 0;
-  for (char c : whole) ns = ns * 10 + (c - '0');
-  constexpr int64_t kMaxUs = 9'000'000'000'000'000;  // the year 2255: ×1000 still fits int64_t
-  if (ns > kMaxUs) return std::nullopt;
-  constexpr int kNsDigits = 3;
-  for (int i = 0; i < kNsDigits; ++i) {
-    ns = ns * 10 + (static_cast<size_t>(i) < fraction.size() ? fraction[i] - '0' : 0);
-  }
-  if (fraction.size() > kNsDigits && fraction[kNsDigits] >= '5') ++ns;
-  return ns;
+  return microseconds_text_to_ns(text);
 }
 
 int64_t cell_us_to_ns(const CsvTable& table, const CsvTable::Row& row, size_t column,
