@@ -93,6 +93,7 @@ bool reap_all() {
 // no child is left: nothing the job started outlives the attempt.
 void stop_tree(pid_t group, double grace_s) {
   signal_tree(group, SIGTERM);
+  signal_tree(group, SIGCONT);  // a stopped process acts on SIGTERM only once continued
   const Clock::time_point start = Clock::now();
   while (!reap_all()) {
     if (seconds_since(start) >= grace_s) {
@@ -336,7 +337,9 @@ class Watch {
 AttemptResult run_attempt(const AttemptOptions& options) {
   if (options.argv.empty()) throw Error("no command after --");
   install_sigchld();
-  Watch watch(options, start(options));
+  Started job = start(options);
+  if (options.on_start) options.on_start(job.pid);
+  Watch watch(options, job);
   return watch.run();
 }
 

@@ -24,6 +24,7 @@ struct AttemptOptions {
   std::vector<LinePattern> progress;
   std::vector<LinePattern> fatal;
   std::function<void(std::optional<int64_t> step)> on_progress;  // each progress line or touch
+  std::function<void(int process_group)> on_start;  // the job's process group, once started
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM to plumb: stop, not a failure
 };
 
