@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <iostream>
@@ -12,7 +13,9 @@
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "report/recovery_reporter.h"
 #include "supervise/checkpoint.h"
+#include "supervise/drill.h"
 #include "supervise/supervisor.h"
 
 namespace plumb::cli {
@@ -65,6 +68,9 @@ void tell(const nlohmann::json& e) {
     say(e["path"].is_null() ? std::string("no complete checkpoint: restarting from the beginning")
                             : fmt::format("resuming from {}{}", e["path"].get<std::string>(),
                                           e["step"].is_null() ? "" : " (step " + e["step"].dump() + ")"));
+  } else if (kind == "finished") {
+    say(fmt::format("the job finished with exit 0 (attempt {}, {:.1f} s)", e["attempt"].get<int>(),
+                    e["seconds"].get<double>()));
   } else if (kind == "stopped") {
     say("stopped by a signal; the job was stopped");
   }
@@ -98,11 +104,11 @@ nlohmann::json checkpoint_event(const supervise::CheckpointChoice& c) {
 }
 
 // Before a restart: the newest complete checkpoint into the environment and the command line.
-void resume_from_checkpoint(const RunOptions& o, supervise::AttemptOptions& next,
-                            const supervise::EventSink& sink) {
+std::optional<int64_t> resume_from_checkpoint(const RunOptions& o, supervise::AttemptOptions& next,
+                                              const supervise::EventSink& sink) {
   supervise::CheckpointChoice c = supervise::find_checkpoint(o.checkpoint_dir);
   sink(checkpoint_event(c));
-  if (c.path.empty()) return;
+  if (c.path.empty()) return std::nullopt;
   std::string step = c.step ? std::to_string(*c.step) : "";
   next.env.push_back({"PLUMB_RESUME_FROM", c.path.string()});
   if (c.step) next.env.push_back({"PLUMB_RESUME_STEP", step});
@@ -111,6 +117,7 @@ void resume_from_checkpoint(const RunOptions& o, supervise::AttemptOptions& next
       next.argv.push_back(std::move(w));
     }
   }
+  return c.step;
 }
 
 supervise::SuperviseOptions supervise_options(const RunOptions& o) {
@@ -127,6 +134,64 @@ supervise::SuperviseOptions supervise_options(const RunOptions& o) {
   s.restart_window_s = o.restart_window_s;
   s.backoff_s = o.backoff_s;
   return s;
+}
+
+// --drill K: the fault injector, its faults checked against --hang-timeout.
+std::optional<supervise::Drill> make_drill(const RunOptions& o) {
+  if (o.drill <= 0) return std::nullopt;
+  supervise::DrillOptions d;
+  d.faults = o.drill;
+  d.kinds = supervise::parse_fault_kinds(o.drill_faults);
+  d.checkpoint_dir = o.checkpoint_dir;
+  d.seed = o.drill_seed;
+  const bool hangs = std::count(d.kinds.begin(), d.kinds.end(), supervise::FaultKind::kStop) > 0;
+  if (hangs && o.hang_timeout_s <= 0) {
+    throw Error("--drill-faults hang needs a --hang-timeout above 0 to detect the hang");
+  }
+  return supervise::Drill(std::move(d));
+}
+
+std::string result_of(const supervise::RunSummary& s) {
+  if (s.stopped) return "stopped";
+  return s.gave_up ? "gave_up" : "finished";
+}
+
+supervise::RecoveryBaseline baseline_of(const RunOptions& o, const supervise::RunSummary& s,
+                                        const std::string& started, const supervise::Drill* drill) {
+  supervise::RecoveryBaseline b;
+  b.command = o.command;
+  b.host = host_name();
+  b.started = started;
+  b.wall_seconds = s.seconds;
+  b.attempts = s.attempts;
+  b.result = result_of(s);
+  b.drill = drill != nullptr;
+  b.faults_injected = drill != nullptr ? drill->injected() : 0;
+  for (const char* kind : {"exit", "signal", "hang", "fatal_line"}) b.failures_by_kind[kind] = 0;
+  for (const supervise::Recovery& r : s.recoveries) ++b.failures_by_kind[r.kind];
+  b.recoveries = s.recoveries;
+  return b;
+}
+
+// A drill passes when every fault was injected and recovered from, and every restart resumed
+// right after its checkpoint.
+int drill_verdict(const supervise::RunSummary& s, const supervise::RecoveryBaseline& b,
+                  const supervise::Drill& drill) {
+  if (s.stopped) return 130;
+  int status = s.gave_up ? 1 : 0;
+  if (drill.injected() < drill.faults()) {
+    say(fmt::format("drill: only {} of {} faults were injected: the job finished first",
+                    drill.injected(), drill.faults()));
+    status = 1;
+  }
+  for (const supervise::Recovery& r : b.recoveries) {
+    if (r.resumed_after_checkpoint == false) {
+      say(fmt::format("drill: attempt {} resumed at step {}, not right after checkpoint step {}",
+                      r.attempt + 1, *r.first_step_after, *r.checkpoint_step));
+      status = 1;
+    }
+  }
+  return status;
 }
 
 }  // namespace
@@ -155,6 +220,14 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "(PLUMB_RESUME_FROM, PLUMB_RESUME_STEP); never modified");
   app.add_option("--resume-arg", o.resume_arg,
                  "Words added to a restart's command, with {checkpoint} and {step} put in");
+  app.add_option("--drill", o.drill,
+                 "A recovery drill: inject this many faults (SIGKILL or SIGSTOP, each a few steps "
+                 "after a new checkpoint) and report the recovery baseline")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--drill-faults", o.drill_faults, "The faults a drill injects, in turn: kill, hang")
+      ->capture_default_str();
+  app.add_option("--drill-seed", o.drill_seed, "Seed of the drill's random step choice")
+      ->capture_default_str();
   app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures; 2 bad "
              "usage (no command after --, a command that does not exist, a bad regex); 130 "
              "stopped by SIGINT/SIGTERM.");
@@ -165,6 +238,8 @@ int run_run(const RunOptions& o) {
     throw Error("no command after --: plumb run [options] -- COMMAND [ARGS...]");
   }
   supervise::SuperviseOptions options = supervise_options(o);
+  std::optional<supervise::Drill> drill = make_drill(o);
+  if (drill) options.drill = &*drill;
   std::ofstream events;
   if (!o.events.empty()) {
     events.open(o.events, std::ios::trunc);
@@ -180,11 +255,18 @@ int run_run(const RunOptions& o) {
   };
   if (!o.checkpoint_dir.empty()) {
     options.prepare = [&](int, supervise::AttemptOptions& next, nlohmann::json&) {
-      resume_from_checkpoint(o, next, sink);
+      return resume_from_checkpoint(o, next, sink);
     };
   }
+  const std::string started = utc_timestamp();
   supervise::RunSummary summary = supervise::supervise(options, sink);
-  return supervise::exit_code_of(summary);
+  supervise::RecoveryBaseline baseline = baseline_of(o, summary, started, drill ? &*drill : nullptr);
+  if (!baseline.recoveries.empty() || drill) {
+    std::ostringstream table;
+    report::print_recovery_table(baseline, table);
+    std::cerr << table.str() << std::flush;
+  }
+  return drill ? drill_verdict(summary, baseline, *drill) : supervise::exit_code_of(summary);
 }
 
 }  // namespace plumb::cli

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct RunOptions {
   std::string events;
   std::string checkpoint_dir;   // restarts resume from its newest complete checkpoint
   std::string resume_arg;       // words added to a restart's command: {checkpoint}, {step}
+  int drill = 0;                // inject this many faults (a recovery drill)
+  std::string drill_faults = "kill,hang";
+  uint32_t drill_seed = 1;
 };
 
 void setup_run(CLI::App& app, RunOptions& options);

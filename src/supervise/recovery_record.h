@@ -30,10 +30,12 @@ struct Recovery {
   double detect_seconds = 0;               // failure → plumb acting on it
   std::vector<RecoveryStepTiming> steps;   // in the order they ran
   double backoff_seconds = 0;
-  // Failure noticed → the restarted job's first progress line; null when it never made progress
-  // (the run gave up or was stopped before).
+  // The restarted job started → its first progress line; null when it never made progress (the
+  // run gave up or was stopped first).
   std::optional<double> restart_to_first_step_seconds;
-  std::optional<double> downtime_seconds;  // detect + recovery + restart to first step
+  // The failure (the injected fault in a drill; else the moment plumb noticed it, less the
+  // detection time) → the restarted job's first progress line: everything the failure cost.
+  std::optional<double> downtime_seconds;
   std::optional<int64_t> last_step;        // the last step the failed attempt reported
   std::optional<int64_t> checkpoint_step;  // the step of the checkpoint the restart resumed from
   std::optional<int64_t> first_step_after; // the first step the restarted attempt reported

@@ -58,69 +58,163 @@ bool back_off(double seconds, const std::atomic<bool>* stop) {
   return stop == nullptr || !stop->load();
 }
 
+// Failure → recovery → restart, with the times each part took kept as a Recovery.
+class Supervisor {
+ public:
+  Supervisor(const SuperviseOptions& o, const EventSink& sink)
+      : o_(o), sink_(sink), window_(o.restart_window_s), backoff_(o.backoff_s) {}
+
+  RunSummary run() {
+    const Clock::time_point begin = Clock::now();
+    AttemptOptions attempt = with_hooks(o_.attempt);
+    for (int n = 1;; ++n) {
+      summary_.attempts = n;
+      attempt_ = n;
+      nlohmann::json start = event("start");
+      start["attempt"] = n;
+      start["argv"] = attempt.argv;
+      sink_(start);
+      summary_.last = run_attempt(attempt);
+      if (ended(summary_.last)) break;
+      if (!restart(n, attempt)) break;
+    }
+    summary_.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    if (o_.on_change) o_.on_change(summary_.recoveries);
+    return summary_;
+  }
+
+ private:
+  AttemptOptions with_hooks(AttemptOptions a) {
+    a.on_progress = [this](std::optional<int64_t> step) { on_progress(step); };
+    a.on_start = [this](int group) {
+      restarted_at_ = Clock::now();
+      if (o_.drill != nullptr) o_.drill->on_start(group);
+    };
+    return a;
+  }
+
+  void on_progress(std::optional<int64_t> step) {
+    if (!summary_.recoveries.empty()) first_progress_after(summary_.recoveries.back(), step);
+    if (o_.drill != nullptr) o_.drill->on_progress(step);
+    if (Clock::now() - last_progress_event_ < std::chrono::duration<double>(o_.progress_every_s)) {
+      return;
+    }
+    last_progress_event_ = Clock::now();
+    nlohmann::json e = event("progress");
+    e["step"] = step ? nlohmann::json(*step) : nlohmann::json();
+    sink_(e);
+  }
+
+  // The restarted job's first progress closes the recovery of the failure before it.
+  void first_progress_after(Recovery& r, std::optional<int64_t> step) {
+    if (r.attempt != attempt_ - 1 || r.restart_to_first_step_seconds) return;
+    const Clock::time_point now = Clock::now();
+    r.restart_to_first_step_seconds = std::chrono::duration<double>(now - restarted_at_).count();
+    r.downtime_seconds = std::chrono::duration<double>(now - failed_at_).count();
+    r.first_step_after = step;
+    if (step && r.checkpoint_step) r.resumed_after_checkpoint = *step == *r.checkpoint_step + 1;
+    if (o_.on_change) o_.on_change(summary_.recoveries);
+  }
+
+  // Finished or stopped: the run is over. A failure: recorded, and false is returned.
+  bool ended(const AttemptResult& r) {
+    if (r.outcome == Outcome::kFinished) {
+      nlohmann::json e = event("finished");
+      e["attempt"] = attempt_;
+      e["seconds"] = r.seconds;
+      sink_(e);
+      return true;
+    }
+    if (r.outcome == Outcome::kStopped) return stop();
+    record_failure(r);
+    return false;
+  }
+
+  bool stop() {
+    summary_.stopped = true;
+    sink_(event("stopped"));
+    return true;
+  }
+
+  void record_failure(const AttemptResult& r) {
+    const Clock::time_point noticed = Clock::now();
+    ++summary_.failures;
+    summary_.failed.push_back(r);
+    Recovery rec;
+    rec.attempt = attempt_;
+    rec.kind = outcome_name(r.outcome);
+    rec.detail = r.detail;
+    rec.last_step = r.last_step;
+    // A hang cost the whole quiet time, not only the overshoot past the deadline.
+    rec.detect_seconds = r.outcome == Outcome::kHang ? r.detect_seconds + o_.attempt.hang_timeout_s
+                                                     : r.detect_seconds;
+    std::string injected;
+    if (std::optional<Injection> fault = o_.drill != nullptr ? o_.drill->take_injection()
+                                                             : std::nullopt) {
+      rec.detect_seconds = std::chrono::duration<double>(noticed - fault->at).count();
+      injected = fault_name(fault->kind);
+      rec.detail += fmt::format(" (drill: injected {})", injected);
+    }
+    failed_at_ = noticed - std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(rec.detect_seconds));
+    nlohmann::json e = failure_event(r, attempt_);
+    e["detect_seconds"] = rec.detect_seconds;
+    if (!injected.empty()) e["injected"] = injected;
+    sink_(e);
+    summary_.recoveries.push_back(std::move(rec));
+  }
+
+  // Recovery steps, the back-off and the next attempt's preparation; false when the run ends
+  // here (too many failures, or stopped meanwhile).
+  bool restart(int n, AttemptOptions& attempt) {
+    Recovery& rec = summary_.recoveries.back();
+    if (window_.count_after_failure() > max_restarts()) return give_up();
+    if (o_.recover) rec.steps = o_.recover(n);
+    if (o_.attempt.stop != nullptr && o_.attempt.stop->load()) return !stop();
+    const Clock::time_point before = Clock::now();
+    if (!back_off(backoff_, o_.attempt.stop)) return !stop();
+    rec.backoff_seconds = std::chrono::duration<double>(Clock::now() - before).count();
+    backoff_ *= 2;
+    attempt = with_hooks(o_.attempt);
+    nlohmann::json e = event("restart");
+    e["attempt"] = n + 1;
+    attempt.env.push_back({"PLUMB_RESTART", std::to_string(n)});
+    if (o_.prepare) rec.checkpoint_step = o_.prepare(n + 1, attempt, e);
+    if (rec.last_step) rec.steps_lost = *rec.last_step - rec.checkpoint_step.value_or(0);
+    sink_(e);
+    if (o_.on_change) o_.on_change(summary_.recoveries);
+    return true;
+  }
+
+  // A drill's faults do not use up the restarts a real failure may have.
+  int max_restarts() const {
+    return o_.max_restarts + (o_.drill != nullptr ? o_.drill->injected() : 0);
+  }
+
+  bool give_up() {
+    summary_.gave_up = true;
+    nlohmann::json e = event("give_up");
+    e["failures_in_window"] = max_restarts() + 1;
+    e["last_failure"] = summary_.last.detail;
+    sink_(e);
+    return false;
+  }
+
+  const SuperviseOptions& o_;
+  const EventSink& sink_;
+  RestartWindow window_;
+  double backoff_;
+  RunSummary summary_;
+  int attempt_ = 0;
+  Clock::time_point last_progress_event_{};
+  Clock::time_point restarted_at_{};
+  Clock::time_point failed_at_{};
+};
+
 }  // namespace
 
 RunSummary supervise(const SuperviseOptions& o, const EventSink& sink) {
-  RunSummary summary;
-  RestartWindow window(o.restart_window_s);
-  AttemptOptions attempt = o.attempt;
-  Clock::time_point last_progress_event{};
-  auto progress_hook = [&](std::optional<int64_t> step) {
-    if (Clock::now() - last_progress_event < std::chrono::duration<double>(o.progress_every_s)) {
-      return;
-    }
-    last_progress_event = Clock::now();
-    nlohmann::json e = event("progress");
-    e["step"] = step ? nlohmann::json(*step) : nlohmann::json();
-    sink(e);
-  };
-  attempt.on_progress = progress_hook;
-  double backoff = o.backoff_s;
-  for (int n = 1;; ++n) {
-    summary.attempts = n;
-    nlohmann::json start = event("start");
-    start["attempt"] = n;
-    start["argv"] = attempt.argv;
-    sink(start);
-    summary.last = run_attempt(attempt);
-    const AttemptResult& r = summary.last;
-    if (r.outcome == Outcome::kFinished) {
-      nlohmann::json e = event("finished");
-      e["attempt"] = n;
-      e["seconds"] = r.seconds;
-      sink(e);
-      return summary;
-    }
-    if (r.outcome == Outcome::kStopped) {
-      summary.stopped = true;
-      sink(event("stopped"));
-      return summary;
-    }
-    ++summary.failures;
-    summary.failed.push_back(r);
-    sink(failure_event(r, n));
-    if (window.count_after_failure() > o.max_restarts) {
-      summary.gave_up = true;
-      nlohmann::json e = event("give_up");
-      e["failures_in_window"] = o.max_restarts + 1;
-      e["last_failure"] = r.detail;
-      sink(e);
-      return summary;
-    }
-    if (!back_off(backoff, o.attempt.stop)) {
-      summary.stopped = true;
-      sink(event("stopped"));
-      return summary;
-    }
-    backoff *= 2;
-    attempt = o.attempt;
-    attempt.on_progress = progress_hook;
-    nlohmann::json restart = event("restart");
-    restart["attempt"] = n + 1;
-    attempt.env.push_back({"PLUMB_RESTART", std::to_string(n)});
-    if (o.prepare) o.prepare(n + 1, attempt, restart);
-    sink(restart);
-  }
+  return Supervisor(o, sink).run();
 }
 
 int exit_code_of(const RunSummary& s) {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "supervise/attempt.h"
+#include "supervise/drill.h"
+#include "supervise/recovery_record.h"
 
 namespace plumb::supervise {
 
@@ -22,8 +24,16 @@ struct SuperviseOptions {
   double restart_window_s = 3600;
   double backoff_s = 5;             // doubled after each restart within the window
   double progress_every_s = 10;     // progress events are throttled to one per this long
-  // Before each restart: what to add to the environment (checkpoint, attempt); may throw.
-  std::function<void(int attempt, AttemptOptions& next, nlohmann::json& restart_event)> prepare;
+  // After a failure, before the back-off: the recovery steps (recovery.h), each timed.
+  std::function<std::vector<RecoveryStepTiming>(int failed_attempt)> recover;
+  // Before each restart: what to add to the environment and the command line (checkpoint,
+  // attempt); returns the step of the checkpoint resumed from, if any. May throw.
+  std::function<std::optional<int64_t>(int attempt, AttemptOptions& next,
+                                       nlohmann::json& restart_event)>
+      prepare;
+  Drill* drill = nullptr;           // --drill: injects the faults
+  // After every failure, restart and the end: the recovery baseline so far (--metrics).
+  std::function<void(const std::vector<Recovery>&)> on_change;
 };
 
 // Where events go: each is one JSON object with "event" and "time" (ISO 8601 UTC).
@@ -36,6 +46,8 @@ struct RunSummary {
   bool stopped = false;             // SIGINT/SIGTERM to plumb
   AttemptResult last;
   std::vector<AttemptResult> failed;  // every failed attempt, in order
+  std::vector<Recovery> recoveries;   // one per failure, with what followed it
+  double seconds = 0;                 // the whole run
 };
 
 // Runs attempts until one finishes with exit 0 (summary.last), plumb is stopped, or the restart
