@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -48,9 +49,10 @@ struct StepReport {
 
 // ---- clear-cache: SIGTERM to every process still holding a device, SIGKILL after the grace.
 
-// Alive and not a zombie (a zombie holds no device; plumb may be its reaper).
+// Alive and not a zombie (a zombie holds no device; plumb may be its reaper). Another user's
+// process plumb may not signal counts as alive: it was not stopped.
 bool alive(long pid) {
-  if (kill(static_cast<pid_t>(pid), 0) != 0) return false;
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const size_t close = text.rfind(')');

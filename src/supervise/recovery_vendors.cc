@@ -79,8 +79,9 @@ std::vector<DeviceHolder> nvidia_holders(StepContext& context) {
     const size_t comma = line.find(',');
     const std::optional<long> pid = number_of(line.substr(0, comma));
     if (!pid) continue;
-    const std::string name = comma == std::string::npos ? "" : line.substr(comma + 1);
-    holders.push_back({*pid, split_list(name, ',').empty() ? "" : split_list(name, ',')[0]});
+    const std::vector<std::string> rest =
+        comma == std::string::npos ? std::vector<std::string>{} : split_list(line.substr(comma + 1));
+    holders.push_back({*pid, rest.empty() ? "" : rest[0]});
   }
   return holders;
 }

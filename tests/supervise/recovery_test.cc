@@ -380,6 +380,19 @@ TEST_F(RecoveryTest, OnFailureRunsTheSitesCommandAndReadsUnusableHosts) {
                 "\nchecking\nplumb: unusable host node7\nplumb: unusable host node3\n");
 }
 
+TEST_F(RecoveryTest, TheOutputTailIsTheLast20LinesAtMost2KiBSafeForATerminal) {
+  RecoveryConfig c = config({}, "auto");
+  c.on_failure = {"seq 1 100", "head -c 5000 /dev/zero | tr '\\0' x", "printf '\\033[31mred\\n'"};
+  run(c);
+  ASSERT_EQ(events_.size(), 3u);
+  std::string last20;
+  for (int i = 81; i <= 100; ++i) last20 += std::to_string(i) + "\n";
+  EXPECT_EQ(events_[0]["output_tail"], last20);
+  EXPECT_EQ(events_[1]["output_tail"], std::string(2047, 'x') + "\n");
+  EXPECT_EQ(events_[2]["output_tail"],
+            "$ /bin/sh -c printf '\\033[31mred\\n'\n\\x1b[31mred\n");
+}
+
 // ---- a bad configuration: one line, exit 2, before anything runs
 
 std::string plan_error(const RecoveryConfig& c) {
