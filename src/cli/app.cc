@@ -13,6 +13,7 @@
 #include "cli/mem_command.h"
 #include "cli/step_command.h"
 #include "cli/run_command.h"
+#include "cli/recover_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
@@ -104,6 +105,9 @@ std::span<const Command> commands() {
        command(setup_step, run_step)},
       {"run", "Supervise a training job: detect a crash or a hang, stop its process tree, restart it",
        command(setup_run, run_run)},
+      {"recover",
+       "Run plumb run's recovery steps once on this host: clear cache, reset devices, check links",
+       command(setup_recover, run_recover)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},

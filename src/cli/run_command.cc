@@ -68,6 +68,8 @@ void tell(const nlohmann::json& e) {
     say(e["path"].is_null() ? std::string("no complete checkpoint: restarting from the beginning")
                             : fmt::format("resuming from {}{}", e["path"].get<std::string>(),
                                           e["step"].is_null() ? "" : " (step " + e["step"].dump() + ")"));
+  } else if (kind == "recovery_step") {
+    say(recovery_step_line(e));
   } else if (kind == "finished") {
     say(fmt::format("the job finished with exit 0 (attempt {}, {:.1f} s)", e["attempt"].get<int>(),
                     e["seconds"].get<double>()));
@@ -134,6 +136,21 @@ supervise::SuperviseOptions supervise_options(const RunOptions& o) {
   s.restart_window_s = o.restart_window_s;
   s.backoff_s = o.backoff_s;
   return s;
+}
+
+// Hosts the recovery found unusable join the relaunch's exclusions; without --exclude-template
+// the console says the relaunch may land on them again.
+void note_unusable(const supervise::RecoveryOutcome& out, const RunOptions& o,
+                   std::vector<std::string>& unusable) {
+  for (const std::string& host : out.unusable_hosts) {
+    if (std::find(unusable.begin(), unusable.end(), host) != unusable.end()) continue;
+    unusable.push_back(host);
+    say(o.recovery.config.exclude_template.empty()
+            ? fmt::format("host {} is unusable; without --exclude-template the relaunch may use "
+                          "it again",
+                          host)
+            : fmt::format("host {} is unusable: left out of the relaunch", host));
+  }
 }
 
 // --drill K: the fault injector, its faults checked against --hang-timeout.
@@ -220,6 +237,10 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "(PLUMB_RESUME_FROM, PLUMB_RESUME_STEP); never modified");
   app.add_option("--resume-arg", o.resume_arg,
                  "Words added to a restart's command, with {checkpoint} and {step} put in");
+  add_recovery_options(app, o.recovery);
+  app.add_option("--exclude-template", o.recovery.config.exclude_template,
+                 "Words put after the launcher of a relaunch when hosts are unusable, {hosts} "
+                 "replaced (Slurm: '--exclude={hosts}')");
   app.add_option("--drill", o.drill,
                  "A recovery drill: inject this many faults (SIGKILL or SIGSTOP, each a few steps "
                  "after a new checkpoint) and report the recovery baseline")
@@ -239,6 +260,7 @@ int run_run(const RunOptions& o) {
   }
   supervise::SuperviseOptions options = supervise_options(o);
   std::optional<supervise::Drill> drill = make_drill(o);
+  const std::optional<supervise::RecoveryPlan> plan = recovery_plan(o.recovery);
   if (drill) options.drill = &*drill;
   std::ofstream events;
   if (!o.events.empty()) {
@@ -253,11 +275,22 @@ int run_run(const RunOptions& o) {
     if (events.is_open()) events << e.dump() << "\n" << std::flush;
     tell(e);
   };
-  if (!o.checkpoint_dir.empty()) {
-    options.prepare = [&](int, supervise::AttemptOptions& next, nlohmann::json&) {
-      return resume_from_checkpoint(o, next, sink);
+  std::vector<std::string> unusable;  // hosts left out of every relaunch
+  if (plan) {
+    options.recover = [&](int) {
+      supervise::RecoveryOutcome out = supervise::run_recovery(*plan, sink, &g_stop);
+      note_unusable(out, o, unusable);
+      return out.steps;
     };
   }
+  options.prepare = [&](int, supervise::AttemptOptions& next, nlohmann::json& restart) {
+    if (!unusable.empty()) {
+      restart["excluded_hosts"] = unusable;
+      next.argv = supervise::with_exclusions(next.argv, o.recovery.config.exclude_template, unusable);
+    }
+    if (o.checkpoint_dir.empty()) return std::optional<int64_t>();
+    return resume_from_checkpoint(o, next, sink);
+  };
   const std::string started = utc_timestamp();
   supervise::RunSummary summary = supervise::supervise(options, sink);
   supervise::RecoveryBaseline baseline = baseline_of(o, summary, started, drill ? &*drill : nullptr);

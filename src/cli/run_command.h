@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/recovery_options.h"
+
 namespace plumb::cli {
 
 struct RunOptions {
@@ -23,6 +25,7 @@ struct RunOptions {
   std::string events;
   std::string checkpoint_dir;   // restarts resume from its newest complete checkpoint
   std::string resume_arg;       // words added to a restart's command: {checkpoint}, {step}
+  RecoveryArgs recovery;        // --recover, --on-failure, ... and --exclude-template
   int drill = 0;                // inject this many faults (a recovery drill)
   std::string drill_faults = "kill,hang";
   uint32_t drill_seed = 1;
