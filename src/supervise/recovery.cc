@@ -158,9 +158,12 @@ StepReport link_check(StepContext& context, const VendorStrategy& vendor) {
     return report;
   }
   report.unusable_hosts.push_back(plan.host);
-  report.detail = fmt::format("link down on {} after {} re-checks {} s apart: host {} is unusable",
-                              join(report.down, ", "), rechecks, plan.link_recheck_interval_s,
-                              plan.host);
+  const std::string looks =
+      rechecks == 0 ? std::string()
+                    : fmt::format(" after {} re-check{} {} s apart", rechecks,
+                                  rechecks == 1 ? "" : "s", plan.link_recheck_interval_s);
+  report.detail = fmt::format("link down on {}{}: host {} is unusable", join(report.down, ", "),
+                              looks, plan.host);
   return report;
 }
 
