@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
@@ -90,19 +91,31 @@ bool reap_all() {
 }
 
 // SIGTERM to the job's group and to every process left to this one, SIGKILL after `grace`, until
-// no child is left: nothing the job started outlives the attempt.
+// no child is left: nothing the job started outlives the attempt. A process handed to plumb while
+// it waits (its parent ended on the SIGTERM) gets its own SIGTERM when it is seen.
 void stop_tree(pid_t group, double grace_s) {
-  signal_tree(group, SIGTERM);
-  signal_tree(group, SIGCONT);  // a stopped process acts on SIGTERM only once continued
+  std::set<pid_t> told;
+  auto term_new_children = [&] {
+    for (pid_t child : own_children()) {
+      if (!told.insert(child).second) continue;
+      ::kill(child, SIGTERM);
+      ::kill(child, SIGCONT);  // a stopped process acts on SIGTERM only once continued
+    }
+  };
+  ::kill(-group, SIGTERM);
+  ::kill(-group, SIGCONT);
+  term_new_children();
   const Clock::time_point start = Clock::now();
-  while (!reap_all()) {
+  for (int round = 1; !reap_all(); ++round) {
     if (seconds_since(start) >= grace_s) {
-      signal_tree(group, SIGKILL);
-      while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
-      }
+      do {  // again until none is left: a process may be handed over after each round
+        signal_tree(group, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      } while (!reap_all());
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (round % 5 == 0) term_new_children();  // every 50 ms: the ones handed over meanwhile
   }
 }
 
