@@ -12,10 +12,27 @@
 
 namespace plumb::supervise {
 
+// One piece of a pattern matched without std::regex: a text, or a run of at least `min`
+// characters of a class (\s as isspace in the C locale, \d, or [^|]), taken greedily.
+struct PatternPiece {
+  enum class Kind { kText, kSpaces, kDigits, kNotBar };
+  Kind kind = Kind::kText;
+  std::string_view text;  // kText
+  int min = 0;            // the runs
+  bool step = false;      // this run is group 1, the step number
+};
+
 struct LinePattern {
   std::string name;      // "megatron", "nccl-error", or "--progress-regex"
   std::string literal;   // a substring every match contains; empty: try the regex on every line
   std::regex regex;      // group 1, when present, is the step number (progress patterns)
+  // The same pattern as pieces, for the defaults whose regex is a chain of pieces that start with
+  // `literal` (after a \b when word_start) and each end where the next begins, so the greedy
+  // walk from each occurrence of the literal finds what regex_search finds (patterns_test.cc
+  // checks that they agree). Empty: the regex decides.
+  bool word_start = false;
+  std::vector<PatternPiece> pieces;
+  size_t anchor = 0;  // the literal's least common character: the one searched for first
 };
 
 // The defaults: Megatron-LM, DeepSpeed, Hugging Face Trainer, torchtitan step lines and
