@@ -3,6 +3,8 @@
 //
 //   run_overhead_job megatron N   N Megatron-LM training_log lines (every line a progress line)
 //   run_overhead_job plain N      N log lines that match no default pattern
+//   run_overhead_job printf N     the Megatron-LM lines formatted one by one with snprintf, as a
+//                                 logger does (floats and all), through stdio
 //   run_overhead_job crash FILE   writes CLOCK_MONOTONIC (ns) to FILE, then _exit(3)
 //
 // The lines are built in a 256 KiB buffer from a template whose numbers are rewritten in place
@@ -79,6 +81,23 @@ int emit(std::string_view line, const Field* fields, int nfields, uint64_t count
   return 0;
 }
 
+// The Megatron-LM line with its numbers formatted per line, like training.py's f-strings.
+int formatted(uint64_t count) {
+  for (uint64_t i = 1; i <= count; ++i) {
+    const double t = static_cast<double>(i);
+    std::printf(" [2026-03-01 10:%02d:%02d] iteration %8llu/%8d | consumed samples: %12llu | "
+                "elapsed time per iteration (ms): %.1f | learning rate: %.6E | global batch "
+                "size: %5d | lm loss: %.6E | loss scale: %.1f | grad norm: %.3f | number of "
+                "skipped iterations: %3d | number of nan iterations: %3d |\n",
+                static_cast<int>(i / 60 % 60), static_cast<int>(i % 60),
+                static_cast<unsigned long long>(i), 1000000,
+                static_cast<unsigned long long>(i * 512),
+                1200 + t / 1e4, 3e-4 / (1 + t / 1e6), 512, 2 + 8 / (1 + t / 1e3), 1.0,
+                0.3 + 1 / (1 + t), 0, 0);
+  }
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
 int crash(const char* file) {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
@@ -95,7 +114,7 @@ int crash(const char* file) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: run_overhead_job megatron|plain N | crash FILE\n");
+    std::fprintf(stderr, "usage: run_overhead_job megatron|plain|printf N | crash FILE\n");
     return 2;
   }
   std::string_view mode = argv[1];
@@ -105,6 +124,7 @@ int main(int argc, char** argv) {
     const Field fields[] = {{"iteration  ", 7, 1}, {"consumed samples:    ", 9, 512}};
     return emit(kMegatron, fields, 2, count);
   }
+  if (mode == "printf") return formatted(count);
   if (mode == "plain") {
     const Field fields[] = {{"worker[", 8, 1}, {"shard ", 7, 3}, {"train-", 7, 3}};
     return emit(kPlain, fields, 3, count);
