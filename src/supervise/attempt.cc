@@ -240,31 +240,37 @@ class Watch {
   }
 
   // Splits into lines (the partial last one carried over) and matches each on its first
-  // kMaxLine bytes.
+  // kMaxLine bytes; the lines of this read that hold none of a set's literals skip that set.
   void scan(std::string_view chunk, std::string& line) {
-    for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos && !result_;) {
+    LiteralCursor fatal(o_.fatal, chunk);
+    LiteralCursor progress(o_.progress, chunk);
+    size_t start = 0;
+    for (size_t nl; (nl = chunk.find('\n', start)) != std::string_view::npos && !result_;) {
       if (line.empty()) {
-        on_line(chunk.substr(0, std::min(nl, kMaxLine)));
+        std::string_view text = chunk.substr(start, std::min(nl - start, kMaxLine));
+        const size_t end = start + text.size();
+        on_line(text, fatal.may_match(start, end), progress.may_match(start, end));
       } else {
-        append_capped(line, chunk.substr(0, nl));
-        on_line(line);
+        append_capped(line, chunk.substr(start, nl - start));
+        on_line(line, true, true);
         line.clear();
       }
-      chunk.remove_prefix(nl + 1);
+      start = nl + 1;
     }
-    append_capped(line, chunk);
+    append_capped(line, chunk.substr(start));
   }
 
   static void append_capped(std::string& line, std::string_view more) {
     if (line.size() < kMaxLine) line.append(more.substr(0, kMaxLine - line.size()));
   }
 
-  void on_line(std::string_view text) {
-    if (std::optional<LineMatch> m = match_line(o_.fatal, text)) {
+  void on_line(std::string_view text, bool may_be_fatal, bool may_be_progress) {
+    if (may_be_fatal && match_line(o_.fatal, text)) {
       std::string detail(text.substr(0, kDetailChars));
       result_ = verdict(Outcome::kFatalLine, detail);
       return;
     }
+    if (!may_be_progress) return;
     if (std::optional<LineMatch> m = match_line(o_.progress, text)) {
       last_progress_ = read_time_;
       if (m->step) last_step_ = m->step;

@@ -183,6 +183,26 @@ LinePattern user_pattern(const std::string& option, const std::string& pattern) 
   }
 }
 
+LiteralCursor::LiteralCursor(const std::vector<LinePattern>& patterns, std::string_view text)
+    : patterns_(patterns), text_(text), next_(patterns.size(), 0) {
+  for (size_t k = 0; k < patterns.size(); ++k) {
+    if (patterns[k].literal.empty()) always_ = true;
+    else next_[k] = find_literal(patterns[k], text, 0);
+  }
+}
+
+bool LiteralCursor::may_match(size_t begin, size_t end) {
+  if (always_) return true;
+  bool found = false;
+  for (size_t k = 0; k < next_.size(); ++k) {
+    if (next_[k] != std::string_view::npos && next_[k] < begin) {
+      next_[k] = find_literal(patterns_[k], text_, begin);
+    }
+    if (next_[k] < end) found = true;  // npos is never below end
+  }
+  return found;
+}
+
 std::optional<LineMatch> match_line(const std::vector<LinePattern>& patterns,
                                     std::string_view line) {
   for (const LinePattern& p : patterns) {

@@ -54,4 +54,20 @@ struct LineMatch {
 std::optional<LineMatch> match_line(const std::vector<LinePattern>& patterns,
                                     std::string_view line);
 
+// Where the patterns' literals occur in a block of output, each searched forward through the
+// block once: the lines that hold none of them need no match_line.
+class LiteralCursor {
+ public:
+  LiteralCursor(const std::vector<LinePattern>& patterns, std::string_view text);
+  // False when no literal starts in text[begin, end), so that no pattern can match a line there;
+  // true when one does or a pattern has no literal. Calls go forward: begin never decreases.
+  bool may_match(size_t begin, size_t end);
+
+ private:
+  const std::vector<LinePattern>& patterns_;
+  std::string_view text_;
+  std::vector<size_t> next_;  // per pattern: its literal's next occurrence, npos when none
+  bool always_ = false;
+};
+
 }  // namespace plumb::supervise

@@ -133,6 +133,19 @@ TEST(RunPatterns, AFatalLineComesBeforeProgressAndAUserPatternHasNoPieces) {
   EXPECT_EQ(m->step, 17);
 }
 
+TEST(RunPatterns, ALiteralCursorSkipsOnlyTheLinesWithoutALiteral) {
+  const std::vector<LinePattern> fatal = default_fatal_patterns();
+  const std::string text = "plain line\nan NCCL line\nplain\nout of memory\n";
+  LiteralCursor cursor(fatal, text);
+  EXPECT_FALSE(cursor.may_match(0, 10));   // "plain line"
+  EXPECT_TRUE(cursor.may_match(11, 23));   // "an NCCL line"
+  EXPECT_FALSE(cursor.may_match(24, 29));  // "plain"
+  EXPECT_TRUE(cursor.may_match(30, 43));   // "out of memory"
+  const std::vector<LinePattern> user = {user_pattern("--fatal-regex", "plain")};
+  LiteralCursor always(user, text);
+  EXPECT_TRUE(always.may_match(0, 10));  // no literal: every line is tried
+}
+
 // Runs `script` under sh as one attempt with the default patterns, its pass-through output sent
 // to /dev/null instead of the test's stdout.
 AttemptResult watch(const std::string& script) {
@@ -159,6 +172,16 @@ TEST(RunScan, ALineAndItsLiteralSplitAcrossReadsAreOneLine) {
   r = watch("printf 'iteration 4/ 10 |\\nNC'; sleep 0.3; printf 'CL error in: x\\n'; sleep 5");
   EXPECT_EQ(r.outcome, Outcome::kFatalLine);
   EXPECT_EQ(r.detail, "NCCL error in: x");
+  EXPECT_EQ(r.last_step, 4);
+}
+
+TEST(RunScan, LinesWithoutALiteralAreSkippedAndTheOthersStillMatch) {
+  AttemptResult r = watch(
+      "for i in 1 2 3 4 5 6 7 8 9; do echo plain $i; done; echo 'iteration 3/ 9 |'; echo plain; "
+      "echo 'xx step=4, skipped=0'; echo plain; echo 'Xid 79 on GPU 0'; echo 'iteration 5/ 9 |'; "
+      "sleep 5");
+  EXPECT_EQ(r.outcome, Outcome::kFatalLine);
+  EXPECT_EQ(r.detail, "Xid 79 on GPU 0");
   EXPECT_EQ(r.last_step, 4);
 }
 
