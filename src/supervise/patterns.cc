@@ -45,7 +45,8 @@ size_t find_literal(const LinePattern& p, std::string_view line, size_t from) {
     if (hit == nullptr) break;
     const size_t at_anchor = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
     const size_t at = at_anchor - p.anchor;
-    if (at + size <= line.size() && std::memcmp(line.data() + at, p.literal.data(), size) == 0) {
+    if (at + size <= line.size() && line[at] == p.literal[0] &&
+        std::memcmp(line.data() + at, p.literal.data(), size) == 0) {
       return at;
     }
     i = at_anchor + 1;
