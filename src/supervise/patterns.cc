@@ -54,7 +54,7 @@ size_t find_literal(const LinePattern& p, std::string_view line, size_t from) {
   return std::string_view::npos;
 }
 
-LinePattern make(std::string name, std::string literal, const char* regex) {
+LinePattern make(std::string name, std::string literal, const std::string& regex) {
   LinePattern p;
   p.name = std::move(name);
   p.anchor = rarest(literal);
@@ -64,7 +64,7 @@ LinePattern make(std::string name, std::string literal, const char* regex) {
 }
 
 // The same, with its regex spelled as pieces (see LinePattern::pieces).
-LinePattern make(std::string name, std::string literal, const char* regex, bool word_start,
+LinePattern make(std::string name, std::string literal, const std::string& regex, bool word_start,
                  std::vector<PatternPiece> pieces) {
   LinePattern p = make(std::move(name), std::move(literal), regex);
   p.word_start = word_start;
@@ -126,7 +126,6 @@ std::optional<LineMatch> match_pieces(const LinePattern& p, std::string_view lin
   for (size_t at = from; at != std::string_view::npos; at = find_literal(p, line, at + 1)) {
     const bool word_before = at > 0 && is_word(line[at - 1]);
     if (p.word_start && word_before == is_word(line[at])) continue;  // \b
-
     std::string_view step;
     if (!walk(p.pieces, line, at, step)) continue;
     LineMatch out{&p, std::nullopt};
@@ -178,7 +177,7 @@ std::vector<LinePattern> default_fatal_patterns() {
 
 LinePattern user_pattern(const std::string& option, const std::string& pattern) {
   try {
-    return make(option, "", pattern.c_str());
+    return make(option, "", pattern);
   } catch (const std::regex_error&) {
     throw Error(fmt::format("{} '{}': not a valid regular expression", option, pattern));
   }
