@@ -25,7 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kReadBytes = 1 << 16;
+constexpr size_t kReadBytes = 1 << 18;    // one read of the job's output, at most
+constexpr int kPipeBytes = 1 << 20;       // the job's pipes: room to print while plumb scans
 constexpr size_t kMaxLine = 1 << 16;      // longer lines are matched on their first 64 KiB
 constexpr int kTickMs = 200;              // the longest poll: stop requests, heartbeat checks
 constexpr size_t kDetailChars = 300;
@@ -184,8 +185,10 @@ Started start(const AttemptOptions& o) {
     throw Error(fmt::format("cannot start '{}': {}", o.argv[0],
                             error == ENOENT ? "no such command (not in PATH)" : std::strerror(error)));
   }
-  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
-  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+  for (int fd : {out[0], err[0]}) {
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    ::fcntl(fd, F_SETPIPE_SZ, kPipeBytes);  // best effort: the system's limit may be lower
+  }
   return {pid, out[0], err[0]};
 }
 
@@ -236,8 +239,8 @@ class Watch {
 
   void pump(const pollfd& p, int& fd, int to, std::string& line) {
     if (fd < 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
-    char buf[kReadBytes];
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    char* buf = read_buffer_.data();
+    ssize_t n = ::read(fd, buf, read_buffer_.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       ::close(fd);
       fd = -1;
@@ -245,32 +248,44 @@ class Watch {
     }
     if (n < 0) return;
     write_all(to, buf, static_cast<size_t>(n));
+    read_time_ = Clock::now();  // the time of every line in this read
     scan(std::string_view(buf, static_cast<size_t>(n)), line);
   }
 
-  // Splits into lines (the partial last one carried over) and matches each.
+  // Splits into lines (the partial last one carried over) and matches each on its first
+  // kMaxLine bytes; the lines of this read that hold none of a set's literals skip that set.
   void scan(std::string_view chunk, std::string& line) {
-    for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos && !result_;) {
+    LiteralCursor fatal(o_.fatal, chunk);
+    LiteralCursor progress(o_.progress, chunk);
+    size_t start = 0;
+    for (size_t nl; (nl = chunk.find('\n', start)) != std::string_view::npos && !result_;) {
       if (line.empty()) {
-        on_line(chunk.substr(0, nl));
+        std::string_view text = chunk.substr(start, std::min(nl - start, kMaxLine));
+        const size_t end = start + text.size();
+        on_line(text, fatal.may_match(start, end), progress.may_match(start, end));
       } else {
-        line.append(chunk.substr(0, std::min(nl, kMaxLine)));
-        on_line(line);
+        append_capped(line, chunk.substr(start, nl - start));
+        on_line(line, true, true);
         line.clear();
       }
-      chunk.remove_prefix(nl + 1);
+      start = nl + 1;
     }
-    if (line.size() < kMaxLine) line.append(chunk.substr(0, kMaxLine - line.size()));
+    append_capped(line, chunk.substr(start));
   }
 
-  void on_line(std::string_view text) {
-    if (std::optional<LineMatch> m = match_line(o_.fatal, text)) {
+  static void append_capped(std::string& line, std::string_view more) {
+    if (line.size() < kMaxLine) line.append(more.substr(0, kMaxLine - line.size()));
+  }
+
+  void on_line(std::string_view text, bool may_be_fatal, bool may_be_progress) {
+    if (may_be_fatal && match_line(o_.fatal, text)) {
       std::string detail(text.substr(0, kDetailChars));
       result_ = verdict(Outcome::kFatalLine, detail);
       return;
     }
+    if (!may_be_progress) return;
     if (std::optional<LineMatch> m = match_line(o_.progress, text)) {
-      last_progress_ = Clock::now();
+      last_progress_ = read_time_;
       if (m->step) last_step_ = m->step;
       if (o_.on_progress) o_.on_progress(m->step);
     }
@@ -343,6 +358,8 @@ class Watch {
   bool exited_ = false;
   std::string out_line_;
   std::string err_line_;
+  std::vector<char> read_buffer_ = std::vector<char>(kReadBytes);
+  Clock::time_point read_time_;
 };
 
 }  // namespace

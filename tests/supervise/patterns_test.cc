@@ -1,0 +1,208 @@
+#include "supervise/patterns.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "supervise/attempt.h"
+
+namespace plumb::supervise {
+namespace {
+
+// What the regex alone says of `line`: whether it matches, and group 1's number.
+struct Verdict {
+  bool matched = false;
+  std::optional<int64_t> step;
+  bool operator==(const Verdict&) const = default;
+};
+
+Verdict by_regex(const LinePattern& p, const std::string& line) {
+  LinePattern regex_only = p;
+  regex_only.pieces.clear();
+  std::optional<LineMatch> m = match_line({regex_only}, line);
+  return m ? Verdict{true, m->step} : Verdict{};
+}
+
+Verdict by_pieces(const LinePattern& p, const std::string& line) {
+  std::optional<LineMatch> m = match_line({p}, line);
+  return m ? Verdict{true, m->step} : Verdict{};
+}
+
+const LinePattern& progress(const std::string& name) {
+  static const std::vector<LinePattern> all = default_progress_patterns();
+  for (const LinePattern& p : all) {
+    if (p.name == name) return p;
+  }
+  throw std::runtime_error("no pattern " + name);
+}
+
+TEST(RunPatterns, TheDefaultsReadTheStepFromTheirFrameworksLines) {
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"megatron", " [2026-03-01 10:00:00] iteration      120/  500000 | consumed samples: 6 |"},
+      {"deepspeed", "[Rank 0] step=120, skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]"},
+      {"torchtitan", "step:  120  loss:  9.5432  memory: 12.3GiB(15.6%)"},
+      {"hf-trainer", " 12%|█▏        | 120/1000 [01:02<07:37,  1.92it/s]"},
+      {"plumb-train-events", R"({"event": "step", "step": 120, "loss": 2.5})"},
+  };
+  const std::vector<LinePattern> defaults = default_progress_patterns();
+  for (const auto& [name, line] : lines) {
+    std::optional<LineMatch> m = match_line(defaults, line);
+    ASSERT_TRUE(m.has_value()) << line;
+    EXPECT_EQ(m->pattern->name, name);
+    EXPECT_EQ(m->step, 120) << line;
+  }
+}
+
+TEST(RunPatterns, PiecesFindWhatTheRegexFindsOnNearMisses) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"megatron",
+       {"iteration 5/ 10|", "iteration5/10 |", "reiteration 5/10 |", "_iteration 5/10 |",
+        "-iteration 5/10 |", "iteration 5/10 x | iteration 6/10 |", "iteration \t\r5/\v10\f|",
+        "iteration  5 /10 |", "iteration 5/ |", "time per iteration (ms) iteration 7/8|",
+        "iteration 99999999999999999999/1 |", "iteration 5/10 |\r", "\xa0iteration 5/10 |",
+        "iteration\xa0 5/10 |", "iteration", "iterationiteration 3/4|"}},
+      {"deepspeed",
+       {"step=3, skipped=0", "step=3,skipped=", "xstep=3, skipped=", "step=3 , skipped=",
+        "step=, skipped=", "step=3, skip step=4,  skipped=1", "step=3,\tskipped="}},
+      {"torchtitan",
+       {"step: 3 loss: 1", "step:3 loss:", "step:3loss:", "step: 3\tloss:", "mystep: 3 loss:",
+        "step: x step: 4 loss:", "step:"}},
+      {"hf-trainer",
+       {"%|| 3/4 [", "%|abc| 3/4[", "%|abc|3/ 4 [", "%|a|b| 3/4 [", "%| 3/4 [", "%|%|x| 5/6 [",
+        "%|x|\r7/8\t[", "%|x| 7/8 ]", "10%|\xe2\x96\x88| 9/10 [00:01<00:00]"}},
+  };
+  for (const auto& [name, lines] : cases) {
+    const LinePattern& p = progress(name);
+    ASSERT_FALSE(p.pieces.empty()) << name;
+    for (const std::string& line : lines) {
+      EXPECT_EQ(by_pieces(p, line), by_regex(p, line)) << name << ": " << line;
+    }
+  }
+}
+
+// Each framework's line, mutated at random (fragments of the patterns and the characters at
+// their edges inserted, characters deleted or replaced): pieces and regex agree on every one.
+TEST(RunPatterns, PiecesAgreeWithTheRegexOnRandomLines) {
+  const std::vector<std::string> bases = {
+      "[x] iteration 12/ 100 | loss", "[Rank 0] step=12, skipped=0, lr", "step: 12  loss: 9.5",
+      " 12%|#   | 12/100 [00:01<00:02]"};
+  const std::vector<std::string> fragments = {
+      "iteration", "step=", "step:", "%|", "skipped=", "loss:", ",", "/", "|", "[", " ", "  ",
+      "\t", "\r", "\v", "1", "42", "007", "x", "_", "-", "\xa0", "\xe2\x96\x88", "("};
+  std::mt19937 random(12);
+  std::uniform_int_distribution<size_t> pick(0, fragments.size() - 1);
+  std::uniform_int_distribution<int> edits(0, 4);
+  int matched = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = bases[static_cast<size_t>(i) % bases.size()];
+    for (int n = edits(random); n > 0; --n) {
+      const size_t at = std::uniform_int_distribution<size_t>(0, line.size() - 1)(random);
+      switch (edits(random) % 3) {
+        case 0: line.insert(at, fragments[pick(random)]); break;
+        case 1: line.erase(at, 1); break;
+        default: line.replace(at, 1, fragments[pick(random)]); break;
+      }
+      if (line.empty()) line = "x";
+    }
+    for (const char* name : {"megatron", "deepspeed", "torchtitan", "hf-trainer"}) {
+      const LinePattern& p = progress(name);
+      Verdict v = by_regex(p, line);
+      matched += v.matched ? 1 : 0;
+      ASSERT_EQ(by_pieces(p, line), v) << name << ": " << line;
+    }
+  }
+  EXPECT_GT(matched, 5000);  // the corpus reaches the matching paths, not only the misses
+}
+
+TEST(RunPatterns, AFatalLineComesBeforeProgressAndAUserPatternHasNoPieces) {
+  const std::vector<LinePattern> fatal = default_fatal_patterns();
+  std::optional<LineMatch> m =
+      match_line(fatal, "iteration 5/10 | NCCL error in: ProcessGroupNCCL.cpp");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->pattern->name, "nccl-error");
+  LinePattern user = user_pattern("--progress-regex", R"(done (\d+))");
+  EXPECT_TRUE(user.pieces.empty());
+  m = match_line({user}, "job done 17 steps");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->step, 17);
+}
+
+TEST(RunPatterns, ALiteralCursorSkipsOnlyTheLinesWithoutALiteral) {
+  const std::vector<LinePattern> fatal = default_fatal_patterns();
+  const std::string text = "plain line\nan NCCL line\nplain\nout of memory\n";
+  LiteralCursor cursor(fatal, text);
+  EXPECT_FALSE(cursor.may_match(0, 10));   // "plain line"
+  EXPECT_TRUE(cursor.may_match(11, 23));   // "an NCCL line"
+  EXPECT_FALSE(cursor.may_match(24, 29));  // "plain"
+  EXPECT_TRUE(cursor.may_match(30, 43));   // "out of memory"
+  const std::vector<LinePattern> user = {user_pattern("--fatal-regex", "plain")};
+  LiteralCursor always(user, text);
+  EXPECT_TRUE(always.may_match(0, 10));  // no literal: every line is tried
+}
+
+// Runs `script` under sh as one attempt with the default patterns, its pass-through output sent
+// to /dev/null instead of the test's stdout.
+AttemptResult watch(const std::string& script) {
+  AttemptOptions o;
+  o.argv = {"sh", "-c", script};
+  o.progress = default_progress_patterns();
+  o.fatal = default_fatal_patterns();
+  o.kill_grace_s = 1;
+  const int saved = ::dup(STDOUT_FILENO);
+  const int null = ::open("/dev/null", O_WRONLY);
+  ::dup2(null, STDOUT_FILENO);
+  ::close(null);
+  AttemptResult r = run_attempt(o);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  return r;
+}
+
+TEST(RunScan, ALineAndItsLiteralSplitAcrossReadsAreOneLine) {
+  AttemptResult r =
+      watch("printf 'iteration 4/ 10 |\\n iter'; sleep 0.3; printf 'ation 5/ 10 |\\n'");
+  EXPECT_EQ(r.outcome, Outcome::kFinished);
+  EXPECT_EQ(r.last_step, 5);
+  r = watch("printf 'iteration 4/ 10 |\\nNC'; sleep 0.3; printf 'CL error in: x\\n'; sleep 5");
+  EXPECT_EQ(r.outcome, Outcome::kFatalLine);
+  EXPECT_EQ(r.detail, "NCCL error in: x");
+  EXPECT_EQ(r.last_step, 4);
+}
+
+TEST(RunScan, LinesWithoutALiteralAreSkippedAndTheOthersStillMatch) {
+  AttemptResult r = watch(
+      "for i in 1 2 3 4 5 6 7 8 9; do echo plain $i; done; echo 'iteration 3/ 9 |'; echo plain; "
+      "echo 'xx step=4, skipped=0'; echo plain; echo 'Xid 79 on GPU 0'; echo 'iteration 5/ 9 |'; "
+      "sleep 5");
+  EXPECT_EQ(r.outcome, Outcome::kFatalLine);
+  EXPECT_EQ(r.detail, "Xid 79 on GPU 0");
+  EXPECT_EQ(r.last_step, 4);
+}
+
+TEST(RunScan, ALongLineIsMatchedOnItsFirst64KiB) {
+  const std::string x300k = "head -c 300000 /dev/zero | tr '\\0' x";
+  AttemptResult r = watch("printf 'iteration 8/ 10 |'; " + x300k + "; printf '\\n'");
+  EXPECT_EQ(r.last_step, 8);
+  r = watch("printf 'iteration 8/ 10 |\\n'; " + x300k + "; printf ' iteration 9/ 10 |\\n'");
+  EXPECT_EQ(r.last_step, 8);  // step 9 lies past the first 64 KiB of its line
+  r = watch(x300k + "; printf '\\niteration 10/ 10 |\\n'");
+  EXPECT_EQ(r.last_step, 10);  // the next line is whole again
+}
+
+TEST(RunScan, CrlfLinesMatchWithTheCarriageReturnKept) {
+  AttemptResult r = watch("printf 'iteration 6/ 10 |\\r\\nstep: 7  loss: 2.5\\r\\n'");
+  EXPECT_EQ(r.last_step, 7);
+  r = watch("printf 'iteration 6/ 10 |\\r\\nCUDA error: an illegal memory access\\r\\n'; sleep 5");
+  EXPECT_EQ(r.outcome, Outcome::kFatalLine);
+  EXPECT_EQ(r.detail, "CUDA error: an illegal memory access\r");
+  EXPECT_EQ(r.last_step, 6);
+}
+
+}  // namespace
+}  // namespace plumb::supervise
