@@ -93,22 +93,21 @@ class Supervisor {
     return a;
   }
 
+  // Runs on every progress line: one clock read.
   void on_progress(std::optional<int64_t> step) {
-    if (!summary_.recoveries.empty()) first_progress_after(summary_.recoveries.back(), step);
+    const Clock::time_point now = Clock::now();
+    if (!summary_.recoveries.empty()) first_progress_after(summary_.recoveries.back(), step, now);
     if (o_.drill != nullptr) o_.drill->on_progress(step);
-    if (Clock::now() - last_progress_event_ < std::chrono::duration<double>(o_.progress_every_s)) {
-      return;
-    }
-    last_progress_event_ = Clock::now();
+    if (now - last_progress_event_ < std::chrono::duration<double>(o_.progress_every_s)) return;
+    last_progress_event_ = now;
     nlohmann::json e = event("progress");
     e["step"] = step ? nlohmann::json(*step) : nlohmann::json();
     sink_(e);
   }
 
   // The restarted job's first progress closes the recovery of the failure before it.
-  void first_progress_after(Recovery& r, std::optional<int64_t> step) {
+  void first_progress_after(Recovery& r, std::optional<int64_t> step, Clock::time_point now) {
     if (r.attempt != attempt_ - 1 || r.restart_to_first_step_seconds) return;
-    const Clock::time_point now = Clock::now();
     r.restart_to_first_step_seconds = std::chrono::duration<double>(now - restarted_at_).count();
     r.downtime_seconds = std::chrono::duration<double>(now - failed_at_).count();
     r.first_step_after = step;
