@@ -148,6 +148,10 @@ Record RecordReader::from_baseline(const json& doc) const {
   r.comm.erase("results");
   // A step record (plumb step --save), checked field by field when plumb diff reads it.
   if (doc.contains("step") && !doc["step"].is_null()) r.step = object(doc, "", "step");
+  // A recovery record (plumb run --save), likewise checked when plumb diff or show reads it.
+  if (doc.contains("recovery") && !doc["recovery"].is_null()) {
+    r.recovery = object(doc, "", "recovery");
+  }
   return r;
 }
 

@@ -242,15 +242,6 @@ StepSummary summarize_step(const nlohmann::json& step, const std::string& name) 
   return s;
 }
 
-void check_same_kind(const Record& a, const Record& b, const DiffOptions& o) {
-  if (holds_step(a) == holds_step(b)) return;
-  const std::string na = name_of(a, o.a_name);
-  const std::string nb = name_of(b, o.b_name);
-  throw Error(fmt::format("{} holds a step record, {} none: plumb diff compares records of the "
-                          "same kind",
-                          holds_step(a) ? na : nb, holds_step(a) ? nb : na));
-}
-
 StepDiff step_diff(const Record& a, const Record& b, const DiffOptions& options) {
   check_same_kind(a, b, options);
   if (!holds_step(a)) {

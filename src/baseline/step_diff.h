@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "baseline/diff.h"
+#include "baseline/record_kind.h"  // check_same_kind
 #include "baseline/store.h"
 
 namespace plumb::baseline {
@@ -103,10 +104,6 @@ struct StepSummary {
 
 // Errors (exit 2) name `name` ("baseline 3") and the field, as step_diff's do.
 StepSummary summarize_step(const nlohmann::json& step, const std::string& name);
-
-// When one record holds a step record and the other does not: an Error (exit 2) naming both,
-// "baseline 3 holds a step record, baseline 5 none: plumb diff compares records of the same kind".
-void check_same_kind(const Record& a, const Record& b, const DiffOptions& options);
 
 // Both records must hold a step record. Errors (exit 2) name the record and the field
 // ("baseline 3: step.ranks[1].steps[0].step_time_us: expected a number, got \"x\""), and a record

@@ -66,6 +66,13 @@ const std::vector<std::string_view> kMigrations = {
          steps       INTEGER NOT NULL,  -- distinct steps over the ranks
          record      TEXT NOT NULL      -- plumb.step/1
        );)",
+    // 4: a plumb run recovery baseline (plumb.recovery/1), with its summary for plumb list
+    R"(CREATE TABLE recovery_records (
+         baseline_id     INTEGER PRIMARY KEY REFERENCES baselines(id) ON DELETE CASCADE,
+         failures        INTEGER NOT NULL,  -- recoveries[]
+         downtime_median REAL,              -- seconds; NULL when none is known
+         record          TEXT NOT NULL      -- plumb.recovery/1
+       );)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -134,6 +141,38 @@ void insert_step(Statement& insert, int64_t id, const nlohmann::json& step) {
   insert.bind(1, id).bind(2, ranks).bind(3, steps).bind(4, text);
   insert.step();
   insert.reset();
+}
+
+// What a recovery record holds, for plumb list: its failures and their median downtime, read
+// from its totals (written by supervise::recovery_to_json); a record of another shape counts what
+// it has.
+void insert_recovery(Statement& insert, int64_t id, const nlohmann::json& recovery) {
+  if (recovery.is_null()) return;
+  const nlohmann::json* totals =
+      recovery.is_object() && recovery.contains("totals") ? &recovery["totals"] : nullptr;
+  const auto field = [&](const char* key) {
+    return totals != nullptr && totals->is_object() && totals->contains(key) ? (*totals)[key]
+                                                                               : nlohmann::json();
+  };
+  const nlohmann::json failures = field("failures");
+  const nlohmann::json downtime = field("downtime_seconds_median");
+  const std::string text = json_text(recovery);
+  insert.bind(1, id).bind(2, failures.is_number_integer() ? failures.get<int64_t>() : 0);
+  if (downtime.is_number()) {
+    insert.bind(3, downtime.get<double>());
+  } else {
+    insert.bind_null(3);
+  }
+  insert.bind(4, text);
+  insert.step();
+  insert.reset();
+}
+
+nlohmann::json load_recovery(Database& db, int64_t id, int version) {
+  if (version < 4) return nullptr;
+  Statement q = db.prepare("SELECT record FROM recovery_records WHERE baseline_id = ?");
+  q.bind(1, id);
+  return q.step() ? json_or_null(q, 0) : nlohmann::json(nullptr);
 }
 
 nlohmann::json load_step(Database& db, int64_t id, int version) {
@@ -320,7 +359,10 @@ Store::Batch::Batch(Store& store)
       insert_row_(std::make_unique<Statement>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Statement>(db_.prepare(
-          "INSERT INTO step_records (baseline_id, ranks, steps, record) VALUES (?,?,?,?)"))) {}
+          "INSERT INTO step_records (baseline_id, ranks, steps, record) VALUES (?,?,?,?)"))),
+      insert_recovery_(std::make_unique<Statement>(db_.prepare(
+          "INSERT INTO recovery_records (baseline_id, failures, downtime_median, record) "
+          "VALUES (?,?,?,?)"))) {}
 
 Store::Batch::~Batch() = default;
 
@@ -345,6 +387,7 @@ int64_t Store::Batch::add(const Record& record) {
   const int64_t id = db_.last_insert_id();
   insert_rows(*insert_row_, id, record.rows);
   insert_step(*insert_step_, id, record.step);
+  insert_recovery(*insert_recovery_, id, record.recovery);
   return id;
 }
 
@@ -352,24 +395,29 @@ void Store::Batch::commit() {
   insert_.reset();
   insert_row_.reset();
   insert_step_.reset();
+  insert_recovery_.reset();
   transaction_->commit();
 }
 
 std::vector<Entry> Store::list(int limit) {
   if (version_ == 0) return {};  // an empty file opened read-only: no tables yet
-  // A store older than version 3 (read without migrating) has no step records.
+  // A store older than version 3 (read without migrating) has no step records, older than 4 no
+  // recovery records.
   Statement q = db_->prepare(fmt::format(
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
-      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}"
-      " FROM baselines b {} ORDER BY b.id DESC LIMIT ?",
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}, {}"
+      " FROM baselines b {} {} ORDER BY b.id DESC LIMIT ?",
       version_ >= 3 ? "s.ranks, s.steps" : "NULL, NULL",
-      version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : ""));
+      version_ >= 4 ? "v.baseline_id, v.failures, v.downtime_median" : "NULL, NULL, NULL",
+      version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : "",
+      version_ >= 4 ? "LEFT JOIN recovery_records v ON v.baseline_id = b.id" : ""));
   q.bind(1, static_cast<int64_t>(limit));
   std::vector<Entry> entries;
   while (q.step()) {
     entries.push_back({q.column_int(0), q.column_text(1), q.column_text(2),
                        hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5),
-                       !q.column_is_null(6), q.column_int(6), q.column_int(7)});
+                       !q.column_is_null(6), q.column_int(6), q.column_int(7),
+                       !q.column_is_null(8), q.column_int(9), double_or_nan(q, 10)});
   }
   return entries;
 }
@@ -391,6 +439,7 @@ Record Store::load(int64_t id) {
   r.comm = json_or_null(q, 7);
   r.rows = load_rows(*db_, id, version_);
   r.step = load_step(*db_, id, version_);
+  r.recovery = load_recovery(*db_, id, version_);
   return r;
 }
 

@@ -31,6 +31,7 @@ struct Record {
   nlohmann::json comm;                 // plumb.comm/1 without results[], or null
   std::vector<comm::Row> rows;         // the comm results
   nlohmann::json step;                 // plumb.step/1 (plumb step --save), or null
+  nlohmann::json recovery;             // plumb.recovery/1 (plumb run --save), or null
 };
 
 // A line of `plumb list`.
@@ -44,10 +45,13 @@ struct Entry {
   bool step = false;                   // holds a plumb.step/1 record
   int64_t step_ranks = 0;              // its ranks[]
   int64_t step_steps = 0;              // the distinct steps over its ranks
+  bool recovery = false;               // holds a plumb.recovery/1 record
+  int64_t recovery_failures = 0;       // its recoveries[]
+  double recovery_downtime_median = 0; // seconds; NaN when no failure was followed by progress
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).
@@ -89,6 +93,7 @@ class Store {
     std::unique_ptr<Statement> insert_;
     std::unique_ptr<Statement> insert_row_;
     std::unique_ptr<Statement> insert_step_;
+    std::unique_ptr<Statement> insert_recovery_;
   };
 
   // Newest first.

@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "baseline/diff.h"
+#include "baseline/record_kind.h"
+#include "baseline/recovery_diff.h"
 #include "baseline/step_diff.h"
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/diff_reporter.h"
+#include "report/recovery_reporter.h"
 #include "report/step_diff_reporter.h"
 
 namespace plumb::cli {
@@ -40,6 +43,38 @@ int run_step_diff(const baseline::Record& a, const baseline::Record& b,
   return d.exit_code();
 }
 
+// Two recovery baselines (plumb run --save): detection, recovery and down time, steps lost.
+int run_recovery_diff(const baseline::Record& a, const baseline::Record& b,
+                      const baseline::DiffOptions& options, const DiffOptions& o,
+                      std::optional<OutputFile>& json) {
+  const baseline::RecoveryDiff d = baseline::recovery_diff(a, b, options);
+  if (json) write_json(baseline::recovery_diff_json(d), *json);
+  if (o.json != "-") report::print_recovery_diff(d, std::cout);
+  return d.exit_code();
+}
+
+// Two comm records: busbw per collective and size, with the runs' noise.
+int run_comm_diff(const baseline::Record& a, const baseline::Record& b,
+                  const baseline::DiffOptions& options, const DiffOptions& o,
+                  std::optional<OutputFile>& json) {
+  const baseline::Diff d = baseline::diff(a, b, options);
+  if (json) write_json(baseline::diff_json(d), *json);
+  if (o.json != "-") report::print_diff(d, o.all, std::cout);
+  return d.exit_code();
+}
+
+// How plumb diff compares each kind of record (baseline/record_kind.h).
+struct Differ {
+  baseline::RecordKind kind;
+  int (*run)(const baseline::Record&, const baseline::Record&, const baseline::DiffOptions&,
+             const DiffOptions&, std::optional<OutputFile>&);
+};
+constexpr Differ kDiffers[] = {
+    {baseline::RecordKind::kComm, run_comm_diff},
+    {baseline::RecordKind::kStep, run_step_diff},
+    {baseline::RecordKind::kRecovery, run_recovery_diff},
+};
+
 }  // namespace
 
 void setup_diff(CLI::App& app, DiffOptions& o) {
@@ -47,23 +82,25 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("-t,--threshold", o.threshold_percent,
-                 "Percent: a smaller busbw (step time, exposed communication) change is never a "
-                 "regression")
+                 "Percent: a smaller busbw (step time, exposed communication, recovery figure) "
+                 "change is never a regression")
       ->capture_default_str()->check(CLI::Range(0.0, 100.0));
   app.add_flag("--all", o.all, "List the rows within the threshold too");
   app.add_flag("--strict", o.strict,
                "Fail on a single size's regression too, not only on a collective's over the "
                "sizes ≥ 1 MiB (for quiet clusters)");
   app.add_option("--json", o.json,
-                 "Write plumb.diff/1 (plumb.step-diff/1 for step records) here (- for standard "
-                 "output)");
+                 "Write plumb.diff/1 (plumb.step-diff/1 for step records, plumb.recovery-diff/1 "
+                 "for recovery records) here (- for standard output)");
   app.footer(fmt::format(
       "Exit status: 0 no regression; 1 a regression (busbw lower beyond the threshold and the "
       "noise, or by 2x or more whatever the noise); 2 bad input (including a run that measured "
       "nothing, or two that share no measurement); {} too noisy to judge: a change beyond the "
       "threshold but within the runs' noise, and no regression (rerun with more --rounds). Two "
       "step records (plumb step --save) are compared by step time and exposed communication, "
-      "with the steps' spread as the noise.",
+      "with the steps' spread as the noise. Two recovery records (plumb run --save) are compared "
+      "by detection, recovery and down time, steps lost and the share resumed after the "
+      "checkpoint, judged by the threshold alone.",
       baseline::kTooNoisyExitCode));
 }
 
@@ -77,11 +114,10 @@ int run_diff(const DiffOptions& o) {
   const baseline::DiffOptions options{o.threshold_percent / 100.0, o.strict, record_name(o.a, a),
                                       record_name(o.b, b)};
   baseline::check_same_kind(a, b, options);
-  if (baseline::holds_step(a)) return run_step_diff(a, b, options, o, json);
-  const baseline::Diff d = baseline::diff(a, b, options);
-  if (json) write_json(baseline::diff_json(d), *json);
-  if (o.json != "-") report::print_diff(d, o.all, std::cout);
-  return d.exit_code();
+  for (const Differ& d : kDiffers) {
+    if (d.kind == baseline::kind_of(a)) return d.run(a, b, options, o, json);
+  }
+  return 0;
 }
 
 }  // namespace plumb::cli

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "baseline/record_json.h"
-#include "baseline/step_diff.h"
+#include "baseline/record_kind.h"
 #include "common/error.h"
 #include "common/strings.h"
 
@@ -47,9 +47,10 @@ baseline::Record load_record(const std::string& what, const std::string& db_path
 baseline::Record load_comm_record(const std::string& what, const std::string& db_path,
                                   std::string_view use) {
   baseline::Record record = load_record(what, db_path);
-  if (baseline::holds_step(record)) {
-    throw Error(fmt::format("{} holds a step record (plumb step), not comm measurements: {}",
-                            record_name(what, record), use));
+  if (const baseline::RecordKind kind = baseline::kind_of(record); kind != baseline::RecordKind::kComm) {
+    const baseline::RecordKindInfo& info = baseline::kind_info(kind);
+    throw Error(fmt::format("{} holds {} ({}), not comm measurements: {}",
+                            record_name(what, record), info.held, info.made_by, use));
   }
   return record;
 }

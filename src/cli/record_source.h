@@ -17,9 +17,10 @@ namespace plumb::cli {
 baseline::Record load_record(const std::string& what, const std::string& db_path);
 
 // load_record for a command that draws comm measurements (report, baseline --compare, plan
-// --calibrate): a step record (plumb step --save) is an Error (exit 2) naming the record ("baseline
-// 7", "file x.json") and ending in `use`, which says what the command needs instead:
-// "baseline 7 holds a step record (plumb step), not comm measurements: <use>".
+// --calibrate): a step record (plumb step --save) or a recovery record (plumb run --save) is an
+// Error (exit 2) naming the record ("baseline 7", "file x.json") and ending in `use`, which says
+// what the command needs instead: "baseline 7 holds a step record (plumb step), not comm
+// measurements: <use>".
 baseline::Record load_comm_record(const std::string& what, const std::string& db_path,
                                   std::string_view use);
 

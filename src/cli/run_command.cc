@@ -13,7 +13,7 @@
 
 #include "common/environment.h"
 #include "common/error.h"
-#include "report/recovery_reporter.h"
+#include "report/recovery_table.h"
 #include "supervise/checkpoint.h"
 #include "supervise/drill.h"
 #include "supervise/supervisor.h"

@@ -6,12 +6,15 @@
 #include <iostream>
 #include <vector>
 
+#include "baseline/record_kind.h"
 #include "baseline/step_diff.h"
 #include "baseline/store.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/baseline_reporter.h"
+#include "report/recovery_reporter.h"
 #include "report/step_diff_reporter.h"
+#include "supervise/recovery_json.h"
 
 namespace plumb::cli {
 namespace {
@@ -32,6 +35,30 @@ std::string store_path(const StoreOptions& o) {
 baseline::Store open_store(const StoreOptions& o) {
   return baseline::Store(store_path(o), baseline::StoreMode::kReadOnly);
 }
+
+std::string name_of(const baseline::Record& r) { return fmt::format("baseline {}", r.id); }
+
+void show_comm(const baseline::Record& r) { report::print_baseline_summary(r, std::cout); }
+
+void show_step(const baseline::Record& r) {
+  report::print_step_record(r, baseline::summarize_step(r.step, name_of(r)), std::cout);
+}
+
+void show_recovery(const baseline::Record& r) {
+  report::print_recovery_record(r, supervise::recovery_from_json(r.recovery, name_of(r)),
+                                std::cout);
+}
+
+// How plumb show prints each kind of record (baseline/record_kind.h).
+struct Shower {
+  baseline::RecordKind kind;
+  void (*show)(const baseline::Record&);
+};
+constexpr Shower kShowers[] = {
+    {baseline::RecordKind::kComm, show_comm},
+    {baseline::RecordKind::kStep, show_step},
+    {baseline::RecordKind::kRecovery, show_recovery},
+};
 
 }  // namespace
 
@@ -66,11 +93,8 @@ int run_list(const StoreOptions& o) {
 int run_show(const StoreOptions& o) {
   baseline::Store store = open_store(o);
   const baseline::Record r = store.load(store.resolve(o.id));
-  if (baseline::holds_step(r)) {
-    report::print_step_record(r, baseline::summarize_step(r.step, fmt::format("baseline {}", r.id)),
-                              std::cout);
-  } else {
-    report::print_baseline_summary(r, std::cout);
+  for (const Shower& s : kShowers) {
+    if (s.kind == baseline::kind_of(r)) s.show(r);
   }
   return 0;
 }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cmath>
+
+#include "baseline/record_kind.h"
 #include "baseline/step_diff.h"
 #include "common/strings.h"
 
@@ -25,13 +28,20 @@ std::string counted(int64_t n, std::string_view what) {
 }
 
 // What a record holds, for plumb list: "comm 42 rows", "step 8 ranks × 3 steps" (a record of
-// plumb step --save), both when it holds both.
+// plumb step --save), "recovery 2 failures, down 245.0 s" (plumb run --save: the failures and
+// their median downtime), each it holds.
 std::string holdings(const baseline::Entry& e) {
   std::vector<std::string> parts;
-  if (e.rows > 0 || !e.step) parts.push_back("comm " + counted(e.rows, "row"));
+  if (e.rows > 0 || (!e.step && !e.recovery)) parts.push_back("comm " + counted(e.rows, "row"));
   if (e.step) {
     parts.push_back(fmt::format("step {} × {}", counted(e.step_ranks, "rank"),
                                 counted(e.step_steps, "step")));
+  }
+  if (e.recovery) {
+    parts.push_back(fmt::format("recovery {}{}", counted(e.recovery_failures, "failure"),
+                                std::isnan(e.recovery_downtime_median)
+                                    ? ""
+                                    : fmt::format(", down {:.1f} s", e.recovery_downtime_median)));
   }
   return join(parts, " · ");
 }
@@ -87,6 +97,7 @@ nlohmann::json baseline_json(const baseline::Record& r) {
                         {"label", r.label},          {"hosts", r.hosts}, {"source", r.source},
                         {"topo", r.topo},            {"env", r.env},     {"comm", comm}};
   if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
+  if (baseline::holds_recovery(r)) doc["recovery"] = r.recovery;  // plumb.recovery/1, likewise
   return doc;
 }
 

@@ -17,7 +17,8 @@ void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostre
 void print_baseline_summary(const baseline::Record& record, std::ostream& out);
 
 // The record as one document: its fields, topo, env, comm with results[] rows carrying the
-// plumb.comm/1 fields (empty for a step record), and step (plumb.step/1) when it holds one.
+// plumb.comm/1 fields (empty for a step record), step (plumb.step/1) and recovery
+// (plumb.recovery/1) when it holds one.
 nlohmann::json baseline_json(const baseline::Record& record);
 
 }  // namespace plumb::report

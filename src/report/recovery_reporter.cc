@@ -3,81 +3,136 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <algorithm>
-#include <map>
+#include <cmath>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "common/strings.h"
+#include "supervise/recovery_json.h"
 
 namespace plumb::report {
 namespace {
 
-using supervise::Recovery;
+// Every string shown may come from a record read from a file: escaped for the terminal.
+std::string safe(std::string_view text) { return terminal_safe(text); }
 
-std::string seconds(std::optional<double> s) { return s ? fmt::format("{:.2f}", *s) : "-"; }
+std::string seconds(const std::optional<double>& v) {
+  return v ? fmt::format("{:.2f} s", *v) : std::string("-");
+}
 
-std::string number(std::optional<int64_t> n) { return n ? std::to_string(*n) : "-"; }
+template <typename T>
+std::string or_dash(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string("-");
+}
 
-// "5 after 4 ✓", "1 after 4 ✗", "-" when unknown.
-std::string resumed(const Recovery& r) {
-  if (!r.first_step_after) return "-";
-  std::string text = r.checkpoint_step
-                         ? fmt::format("{} after {}", *r.first_step_after, *r.checkpoint_step)
-                         : fmt::format("{} (no checkpoint)", *r.first_step_after);
-  if (r.resumed_after_checkpoint) text += *r.resumed_after_checkpoint ? " ok" : " WRONG";
+std::string yes_no(const std::optional<bool>& v) {
+  return v ? (*v ? "yes" : "no") : "unknown";
+}
+
+std::string step_text(const supervise::RecoveryStepTiming& s) {
+  std::string text = fmt::format("{} {:.2f} s", safe(s.name), s.seconds);
+  if (!s.ok) text += " FAILED";
+  if (!s.ok && !s.detail.empty()) text += fmt::format(" ({})", safe(s.detail));
   return text;
 }
 
-// The recovery steps that ran, with their times: "reset-device 1.20 s, link-check 0.31 s".
-std::string steps(const Recovery& r) {
-  std::string out;
-  for (const supervise::RecoveryStepTiming& s : r.steps) {
-    if (!out.empty()) out += ", ";
-    out += fmt::format("{} {:.2f} s{}", s.name, s.seconds, s.ok ? "" : " FAILED");
-  }
-  return out.empty() ? "-" : out;
+void print_failure(size_t i, const supervise::Recovery& r, std::ostream& out) {
+  fmt::print(out, "failure {}: {} ({}) in attempt {}\n", i + 1, safe(r.kind), safe(r.detail),
+             r.attempt);
+  std::vector<std::string> steps;
+  for (const supervise::RecoveryStepTiming& s : r.steps) steps.push_back(step_text(s));
+  fmt::print(out, "  detect {:.2f} s; recovery {:.2f} s: {}; backoff {:.2f} s; downtime {}\n",
+             r.detect_seconds, r.recovery_seconds(),
+             steps.empty() ? std::string("no step") : join(steps, ", "), r.backoff_seconds,
+             seconds(r.downtime_seconds));
+  fmt::print(out, "  steps lost {} (last step {}, checkpoint {}, first step after {}); resumed "
+                  "after the checkpoint: {}\n",
+             or_dash(r.steps_lost), or_dash(r.last_step), or_dash(r.checkpoint_step),
+             or_dash(r.first_step_after), yes_no(r.resumed_after_checkpoint));
 }
 
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+std::string kinds_text(const supervise::RecoveryBaseline& b) {
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : b.failures_by_kind) {
+    if (n > 0) parts.push_back(fmt::format("{} {}", safe(kind), n));
+  }
+  return parts.empty() ? std::string() : " (" + join(parts, ", ") + ")";
 }
 
-void print_medians(const std::vector<Recovery>& rs, std::ostream& out) {
-  std::vector<double> detect, recovery, first, down;
-  int64_t lost = 0;
-  for (const Recovery& r : rs) {
-    detect.push_back(r.detect_seconds);
-    recovery.push_back(r.recovery_seconds());
-    if (r.restart_to_first_step_seconds) first.push_back(*r.restart_to_first_step_seconds);
-    if (r.downtime_seconds) down.push_back(*r.downtime_seconds);
-    lost += r.steps_lost.value_or(0);
-  }
-  fmt::print(out, "median: detect {} s · recovery steps {} s · restart to first step {} s · "
-                  "downtime {} s · steps lost {} in all\n",
-             seconds(median(detect)), seconds(median(recovery)), seconds(median(first)),
-             seconds(median(down)), lost);
+std::string number(double v, const char* spec) {
+  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
+}
+
+std::string percent(double change) {
+  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
+}
+
+std::string ref_text(const baseline::RecordRef& r) {
+  std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : safe(r.source);
+  if (!r.label.empty()) text += " · " + safe(r.label);
+  if (!r.created.empty()) text += " · " + safe(r.created);
+  return text;
+}
+
+// Counts and shares as they read best: steps and failures whole, the share as a percentage.
+std::string figure_value(const baseline::RecoveryFigureDiff& f, double v) {
+  if (f.field == "resumed_after_checkpoint_ratio") return number(100 * v, "{:.0f}%");
+  if (f.field == "failures" || f.field == "steps_lost") return number(v, "{:.0f}");
+  return number(v, "{:.2f}");
+}
+
+void print_figure(const baseline::RecoveryFigureDiff& f, std::ostream& out) {
+  fmt::print(out, "{:<26} {:>9} {:>9} {:>9}  {}{}\n", safe(f.figure), figure_value(f, f.a),
+             figure_value(f, f.b), percent(f.change), baseline::verdict_name(f.verdict),
+             f.gates ? "" : " (shown, not judged)");
 }
 
 }  // namespace
 
-void print_recovery_table(const supervise::RecoveryBaseline& b, std::ostream& out) {
-  fmt::print(out, "recovery baseline: {} attempt{}, {} failure{}{}, {}\n", b.attempts,
-             b.attempts == 1 ? "" : "s", b.recoveries.size(), b.recoveries.size() == 1 ? "" : "s",
-             b.drill ? fmt::format(" ({} injected by the drill)", b.faults_injected) : "",
-             b.result);
-  if (b.recoveries.empty()) return;
-  fmt::print(out, "{:>3}  {:<10} {:>9} {:>10} {:>9} {:>13} {:>10} {:>9} {:>10}  {:<18} {}\n", "#",
-             "kind", "detect s", "recovery s", "backoff s", "first step s", "downtime s",
-             "last step", "steps lost", "resumed at", "recovery steps");
-  int n = 0;
-  for (const Recovery& r : b.recoveries) {
-    fmt::print(out, "{:>3}  {:<10} {:>9.3f} {:>10.2f} {:>9.2f} {:>13} {:>10} {:>9} {:>10}  {:<18} {}\n",
-               ++n, r.kind, r.detect_seconds, r.recovery_seconds(), r.backoff_seconds,
-               seconds(r.restart_to_first_step_seconds), seconds(r.downtime_seconds),
-               number(r.last_step), number(r.steps_lost), resumed(r), steps(r));
+void print_recovery_record(const baseline::Record& r, const supervise::RecoveryBaseline& b,
+                           std::ostream& out) {
+  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
+             r.label.empty() ? "" : " · " + safe(r.label));
+  fmt::print(out, "# hosts: {}\n", safe(join(r.hosts, ", ")));
+  fmt::print(out, "# recovery record: {} attempt(s), {} failure(s){}, {} after {:.1f} s{}\n",
+             b.attempts, b.recoveries.size(), kinds_text(b), safe(b.result), b.wall_seconds,
+             b.drill ? fmt::format("; a drill of {} fault(s)", b.faults_injected) : "");
+  for (size_t i = 0; i < b.recoveries.size(); ++i) print_failure(i, b.recoveries[i], out);
+  const supervise::RecoveryTotals t = supervise::recovery_totals(b);
+  fmt::print(out, "detect median {}, max {}; recovery median {}, max {}; downtime median {}, "
+                  "max {}; steps lost {}\n",
+             seconds(t.detect_median), seconds(t.detect_max), seconds(t.recovery_median),
+             seconds(t.recovery_max), seconds(t.downtime_median), seconds(t.downtime_max),
+             t.steps_lost);
+  fmt::print(out, "# plumb export {} for the whole record\n", r.id);
+}
+
+void print_recovery_diff(const baseline::RecoveryDiff& d, std::ostream& out) {
+  fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
+  fmt::print(out, "# recovery records: A {} failure(s) in {} attempt(s), {}; B {} failure(s) in {} "
+                  "attempt(s), {}\n",
+             d.failures_a, d.attempts_a, safe(d.result_a), d.failures_b, d.attempts_b,
+             safe(d.result_b));
+  fmt::print(out, "# regression: a figure worse by more than {:.0f}% (too few failures for a "
+                  "noise estimate: the threshold alone judges)\n",
+             100 * d.threshold);
+  fmt::print(out, "{:<26} {:>9} {:>9} {:>9}  {}\n", "figure", "A", "B", "change", "verdict");
+  for (const baseline::RecoveryFigureDiff& f : d.figures) print_figure(f, out);
+  if (!d.steps.empty()) {
+    fmt::print(out, "# each recovery step, median seconds over the failures\n");
+    for (const baseline::RecoveryFigureDiff& f : d.steps) print_figure(f, out);
   }
-  print_medians(b.recoveries, out);
+  std::vector<std::string> names;
+  for (const baseline::RecoveryFigureDiff& f : d.figures) {
+    if (f.gates && f.verdict == baseline::Verdict::kRegression) names.push_back(f.figure);
+  }
+  if (names.empty()) {
+    fmt::print(out, "no regression beyond the threshold\n");
+  } else {
+    fmt::print(out, "REGRESSION: {} regression(s) of B against A beyond the threshold: {}\n",
+               names.size(), join(names, "; "));
+  }
 }
 
 }  // namespace plumb::report

@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baseline/recovery_store.h"
 #include "common/error.h"
+#include "supervise/recovery_json.h"
 #include "support/subprocess.h"
 
 namespace plumb::baseline {
@@ -107,7 +109,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 3; use a newer plumb");
+                                            "plumb's 4; use a newer plumb");
   }
 }
 
@@ -132,8 +134,8 @@ TEST(Store, MigratesAVersionOneStore) {
   }
   {
     Database db(path);
-    db.exec("DROP TABLE step_records; ALTER TABLE comm_results DROP COLUMN busbw_spread; "
-            "PRAGMA user_version = 1;");
+    db.exec("DROP TABLE recovery_records; DROP TABLE step_records; "
+            "ALTER TABLE comm_results DROP COLUMN busbw_spread; PRAGMA user_version = 1;");
   }
   Store store(path);
   const Record back = store.load(id);
@@ -204,7 +206,7 @@ TEST(Store, MigratesAVersionTwoStore) {
   }
   {
     Database db(path);
-    db.exec("DROP TABLE step_records; PRAGMA user_version = 2;");
+    db.exec("DROP TABLE recovery_records; DROP TABLE step_records; PRAGMA user_version = 2;");
   }
   {
     Store reader(path, StoreMode::kReadOnly);
@@ -232,7 +234,99 @@ TEST(Store, MigratesAVersionTwoStore) {
   Database db(path);
   Statement v = db.prepare("PRAGMA user_version");
   v.step();
-  EXPECT_EQ(v.column_int(0), 3);
+  EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
+}
+
+// A recovery baseline of two failures (downtime 90 and 400 s; a hang whose link check failed),
+// as plumb run --save stores it.
+supervise::RecoveryBaseline two_failures() {
+  supervise::RecoveryBaseline b;
+  b.command = {"torchrun", "train.py"};
+  b.host = "gpu-001";
+  b.started = "2026-12-03T10:00:00Z";
+  b.wall_seconds = 1800;
+  b.attempts = 3;
+  b.result = "finished";
+  b.failures_by_kind = {{"exit", 1}, {"hang", 1}};
+  supervise::Recovery crash;
+  crash.attempt = 1;
+  crash.kind = "exit";
+  crash.detail = "exit 3";
+  crash.detect_seconds = 0.5;
+  crash.steps = {{"reset-device", 20, true, ""}};
+  crash.downtime_seconds = 90;
+  crash.steps_lost = 50;
+  supervise::Recovery hang = crash;
+  hang.attempt = 2;
+  hang.kind = "hang";
+  hang.downtime_seconds = 400;
+  b.recoveries = {crash, hang};
+  return b;
+}
+
+// plumb run --save: a record with only a recovery record, listed with its failures and median
+// downtime ((90 + 400) / 2 = 245 s).
+TEST(Store, ARecoveryRecordSavesLoadsAndLists) {
+  const std::string path = test::temp_dir("store-recovery") + "/plumb.db";
+  const int64_t comm = Store(path).save(sample("comm", 2));
+  const int64_t id = save_recovery(two_failures(), path, "drill");
+  EXPECT_EQ(id, comm + 1);
+  Store store(path, StoreMode::kReadOnly);
+  const Record back = store.load(id);
+  EXPECT_EQ(back.recovery, supervise::recovery_to_json(two_failures()));
+  EXPECT_EQ(back.label, "drill");
+  EXPECT_EQ(back.source, "plumb run torchrun train.py");
+  EXPECT_EQ(back.hosts, std::vector<std::string>{"gpu-001"});
+  EXPECT_TRUE(back.step.is_null());
+  EXPECT_TRUE(back.rows.empty());
+  EXPECT_TRUE(store.load(comm).recovery.is_null());
+  const auto entries = store.list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_TRUE(entries[0].recovery);
+  EXPECT_EQ(entries[0].recovery_failures, 2);
+  EXPECT_EQ(entries[0].recovery_downtime_median, 245);
+  EXPECT_FALSE(entries[0].step);
+  EXPECT_FALSE(entries[1].recovery);
+  EXPECT_EQ(entries[1].rows, 2);
+}
+
+// A store of schema 3 (before recovery records) reads as it is without being changed, then
+// migrates on a write open keeping its step and comm records, and takes recovery records.
+TEST(Store, MigratesAVersionThreeStore) {
+  const std::string path = test::temp_dir("store-v3") + "/plumb.db";
+  int64_t comm = 0;
+  int64_t step = 0;
+  {
+    Store store(path);
+    comm = store.save(sample("old", 3));
+    step = store.save(step_only(2, 4));
+  }
+  {
+    Database db(path);
+    db.exec("DROP TABLE recovery_records; PRAGMA user_version = 3;");
+  }
+  const auto version = [&] {
+    Database db(path);
+    Statement v = db.prepare("PRAGMA user_version");
+    v.step();
+    return v.column_int(0);
+  };
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    EXPECT_TRUE(reader.load(step).recovery.is_null());
+    EXPECT_EQ(reader.load(step).step, step_record(2, 4));
+    ASSERT_EQ(reader.list().size(), 2u);
+    EXPECT_FALSE(reader.list()[0].recovery);
+    EXPECT_TRUE(reader.list()[0].step);
+  }
+  EXPECT_EQ(version(), 3);  // reading changed nothing
+  const int64_t id = save_recovery(two_failures(), path, "");
+  EXPECT_EQ(version(), kStoreSchemaVersion);
+  Store store(path);
+  EXPECT_EQ(store.load(comm).rows.size(), 3u);
+  EXPECT_EQ(store.load(step).step, step_record(2, 4));
+  EXPECT_EQ(store.load(id).recovery["totals"]["failures"], 2);
+  EXPECT_EQ(store.list()[0].recovery_failures, 2);
 }
 
 // plumb import stores each test as it is parsed; a bad line later in the file undoes them all.

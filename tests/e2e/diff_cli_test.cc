@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baseline/record_json.h"
+#include "baseline/recovery_store.h"
 #include "baseline/store.h"
 #include "comm/result.h"
 #include "support/subprocess.h"
@@ -165,6 +166,30 @@ nlohmann::json step_doc(const std::vector<double>& t, const std::vector<double>&
           {"stragglers", {{{"step", -1}, {"rank", straggler}, {"waited_on_us", 250.0}}}}};
 }
 
+// plumb diff of the recovery records 1 and 2 below.
+const std::string kRecoveryDiffText =
+    "# A: baseline 1 · before · 2026-12-03T10:00:00Z\n"
+    "# B: baseline 2 · after · 2026-12-03T10:00:00Z\n"
+    "# recovery records: A 2 failure(s) in 3 attempt(s), finished; B 2 failure(s) in 3 "
+    "attempt(s), finished\n"
+    "# regression: a figure worse by more than 10% (too few failures for a noise "
+    "estimate: the threshold alone judges)\n"
+    "figure                             A         B    change  verdict\n"
+    "failures                           2         2     +0.0%  same (shown, not judged)\n"
+    "detect s, median                2.00      2.00     +0.0%  same\n"
+    "detect s, max                   3.00      3.00     +0.0%  same\n"
+    "recovery s, median             22.00     32.00    +45.5%  regression\n"
+    "recovery s, max                22.00     32.00    +45.5%  regression\n"
+    "downtime s, median             90.00    100.00    +11.1%  regression\n"
+    "steps lost                        80        80     +0.0%  same\n"
+    "resumed after checkpoint        100%      100%     +0.0%  same\n"
+    "# each recovery step, median seconds over the failures\n"
+    "clear-cache                     2.00      2.00     +0.0%  same (shown, not judged)\n"
+    "reset-device                   20.00     30.00    +50.0%  regression (shown, not "
+    "judged)\n"
+    "REGRESSION: 3 regression(s) of B against A beyond the threshold: recovery s, "
+    "median; recovery s, max; downtime s, median\n";
+
 baseline::Record step_record(const std::string& label, nlohmann::json doc) {
   baseline::Record r;
   r.created = "2026-12-03T10:00:00Z";
@@ -305,6 +330,106 @@ TEST(DiffCli, AStepRecordAgainstACommRecordIsBadInput) {
   EXPECT_EQ(field.exit_code, 2);
   EXPECT_EQ(field.err, "plumb: error: baseline 5: step.ranks[0].steps[1].exposed_communication_us: "
                        "expected a number, got \"slow\"\n");
+}
+
+// A drill of two SIGKILLs whose reset-device took `reset` s (clear-cache 2 s): detected in 1 and
+// 3 s, down 60 + reset and 80 + reset s, 40 steps lost each. What plumb run --save stores (the
+// run command is not needed to test diff).
+baseline::Record recovery_record(const std::string& label, double reset) {
+  supervise::RecoveryBaseline b;
+  b.command = {"torchrun", "train.py"};
+  b.host = "gpu-001";
+  b.attempts = 3;
+  b.result = "finished";
+  b.failures_by_kind = {{"signal", 2}};
+  for (int i = 0; i < 2; ++i) {
+    supervise::Recovery r;
+    r.attempt = i + 1;
+    r.kind = "signal";
+    r.detail = "SIGKILL";
+    r.detect_seconds = i == 0 ? 1 : 3;
+    r.steps = {{"clear-cache", 2, true, ""}, {"reset-device", reset, true, ""}};
+    r.downtime_seconds = (i == 0 ? 60 : 80) + reset;
+    r.steps_lost = 40;
+    r.resumed_after_checkpoint = true;
+    b.recoveries.push_back(r);
+  }
+  baseline::Record record = baseline::recovery_record(b, label);
+  record.created = "2026-12-03T10:00:00Z";
+  return record;
+}
+
+// Recovery records 1 (reset 20 s), 2 (reset 30 s), 3 (as 1), a comm record 4, a step record 5.
+std::string recovery_store(const std::string& dir) {
+  const std::string db = dir + "/plumb.db";
+  baseline::Store store(db);
+  store.save(recovery_record("before", 20));
+  store.save(recovery_record("after", 30));
+  store.save(recovery_record("again", 20));
+  store.save(baseline::record_from_json(comm_doc(1, 1.1, nullptr), "comm.json"));
+  store.save(step_record("step", step_doc({1000, 1000, 1000}, {}, 0)));
+  return db;
+}
+
+// Worked numbers (tests/baseline/recovery_diff_test.cc): recovery 22 → 32 s (+45.5%), downtime
+// median 90 → 100 s (+11.1%): beyond 10%, exit 1.
+TEST(DiffCli, TwoRecoveryRecordsSlowerReset) {
+  const std::string dir = temp_dir("diff-recovery");
+  const std::string db = recovery_store(dir);
+  const test::Run r = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, kRecoveryDiffText);
+  const test::Run same = run_command(kPlumb + " diff 1 3 --db " + db);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("\nno regression beyond the threshold\n"), std::string::npos) << same.out;
+  EXPECT_EQ(run_command(kPlumb + " diff 1 2 -t 50 --db " + db).exit_code, 0);
+  const test::Run json = run_command(kPlumb + " diff 1 2 --json - --db " + db);
+  EXPECT_EQ(json.exit_code, 1);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["schema"], "plumb.recovery-diff/1");
+  EXPECT_EQ(j["regressions"], 3);
+  EXPECT_EQ(j["figures"][3]["field"], "recovery_seconds_median");
+  EXPECT_EQ(j["figures"][3]["a"], 22.0);
+  EXPECT_EQ(j["figures"][3]["b"], 32.0);
+  EXPECT_EQ(j["steps"][1]["step"], "reset-device");
+  EXPECT_EQ(j["steps"][1]["b"], 30.0);
+}
+
+// Through plumb export files: the recovery record travels in the export.
+TEST(DiffCli, TwoExportedRecoveryRecords) {
+  const std::string dir = temp_dir("diff-recovery-export");
+  const std::string db = recovery_store(dir);
+  for (const char* id : {"1", "2"}) {
+    ASSERT_EQ(run_command(kPlumb + " export " + id + " -o " + dir + "/" + id + ".json --db " + db)
+                  .exit_code, 0);
+  }
+  const test::Run r = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/2.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\nrecovery s, median             22.00     32.00    +45.5%  regression\n"),
+            std::string::npos) << r.out;
+  nlohmann::json bad = nlohmann::json::parse(read_file(dir + "/2.json"));
+  bad["recovery"]["recoveries"][0]["detect_seconds"] = "soon";
+  write_file(dir + "/bad.json", bad.dump());
+  const test::Run wrong = run_command(kPlumb + " diff " + dir + "/1.json " + dir + "/bad.json");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.out, "");
+  EXPECT_EQ(wrong.err, "plumb: error: file " + dir + "/bad.json: recoveries[0].detect_seconds: "
+                       "expected a number, got \"soon\"\n");
+}
+
+TEST(DiffCli, ARecoveryRecordAgainstAnotherKindIsBadInput) {
+  const std::string dir = temp_dir("diff-recovery-kinds");
+  const std::string db = recovery_store(dir);
+  const test::Run comm = run_command(kPlumb + " diff 4 2 --db " + db);
+  EXPECT_EQ(comm.exit_code, 2);
+  EXPECT_EQ(comm.out, "");
+  EXPECT_EQ(comm.err, "plumb: error: baseline 2 holds a recovery record, baseline 4 none: plumb "
+                      "diff compares records of the same kind\n");
+  const test::Run step = run_command(kPlumb + " diff 1 5 --db " + db);
+  EXPECT_EQ(step.exit_code, 2);
+  EXPECT_EQ(step.err, "plumb: error: baseline 1 holds a recovery record, baseline 5 a step record: "
+                      "plumb diff compares records of the same kind\n");
 }
 
 TEST(DiffCli, HelpNamesEveryExitStatus) {

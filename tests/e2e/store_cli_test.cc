@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "baseline/record_json.h"
+#include "baseline/recovery_store.h"
 #include "baseline/store.h"
+#include "supervise/recovery_json.h"
 #include "support/subprocess.h"
 
 namespace plumb {
@@ -43,6 +45,31 @@ std::string make_store() {
   store.save(r);
   return path;
 }
+
+// plumb list -n 1 and plumb show of the recovery record of ARecoveryRecordListShowExport.
+const std::string kRecoveryListText =
+    "    id  created               label             holds                   source      "
+    "        hosts\n"
+    "     3  2026-12-03T12:00:00Z  drill             recovery 2 failures, down 90.0 s  "
+    "plumb run torchrun train.py  gpu-001\n";
+const std::string kRecoveryShowText =
+    "# baseline 3 · 2026-12-03T12:00:00Z · plumb run torchrun train.py · drill\n"
+    "# hosts: gpu-001\n"
+    "# recovery record: 2 attempt(s), 2 failure(s) (exit 1, hang 1), gave_up after "
+    "1800.5 s\n"
+    "failure 1: exit (exit 3) in attempt 1\n"
+    "  detect 0.05 s; recovery 21.75 s: clear-cache 1.50 s, reset-device 20.25 s; "
+    "backoff 5.00 s; downtime 90.00 s\n"
+    "  steps lost 50 (last step 150, checkpoint 100, first step after 101); resumed "
+    "after the checkpoint: yes\n"
+    "failure 2: hang (no progress for 300 s) in attempt 2\n"
+    "  detect 300.50 s; recovery 10.00 s: link-check 10.00 s FAILED (device 3: link "
+    "status: DOWN); backoff 0.00 s; downtime -\n"
+    "  steps lost - (last step 260, checkpoint -, first step after -); resumed after the "
+    "checkpoint: unknown\n"
+    "detect median 150.28 s, max 300.50 s; recovery median 15.88 s, max 21.75 s; "
+    "downtime median 90.00 s, max 90.00 s; steps lost 50\n"
+    "# plumb export 3 for the whole record\n";
 
 TEST(StoreCli, ListShowExport) {
   const std::string db = make_store();
@@ -175,6 +202,68 @@ TEST(StoreCli, ListSaysWhatEachRecordHolds) {
             "plumb step\n"
             "     2  2026-12-03T11:00:00Z  -                 step 1 rank × 1 step    plumb step\n"
             "     1  2026-12-03T11:00:00Z  -                 comm 1 row              plumb comm\n");
+}
+
+// What plumb run --save stores, written here through the library: a crash recovered in full, then
+// a hang whose link check failed and after which the job never progressed (it gave up).
+TEST(StoreCli, ARecoveryRecordListShowExport) {
+  const std::string db = make_store();
+  supervise::RecoveryBaseline b;
+  b.command = {"torchrun", "train.py"};
+  b.host = "gpu-001";
+  b.wall_seconds = 1800.5;
+  b.attempts = 2;
+  b.result = "gave_up";
+  b.failures_by_kind = {{"exit", 1}, {"hang", 1}};
+  supervise::Recovery crash;
+  crash.attempt = 1;
+  crash.kind = "exit";
+  crash.detail = "exit 3";
+  crash.detect_seconds = 0.05;
+  crash.steps = {{"clear-cache", 1.5, true, ""}, {"reset-device", 20.25, true, "reset 8 devices"}};
+  crash.backoff_seconds = 5;
+  crash.restart_to_first_step_seconds = 63.2;
+  crash.downtime_seconds = 90;
+  crash.last_step = 150;
+  crash.checkpoint_step = 100;
+  crash.first_step_after = 101;
+  crash.steps_lost = 50;
+  crash.resumed_after_checkpoint = true;
+  supervise::Recovery hang;
+  hang.attempt = 2;
+  hang.kind = "hang";
+  hang.detail = "no progress for 300 s";
+  hang.detect_seconds = 300.5;
+  hang.steps = {{"link-check", 10, false, "device 3: link status: DOWN"}};
+  hang.last_step = 260;
+  b.recoveries = {crash, hang};
+  baseline::Record r = baseline::recovery_record(b, "drill");
+  r.created = "2026-12-03T12:00:00Z";
+  EXPECT_EQ(baseline::Store(db).save(r), 3);
+
+  test::Run list = test::run_command(kPlumb + " list -n 1 --db " + db);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, kRecoveryListText);
+
+  test::Run show = test::run_command(kPlumb + " show 3 --db " + db);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(show.out, kRecoveryShowText);
+
+  test::Run exported = test::run_command(kPlumb + " export 3 --db " + db);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const auto j = nlohmann::json::parse(exported.out);
+  EXPECT_EQ(j["recovery"], supervise::recovery_to_json(b));
+  EXPECT_FALSE(j.contains("step"));
+  const baseline::Record back = baseline::record_from_json(j, "export.json");
+  EXPECT_EQ(back.recovery, r.recovery);
+  // A comm record's export has no recovery.
+  EXPECT_FALSE(nlohmann::json::parse(test::run_command(kPlumb + " export 1 --db " + db).out)
+                   .contains("recovery"));
+  // Commands that draw comm measurements refuse it in one line.
+  test::Run report = test::run_command(kPlumb + " report 3 --db " + db);
+  EXPECT_EQ(report.exit_code, 2);
+  EXPECT_EQ(report.err.rfind("plumb: error: baseline 3 holds a recovery record (plumb run), not "
+                             "comm measurements: ", 0), 0u) << report.err;
 }
 
 TEST(StoreCli, Errors) {

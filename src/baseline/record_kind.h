@@ -1,0 +1,33 @@
+// What a stored record holds — comm measurements, a step record (plumb step --save) or a recovery
+// baseline (plumb run --save) — in one table, so that plumb diff, plumb show and the commands that
+// read comm measurements pick by kind instead of asking each holds_*().
+#pragma once
+
+#include <string>
+
+#include "baseline/diff.h"
+#include "baseline/store.h"
+
+namespace plumb::baseline {
+
+enum class RecordKind { kComm, kStep, kRecovery };
+
+struct RecordKindInfo {
+  RecordKind kind;
+  const char* held;     // how messages say it: "a step record"; "" for comm
+  const char* made_by;  // "plumb step"; "" for comm
+  bool (*holds)(const Record&);
+};
+
+// A record holding a step or recovery record is of that kind; any other is comm.
+RecordKind kind_of(const Record& record);
+const RecordKindInfo& kind_info(RecordKind kind);
+
+bool holds_recovery(const Record& record);
+
+// When the records are of different kinds: an Error (exit 2) naming both, e.g. "baseline 3 holds
+// a step record, baseline 5 none: plumb diff compares records of the same kind" or "baseline 6
+// holds a recovery record, baseline 3 a step record: ...".
+void check_same_kind(const Record& a, const Record& b, const DiffOptions& options);
+
+}  // namespace plumb::baseline
