@@ -13,7 +13,9 @@
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "baseline/recovery_store.h"
 #include "report/recovery_table.h"
+#include "supervise/recovery_metrics.h"
 #include "supervise/checkpoint.h"
 #include "supervise/drill.h"
 #include "supervise/supervisor.h"
@@ -190,6 +192,15 @@ supervise::RecoveryBaseline baseline_of(const RunOptions& o, const supervise::Ru
   return b;
 }
 
+// The baseline while the job runs: result empty (the metrics say "running").
+supervise::RecoveryBaseline live_baseline(const RunOptions& o, const supervise::RunSummary& s,
+                                          const std::string& started) {
+  supervise::RecoveryBaseline b = baseline_of(o, s, started, nullptr);
+  b.result.clear();
+  b.attempts = std::max(1, s.attempts);
+  return b;
+}
+
 // A drill passes when every fault was injected and recovered from, and every restart resumed
 // right after its checkpoint.
 int drill_verdict(const supervise::RunSummary& s, const supervise::RecoveryBaseline& b,
@@ -241,6 +252,12 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("--exclude-template", o.recovery.config.exclude_template,
                  "Words put after the launcher of a relaunch when hosts are unusable, {hosts} "
                  "replaced (Slurm: '--exclude={hosts}')");
+  app.add_option("--metrics", o.metrics,
+                 "Keep a Prometheus textfile (node_exporter's textfile collector) of restarts, "
+                 "failures, detection, recovery and downtime here");
+  app.add_flag("--save", o.save, "Store the recovery baseline (plumb show, plumb diff)");
+  app.add_option("--label", o.label, "Label of the stored record");
+  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("--drill", o.drill,
                  "A recovery drill: inject this many faults (SIGKILL or SIGSTOP, each a few steps "
                  "after a new checkpoint) and report the recovery baseline")
@@ -291,13 +308,27 @@ int run_run(const RunOptions& o) {
     if (o.checkpoint_dir.empty()) return std::optional<int64_t>();
     return resume_from_checkpoint(o, next, sink);
   };
+  if (o.save) {  // a store that cannot be opened is said now, not after a week of training
+    baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
+  }
   const std::string started = utc_timestamp();
+  if (!o.metrics.empty()) {
+    supervise::RunSummary none;
+    supervise::write_metrics_file(o.metrics, live_baseline(o, none, started));  // writable?
+    options.on_change = [&](const supervise::RunSummary& so_far) {
+      supervise::write_metrics_file(o.metrics, live_baseline(o, so_far, started));
+    };
+  }
   supervise::RunSummary summary = supervise::supervise(options, sink);
   supervise::RecoveryBaseline baseline = baseline_of(o, summary, started, drill ? &*drill : nullptr);
   if (!baseline.recoveries.empty() || drill) {
     std::ostringstream table;
     report::print_recovery_table(baseline, table);
     std::cerr << table.str() << std::flush;
+  }
+  if (!o.metrics.empty()) supervise::write_metrics_file(o.metrics, baseline);
+  if (o.save) {
+    say(fmt::format("saved as baseline {}", baseline::save_recovery(baseline, o.db, o.label)));
   }
   return drill ? drill_verdict(summary, baseline, *drill) : supervise::exit_code_of(summary);
 }

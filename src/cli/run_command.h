@@ -26,6 +26,10 @@ struct RunOptions {
   std::string checkpoint_dir;   // restarts resume from its newest complete checkpoint
   std::string resume_arg;       // words added to a restart's command: {checkpoint}, {step}
   RecoveryArgs recovery;        // --recover, --on-failure, ... and --exclude-template
+  std::string metrics;          // Prometheus textfile, rewritten after every change
+  bool save = false;            // store the recovery baseline
+  std::string label;
+  std::string db;
   int drill = 0;                // inject this many faults (a recovery drill)
   std::string drill_faults = "kill,hang";
   uint32_t drill_seed = 1;

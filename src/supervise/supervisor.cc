@@ -65,7 +65,6 @@ class Supervisor {
       : o_(o), sink_(sink), window_(o.restart_window_s), backoff_(o.backoff_s) {}
 
   RunSummary run() {
-    const Clock::time_point begin = Clock::now();
     AttemptOptions attempt = with_hooks(o_.attempt);
     for (int n = 1;; ++n) {
       summary_.attempts = n;
@@ -74,16 +73,21 @@ class Supervisor {
       start["attempt"] = n;
       start["argv"] = attempt.argv;
       sink_(start);
+      changed();
       summary_.last = run_attempt(attempt);
       if (ended(summary_.last)) break;
       if (!restart(n, attempt)) break;
     }
-    summary_.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-    if (o_.on_change) o_.on_change(summary_.recoveries);
+    changed();
     return summary_;
   }
 
  private:
+  void changed() {
+    summary_.seconds = std::chrono::duration<double>(Clock::now() - begin_).count();
+    if (o_.on_change) o_.on_change(summary_);
+  }
+
   AttemptOptions with_hooks(AttemptOptions a) {
     a.on_progress = [this](std::optional<int64_t> step) { on_progress(step); };
     a.on_start = [this](int group) {
@@ -112,7 +116,7 @@ class Supervisor {
     r.downtime_seconds = std::chrono::duration<double>(now - failed_at_).count();
     r.first_step_after = step;
     if (step && r.checkpoint_step) r.resumed_after_checkpoint = *step == *r.checkpoint_step + 1;
-    if (o_.on_change) o_.on_change(summary_.recoveries);
+    changed();
   }
 
   // Finished or stopped: the run is over. A failure: recorded, and false is returned.
@@ -181,7 +185,7 @@ class Supervisor {
     if (o_.prepare) rec.checkpoint_step = o_.prepare(n + 1, attempt, e);
     if (rec.last_step) rec.steps_lost = *rec.last_step - rec.checkpoint_step.value_or(0);
     sink_(e);
-    if (o_.on_change) o_.on_change(summary_.recoveries);
+    changed();
     return true;
   }
 
@@ -204,6 +208,7 @@ class Supervisor {
   RestartWindow window_;
   double backoff_;
   RunSummary summary_;
+  const Clock::time_point begin_ = Clock::now();
   int attempt_ = 0;
   Clock::time_point last_progress_event_{};
   Clock::time_point restarted_at_{};

@@ -32,8 +32,9 @@ struct SuperviseOptions {
                                        nlohmann::json& restart_event)>
       prepare;
   Drill* drill = nullptr;           // --drill: injects the faults
-  // After every failure, restart and the end: the recovery baseline so far (--metrics).
-  std::function<void(const std::vector<Recovery>&)> on_change;
+  // After every start, failure, restart and the first progress after one: the run so far
+  // (--metrics).
+  std::function<void(const struct RunSummary&)> on_change;
 };
 
 // Where events go: each is one JSON object with "event" and "time" (ISO 8601 UTC).
