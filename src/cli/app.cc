@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/baseline_command.h"
+#include "cli/checkpoint_command.h"
 #include "cli/comm_command.h"
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
@@ -104,6 +105,9 @@ std::span<const Command> commands() {
        command(setup_step, run_step)},
       {"run", "Supervise a training job: detect a crash or a hang, stop its process tree, restart it",
        command(setup_run, run_run)},
+      {"checkpoint",
+       "A checkpoint's manifest: seal it, verify it, find the one plumb run resumes from",
+       command(setup_checkpoint, run_checkpoint)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
