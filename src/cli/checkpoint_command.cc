@@ -79,9 +79,9 @@ double seconds_since(Clock::time_point start) {
 // --step, else the number DIR's name ends with (iter_0000300, global_step1000, step_1200).
 int64_t seal_step(const CheckpointOptions& o) {
   if (o.step >= 0) return o.step;
-  fs::path name = fs::path(o.dir).lexically_normal();
+  fs::path name = fs::absolute(o.dir).lexically_normal();  // "." and "iter_0000300/" too
   if (!name.has_filename()) name = name.parent_path();
-  if (auto step = supervise::step_in_name(fs::absolute(name).filename().string())) return *step;
+  if (auto step = supervise::step_in_name(name.filename().string())) return *step;
   throw Error(fmt::format("{}: its name does not end with a step number; give --step N", o.dir));
 }
 

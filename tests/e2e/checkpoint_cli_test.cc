@@ -82,6 +82,10 @@ TEST(CheckpointCli, SealTakesTheStepFromTheNameOrFromStep) {
   EXPECT_EQ(plumb("seal " + root + "/global_step1000/").exit_code, 0);
   EXPECT_NE(read_file(root + "/global_step1000/plumb-checkpoint.json").find("\"step\": 1000,"),
             std::string::npos);
+  put(root + "/step_7/model.pt", "weights\n");
+  EXPECT_EQ(run_command("cd " + root + "/step_7 && " + kPlumb + " checkpoint seal .").out
+                .rfind("sealed . at step 7: 1 file, 8 B; ", 0),
+            0u);
   const test::Run unnamed = plumb("seal " + root + "/final");
   EXPECT_EQ(unnamed.exit_code, 2);
   EXPECT_EQ(unnamed.err, "plumb: error: " + root +
