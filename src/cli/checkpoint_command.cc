@@ -56,20 +56,22 @@ bool manifest_exists(const std::string& dir) {
   return fs::symlink_status(manifest_path(dir), ec).type() != fs::file_type::not_found;
 }
 
-// "2 files, 13 B": what a manifest lists.
-std::string files_and_bytes(const supervise::Manifest& manifest) {
+uint64_t total_bytes(const supervise::Manifest& manifest) {
   uint64_t bytes = 0;
   for (const supervise::ManifestFile& f : manifest.files) bytes += f.size;
+  return bytes;
+}
+
+// "2 files, 13 B": what a manifest lists.
+std::string files_and_bytes(const supervise::Manifest& manifest) {
   const size_t n = manifest.files.size();
-  return fmt::format("{} file{}, {}", n, n == 1 ? "" : "s", format_bytes(bytes));
+  return fmt::format("{} file{}, {}", n, n == 1 ? "" : "s", format_bytes(total_bytes(manifest)));
 }
 
 // "hashed in 0.01 s (1.3 MB/s)".
 std::string hash_speed(const supervise::Manifest& manifest, double seconds) {
-  uint64_t bytes = 0;
-  for (const supervise::ManifestFile& f : manifest.files) bytes += f.size;
-  return fmt::format("hashed in {:.2f} s ({:.1f} MB/s)", seconds,
-                     static_cast<double>(bytes) / kBytesPerMB / std::max(seconds, 1e-6));
+  const double mb = static_cast<double>(total_bytes(manifest)) / kBytesPerMB;
+  return fmt::format("hashed in {:.2f} s ({:.1f} MB/s)", seconds, mb / std::max(seconds, 1e-6));
 }
 
 double seconds_since(Clock::time_point start) {
@@ -146,7 +148,9 @@ void print_choice(std::ostream& out, const supervise::CheckpointChoice& c) {
     fmt::print(out, "resume from: {} ({}{})\n", c.path.string(), c.format,
                c.step ? fmt::format(", step {}", *c.step) : "");
   }
-  for (const supervise::SkippedCheckpoint& s : c.skipped) fmt::print(out, "skipped: {}\n", s.reason);
+  for (const supervise::SkippedCheckpoint& s : c.skipped) {
+    fmt::print(out, "skipped: {}\n", s.reason);
+  }
 }
 
 // Exit 1 when no checkpoint is complete, so that a script can ask `plumb checkpoint find D`.
@@ -174,8 +178,9 @@ CLI::App* add_mode(CLI::App& app, CheckpointOptions& o, CheckpointMode mode, con
 
 void setup_checkpoint(CLI::App& app, CheckpointOptions& o) {
   app.require_subcommand(1);
-  CLI::App* seal = add_mode(app, o, CheckpointMode::kSeal, "seal",
-                            "Write DIR/plumb-checkpoint.json: every file with its size and SHA-256");
+  CLI::App* seal =
+      add_mode(app, o, CheckpointMode::kSeal, "seal",
+               "Write DIR/plumb-checkpoint.json: every file with its size and SHA-256");
   seal->add_option("--step", o.step,
                    "The step the checkpoint holds (default: the number DIR's name ends with)")
       ->check(CLI::NonNegativeNumber);

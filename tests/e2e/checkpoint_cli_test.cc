@@ -59,8 +59,9 @@ TEST(CheckpointCli, SealWritesTheManifestAndVerifyAcceptsIt) {
   const std::string dir = iteration("ckpt-seal");
   const test::Run seal = plumb("seal " + dir);
   EXPECT_EQ(seal.exit_code, 0) << seal.err;
-  EXPECT_TRUE(matches(seal.out, escaped("sealed " + dir + " at step 300: 2 files, 13 B; ") +
-                                    kHashed + escaped("\nwrote " + dir + "/plumb-checkpoint.json\n")))
+  EXPECT_TRUE(matches(seal.out,
+                      escaped("sealed " + dir + " at step 300: 2 files, 13 B; ") + kHashed +
+                          escaped("\nwrote " + dir + "/plumb-checkpoint.json\n")))
       << seal.out;
   EXPECT_EQ(read_file(dir + "/plumb-checkpoint.json"),
             "{\n  \"schema\": \"plumb.checkpoint/1\",\n  \"step\": 300,\n  \"files\": [\n"
