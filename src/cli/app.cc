@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/baseline_command.h"
+#include "cli/checkpoint_command.h"
 #include "cli/comm_command.h"
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
@@ -108,6 +109,9 @@ std::span<const Command> commands() {
       {"recover",
        "Run plumb run's recovery steps once on this host: clear cache, reset devices, check links",
        command(setup_recover, run_recover)},
+      {"checkpoint",
+       "A checkpoint's manifest: seal it, verify it, find the one plumb run resumes from",
+       command(setup_checkpoint, run_checkpoint)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},

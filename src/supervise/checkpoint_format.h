@@ -42,6 +42,22 @@ struct CheckpointFormat {
 // folder claimed by an earlier format is not listed again by a later one.
 std::span<const CheckpointFormat> checkpoint_formats();
 
+// The step a checkpoint folder's name ends with: "iter_0000300" -> 300, "global_step1000" ->
+// 1000, "step_1200" -> 1200; none for "final" or "release".
+std::optional<int64_t> step_in_name(std::string_view name);
+
+// What a pointer file says, read from its text alone (fuzz/checkpoint_tracker_fuzz.cc feeds these
+// any bytes): the step it names and its trimmed text, or why it cannot be used.
+struct PointerText {
+  std::optional<int64_t> step;
+  std::string said;
+  std::string problem;  // "latest_checkpointed_iteration.txt holds \"abc\", not an iteration ..."
+};
+// Megatron-LM's latest_checkpointed_iteration.txt: "release" (step 0) or an iteration > 0.
+PointerText read_megatron_tracker_text(std::string_view text);
+// DeepSpeed's latest: the name of a checkpoint folder ("global_step1000"), the step its number.
+PointerText read_deepspeed_latest_text(std::string_view text);
+
 // How messages name a candidate: its path relative to the checkpoint directory, or the
 // directory's own path when the directory itself is the checkpoint.
 std::string display_name(const Listing& listing, const std::filesystem::path& path);

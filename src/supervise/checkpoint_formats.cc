@@ -68,11 +68,7 @@ bool has_file(const Listing& listing, std::string_view name) {
 }
 
 // What a pointer file says: the newest complete step (`step`, spelled `said`), or why it cannot.
-struct Bound {
-  std::optional<int64_t> step;
-  std::string said;
-  std::string problem;
-};
+using Bound = PointerText;
 
 // The pointer file's text, trimmed, or the problem in `bound`.
 std::string read_pointer(const Listing& listing, std::string_view name, std::string_view writer,
@@ -159,21 +155,11 @@ std::string content_problem(const fs::path& folder) {
 
 // ---- Megatron-LM: latest_checkpointed_iteration.txt + iter_NNNNNNN/ (or release/) ----
 
-// read_metadata: "release" (iteration 0) or an iteration > 0.
 Bound read_megatron_tracker(const Listing& listing) {
   Bound bound;
   bound.said = read_pointer(listing, kMegatronTracker, "Megatron-LM", bound);
   if (!bound.problem.empty()) return bound;
-  if (bound.said == kMegatronRelease) {
-    bound.step = 0;
-    return bound;
-  }
-  bound.step = parse_number(bound.said);
-  if (!bound.step || *bound.step <= 0) {
-    bound.problem = fmt::format("{} holds \"{}\", not an iteration number or \"{}\"",
-                                kMegatronTracker, terminal_safe(bound.said), kMegatronRelease);
-  }
-  return bound;
+  return read_megatron_tracker_text(bound.said);
 }
 
 std::vector<Candidate> list_megatron(const Listing& listing) {
@@ -211,18 +197,12 @@ std::string check_megatron(const Listing& listing, const Candidate& c) {
 std::vector<Candidate> list_deepspeed(const Listing& listing) {
   std::vector<Candidate> candidates = numbered_folders(listing, kDeepSpeedStepPrefix);
   if (candidates.empty() && !has_file(listing, kDeepSpeedLatest)) return {};
-  Bound bound;
-  const std::string tag = read_pointer(listing, kDeepSpeedLatest, "DeepSpeed", bound);
+  Bound read;
+  const std::string tag = read_pointer(listing, kDeepSpeedLatest, "DeepSpeed", read);
   // Without a global_stepN/ folder, a `latest` that names another kind of folder is another
   // tool's pointer (a DCP step_N/ folder), not DeepSpeed's.
   if (candidates.empty() && !tag.starts_with(kDeepSpeedStepPrefix)) return {};
-  if (bound.problem.empty() && (tag.empty() || tag == "." || tag == ".." ||
-                                tag.find('/') != std::string::npos)) {
-    bound.problem = fmt::format("{} holds \"{}\", not the name of a checkpoint folder",
-                                kDeepSpeedLatest, terminal_safe(tag));
-  }
-  bound.step = trailing_number(tag);
-  bound.said = tag;
+  const Bound bound = read.problem.empty() ? read_deepspeed_latest_text(tag) : read;
   apply_bound(listing, candidates, bound, kDeepSpeedLatest);
   if (bound.problem.empty()) {
     point_at(listing, candidates, tag, bound.step, fmt::format("{} says {}", kDeepSpeedLatest, tag));
@@ -346,6 +326,37 @@ constexpr std::array kFormats = {
 }  // namespace
 
 std::span<const CheckpointFormat> checkpoint_formats() { return kFormats; }
+
+std::optional<int64_t> step_in_name(std::string_view name) { return trailing_number(name); }
+
+// read_metadata: "release" (iteration 0) or an iteration > 0.
+PointerText read_megatron_tracker_text(std::string_view text) {
+  PointerText bound;
+  bound.said = std::string(trim(text));
+  if (bound.said == kMegatronRelease) {
+    bound.step = 0;
+    return bound;
+  }
+  bound.step = parse_number(bound.said);
+  if (!bound.step || *bound.step <= 0) {
+    bound.problem = fmt::format("{} holds \"{}\", not an iteration number or \"{}\"",
+                                kMegatronTracker, terminal_safe(bound.said), kMegatronRelease);
+  }
+  return bound;
+}
+
+// save_checkpoint writes the tag, a folder name beside `latest`.
+PointerText read_deepspeed_latest_text(std::string_view text) {
+  PointerText bound;
+  bound.said = std::string(trim(text));
+  const std::string& tag = bound.said;
+  if (tag.empty() || tag == "." || tag == ".." || tag.find('/') != std::string::npos) {
+    bound.problem = fmt::format("{} holds \"{}\", not the name of a checkpoint folder",
+                                kDeepSpeedLatest, terminal_safe(tag));
+  }
+  bound.step = trailing_number(tag);
+  return bound;
+}
 
 std::string display_name(const Listing& listing, const fs::path& path) {
   const fs::path relative = path.lexically_relative(listing.root);
