@@ -52,7 +52,7 @@ struct RunSummary {
 };
 
 // Runs attempts until one finishes with exit 0 (summary.last), plumb is stopped, or the restart
-// limit is reached (gave_up). Exit code for the CLI: 0 finished, 1 gave up, 130/143 stopped.
+// limit is reached (gave_up). Exit code for the CLI: 0 finished, 1 gave up, 130 stopped.
 RunSummary supervise(const SuperviseOptions& options, const EventSink& sink);
 
 // The process exit status `plumb run` ends with for `summary`.
