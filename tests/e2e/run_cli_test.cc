@@ -130,6 +130,25 @@ TEST(RunCli, APartialNewestCheckpointIsSkipped) {
   EXPECT_NE(r.run.out.find("attempt 1 starting at step 7\n"), std::string::npos) << r.run.out;
 }
 
+// PyTorch Distributed Checkpoint folders step_N/: a save interrupted before .metadata (step 5)
+// is skipped; the restart resumes from step_4 and continues at step 5.
+TEST(RunCli, ADcpCheckpointWithoutMetadataIsSkipped) {
+  const std::string ckpt = temp_dir("run-dcp");
+  const Supervised s = supervise("run-dcp-ev", "--checkpoint-dir " + ckpt,
+                                 "--steps 8 --save-every 2 --format dcp --ckpt " + ckpt +
+                                     " --partial-at 5");
+  EXPECT_EQ(s.run.exit_code, 0) << s.run.err;
+  const auto checkpoints = of_kind(s.events, "checkpoint");
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0]["path"], ckpt + "/step_4");
+  EXPECT_EQ(checkpoints[0]["format"], "dcp");
+  EXPECT_EQ(checkpoints[0]["step"], 4);
+  ASSERT_EQ(checkpoints[0]["skipped"].size(), 1u) << checkpoints[0];
+  EXPECT_EQ(checkpoints[0]["skipped"][0]["reason"],
+            "step_5/.metadata is missing: an interrupted save?");
+  EXPECT_NE(s.run.out.find("attempt 1 starting at step 5\n"), std::string::npos) << s.run.out;
+}
+
 // plumb reads the checkpoint directory, never writes it: a tree the job does not touch is the
 // same, byte for byte and time for time, after a run with a restart.
 TEST(RunCli, TheCheckpointDirectoryIsLeftAsItWas) {
