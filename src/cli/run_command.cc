@@ -266,9 +266,10 @@ void setup_run(CLI::App& app, RunOptions& o) {
       ->capture_default_str();
   app.add_option("--drill-seed", o.drill_seed, "Seed of the drill's random step choice")
       ->capture_default_str();
-  app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures; 2 bad "
-             "usage (no command after --, a command that does not exist, a bad regex); 130 "
-             "stopped by SIGINT/SIGTERM.");
+  app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures, or a "
+             "drill that could not inject every fault or saw a restart not resume after its "
+             "checkpoint; 2 bad usage (no command after --, a command that does not exist, a "
+             "bad regex); 130 stopped by SIGINT/SIGTERM.");
 }
 
 int run_run(const RunOptions& o) {
