@@ -60,8 +60,8 @@ TEST(RunCli, AFatalLineEndsTheAttemptAtOnceAndNothingIsLeft) {
   EXPECT_LT(s.seconds, 5);
   // The trainer's grandchild left its process group (a new session); plumb, its subreaper,
   // stopped it too.
-  EXPECT_TRUE(processes_with("fake_trainer.py").empty());
-  EXPECT_TRUE(processes_with("sleep 300").empty());
+  EXPECT_TRUE(left_behind("run-fatal", "fake_trainer.py").empty());
+  EXPECT_TRUE(left_behind("run-fatal", "sleep 300").empty());
 }
 
 TEST(RunCli, MoreFaultsThanRestartsGiveUp) {

@@ -54,7 +54,7 @@ TEST(RunDrill, KFaultsGiveKRecoveriesEachResumedRightAfterItsCheckpoint) {
       << s.run.err;
   EXPECT_NE(s.run.err.find(" ok "), std::string::npos) << s.run.err;
   EXPECT_NE(s.run.err.find("\nmedian: detect "), std::string::npos) << s.run.err;
-  EXPECT_TRUE(processes_with("fake_trainer.py").empty());
+  EXPECT_TRUE(left_behind("drill", "fake_trainer.py").empty());
 }
 
 TEST(RunDrill, AJobThatFinishesBeforeEveryFaultFailsTheDrill) {

@@ -37,7 +37,8 @@ const std::string kSystemPath = "/usr/bin:/bin";
 constexpr const char* kStandinVariables[] = {
     "PLUMB_STANDIN_GPUS",        "PLUMB_STANDIN_NPU_INFO",     "PLUMB_STANDIN_PIDS",
     "PLUMB_STANDIN_FAIL_RESET",  "PLUMB_STANDIN_RESET_SLEEP",  "PLUMB_STANDIN_LINK_DOWN",
-    "PLUMB_STANDIN_LINK_DOWN_CALLS", "PLUMB_STANDIN_STDIN_LOG", "PLUMB_SYSFS_ROOT"};
+    "PLUMB_STANDIN_LINK_DOWN_CALLS", "PLUMB_STANDIN_STDIN_LOG", "PLUMB_SYSFS_ROOT",
+    "PLUMB_STANDIN_TAG"};
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -49,6 +50,15 @@ std::vector<std::string> lines_of(const std::string& text) {
     start = end + 1;
   }
   return lines;
+}
+
+// The stand-in resets this test started and that still run: marked by PLUMB_STANDIN_TAG in their
+// environment, so that a reset of another test running in parallel (ctest -j) does not count.
+bool resets_left(const std::string& tag) {
+  for (const test::Process& p : test::processes_with("--gpu-reset")) {
+    if (test::environment_of(p.pid, "PLUMB_STANDIN_TAG") == tag) return true;
+  }
+  return false;
 }
 
 class RecoveryTest : public ::testing::Test {
@@ -245,6 +255,7 @@ TEST_F(RecoveryTest, PlumbSysfsRootPointsTheLinkCheckElsewhere) {
 
 TEST_F(RecoveryTest, AHangingStepIsKilledAtItsTimeout) {
   setenv("PLUMB_STANDIN_RESET_SLEEP", "30", 1);
+  setenv("PLUMB_STANDIN_TAG", "hanging-step", 1);
   RecoveryConfig c = config({"reset-device", "link-check"}, "nvidia");
   c.step_timeout_s = 0.5;
   const RecoveryOutcome outcome = run(c);
@@ -254,12 +265,13 @@ TEST_F(RecoveryTest, AHangingStepIsKilledAtItsTimeout) {
             "timed out after 0.5 s (--recover-timeout); killed 'nvidia-smi --gpu-reset -i 0'");
   EXPECT_GE(outcome.steps[0].seconds, 0.5);
   EXPECT_LT(outcome.steps[0].seconds, 3.0);
-  EXPECT_TRUE(test::processes_with("--gpu-reset").empty());
+  EXPECT_FALSE(resets_left("hanging-step"));
   EXPECT_TRUE(outcome.steps[1].ok) << "the next step still runs";
 }
 
 TEST_F(RecoveryTest, StoppingPlumbCutsTheStepsShort) {
   setenv("PLUMB_STANDIN_RESET_SLEEP", "30", 1);
+  setenv("PLUMB_STANDIN_TAG", "stopped-steps", 1);
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -272,7 +284,7 @@ TEST_F(RecoveryTest, StoppingPlumbCutsTheStepsShort) {
   EXPECT_EQ(outcome.steps[0].detail,
             "stopped (plumb was signalled); killed 'nvidia-smi --gpu-reset -i 0'");
   EXPECT_LT(outcome.steps[0].seconds, 3.0);
-  EXPECT_TRUE(test::processes_with("--gpu-reset").empty());
+  EXPECT_FALSE(resets_left("stopped-steps"));
 }
 
 TEST_F(RecoveryTest, ClearCacheStopsTheProcessesHoldingTheGpus) {

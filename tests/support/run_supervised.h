@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/processes.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -44,11 +45,21 @@ inline Supervised supervise(const std::string& name, const std::string& options,
   const std::string events = temp_dir(name) + "/events.jsonl";
   const auto start = std::chrono::steady_clock::now();
   Supervised s;
-  s.run = run_command(kPlumb + " run --backoff 0.1 --kill-grace 2 --events " + events + " " +
+  s.run = run_command("env PLUMB_TEST_TAG=" + name + " " + kPlumb + " run --backoff 0.1 --kill-grace 2 --events " + events + " " +
                       options + " -- " + kTrainer + " " + trainer_args);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   s.events = events_of(events);
   return s;
+}
+
+// The processes a supervise(name, ...) run left whose command line holds `word`: told apart from
+// those of run tests running in parallel (ctest -j) by PLUMB_TEST_TAG=name in their environment.
+inline std::vector<Process> left_behind(const std::string& name, const std::string& word) {
+  std::vector<Process> out;
+  for (const Process& p : processes_with(word)) {
+    if (environment_of(p.pid, "PLUMB_TEST_TAG") == name) out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace plumb::test
