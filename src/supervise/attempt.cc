@@ -17,6 +17,7 @@
 #include <fstream>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "common/error.h"
 
@@ -26,6 +27,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadBytes = 1 << 18;    // one read of the job's output, at most
+constexpr size_t kDrainAfterExit = 64 << 20;  // read after the job ended, at most
 constexpr int kPipeBytes = 1 << 20;       // the job's pipes: room to print while plumb scans
 constexpr size_t kMaxLine = 1 << 16;      // longer lines are matched on their first 64 KiB
 constexpr int kTickMs = 200;              // the longest poll: stop requests, heartbeat checks
@@ -239,17 +241,46 @@ class Watch {
 
   void pump(const pollfd& p, int& fd, int to, std::string& line) {
     if (fd < 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+    read_once(fd, to, line);
+  }
+
+  // One read of the job's output, passed on and scanned; the bytes read, 0 at its end (the pipe
+  // is closed then), -1 when nothing is there now.
+  ssize_t read_once(int& fd, int to, std::string& line) {
     char* buf = read_buffer_.data();
     ssize_t n = ::read(fd, buf, read_buffer_.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       ::close(fd);
       fd = -1;
-      return;
+      return 0;
     }
-    if (n < 0) return;
+    if (n < 0) return -1;
     write_all(to, buf, static_cast<size_t>(n));
     read_time_ = Clock::now();  // the time of every line in this read
     scan(std::string_view(buf, static_cast<size_t>(n)), line);
+    return n;
+  }
+
+  // What the job printed just before it ended may still be in the pipes (more than one read):
+  // passed on and scanned for progress, so that the last step is right, before the verdict. A
+  // fatal line found there does not change an exit into another kind of failure (nor a job that
+  // finished with 0 into a failed one). At most kDrainAfterExit bytes: a process the job left
+  // that keeps printing cannot hold plumb here.
+  void drain_after_exit() {
+    after_exit_ = true;
+    size_t budget = kDrainAfterExit;
+    for (bool more = true; more && budget > 0;) {
+      more = false;
+      for (auto [fd, to, line] : {std::tuple<int*, int, std::string*>{&job_.out, STDOUT_FILENO, &out_line_},
+                                  {&job_.err, STDERR_FILENO, &err_line_}}) {
+        if (*fd < 0) continue;
+        const ssize_t n = read_once(*fd, to, *line);
+        if (n > 0) {
+          more = true;
+          budget -= std::min(budget, static_cast<size_t>(n));
+        }
+      }
+    }
   }
 
   // Splits into lines (the partial last one carried over) and matches each on its first
@@ -278,7 +309,7 @@ class Watch {
   }
 
   void on_line(std::string_view text, bool may_be_fatal, bool may_be_progress) {
-    if (may_be_fatal && match_line(o_.fatal, text)) {
+    if (may_be_fatal && !after_exit_ && match_line(o_.fatal, text)) {
       std::string detail(text.substr(0, kDetailChars));
       result_ = verdict(Outcome::kFatalLine, detail);
       return;
@@ -296,6 +327,7 @@ class Watch {
     pid_t pid = ::waitpid(job_.pid, &status, WNOHANG);
     if (pid != job_.pid) return;
     exited_ = true;
+    drain_after_exit();
     if (WIFEXITED(status)) {
       int code = WEXITSTATUS(status);
       result_ = verdict(code == 0 ? Outcome::kFinished : Outcome::kExit,
@@ -359,6 +391,7 @@ class Watch {
   std::string out_line_;
   std::string err_line_;
   std::vector<char> read_buffer_ = std::vector<char>(kReadBytes);
+  bool after_exit_ = false;  // the job has ended: its last output is read for progress only
   Clock::time_point read_time_;
 };
 

@@ -195,6 +195,16 @@ TEST(RunScan, ALongLineIsMatchedOnItsFirst64KiB) {
   EXPECT_EQ(r.last_step, 10);  // the next line is whole again
 }
 
+// A burst of output just before the exit is still in the pipe when the exit is seen (several
+// reads' worth): it is read and scanned before the verdict, so the last step is the job's last.
+TEST(RunScan, TheLastLinesBeforeTheExitAreStillMatched) {
+  const AttemptResult r =
+      watch("f=$(mktemp); seq 1 60000 | sed 's#.*# iteration &/ 60000 | lm loss: 2.5E+00 |#' "
+            "> $f; cat $f; rm -f $f; exit 3");
+  EXPECT_EQ(r.outcome, Outcome::kExit);
+  EXPECT_EQ(r.last_step, 60000);
+}
+
 TEST(RunScan, CrlfLinesMatchWithTheCarriageReturnKept) {
   AttemptResult r = watch("printf 'iteration 6/ 10 |\\r\\nstep: 7  loss: 2.5\\r\\n'");
   EXPECT_EQ(r.last_step, 7);
