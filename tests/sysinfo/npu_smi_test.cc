@@ -1,5 +1,5 @@
 // The `npu-smi info` parser against real output (tests/fixtures/run/npu-smi, README there).
-#include "supervise/npu_smi.h"
+#include "sysinfo/npu_smi.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "support/subprocess.h"
 
-namespace plumb::supervise {
+namespace plumb::sysinfo {
 namespace {
 
 const std::string kNpuInfo = std::string(PLUMB_TEST_FIXTURES) + "/run/npu-smi";
@@ -82,4 +82,4 @@ TEST(NpuSmiInfo, AnNpuRowWithoutItsChipRowIsAnError) {
 }
 
 }  // namespace
-}  // namespace plumb::supervise
+}  // namespace plumb::sysinfo

@@ -1,4 +1,4 @@
-#include "supervise/npu_smi.h"
+#include "sysinfo/npu_smi.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "common/strings.h"
 
-namespace plumb::supervise {
+namespace plumb::sysinfo {
 namespace {
 
 constexpr size_t kQuoteLimit = 120;  // characters of a bad row quoted in an error
@@ -171,4 +171,4 @@ NpuSmiInfo parse_npu_smi_info(std::string_view text) {
   return parser.finish();
 }
 
-}  // namespace plumb::supervise
+}  // namespace plumb::sysinfo

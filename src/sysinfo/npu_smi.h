@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace plumb::supervise {
+namespace plumb::sysinfo {
 
 struct NpuChip {
   int npu_id = 0;      // "NPU" column: what `npu-smi ... -i` and --devices name
@@ -35,4 +35,4 @@ struct NpuSmiInfo {
 // table cannot be read, or when there is no device table at all.
 NpuSmiInfo parse_npu_smi_info(std::string_view text);
 
-}  // namespace plumb::supervise
+}  // namespace plumb::sysinfo
