@@ -81,5 +81,104 @@ TEST(NpuSmiInfo, AnNpuRowWithoutItsChipRowIsAnError) {
             "npu-smi info: line 4: expected the Chip row under the NPU row, got '+====+====+'");
 }
 
+// ---- the figures of the device table
+
+TEST(NpuSmiInfo, ReadsEveryFigureOfThe910B2Table) {
+  const NpuSmiInfo info =
+      parse_npu_smi_info(test::read_file(kNpuInfo + "/info_8x910B2_23.0.7_excerpt.txt"));
+  ASSERT_EQ(info.chips.size(), 2u);
+  const NpuChip& chip = info.chips[0];
+  EXPECT_EQ(chip.power_watts, 96.5);
+  EXPECT_EQ(chip.temperature_celsius, 36.0);
+  ASSERT_TRUE(chip.hugepages_pages);
+  EXPECT_EQ(chip.hugepages_pages->used, 0.0);
+  EXPECT_EQ(chip.hugepages_pages->total, 0.0);
+  EXPECT_EQ(chip.aicore_percent, 0.0);
+  ASSERT_TRUE(chip.memory_mib);
+  EXPECT_EQ(chip.memory_mib->total, 0.0);
+  ASSERT_TRUE(chip.hbm_mib);  // "29954/ 65536": no space before the slash
+  EXPECT_EQ(chip.hbm_mib->used, 29954.0);
+  EXPECT_EQ(chip.hbm_mib->total, 65536.0);
+  EXPECT_EQ(info.chips[1].power_watts, 98.7);
+  EXPECT_EQ(info.chips[1].temperature_celsius, 37.0);
+  EXPECT_EQ(info.chips[1].hbm_mib->used, 29951.0);
+}
+
+TEST(NpuSmiInfo, TheA3SecondChipHasNoPowerOfItsOwn) {
+  const NpuSmiInfo info =
+      parse_npu_smi_info(test::read_file(kNpuInfo + "/info_A3_25.2.0_excerpt.txt"));
+  ASSERT_EQ(info.chips.size(), 2u);
+  EXPECT_EQ(info.chips[0].power_watts, 162.8);
+  EXPECT_EQ(info.chips[0].hbm_mib->used, 3133.0);  // "3133 / 65536": spaces on both sides
+  EXPECT_EQ(info.chips[0].hbm_mib->total, 65536.0);
+  EXPECT_FALSE(info.chips[1].power_watts.has_value());  // '-'
+  EXPECT_EQ(info.chips[1].temperature_celsius, 37.0);
+  EXPECT_EQ(info.chips[1].hbm_mib->used, 2876.0);
+  EXPECT_EQ(info.chips[1].health, "OK");
+}
+
+TEST(NpuSmiInfo, AColumnTheHeaderDoesNotNameIsAbsent) {
+  const std::string text =
+      "| NPU  Name | Health | Power(W) |\n| Chip | Bus-Id | AICore(%) |\n+===+===+===+\n"
+      "| 2  910A | Warning | 70.25 |\n| 0 | 0000:01:00.0 | 41 |\n+===+===+===+\n";
+  const NpuSmiInfo info = parse_npu_smi_info(text);
+  ASSERT_EQ(info.chips.size(), 1u);
+  EXPECT_EQ(info.chips[0].npu_id, 2);
+  EXPECT_EQ(info.chips[0].health, "Warning");
+  EXPECT_EQ(info.chips[0].power_watts, 70.25);
+  EXPECT_EQ(info.chips[0].aicore_percent, 41.0);
+  EXPECT_FALSE(info.chips[0].temperature_celsius.has_value());
+  EXPECT_FALSE(info.chips[0].hbm_mib.has_value());
+}
+
+TEST(NpuSmiInfo, AFigureThatIsNotANumberIsNamedByLineAndColumn) {
+  std::string text = test::read_file(kNpuInfo + "/info_8x910B2_23.0.7_excerpt.txt");
+  text.replace(text.find("29951/ 65536"), 12, "29951/ lots ");
+  EXPECT_EQ(test::error_message([&] { parse_npu_smi_info(text); }),
+            "npu-smi info: line 11: 'HBM-Usage(MB)' is '29951/lots', expected 'used / total'");
+  text = test::read_file(kNpuInfo + "/info_8x910B2_23.0.7_excerpt.txt");
+  text.replace(text.find("96.5"), 4, "hot!");
+  EXPECT_EQ(test::error_message([&] { parse_npu_smi_info(text); }),
+            "npu-smi info: line 7: 'Power(W)' is 'hot!', expected a number");
+}
+
+TEST(NpuSmiInfo, ARowWithAFigureMissingIsAnError) {
+  std::string text = test::read_file(kNpuInfo + "/info_8x910B2_23.0.7_excerpt.txt");
+  const std::string row = "| 1     910B2               | OK            | 98.7        37   ";
+  text.replace(text.find(row), row.size(), "| 1     910B2               | OK            | 98.7             ");
+  const std::string line = line_of(text, 9);
+  EXPECT_EQ(test::error_message([&] { parse_npu_smi_info(text); }),
+            "npu-smi info: line 10: expected 3 figure(s) under 'Power(W) Temp(C) "
+            "Hugepages-Usage(page)', got '" + line + "'");
+}
+
+// ---- npu-smi info -t common -i N
+
+TEST(NpuSmiCommon, ReadsTheKeyValueForm) {
+  const NpuCommonInfo info = parse_npu_smi_common(test::read_file(kNpuInfo + "/info_t_common.txt"));
+  EXPECT_EQ(info.npu_id, 0);
+  EXPECT_EQ(info.memory_usage_percent, 0.0);
+  EXPECT_EQ(info.hbm_usage_percent, 3.0);
+  EXPECT_EQ(info.aicore_percent, 0.0);
+  EXPECT_EQ(info.aicore_freq_mhz, 1650.0);
+  EXPECT_EQ(info.aicore_current_freq_mhz, 100.0);
+  EXPECT_EQ(info.aicore_count, 32.0);
+  EXPECT_EQ(info.temperature_celsius, 65.0);
+  EXPECT_EQ(info.power_watts, 298.6);
+}
+
+TEST(NpuSmiCommon, ErrorsNameTheLine) {
+  std::string text = test::read_file(kNpuInfo + "/info_t_common.txt");
+  text.replace(text.find("298.6"), 5, "lots");
+  EXPECT_EQ(test::error_message([&] { parse_npu_smi_common(text); }),
+            "npu-smi info -t common: line 9: 'NPU Real-time Power(W)' is 'lots', expected a number");
+  EXPECT_EQ(test::error_message([] { parse_npu_smi_common("NPU ID : 1\nno colon here\n"); }),
+            "npu-smi info -t common: line 2: expected 'key : value', got 'no colon here'");
+  EXPECT_EQ(test::error_message([] { parse_npu_smi_common("Temperature(C) : 40\n"); }),
+            "npu-smi info -t common: no 'NPU ID' line (expected 'NPU ID : 0')");
+  EXPECT_EQ(test::error_message([] { parse_npu_smi_common("NPU ID : -1\n"); }),
+            "npu-smi info -t common: line 1: 'NPU ID' is '-1', expected a whole number");
+}
+
 }  // namespace
 }  // namespace plumb::sysinfo
