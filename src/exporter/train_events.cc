@@ -63,9 +63,10 @@ const json* find(const json& object, const char* key) {
   return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
-const json& require(const json& object, const char* key) {
+// `at` names the object holding `key` in the message ("collectives[1]"), "" for the line itself.
+const json& require(const json& object, const char* key, const std::string& at = "") {
   const json* value = find(object, key);
-  if (!value) throw Error(fmt::format("no '{}' (required)", key));
+  if (!value) throw Error(fmt::format("no '{}{}' (required)", at.empty() ? "" : at + ".", key));
   return *value;
 }
 
@@ -93,14 +94,14 @@ TrainCollective read_collective(const json& item, size_t i) {
   const std::string at = fmt::format("collectives[{}]", i);
   if (!item.is_object()) wrong(at, item, "an object");
   TrainCollective c;
-  const json& name = require(item, "collective");
+  const json& name = require(item, "collective", at);
   if (!name.is_string()) wrong(at + ".collective", name, "a string");
   const comm::Collective& collective =
       comm::find_collective(name.get<std::string>(), "'" + at + ".collective'");
   c.collective = std::string(collective.name());
-  c.bytes = static_cast<uint64_t>(whole(require(item, "bytes"), at + ".bytes", 0));
-  c.seconds = number(require(item, "seconds"), at + ".seconds", true);
-  c.ranks = static_cast<int>(std::min<int64_t>(whole(require(item, "ranks"), at + ".ranks", 1),
+  c.bytes = static_cast<uint64_t>(whole(require(item, "bytes", at), at + ".bytes", 0));
+  c.seconds = number(require(item, "seconds", at), at + ".seconds", true);
+  c.ranks = static_cast<int>(std::min<int64_t>(whole(require(item, "ranks", at), at + ".ranks", 1),
                                                INT32_MAX));
   if (const json* layer = find(item, "layer")) c.layer = text(*layer, at + ".layer");
   // nccl-tests' busbw (doc/PERFORMANCE.md): algbw = bytes / seconds, busbw = algbw × factor(n).
