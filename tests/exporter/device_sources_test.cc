@@ -78,7 +78,8 @@ TEST(NpuReadings, The910B2IsLabelledByNpuId) {
 }
 
 TEST(DeviceFamilies, AnAbsentValueIsNoSampleAndLabelsComeInOrder) {
-  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();  // RTX 2060 default
+  FakeFile fake("PLUMB_FAKE_NVIDIA_SMI", kDir + "/query_gpu_rtx2060.csv");
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();
   const Family* power = test::family_of(f, series::kPower);
   EXPECT_EQ(power, nullptr);  // no GPU reported a power: no family, never a 0
   const Family* used = test::family_of(f, series::kHbmUsed);
@@ -88,6 +89,17 @@ TEST(DeviceFamilies, AnAbsentValueIsNoSampleAndLabelsComeInOrder) {
   EXPECT_EQ(used->samples[0].labels, (Labels{{"host", "h1"}, {"device", "0"},
                                             {"vendor", "nvidia"}, {"model", "GeForce RTX 2060"}}));
   EXPECT_EQ(used->samples[0].value, 715128832.0);
+}
+
+TEST(NvidiaSmiSource, ReadsTheStandInsDefaultRealH200Output) {
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();
+  const Labels h200{{"host", "h1"}, {"device", "0"}, {"vendor", "nvidia"}, {"model", "NVIDIA H200"}};
+  EXPECT_EQ(value_of(f, series::kHbmUsed, h200), 0.0);  // an idle GPU: a real 0, not an absence
+  EXPECT_EQ(value_of(f, series::kHbmTotal, h200), 143771.0 * 1048576);
+  EXPECT_EQ(value_of(f, series::kPower, h200), 81.07);
+  EXPECT_EQ(value_of(f, series::kTemperature, h200), 37.0);
+  EXPECT_EQ(value_of(f, series::kUtilization, h200), 0.0);
+  EXPECT_EQ(value_of(f, series::kHealthy, h200), 1.0);
 }
 
 TEST(NvidiaSmiSource, ReadsTheStandInsFileWithAnUnhealthyGpu) {

@@ -31,6 +31,27 @@ TEST(NvidiaSmiCsv, ReadsTheRtx2060ColumnsByName) {
   EXPECT_TRUE(gpu.healthy);
 }
 
+// plumb's own query on a real H200, with units and without.
+TEST(NvidiaSmiCsv, ReadsPlumbsQueryOnAnH200InBothForms) {
+  for (const char* file : {"/query_gpu_h200.csv", "/query_gpu_h200_nounits.csv"}) {
+    const std::vector<NvidiaGpu> gpus = parse_nvidia_smi_csv(test::read_file(kDir + file));
+    ASSERT_EQ(gpus.size(), 1u) << file;
+    EXPECT_EQ(gpus[0].index, 0);
+    EXPECT_EQ(gpus[0].uuid, "GPU-59f6e878-9c3d-308c-4aa9-c707f0ccfc6b");
+    EXPECT_EQ(gpus[0].name, "NVIDIA H200");
+    EXPECT_EQ(gpus[0].memory_used_mib, 0.0);
+    EXPECT_EQ(gpus[0].memory_total_mib, 143771.0);
+    EXPECT_EQ(gpus[0].temperature_celsius, 37.0);
+    EXPECT_EQ(gpus[0].utilization_percent, 0.0);
+    EXPECT_TRUE(gpus[0].healthy);
+  }
+  EXPECT_EQ(parse_nvidia_smi_csv(test::read_file(kDir + "/query_gpu_h200.csv"))[0].power_watts,
+            81.07);
+  EXPECT_EQ(
+      parse_nvidia_smi_csv(test::read_file(kDir + "/query_gpu_h200_nounits.csv"))[0].power_watts,
+      81.06);
+}
+
 TEST(NvidiaSmiCsv, ReadsTheA100SubsetWithItsIndex) {
   const std::vector<NvidiaGpu> gpus =
       parse_nvidia_smi_csv(test::read_file(kDir + "/query_gpu_4xA100.csv"));
