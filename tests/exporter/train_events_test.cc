@@ -86,7 +86,7 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
             "'schema' is 'plumb.mem-events/1', expected 'plumb.train-events/1'");
   EXPECT_EQ(problem(R"({"step":1,"step_seconds":1})"), "no 'schema' (required)");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"st)"),
-            "not JSON (syntax error at byte 39)");
+            "not JSON (syntax error at byte 46)");  // the end of the 45-byte line
   EXPECT_EQ(problem("[1,2]"), "'the line' is an array, expected a JSON object");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
                     R"("memory":{"peak_bytes":-1}})"),
