@@ -42,6 +42,9 @@ inline constexpr const char* kOpMedian = "plumb_train_operator_median_seconds";
 inline constexpr const char* kOpRatio = "plumb_train_operator_ratio";
 inline constexpr const char* kEventLines = "plumb_train_events_lines_total";
 inline constexpr const char* kEventMalformed = "plumb_train_events_malformed_total";
+// Values not kept because the source already holds its limit of ranks, operators and collective
+// keys (a job that names operators per step cannot grow the exporter without end).
+inline constexpr const char* kEventDropped = "plumb_train_events_dropped_total";
 
 // ---- Collective bandwidth (labels layer, collective, bytes; plus source="events"|"probe").
 inline constexpr const char* kBusbw = "plumb_comm_busbw_bytes_per_second";

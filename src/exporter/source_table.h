@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct SourceOptions {
   int median_window = 100;               // steps in the rolling medians
   double probe_interval_seconds = 0;     // 0 = no active probe
   std::string probe_command;             // what runs the probe sweep (a plumb comm command line)
+  double probe_timeout_seconds = 120;    // a probe sweep not done by then is stopped
+  // Where the sources' log lines go (the device source picked, malformed events lines); unset:
+  // standard error.
+  std::function<void(const std::string&)> log;
 };
 
 // Declares the sources' options on the exporter's subcommand.

@@ -13,7 +13,7 @@
 
 #include "common/error.h"
 #include "common/strings.h"
-#include "supervise/npu_smi.h"
+#include "sysinfo/npu_smi.h"
 
 namespace plumb::supervise {
 namespace {
@@ -113,13 +113,13 @@ bool rdma_port_active(StepContext&, const LinkTarget& target) {
 
 // ---- Ascend: npu-smi info's tables, npu-smi set -t reset, hccn_tool -link -g.
 
-NpuSmiInfo npu_smi_info(StepContext& context) {
-  return parse_npu_smi_info(listing(context, {"npu-smi", "info"}));
+sysinfo::NpuSmiInfo npu_smi_info(StepContext& context) {
+  return sysinfo::parse_npu_smi_info(listing(context, {"npu-smi", "info"}));
 }
 
 std::vector<RecoveryDevice> ascend_devices(StepContext& context) {
   std::vector<RecoveryDevice> devices;
-  for (const NpuChip& chip : npu_smi_info(context).chips) {
+  for (const sysinfo::NpuChip& chip : npu_smi_info(context).chips) {
     devices.push_back({std::to_string(chip.logical_id), chip.npu_id,
                        {"npu-smi", "set", "-t", "reset", "-i", std::to_string(chip.npu_id), "-c",
                         std::to_string(chip.chip_id)}});
@@ -130,7 +130,7 @@ std::vector<RecoveryDevice> ascend_devices(StepContext& context) {
 std::vector<DeviceHolder> ascend_holders(StepContext& context) {
   const std::vector<int>& selected = context.plan().devices;
   std::vector<DeviceHolder> holders;
-  for (const NpuProcess& process : npu_smi_info(context).processes) {
+  for (const sysinfo::NpuProcess& process : npu_smi_info(context).processes) {
     if (selected.empty() ||
         std::find(selected.begin(), selected.end(), process.npu_id) != selected.end()) {
       holders.push_back({process.pid, process.name});

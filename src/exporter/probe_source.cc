@@ -1,0 +1,65 @@
+#include "exporter/probe_source.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "baseline/record_json.h"
+#include "common/error.h"
+#include "exporter/device_reading.h"
+#include "exporter/series.h"
+
+namespace plumb::exporter {
+namespace {
+
+constexpr double kBytesPerGB = 1.0e9;  // plumb.comm/1 busbw_gbps's unit
+
+}  // namespace
+
+std::string default_probe_command(const std::string& plumb_binary) {
+  return fmt::format(
+      "'{}' comm --collectives allreduce,allgather -b 1M -e 64M -f 4 -n 20 -w 5 --json - -q",
+      plumb_binary);
+}
+
+Families probe_families(const std::string& host, const std::vector<comm::Row>& rows) {
+  std::map<std::tuple<std::string, std::string, uint64_t>, double> lowest;
+  for (const comm::Row& row : rows) {
+    const auto key = std::make_tuple(row.layer, row.collective, row.bytes);
+    const double busbw = row.busbw_gbps * kBytesPerGB;
+    const auto [it, added] = lowest.emplace(key, busbw);
+    if (!added && busbw < it->second) it->second = busbw;
+  }
+  Family family{series::kBusbw,
+                "Bus bandwidth of a collective (nccl-tests busbw), bytes per second; probe: the "
+                "lowest over the layer's groups in the last probe sweep",
+                "gauge",
+                {}};
+  for (const auto& [key, busbw] : lowest) {
+    const auto& [layer, collective, bytes] = key;
+    family.samples.push_back({{{series::kHost, host}, {"layer", layer}, {"collective", collective},
+                               {"bytes", std::to_string(bytes)}, {"source", "probe"}},
+                              busbw,
+                              ""});
+  }
+  return {std::move(family)};
+}
+
+Families ProbeSource::collect() {
+  const std::string output =
+      run_device_tool({"/bin/sh", "-c", options_.command}, options_.timeout_seconds, "probe");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(output);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("probe: printed no plumb.comm/1 JSON (syntax error at byte {})",
+                            e.byte));
+  }
+  const baseline::Record record = baseline::record_from_json(doc, "probe output");
+  if (record.rows.empty()) throw Error("probe: the plumb.comm/1 JSON holds no results");
+  return probe_families(options_.host, record.rows);
+}
+
+}  // namespace plumb::exporter

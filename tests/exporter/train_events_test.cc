@@ -1,0 +1,114 @@
+// One plumb.train-events/1 line: the fields read, the busbw worked examples (nccl-tests bus
+// factors, docs/train-events.md) and the exact message for each kind of malformed line.
+#include "exporter/train_events.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/subprocess.h"
+
+namespace plumb::exporter {
+namespace {
+
+const std::string kExample =
+    R"({"schema":"plumb.train-events/1","time":1733330000.5,"step":12,"step_seconds":1.23,)"
+    R"("tokens":524288,"rank":0,"world_size":8,"device":"0","memory":{"allocated_bytes":1000,)"
+    R"("reserved_bytes":2000,"peak_bytes":1500},"operators":{"aten::mm":0.012},)"
+    R"("collectives":[{"collective":"allreduce","bytes":1048576,"seconds":0.0021,"ranks":8,)"
+    R"("layer":"node"}]})";
+
+std::string problem(const std::string& line) {
+  return plumb::test::error_message([&] { parse_train_event(line); });
+}
+
+TEST(TrainEvent, ReadsEveryFieldOfTheExample) {
+  const TrainEvent e = parse_train_event(kExample);
+  EXPECT_EQ(e.step, 12);
+  EXPECT_EQ(e.step_seconds, 1.23);
+  EXPECT_EQ(e.time, 1733330000.5);
+  EXPECT_EQ(e.tokens, 524288.0);
+  EXPECT_EQ(e.rank, "0");
+  EXPECT_EQ(e.world_size, 8);
+  EXPECT_EQ(e.device, "0");
+  EXPECT_EQ(e.allocated_bytes, 1000.0);
+  EXPECT_EQ(e.reserved_bytes, 2000.0);
+  EXPECT_EQ(e.peak_bytes, 1500.0);
+  ASSERT_EQ(e.operators.size(), 1u);
+  EXPECT_EQ(e.operators[0].first, "aten::mm");
+  EXPECT_EQ(e.operators[0].second, 0.012);
+  ASSERT_EQ(e.collectives.size(), 1u);
+  EXPECT_EQ(e.collectives[0].collective, "allreduce");
+  EXPECT_EQ(e.collectives[0].layer, "node");
+  EXPECT_EQ(e.collectives[0].bytes, 1048576u);
+  EXPECT_EQ(e.collectives[0].ranks, 8);
+}
+
+TEST(TrainEvent, OnlySchemaStepAndStepSecondsAreRequired) {
+  const TrainEvent e =
+      parse_train_event(R"({"schema":"plumb.train-events/1","step":0,"step_seconds":2})");
+  EXPECT_EQ(e.step, 0);
+  EXPECT_EQ(e.rank, "");
+  EXPECT_FALSE(e.tokens.has_value());
+  EXPECT_FALSE(e.allocated_bytes.has_value());
+  EXPECT_TRUE(e.collectives.empty());
+}
+
+// allreduce: busbw = bytes / seconds × 2(n-1)/n. 1 MiB in 2.1 ms over 8 ranks:
+// 1048576 / 0.0021 = 499321904.76 B/s algbw, × 1.75 = 873813333.33 B/s.
+TEST(TrainEvent, AllreduceBusbwIsTheNcclTestsFormula) {
+  const TrainEvent e = parse_train_event(kExample);
+  EXPECT_NEAR(e.collectives[0].busbw_bytes_per_second, 873813333.333, 1e-3);
+}
+
+// allgather: × (n-1)/n. 8 MiB in 4 ms over 4 ranks: 2097152000 × 0.75 = 1572864000 B/s.
+// The layer defaults to "world"; nccl-tests' spelling all_gather is accepted.
+TEST(TrainEvent, AllgatherBusbwAndTheDefaultLayer) {
+  const TrainEvent e = parse_train_event(
+      R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,"collectives":[)"
+      R"({"collective":"all_gather","bytes":8388608,"seconds":0.004,"ranks":4}]})");
+  ASSERT_EQ(e.collectives.size(), 1u);
+  EXPECT_EQ(e.collectives[0].collective, "allgather");
+  EXPECT_EQ(e.collectives[0].layer, "world");
+  EXPECT_DOUBLE_EQ(e.collectives[0].busbw_bytes_per_second, 1572864000.0);
+}
+
+TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":"12","step_seconds":1})"),
+            "'step' is a string, expected a whole number of at least 0");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1.5,"step_seconds":1})"),
+            "'step' is '1.5', expected a whole number of at least 0");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1})"),
+            "no 'step_seconds' (required)");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":0})"),
+            "'step_seconds' is '0', expected a number above 0");
+  EXPECT_EQ(problem(R"({"schema":"plumb.mem-events/1","step":1,"step_seconds":1})"),
+            "'schema' is 'plumb.mem-events/1', expected 'plumb.train-events/1'");
+  EXPECT_EQ(problem(R"({"step":1,"step_seconds":1})"), "no 'schema' (required)");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"st)"),
+            "not JSON (syntax error at byte 46)");  // the end of the 45-byte line
+  EXPECT_EQ(problem("[1,2]"), "'the line' is an array, expected a JSON object");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
+                    R"("memory":{"peak_bytes":-1}})"),
+            "'memory.peak_bytes' is '-1', expected a number of at least 0");
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
+                    R"("operators":{"aten::mm":"fast"}})"),
+            "'operators.aten::mm' is a string, expected a number of at least 0");
+}
+
+TEST(TrainEvent, ABadCollectiveIsNamedByItsPosition) {
+  const std::string head = R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)";
+  EXPECT_EQ(problem(head + R"("collectives":[{"collective":"allreduce","bytes":1,"seconds":1,)"
+                           R"("ranks":2},{"collective":"allreduce","bytes":1,"seconds":1}]})"),
+            "no 'collectives[1].ranks' (required)");
+  EXPECT_EQ(problem(head + R"("collectives":[{"collective":"allreduce","bytes":1,"seconds":0,)"
+                           R"("ranks":2}]})"),
+            "'collectives[0].seconds' is '0', expected a number above 0");
+  EXPECT_EQ(problem(head + R"("collectives":[{"collective":"alreduce","bytes":1,"seconds":1,)"
+                           R"("ranks":2}]})")
+                .substr(0, 60),
+            "'collectives[0].collective': unknown collective 'alreduce' (");
+}
+
+}  // namespace
+}  // namespace plumb::exporter
