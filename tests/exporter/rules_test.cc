@@ -63,7 +63,7 @@ TEST(RecordingRules, TemperatureFromEverySpellingInOrder) {
       R"("plumb_host_src", "[|]*([^|]+?)(?::[0-9]+)?(?:[|].*)?"), "plumb_host_src", "", "", ""))";
   auto part = [&](const char* metric, const char* device) {
     return std::string("max by (host, device) (label_replace(label_replace(label_replace(label_join(") +
-           metric + ", " + host + ", \"device\", \"$1\", \"" + device + "\", \"(.+)\")))";
+           metric + ", " + host + ", \"device\", \"$1\", \"" + device + "\", \"(.+)\"))";
   };
   EXPECT_EQ(t.expr, part("DCGM_FI_DEV_GPU_TEMP", "gpu") + "\nor\n" + part("dcgm_gpu_temp", "gpu") +
                         "\nor\n" + part("npu_chip_info_temperature", "id") + "\nor\n" +
