@@ -19,6 +19,9 @@
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
+// monitoring: alerts and dashboard
+#include "cli/alerts_command.h"
+#include "cli/dashboard_command.h"
 #include "cli/command.h"
 #include "common/console.h"
 #include "common/environment.h"
@@ -115,6 +118,13 @@ std::span<const Command> commands() {
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
+      // monitoring: alerts and dashboard
+      {"alerts",
+       "Prometheus rules: every exporter's spelling into plumb: series, plumb's alerts; their "
+       "promtool tests",
+       command(setup_alerts, run_alerts)},
+      {"dashboard", "A Grafana dashboard on the plumb: series (devices, bandwidth, training)",
+       command(setup_dashboard, run_dashboard)},
   };
   return kTable;
 }

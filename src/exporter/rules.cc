@@ -1,0 +1,414 @@
+#include "exporter/rules.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <regex>
+
+#include "common/error.h"
+#include "common/strings.h"
+#include "exporter/series.h"
+
+namespace plumb::exporter {
+namespace {
+
+// ---- Recording rules: one table entry per spelling of a device metric.
+
+// How one source spells one metric: the PromQL that reads it (already in base units) and the
+// label that holds the device id there.
+struct Spelling {
+  std::string expr;
+  const char* device_label;
+};
+
+struct Normalised {
+  const char* record;
+  const char* aggregate;  // over series of one device: MIG instances (max), health checks (min)
+  std::vector<Spelling> spellings;  // in order of preference: the first source that has a device
+};
+
+// MiB to bytes: dcgm-exporter's framebuffer fields and npu-exporter's HBM fields (the npu-smi
+// "MB" column is MiB: 65536 MB on a 64 GiB part).
+constexpr const char* kMiB = " * 1048576";
+
+// `host` from, in order, a `host` label (plumb exporter, or set by relabelling), dcgm-exporter's
+// `hostname` (newer) or `Hostname` (older), else `instance` without its port. label_join puts
+// them in one helper label; the regex takes its first non-empty part.
+std::string with_host(const std::string& expr) {
+  return fmt::format(
+      R"(label_replace(label_replace(label_join({}, "plumb_host_src", "|", "host", "hostname", )"
+      R"("Hostname", "instance"), "host", "$1", "plumb_host_src", )"
+      R"("[|]*([^|]+?)(?::[0-9]+)?(?:[|].*)?"), "plumb_host_src", "", "", ""))",
+      expr);
+}
+
+// One spelling as host, device and the value, every other label dropped by the aggregation.
+std::string normalised(const Normalised& n, const Spelling& s) {
+  return fmt::format(R"~({} by (host, device) (label_replace({}, "device", "$1", "{}", "(.+)")))~",
+                     n.aggregate, with_host(s.expr), s.device_label);
+}
+
+// dcgm-exporter has no health field in its default counters: a device is unhealthy when it
+// reports an XID error or a failed row remapping (docs/alerts.md). Each check keeps its own
+// label so that `or` keeps both and min() joins them.
+std::string dcgm_health(const char* xid, const char* row_remap) {
+  return fmt::format(R"(label_replace({} == bool 0, "plumb_check", "xid", "", "") or )"
+                     R"(label_replace({} == bool 0, "plumb_check", "row_remap", "", ""))",
+                     xid, row_remap);
+}
+
+std::vector<Normalised> normalised_table() {
+  namespace s = series;
+  const std::string fb_total =
+      std::string("(DCGM_FI_DEV_FB_TOTAL or DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + ") +
+      "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kMiB;
+  return {
+      {s::kRecHbmUsed, "max",
+       {{std::string("DCGM_FI_DEV_FB_USED") + kMiB, "gpu"},
+        {std::string("dcgm_fb_used") + kMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_used_memory") + kMiB, "id"},
+        {s::kHbmUsed, "device"}}},
+      {s::kRecHbmTotal, "max",
+       {{fb_total, "gpu"},
+        {std::string("(dcgm_fb_used + dcgm_fb_free)") + kMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_total_memory") + kMiB, "id"},
+        {s::kHbmTotal, "device"}}},
+      {s::kRecTemperature, "max",
+       {{"DCGM_FI_DEV_GPU_TEMP", "gpu"},
+        {"dcgm_gpu_temp", "gpu"},
+        {"npu_chip_info_temperature", "id"},
+        {s::kTemperature, "device"}}},
+      {s::kRecPower, "max",
+       {{"DCGM_FI_DEV_POWER_USAGE", "gpu"},
+        {"dcgm_power_usage", "gpu"},
+        {"npu_chip_info_power", "id"},
+        {s::kPower, "device"}}},
+      {s::kRecUtilization, "max",
+       {{"DCGM_FI_DEV_GPU_UTIL / 100", "gpu"},
+        {"dcgm_gpu_utilization / 100", "gpu"},
+        {"npu_chip_info_utilization / 100", "id"},
+        {s::kUtilization, "device"}}},
+      // npu-exporter: 1 healthy, 0 unhealthy, -1 (26.1.0 and later) the DCMI call failed, which
+      // says nothing about the device: such a device has no plumb:device_healthy.
+      {s::kRecHealthy, "min",
+       {{dcgm_health("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"), "gpu"},
+        {"dcgm_xid_errors == bool 0", "gpu"},
+        {"(npu_chip_info_health_status >= 0) == bool 1", "id"},
+        {s::kHealthy, "device"}}},
+  };
+}
+
+// ---- Alerting rules.
+
+std::string collectives_regex(const AlertOptions& o) {
+  return join(split_list(o.bandwidth_collectives), "|");
+}
+
+// What to check first, per alert: the annotation an operator reads at 3 a.m.
+AlertRule hbm_high(const AlertOptions& o) {
+  namespace s = series;
+  return {"PlumbHbmHigh",
+          fmt::format("{} / {} > {}", s::kRecHbmUsed, s::kRecHbmTotal, promql_number(o.hbm_ratio)),
+          o.hbm_for, "warning",
+          {{"summary", fmt::format("HBM of {{{{ $labels.host }}}} device {{{{ $labels.device }}}} "
+                                   "is {{{{ printf \"%.2f\" $value }}}} full (above {})",
+                                   promql_number(o.hbm_ratio))},
+           {"description",
+            "Check first: memory that grows step after step (plumb mem on an allocator snapshot), "
+            "a larger batch or sequence than planned (plumb plan), another process on the device "
+            "(nvidia-smi / npu-smi info)."}}};
+}
+
+AlertRule temperature(const AlertOptions& o, bool crit) {
+  const double limit = crit ? o.temp_crit : o.temp_warn;
+  return {crit ? "PlumbDeviceThrottling" : "PlumbDeviceHot",
+          fmt::format("{} >= {}", series::kRecTemperature, promql_number(limit)), o.temp_for,
+          crit ? "critical" : "warning",
+          {{"summary", fmt::format("{{{{ $labels.host }}}} device {{{{ $labels.device }}}} is at "
+                                   "{{{{ printf \"%.1f\" $value }}}} °C ({} at {} °C)",
+                                   crit ? "throttling" : "hot", promql_number(limit))},
+           {"description",
+            crit ? "Check first: clocks and power (nvidia-smi -q -d PERFORMANCE / npu-smi info), "
+                   "then the node's fans and inlet air; the device is slowing its clocks and "
+                   "every collective it is in waits for it."
+                 : "Check first: the node's fans, inlet temperature and airflow, and whether the "
+                   "neighbouring devices are hot too (a rack problem) or only this one."}}};
+}
+
+AlertRule bandwidth_low(const AlertOptions& o) {
+  return {"PlumbCollectiveBandwidthLow",
+          fmt::format(R"({} < {})",
+                      with_host(fmt::format(R"({}{{collective=~"{}"}})", series::kBusbw,
+                                            collectives_regex(o))),
+                      promql_number(gbps_to_bytes_per_second(o.bandwidth_min_gbps))),
+          o.bandwidth_for, "warning",
+          {{"summary", fmt::format("{{{{ $labels.collective }}}} busbw on layer "
+                                   "{{{{ $labels.layer }}}} of {{{{ $labels.host }}}} is "
+                                   "{{{{ printf \"%.0f\" $value }}}} B/s (below {} Gbit/s)",
+                                   promql_number(o.bandwidth_min_gbps))},
+           {"description",
+            "Check first: link state and errors of the layer's NICs (ibstat, hccn_tool -i N "
+            "-link -g), then compare with the stored baseline (plumb comm --layer, plumb diff)."}}};
+}
+
+// `subject` starts the summary: "Step on ", "Operator {{ $labels.operator }} on ".
+AlertRule ratio_slow(const char* name, const char* metric, double jitter, const std::string& f,
+                     const char* subject, const char* check) {
+  const double limit = 1 + jitter;
+  return {name, fmt::format("{} > {}", metric, promql_number(limit)), f, "warning",
+          {{"summary",
+            fmt::format("{}{{{{ $labels.host }}}} device {{{{ $labels.device }}}} took "
+                        "{{{{ printf \"%.2f\" $value }}}} x its rolling median (above {})",
+                        subject, promql_number(limit))},
+           {"description", check}}};
+}
+
+AlertRule unhealthy(const AlertOptions& o) {
+  return {"PlumbDeviceUnhealthy", fmt::format("{} == 0", series::kRecHealthy), o.unhealthy_for,
+          "critical",
+          {{"summary", "{{ $labels.host }} device {{ $labels.device }} reports itself unhealthy"},
+           {"description",
+            "Check first: the device's own report (npu-smi info -t health -i ID, or the XID in "
+            "dmesg / nvidia-smi -q), then drain the host (plumb run --exclude-template) and run "
+            "plumb recover --recover reset-device."}}};
+}
+
+AlertRule restart_loop(const AlertOptions& o) {
+  // increase() extrapolates to the window's edges; round() keeps 3 restarts reading as 3.
+  return {"PlumbRestartLoop",
+          fmt::format("{} > {}",
+                      with_host(fmt::format("round(increase({}[{}]))", series::kRunRestarts,
+                                            o.restart_window)),
+                      o.restarts_max),
+          o.restart_for, "critical",
+          {{"summary", fmt::format("plumb run restarted {{{{ $labels.job_name }}}} on "
+                                   "{{{{ $labels.host }}}} {{{{ printf \"%.0f\" $value }}}} "
+                                   "times in {} (more than {})",
+                                   o.restart_window, o.restarts_max)},
+           {"description",
+            "Check first: the failure kinds (plumb_run_failures_total) and the job's last lines; "
+            "the same failure after every restart is a bad host or a bad checkpoint, not bad "
+            "luck."}}};
+}
+
+// ---- YAML text, written directly so that the file reads like a hand-written one.
+
+std::string single_quoted(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string block(const std::string& key, const std::string& text, int indent) {
+  std::string pad(indent, ' ');
+  std::string out = fmt::format("{}{}: |-\n", pad, key);
+  for (const std::string& line : split_list(text, '\n')) out += fmt::format("{}  {}\n", pad, line);
+  return out;
+}
+
+std::string recording_yaml(const RecordingRule& r) {
+  return fmt::format("      - record: {}\n", r.record) + block("expr", r.expr, 8);
+}
+
+std::string alert_yaml(const AlertRule& a) {
+  std::string out = fmt::format("      - alert: {}\n", a.name) + block("expr", a.expr, 8);
+  if (duration_seconds(a.for_duration).value_or(0) > 0) {
+    out += fmt::format("        for: {}\n", a.for_duration);
+  }
+  out += fmt::format("        labels:\n          severity: {}\n        annotations:\n", a.severity);
+  for (const auto& [key, text] : a.annotations) {
+    out += fmt::format("          {}: {}\n", key, single_quoted(text));
+  }
+  return out;
+}
+
+void check_positive(std::vector<std::string>& errors, const char* flag, double v) {
+  if (!std::isfinite(v) || v <= 0) {
+    errors.push_back(fmt::format("{} {}: expected a number above 0", flag, promql_number(v)));
+  }
+}
+
+void check_duration(std::vector<std::string>& errors, const char* flag, const std::string& v,
+                    bool allow_zero) {
+  const std::optional<double> s = duration_seconds(v);
+  if (!s) {
+    errors.push_back(fmt::format(
+        "{} '{}': expected a Prometheus duration such as 30s, 5m or 1h", flag, v));
+  } else if (!allow_zero && *s <= 0) {
+    errors.push_back(fmt::format("{} '{}': expected a duration above 0", flag, v));
+  }
+}
+
+void check_collectives(std::vector<std::string>& errors, const std::string& list) {
+  const std::vector<std::string> names = split_list(list);
+  if (names.empty()) {
+    errors.push_back(fmt::format("--bandwidth-collectives '{}': expected one or more of {}", list,
+                                 join(known_collectives(), ", ")));
+  }
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const std::string& k : known_collectives()) known = known || k == name;
+    if (!known) {
+      errors.push_back(unknown_name("--bandwidth-collectives", "collective", name,
+                                    known_collectives()));
+    }
+  }
+}
+
+}  // namespace
+
+void add_alert_options(CLI::App& app, AlertOptions& o) {
+  app.add_option("--hbm-ratio", o.hbm_ratio, "PlumbHbmHigh: HBM used / total above this")
+      ->capture_default_str();
+  app.add_option("--hbm-for", o.hbm_for, "PlumbHbmHigh: for how long")->capture_default_str();
+  app.add_option("--temp-warn", o.temp_warn, "PlumbDeviceHot: at or above, °C")
+      ->capture_default_str();
+  app.add_option("--temp-crit", o.temp_crit, "PlumbDeviceThrottling: at or above, °C")
+      ->capture_default_str();
+  app.add_option("--temp-for", o.temp_for, "PlumbDeviceHot and PlumbDeviceThrottling: for how long")
+      ->capture_default_str();
+  app.add_option("--bandwidth-min-gbps", o.bandwidth_min_gbps,
+                 "PlumbCollectiveBandwidthLow: busbw below this, Gbit/s")
+      ->capture_default_str();
+  app.add_option("--bandwidth-for", o.bandwidth_for, "PlumbCollectiveBandwidthLow: for how long")
+      ->capture_default_str();
+  app.add_option("--bandwidth-collectives", o.bandwidth_collectives,
+                 "PlumbCollectiveBandwidthLow: the collectives it watches (comma list)")
+      ->capture_default_str();
+  app.add_option("--op-jitter", o.op_jitter,
+                 "PlumbOperatorSlow: an operator's last time above (1 + this) x its rolling median")
+      ->capture_default_str();
+  app.add_option("--op-for", o.op_for, "PlumbOperatorSlow: for how long")->capture_default_str();
+  app.add_option("--step-jitter", o.step_jitter,
+                 "PlumbStepSlow: the last step above (1 + this) x its rolling median")
+      ->capture_default_str();
+  app.add_option("--step-for", o.step_for, "PlumbStepSlow: for how long")->capture_default_str();
+  app.add_option("--unhealthy-for", o.unhealthy_for, "PlumbDeviceUnhealthy: for how long")
+      ->capture_default_str();
+  app.add_option("--restarts-max", o.restarts_max,
+                 "PlumbRestartLoop: more restarts than this within --restart-window")
+      ->capture_default_str();
+  app.add_option("--restart-window", o.restart_window, "PlumbRestartLoop: the window")
+      ->capture_default_str();
+  app.add_option("--restart-for", o.restart_for, "PlumbRestartLoop: for how long")
+      ->capture_default_str();
+}
+
+void validate_alert_options(const AlertOptions& o) {
+  std::vector<std::string> errors;
+  if (!std::isfinite(o.hbm_ratio) || o.hbm_ratio <= 0 || o.hbm_ratio > 1) {
+    errors.push_back(fmt::format("--hbm-ratio {}: expected a ratio in (0, 1]",
+                                 promql_number(o.hbm_ratio)));
+  }
+  if (!std::isfinite(o.temp_warn) || !std::isfinite(o.temp_crit) || o.temp_warn >= o.temp_crit) {
+    errors.push_back(fmt::format("--temp-warn {} must be below --temp-crit {}",
+                                 promql_number(o.temp_warn), promql_number(o.temp_crit)));
+  }
+  check_positive(errors, "--bandwidth-min-gbps", o.bandwidth_min_gbps);
+  check_positive(errors, "--op-jitter", o.op_jitter);
+  check_positive(errors, "--step-jitter", o.step_jitter);
+  if (o.restarts_max < 0) {
+    errors.push_back(fmt::format("--restarts-max {}: expected 0 or more", o.restarts_max));
+  }
+  check_collectives(errors, o.bandwidth_collectives);
+  check_duration(errors, "--hbm-for", o.hbm_for, true);
+  check_duration(errors, "--temp-for", o.temp_for, true);
+  check_duration(errors, "--bandwidth-for", o.bandwidth_for, true);
+  check_duration(errors, "--op-for", o.op_for, true);
+  check_duration(errors, "--step-for", o.step_for, true);
+  check_duration(errors, "--unhealthy-for", o.unhealthy_for, true);
+  check_duration(errors, "--restart-window", o.restart_window, false);
+  check_duration(errors, "--restart-for", o.restart_for, true);
+  if (!errors.empty()) throw Error(join(errors, "\n"));
+}
+
+// Prometheus' model.ParseDuration: units y w d h m s ms, each at most once, largest first.
+std::optional<double> duration_seconds(std::string_view text) {
+  static const std::regex kDuration(
+      "(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?");
+  static constexpr double kUnit[] = {365 * 86400.0, 7 * 86400.0, 86400, 3600, 60, 1, 0.001};
+  std::match_results<std::string_view::const_iterator> m;
+  if (text.empty() || text.size() > 40 ||
+      !std::regex_match(text.begin(), text.end(), m, kDuration)) {
+    return std::nullopt;
+  }
+  double seconds = 0;
+  for (int i = 0; i < 7; ++i) {
+    if (m[2 * i + 2].matched) seconds += std::stod(m[2 * i + 2].str()) * kUnit[i];
+  }
+  return seconds;
+}
+
+// Gbit/s as network people mean it: 1e9 bits, 8 bits a byte.
+double gbps_to_bytes_per_second(double gbps) { return gbps * 1e9 / 8; }
+
+const std::vector<std::string>& known_collectives() {
+  static const std::vector<std::string> kNames = {"allreduce", "allgather", "reducescatter",
+                                                  "alltoall",  "broadcast", "reduce",
+                                                  "sendrecv"};
+  return kNames;
+}
+
+std::vector<RecordingRule> recording_rules() {
+  std::vector<RecordingRule> rules;
+  for (const Normalised& n : normalised_table()) {
+    std::vector<std::string> parts;
+    for (const Spelling& s : n.spellings) parts.push_back(normalised(n, s));
+    rules.push_back({n.record, join(parts, "\nor\n")});
+  }
+  return rules;
+}
+
+std::vector<AlertRule> alert_rules(const AlertOptions& o) {
+  return {
+      hbm_high(o),
+      temperature(o, false),
+      temperature(o, true),
+      bandwidth_low(o),
+      ratio_slow("PlumbOperatorSlow", series::kOpRatio, o.op_jitter, o.op_for,
+                 "Operator {{ $labels.operator }} on ",
+                 "Check first: whether every rank shows it (data or shape change) or one device "
+                 "(that device's clocks and temperature, plumb step on a profiler trace)."),
+      ratio_slow("PlumbStepSlow", series::kStepRatio, o.step_jitter, o.step_for, "Step on ",
+                 "Check first: collective bandwidth (PlumbCollectiveBandwidthLow), a straggler "
+                 "rank (plumb step), data loading and checkpoint writes at that step."),
+      unhealthy(o),
+      restart_loop(o),
+  };
+}
+
+std::string rules_yaml(const AlertOptions& o) {
+  std::string out =
+      "# Written by plumb alerts rules: normalised device series (plumb:*) and plumb's alerts.\n"
+      "# docs/alerts.md explains every rule. Check: promtool check rules FILE\n"
+      "groups:\n  - name: plumb-normalise\n    rules:\n";
+  for (const RecordingRule& r : recording_rules()) out += recording_yaml(r);
+  out += "  - name: plumb-alerts\n    rules:\n";
+  for (const AlertRule& a : alert_rules(o)) out += alert_yaml(a);
+  return out;
+}
+
+std::string expand_template(std::string_view text,
+                            const std::vector<std::pair<std::string, std::string>>& labels,
+                            double value) {
+  static const std::regex kField(R"(\{\{ (\$labels\.([A-Za-z_][A-Za-z0-9_]*)|printf "%\.([0-9])f" \$value) \}\})");
+  std::string out;
+  std::string rest(text);
+  std::smatch m;
+  while (std::regex_search(rest, m, kField)) {
+    out += m.prefix().str();
+    if (m[2].matched) {
+      for (const auto& [name, v] : labels) {
+        if (name == m[2].str()) out += v;
+      }
+    } else {
+      out += fmt::format("{:.{}f}", value, std::stoi(m[3].str()));
+    }
+    rest = m.suffix().str();
+  }
+  return out + rest;
+}
+
+std::string promql_number(double value) { return fmt::format("{}", value); }
+
+}  // namespace plumb::exporter

@@ -1,0 +1,208 @@
+// The rule generator: exact expressions of a few rules, every option's error message, the
+// Prometheus duration parser and the template expansion the unit-test generator relies on.
+#include "exporter/rules.h"
+
+#include <gtest/gtest.h>
+
+#include "exporter/dashboard.h"
+#include "exporter/rule_tests.h"
+#include "support/subprocess.h"
+
+namespace plumb::exporter {
+namespace {
+
+const AlertRule& find(const std::vector<AlertRule>& rules, const std::string& name) {
+  for (const AlertRule& r : rules) {
+    if (r.name == name) return r;
+  }
+  throw std::runtime_error("no rule " + name);
+}
+
+TEST(AlertRules, ExpressionsUseTheOptions) {
+  AlertOptions o;
+  o.hbm_ratio = 0.8;
+  o.temp_warn = 80;
+  const std::vector<AlertRule> rules = alert_rules(o);
+  EXPECT_EQ(find(rules, "PlumbHbmHigh").expr,
+            "plumb:device_hbm_used_bytes / plumb:device_hbm_total_bytes > 0.8");
+  EXPECT_EQ(find(rules, "PlumbHbmHigh").for_duration, "5m");
+  EXPECT_EQ(find(rules, "PlumbDeviceHot").expr, "plumb:device_temperature_celsius >= 80");
+  EXPECT_EQ(find(rules, "PlumbDeviceThrottling").expr, "plumb:device_temperature_celsius >= 95");
+  EXPECT_EQ(find(rules, "PlumbDeviceThrottling").severity, "critical");
+  EXPECT_EQ(find(rules, "PlumbOperatorSlow").expr, "plumb_train_operator_ratio > 3");
+  EXPECT_EQ(find(rules, "PlumbStepSlow").expr, "plumb_train_step_ratio > 1.5");
+  EXPECT_EQ(find(rules, "PlumbDeviceUnhealthy").expr, "plumb:device_healthy == 0");
+  EXPECT_EQ(rules.size(), 8u);
+}
+
+TEST(AlertRules, BandwidthFloorIsGbitPerSecondInBytes) {
+  EXPECT_EQ(gbps_to_bytes_per_second(10), 1.25e9);  // 10e9 bit/s / 8
+  const AlertRule& bw = find(alert_rules({}), "PlumbCollectiveBandwidthLow");
+  EXPECT_NE(bw.expr.find(R"(plumb_comm_busbw_bytes_per_second{collective=~"allreduce"})"),
+            std::string::npos);
+  EXPECT_TRUE(bw.expr.ends_with(" < 1250000000")) << bw.expr;
+  EXPECT_EQ(bw.for_duration, "30s");
+}
+
+TEST(AlertRules, RestartLoopCountsRoundedIncrease) {
+  AlertOptions o;
+  o.restarts_max = 5;
+  o.restart_window = "2h";
+  const AlertRule& r = find(alert_rules(o), "PlumbRestartLoop");
+  EXPECT_NE(r.expr.find("round(increase(plumb_run_restarts_total[2h]))"), std::string::npos);
+  EXPECT_TRUE(r.expr.ends_with(" > 5")) << r.expr;
+}
+
+TEST(RecordingRules, TemperatureFromEverySpellingInOrder) {
+  const std::vector<RecordingRule> rules = recording_rules();
+  ASSERT_EQ(rules.size(), 6u);
+  const RecordingRule& t = rules[2];
+  EXPECT_EQ(t.record, "plumb:device_temperature_celsius");
+  const std::string host =
+      R"("plumb_host_src", "|", "host", "hostname", "Hostname", "instance"), "host", "$1", )"
+      R"("plumb_host_src", "[|]*([^|]+?)(?::[0-9]+)?(?:[|].*)?"), "plumb_host_src", "", "", ""))";
+  auto part = [&](const char* metric, const char* device) {
+    return std::string("max by (host, device) (label_replace(label_replace(label_replace(label_join(") +
+           metric + ", " + host + ", \"device\", \"$1\", \"" + device + "\", \"(.+)\"))";
+  };
+  EXPECT_EQ(t.expr, part("DCGM_FI_DEV_GPU_TEMP", "gpu") + "\nor\n" + part("dcgm_gpu_temp", "gpu") +
+                        "\nor\n" + part("npu_chip_info_temperature", "id") + "\nor\n" +
+                        part("plumb_device_temperature_celsius", "device"));
+}
+
+TEST(RecordingRules, UnitConversions) {
+  const std::vector<RecordingRule> rules = recording_rules();
+  EXPECT_NE(rules[0].expr.find("label_join(DCGM_FI_DEV_FB_USED * 1048576,"), std::string::npos);
+  EXPECT_NE(rules[0].expr.find("label_join(npu_chip_info_hbm_used_memory * 1048576,"),
+            std::string::npos);
+  EXPECT_NE(rules[1].expr.find("label_join((DCGM_FI_DEV_FB_TOTAL or DCGM_FI_DEV_FB_USED + "
+                               "DCGM_FI_DEV_FB_FREE + (DCGM_FI_DEV_FB_RESERVED or "
+                               "DCGM_FI_DEV_FB_USED * 0)) * 1048576,"),
+            std::string::npos);
+  EXPECT_NE(rules[4].expr.find("label_join(DCGM_FI_DEV_GPU_UTIL / 100,"), std::string::npos);
+  EXPECT_NE(rules[5].expr.find("label_join((npu_chip_info_health_status >= 0) == bool 1,"),
+            std::string::npos);
+  EXPECT_TRUE(rules[5].expr.starts_with("min by (host, device)"));
+}
+
+TEST(AlertOptionsCheck, DurationsInPrometheusSyntax) {
+  EXPECT_EQ(duration_seconds("30s"), 30);
+  EXPECT_EQ(duration_seconds("5m"), 300);
+  EXPECT_EQ(duration_seconds("1h30m"), 5400);
+  EXPECT_EQ(duration_seconds("250ms"), 0.25);
+  EXPECT_EQ(duration_seconds("1d"), 86400);
+  EXPECT_EQ(duration_seconds("0s"), 0);
+  EXPECT_FALSE(duration_seconds("30x"));
+  EXPECT_FALSE(duration_seconds(""));
+  EXPECT_FALSE(duration_seconds("5m1h"));  // largest unit first
+  EXPECT_FALSE(duration_seconds("1.5h"));
+}
+
+TEST(AlertOptionsCheck, EveryBadOptionInOneMessage) {
+  AlertOptions o;
+  o.hbm_ratio = 1.5;
+  o.temp_warn = 95;
+  o.temp_crit = 90;
+  o.bandwidth_min_gbps = 0;
+  o.op_jitter = -1;
+  o.step_jitter = 0;
+  o.restarts_max = -2;
+  o.bandwidth_collectives = "allreduse,broadcast";
+  o.bandwidth_for = "30x";
+  o.restart_window = "0s";
+  EXPECT_EQ(test::error_message([&] { validate_alert_options(o); }),
+            "--hbm-ratio 1.5: expected a ratio in (0, 1]\n"
+            "--temp-warn 95 must be below --temp-crit 90\n"
+            "--bandwidth-min-gbps 0: expected a number above 0\n"
+            "--op-jitter -1: expected a number above 0\n"
+            "--step-jitter 0: expected a number above 0\n"
+            "--restarts-max -2: expected 0 or more\n"
+            "--bandwidth-collectives: unknown collective 'allreduse' (did you mean "
+            "'allreduce'?); expected one of allreduce, allgather, reducescatter, alltoall, "
+            "broadcast, reduce, sendrecv\n"
+            "--bandwidth-for '30x': expected a Prometheus duration such as 30s, 5m or 1h\n"
+            "--restart-window '0s': expected a duration above 0");
+  EXPECT_EQ(test::error_message([] { validate_alert_options({}); }), "(no error)");
+}
+
+TEST(AlertOptionsCheck, EmptyCollectiveList) {
+  AlertOptions o;
+  o.bandwidth_collectives = " , ";
+  EXPECT_EQ(test::error_message([&] { validate_alert_options(o); }),
+            "--bandwidth-collectives ' , ': expected one or more of allreduce, allgather, "
+            "reducescatter, alltoall, broadcast, reduce, sendrecv");
+}
+
+TEST(AlertTemplates, ExpandLikePrometheus) {
+  EXPECT_EQ(expand_template(R"(HBM of {{ $labels.host }} device {{ $labels.device }} is {{ printf "%.2f" $value }} full)",
+                            {{"host", "h1"}, {"device", "3"}}, 0.951),
+            "HBM of h1 device 3 is 0.95 full");
+  EXPECT_EQ(expand_template(R"({{ printf "%.0f" $value }} times)", {}, 4), "4 times");
+}
+
+TEST(RuleFile, GroupsAndStableText) {
+  const std::string yaml = rules_yaml({});
+  EXPECT_TRUE(yaml.find("groups:\n  - name: plumb-normalise\n    rules:\n      - record: "
+                        "plumb:device_hbm_used_bytes\n        expr: |-\n") != std::string::npos);
+  EXPECT_NE(yaml.find("  - name: plumb-alerts\n    rules:\n      - alert: PlumbHbmHigh\n        "
+                      "expr: |-\n          plumb:device_hbm_used_bytes / "
+                      "plumb:device_hbm_total_bytes > 0.9\n        for: 5m\n        labels:\n  "
+                      "        severity: warning\n"),
+            std::string::npos);
+  EXPECT_EQ(yaml, rules_yaml({}));
+}
+
+TEST(RuleTestFile, FollowsTheThresholds) {
+  AlertOptions o;
+  o.temp_warn = 80;
+  const std::string yaml = rule_tests_yaml(o, "r.yml");
+  EXPECT_TRUE(yaml.find("rule_files:\n  - 'r.yml'\nevaluation_interval: 15s\n") != std::string::npos);
+  // Exactly at --temp-warn fires, half a degree below is silent.
+  EXPECT_NE(yaml.find("npu_chip_info_temperature{id=\"3\",instance=\"hot-npu:9101\"}'\n        "
+                      "values: '80x7'"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\",Hostname=\"warm-gpu\"}'\n        values: "
+                      "'79.5x7'"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("summary: 'hot-npu device 3 is at 80.0 °C (hot at 80 °C)'"), std::string::npos);
+}
+
+TEST(DashboardCheck, UidAndTitle) {
+  DashboardOptions o;
+  o.uid = "has space";
+  o.title = "";
+  o.alerts.hbm_ratio = 0;
+  EXPECT_EQ(test::error_message([&] { validate_dashboard_options(o); }),
+            "--hbm-ratio 0: expected a ratio in (0, 1]\n"
+            "--title '': expected a title\n"
+            "--uid 'has space': expected 1 to 40 letters, digits, '-' or '_' (a Grafana "
+            "dashboard uid)");
+}
+
+TEST(Dashboard, PanelsOnPlumbSeriesWithTheAlertLines) {
+  DashboardOptions o;
+  o.alerts.temp_warn = 80;
+  const nlohmann::json d = dashboard_json(o);
+  EXPECT_EQ(d["schemaVersion"], kGrafanaSchemaVersion);
+  EXPECT_EQ(d["uid"], "plumb-cluster");
+  EXPECT_EQ(d["templating"]["list"][0]["type"], "datasource");
+  EXPECT_EQ(d["templating"]["list"][1]["query"]["query"],
+            "label_values(plumb:device_hbm_used_bytes, host)");
+  const std::vector<std::string> exprs = dashboard_expressions(d);
+  ASSERT_EQ(exprs.size(), 11u);
+  EXPECT_EQ(exprs[1], R"(plumb:device_temperature_celsius{host=~"$host",device=~"$device"})");
+  EXPECT_EQ(exprs[5], "max by (layer, collective) (plumb_comm_busbw_bytes_per_second)");
+  for (const nlohmann::json& p : d["panels"]) {
+    if (p["title"] == "Temperature") {
+      const nlohmann::json& steps = p["fieldConfig"]["defaults"]["thresholds"]["steps"];
+      EXPECT_EQ(steps[1]["value"], 80);
+      EXPECT_EQ(steps[2]["value"], 95);
+    }
+    if (p["title"] == "Collective busbw per layer") {
+      EXPECT_EQ(p["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"], 1.25e9);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace plumb::exporter
