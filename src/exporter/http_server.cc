@@ -394,6 +394,19 @@ int HttpServer::port() const {
   return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
 }
 
+std::string HttpServer::bound_address() const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  ::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  char text[INET6_ADDRSTRLEN] = "";
+  if (addr.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, text, sizeof text);
+    return fmt::format("[{}]:{}", text, port());
+  }
+  ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, text, sizeof text);
+  return fmt::format("{}:{}", text, port());
+}
+
 void HttpServer::serve(const std::atomic<bool>& stop) { impl_->loop(stop); }
 
 void HttpServer::start() {

@@ -67,6 +67,8 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   int port() const;  // the bound port (useful with port 0)
+  // "127.0.0.1:9464", "[::]:9464": the address and port bound, for a URL.
+  std::string bound_address() const;
   // Serves until `stop` becomes true (checked at least every 100 ms) or stop() is called.
   void serve(const std::atomic<bool>& stop);
   // Serves on a thread of its own until stop() or destruction (tests, the relay).
