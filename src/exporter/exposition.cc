@@ -18,6 +18,16 @@ constexpr double kIntegerLimit = 9223372036854775808.0;
 bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// Room for one sample line: its name, labels and quotes, and a number (24 bytes at most).
+std::size_t estimate(const Family& f) {
+  std::size_t size = 2 * f.name.size() + f.help.size() + 24;
+  for (const Sample& s : f.samples) {
+    size += f.name.size() + s.suffix.size() + 28;
+    for (const auto& [name, value] : s.labels) size += name.size() + value.size() + 4;
+  }
+  return size;
+}
+
 // The length of the valid UTF-8 sequence at the start of `s` (RFC 3629 table 3), or 0.
 std::size_t utf8_length(std::string_view s) {
   const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
@@ -42,13 +52,27 @@ std::size_t utf8_length(std::string_view s) {
   return n;
 }
 
-// `text` escaped: backslash and newline always, the double quote in a label value.
+// Bytes that need a look in a label value (backslash, newline, double quote, any non-ASCII byte)
+// and in a help text (the same but the quote): the common run of plain bytes is skipped in a
+// tight loop.
+struct EscapeTable {
+  bool label[256] = {};
+  bool help[256] = {};
+  constexpr EscapeTable() {
+    for (int c = 0x80; c < 256; ++c) label[c] = help[c] = true;
+    label['\\'] = help['\\'] = label['\n'] = help['\n'] = label['"'] = true;
+  }
+};
+constexpr EscapeTable kEscape;
+
+// `text` escaped: backslash and newline always, the double quote in a label value; a byte that
+// does not begin a valid UTF-8 sequence becomes U+FFFD.
 void append_escaped(std::string& out, std::string_view text, bool label) {
+  const bool* needs = label ? kEscape.label : kEscape.help;
   std::size_t plain = 0;  // start of the run not yet appended
   for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x80 && c != '\\' && c != '\n' && !(label && c == '"')) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (!needs[u]) {
       ++i;
       continue;
     }
@@ -57,11 +81,12 @@ void append_escaped(std::string& out, std::string_view text, bool label) {
       i += n;
       continue;
     }
-    out.append(text.substr(plain, i - plain));
+    out.append(text.data() + plain, i - plain);
+    const char c = text[i];
     out += c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '"' ? "\\\"" : kReplacement;
     plain = ++i;
   }
-  out.append(text.substr(plain));
+  out.append(text.data() + plain, text.size() - plain);
 }
 
 void check_family(const Family& f) {
@@ -89,6 +114,18 @@ void append_labels(std::string& out, const Family& f, const Labels& labels) {
     out += '"';
   }
   out += '}';
+}
+
+void append_header(std::string& out, const Family& f) {
+  out += "# HELP ";
+  out += f.name;
+  out += ' ';
+  append_escaped(out, f.help, false);
+  out += "\n# TYPE ";
+  out += f.name;
+  out += ' ';
+  out += f.type;
+  out += '\n';
 }
 
 void append_sample(std::string& out, const Family& f, const Sample& s) {
@@ -148,16 +185,14 @@ std::vector<RenderedFamily> render_families(const Families& families) {
     if (f.samples.empty()) continue;
     auto [it, fresh] = index.try_emplace(f.name, out.size());
     if (fresh) {
-      RenderedFamily r{f.name, f.type, "# HELP " + f.name + ' ', {}};
-      append_escaped(r.header, f.help, false);
-      r.header += "\n# TYPE " + f.name + ' ' + f.type + '\n';
-      out.push_back(std::move(r));
+      out.push_back({f.name, f.type, {}, {}});
+      append_header(out.back().header, f);
     } else if (out[it->second].type != f.type) {
       throw std::logic_error("exposition: " + f.name + ": type " + f.type + " after " +
                              out[it->second].type);
     }
     std::string& samples = out[it->second].samples;
-    samples.reserve(samples.size() + f.samples.size() * (f.name.size() + 48));
+    samples.reserve(samples.size() + estimate(f));
     for (const Sample& s : f.samples) append_sample(samples, f, s);
   }
   return out;
@@ -186,10 +221,27 @@ void append_exposition(std::string& out,
   }
 }
 
+// One pass into one buffer reserved once, unless a name repeats (then families are folded).
 std::string render_exposition(const Families& families) {
-  const std::vector<RenderedFamily> rendered = render_families(families);
+  std::unordered_map<std::string_view, bool> names;
+  std::size_t size = 0;
+  for (const Family& f : families) {
+    if (!f.samples.empty() && !names.try_emplace(f.name, true).second) {
+      const std::vector<RenderedFamily> rendered = render_families(families);
+      std::string out;
+      append_exposition(out, {&rendered});
+      return out;
+    }
+    size += estimate(f);
+  }
   std::string out;
-  append_exposition(out, {&rendered});
+  out.reserve(size);
+  for (const Family& f : families) {
+    check_family(f);
+    if (f.samples.empty()) continue;
+    append_header(out, f);
+    for (const Sample& s : f.samples) append_sample(out, f, s);
+  }
   return out;
 }
 
