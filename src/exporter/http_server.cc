@@ -282,7 +282,8 @@ struct HttpServer::Impl {
       c.since = Clock::now();
     }
     uint32_t events = c.pending() > 0 ? uint32_t{EPOLLOUT} : uint32_t{0};
-    if (c.lingering || c.pending() < kMaxPendingOutput) events |= EPOLLIN;
+    // Not read: a client that shut its side (EOF stays readable), or one whose answers pile up.
+    if (!c.peer_done && (c.lingering || c.pending() < kMaxPendingOutput)) events |= EPOLLIN;
     if (events != c.events) {
       c.events = events;
       watch(fd, events, EPOLL_CTL_MOD);

@@ -132,6 +132,26 @@ TEST(Exposition, ABadNameTypeOrSuffixIsAProgrammerError) {
             "exposition: x: type counter after gauge");
 }
 
+// A real exporter's scrape (dcgm-exporter, tests/fixtures/exporter/README.md): the same families
+// render to the same bytes, the UTF-8 of its help text ("°C") included.
+TEST(Exposition, RendersWhatDcgmExporterWritesByteForByte) {
+  const Labels gpu1 = {{"gpu", "1"}, {"UUID", "GPU-fc60126e-514d-3522-2828-c5daa8e99d85"},
+                       {"pci_bus_id", "00000000:B1:00.0"}, {"device", "nvidia1"},
+                       {"modelName", "NVIDIA RTX 2000 Ada Generation"},
+                       {"hostname", "dcgm-exporter-wwwjh"}};
+  const Labels gpu2 = {{"gpu", "2"}, {"UUID", "GPU-63bc0b91-2265-1b94-831c-15c41fe92675"},
+                       {"pci_bus_id", "00000000:CA:00.0"}, {"device", "nvidia2"},
+                       {"modelName", "NVIDIA A30"}, {"GPU_I_PROFILE", "1g.6gb"},
+                       {"GPU_I_ID", "3"}, {"hostname", "dcgm-exporter-wwwjh"},
+                       {"container", "triton-server"}, {"namespace", "default"},
+                       {"pod", "triton-server-f7cb5d77-95xcf"}};
+  const Families families = {
+      gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in \xC2\xB0" "C).",
+            {{gpu1, 44, ""}, {gpu2, 45, ""}})};
+  const std::string fixture = std::string(PLUMB_TEST_FIXTURES) + "/exporter/dcgm_exporter_sample.prom";
+  EXPECT_EQ(render_exposition(families), test::read_file(fixture));
+}
+
 // The real parser: Prometheus' own promtool reads what we render (escapes, specials, a summary)
 // without a complaint.
 TEST(Exposition, PromtoolAcceptsTheRenderedText) {
