@@ -128,7 +128,7 @@ TEST(ExporterCli, ServesMetricsAndHealthzUntilSigterm) {
   EXPECT_NE(metrics.find("\r\n\r\n# HELP plumb_exporter_build_info"), std::string::npos);
   EXPECT_NE(metrics.find("plumb_exporter_scrapes_total 1\n"), std::string::npos);
   const std::string health = http_get(port, "/healthz");
-  EXPECT_EQ(health.substr(health.size() - 6), "\r\n\r\nok\n");
+  EXPECT_EQ(health.substr(health.size() - 7), "\r\n\r\nok\n");
   EXPECT_EQ(http_get(port, "/nope").rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u);
   ASSERT_EQ(::kill(exporter.pid, SIGTERM), 0);
   EXPECT_EQ(exporter.wait_exit(2.0), 0);  // the server looks at the flag every 100 ms
