@@ -7,6 +7,7 @@
 
 #include "cli/baseline_command.h"
 #include "cli/checkpoint_command.h"
+#include "cli/exporter_command.h"
 #include "cli/comm_command.h"
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
@@ -125,6 +126,9 @@ std::span<const Command> commands() {
        command(setup_alerts, run_alerts)},
       {"dashboard", "A Grafana dashboard on the plumb: series (devices, bandwidth, training)",
        command(setup_dashboard, run_dashboard)},
+      {"exporter",
+       "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
+       command(setup_exporter, run_exporter)},
   };
   return kTable;
 }
