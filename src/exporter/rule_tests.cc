@@ -140,6 +140,15 @@ const AlertRule& rule(const std::vector<AlertRule>& rules, std::string_view name
   return rules.front();  // every name asked for is in alert_rules(); unreachable
 }
 
+// The labels dcgm-exporter 4.9 puts on a GPU's series: `hostname` (renamed from `Hostname` in
+// 4.8.3) and the driver version as DCGM_FI_SYSTEM_DRIVER_VERSION (was DCGM_FI_DRIVER_VERSION).
+Labels dcgm49(const char* gpu, const char* hostname) {
+  return {{"gpu", gpu}, {"UUID", fmt::format("GPU-0a1b2c3d-0000-4000-8000-00000000000{}", gpu)},
+          {"pci_bus_id", fmt::format("00000000:{}8:00.0", gpu)}, {"device", fmt::format("nvidia{}", gpu)},
+          {"modelName", "NVIDIA H100 80GB HBM3"}, {"hostname", hostname},
+          {"DCGM_FI_SYSTEM_DRIVER_VERSION", "580.95.05"}};
+}
+
 AlertCase hbm_case(const AlertOptions& o, const AlertRule& r) {
   // dcgm-exporter (hostname label) above the ratio, npu-exporter (new labels) just below.
   const double total = 81920, reserved = 512, used = (o.hbm_ratio + 0.05) * total;
@@ -148,13 +157,18 @@ AlertCase hbm_case(const AlertOptions& o, const AlertRule& r) {
   const Labels npu = {{"id", "1"}, {"vdie_id", "185011D4-21104518-A0C4ED94-14CC040A-56102003"},
                       {"pcie_bus_info", "0000:61:00.0"}, {"instance", "hbm-ok:8082"}};
   const double ratio = (used * kMiB) / (((used + (total - used - reserved)) + reserved) * kMiB);
+  // dcgm-exporter 4.9: bytes, the capacity exported as such.
+  const double capacity = 85362475008, used_bytes = (o.hbm_ratio + 0.05) * capacity;
   return {r,
           {constant(selector("DCGM_FI_DEV_FB_USED", gpu), used),
            constant(selector("DCGM_FI_DEV_FB_FREE", gpu), total - used - reserved),
            constant(selector("DCGM_FI_DEV_FB_RESERVED", gpu), reserved),
+           constant(selector("DCGM_FI_DEV_FB_USED_BYTES", dcgm49("1", "hbm-full-49")), used_bytes),
+           constant(selector("DCGM_FI_DEV_FB_CAPACITY_BYTES", dcgm49("1", "hbm-full-49")), capacity),
            constant(selector("npu_chip_info_hbm_used_memory", npu), npu_used),
            constant(selector("npu_chip_info_hbm_total_memory", npu), npu_total)},
-          {{{{"host", "hbm-full"}, {"device", "0"}}, ratio}},
+          {{{{"host", "hbm-full"}, {"device", "0"}}, ratio},
+           {{{"host", "hbm-full-49"}, {"device", "1"}}, used_bytes / capacity}},
           {"hbm-ok"}};
 }
 
@@ -224,9 +238,18 @@ AlertCase unhealthy_case(const AlertRule& r) {
   return {r,
           {constant(npu("5", "sick-npu:8082"), 0), constant(npu("6", "well-npu:8082"), 1),
            constant(npu("7", "unknown-npu:8082"), -1),
-           constant(selector("DCGM_FI_DEV_XID_ERRORS", {{"gpu", "4"}, {"hostname", "sick-gpu"}}), 79)},
-          {{{{"host", "sick-npu"}, {"device", "5"}}, 0}, {{{"host", "sick-gpu"}, {"device", "4"}}, 0}},
-          {"well-npu", "unknown-npu"}};
+           constant(selector("DCGM_FI_DEV_XID_ERRORS", {{"gpu", "4"}, {"hostname", "sick-gpu"}}), 79),
+           // dcgm-exporter 4.9: no XID, but no spare rows left.
+           constant(selector("DCGM_FI_DEV_XID_ERROR", dcgm49("2", "remap-failed-gpu")), 0),
+           constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49("2", "remap-failed-gpu")), 1),
+           // dcgm-exporter 4.9: XID 48 (double-bit ECC error), rows still remappable.
+           constant(selector("DCGM_FI_DEV_XID_ERROR", dcgm49("1", "xid-gpu")), 48),
+           constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49("1", "xid-gpu")), 0),
+           constant(selector("DCGM_FI_DEV_XID_ERROR", dcgm49("3", "well-gpu")), 0),
+           constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49("3", "well-gpu")), 0)},
+          {{{{"host", "sick-npu"}, {"device", "5"}}, 0}, {{{"host", "sick-gpu"}, {"device", "4"}}, 0},
+           {{{"host", "remap-failed-gpu"}, {"device", "2"}}, 0}, {{{"host", "xid-gpu"}, {"device", "1"}}, 0}},
+          {"well-npu", "unknown-npu", "well-gpu"}};
 }
 
 // The counter climbs steadily, so that once a whole window lies behind it increase() over the
@@ -279,6 +302,26 @@ std::string recording_case() {
   add("DCGM_FI_DEV_GPU_UTIL", dcgm_new, 87);
   add("DCGM_FI_DEV_XID_ERRORS", dcgm_new, 0);
   add("DCGM_FI_DEV_ROW_REMAP_FAILURE", dcgm_new, 0);
+  // dcgm-exporter 4.9: bytes and a 0-1 ratio, as exported. GPU 0 exports its capacity, GPU 1
+  // only used, free and reserved (a collector file without FB_CAPACITY_BYTES).
+  const Labels dcgm49_a = dcgm49("0", "dcgm-49"), dcgm49_b = dcgm49("1", "dcgm-49");
+  add("DCGM_FI_DEV_FB_USED_BYTES", dcgm49_a, 42949672960);
+  add("DCGM_FI_DEV_FB_FREE_BYTES", dcgm49_a, 41875931136);
+  add("DCGM_FI_DEV_FB_RESERVED_BYTES", dcgm49_a, 536870912);
+  add("DCGM_FI_DEV_FB_CAPACITY_BYTES", dcgm49_a, 85362475008);
+  add("DCGM_FI_DEV_GPU_TEMP_CELSIUS", dcgm49_a, 62);
+  add("DCGM_FI_DEV_BOARD_POWER_WATTS", dcgm49_a, 455.25);
+  add("DCGM_FI_DEV_GPU_UTIL_RATIO", dcgm49_a, 0.73);
+  add("DCGM_FI_DEV_XID_ERROR", dcgm49_a, 0);
+  add("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49_a, 0);
+  add("DCGM_FI_DEV_FB_USED_BYTES", dcgm49_b, 1073741824);
+  add("DCGM_FI_DEV_FB_FREE_BYTES", dcgm49_b, 83751862272);
+  add("DCGM_FI_DEV_FB_RESERVED_BYTES", dcgm49_b, 536870912);
+  add("DCGM_FI_DEV_GPU_TEMP_CELSIUS", dcgm49_b, 38);
+  add("DCGM_FI_DEV_BOARD_POWER_WATTS", dcgm49_b, 71.5);
+  add("DCGM_FI_DEV_GPU_UTIL_RATIO", dcgm49_b, 0);
+  add("DCGM_FI_DEV_XID_ERROR", dcgm49_b, 0);
+  add("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49_b, 1);
   const Labels dcgm_old = {{"gpu", "1"}, {"device", "nvidia1"}, {"Hostname", "dcgm-old"},
                            {"instance", "10.0.0.2:9400"}};
   add("DCGM_FI_DEV_FB_USED", dcgm_old, 1024);
@@ -325,14 +368,16 @@ std::string recording_case() {
   add(series::kTemperature, {{"host", "dcgm-new"}, {"device", "0"}}, 99);
 
   const Device a{"dcgm-new", "0"}, b{"dcgm-old", "1"}, c{"dcgm-compat", "0"}, d{"npu-old", "0"},
-      e{"npu-new", "1"}, p{"plumb-host", "0"};
+      e{"npu-new", "1"}, p{"plumb-host", "0"}, f{"dcgm-49", "0"}, g{"dcgm-49", "1"};
   const std::vector<Record> records = {
-      {series::kRecHbmUsed, {{a, 40960 * kMiB}, {b, 1024 * kMiB}, {c, 2048 * kMiB}, {d, 3133 * kMiB}, {e, 29954 * kMiB}, {p, 1e9}}},
-      {series::kRecHbmTotal, {{a, 81920 * kMiB}, {b, 81920 * kMiB}, {c, 16384 * kMiB}, {d, 65536 * kMiB}, {e, 65536 * kMiB}, {p, 85899345920}}},
-      {series::kRecTemperature, {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}}},
-      {series::kRecPower, {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}}},
-      {series::kRecUtilization, {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}}},
-      {series::kRecHealthy, {{a, 1}, {b, 1}, {c, 0}, {d, 1}, {e, 0}, {p, 1}}},
+      {series::kRecHbmUsed, {{a, 40960 * kMiB}, {b, 1024 * kMiB}, {c, 2048 * kMiB}, {d, 3133 * kMiB}, {e, 29954 * kMiB}, {p, 1e9},
+                             {f, 42949672960}, {g, 1073741824}}},
+      {series::kRecHbmTotal, {{a, 81920 * kMiB}, {b, 81920 * kMiB}, {c, 16384 * kMiB}, {d, 65536 * kMiB}, {e, 65536 * kMiB}, {p, 85899345920},
+                              {f, 85362475008}, {g, 85362475008}}},
+      {series::kRecTemperature, {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}, {f, 62}, {g, 38}}},
+      {series::kRecPower, {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
+      {series::kRecUtilization, {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
+      {series::kRecHealthy, {{a, 1}, {b, 1}, {c, 0}, {d, 1}, {e, 0}, {p, 1}, {f, 1}, {g, 0}}},
   };
   std::string out = fmt::format("  # the recording rules\n  - interval: {}\n    input_series:\n",
                                 seconds(kStep));
@@ -365,9 +410,13 @@ std::string rule_tests_yaml(const AlertOptions& o, const std::string& rules_file
       unhealthy_case(rule(rules, "PlumbDeviceUnhealthy")),
       restart_case(o, rule(rules, "PlumbRestartLoop")),
   };
+  // group_eval_order: without it promtool evaluates the two groups in map order, at random, and
+  // an alert evaluated before the recording rule it reads is pending one step late (the tests
+  // failed about one run in two).
   std::string out = fmt::format(
       "# Written by plumb alerts test. Run: promtool test rules FILE\n"
-      "rule_files:\n  - {}\nevaluation_interval: {}\ntests:\n",
+      "rule_files:\n  - {}\nevaluation_interval: {}\n"
+      "group_eval_order:\n  - plumb-normalise\n  - plumb-alerts\ntests:\n",
       yaml_quoted(rules_file), seconds(kStep));
   out += recording_case();
   for (const AlertCase& c : cases) out += case_yaml(c);

@@ -57,6 +57,21 @@ std::string dcgm_health(const char* xid, const char* row_remap) {
                      xid, row_remap);
 }
 
+// dcgm-exporter 4.9.0 (DCGM 4.7) renamed its default fields to DCGM 4.7's names and moved GPU
+// memory from MiB to bytes and utilisation from % to a 0-1 ratio, so these need no conversion.
+// Sources (docs/alerts.md, "Where the names and units come from"): the 4.9.0 release notes
+// (newreleases.io/project/github/NVIDIA/dcgm-exporter/release/4.9.0: the renames, the units,
+// DCGM_FI_DEV_FB_CAPACITY_BYTES collected by default); NVIDIA/go-dcgm
+// pkg/dcgm/alias_resolution_test.go (GPU_TEMP -> GPU_TEMP_CELSIUS, POWER_USAGE ->
+// BOARD_POWER_WATTS, XID_ERRORS -> XID_ERROR); DCGM's python bindings dcgm_fields.py
+// (ROW_REMAP_FAILURE -> ROW_REMAP_FAILED); a public survey of DCGM 4.7's field identifiers, a
+// secondary source only (FB_FREE/USED/RESERVED_BYTES 1626-1628, GPU_UTIL_RATIO 1613, 0-1).
+std::string dcgm49_fb_total() {
+  return "(DCGM_FI_DEV_FB_CAPACITY_BYTES or DCGM_FI_DEV_FB_USED_BYTES + "
+         "DCGM_FI_DEV_FB_FREE_BYTES + (DCGM_FI_DEV_FB_RESERVED_BYTES or "
+         "DCGM_FI_DEV_FB_USED_BYTES * 0))";
+}
+
 std::vector<Normalised> normalised_table() {
   namespace s = series;
   const std::string fb_total =
@@ -64,34 +79,40 @@ std::vector<Normalised> normalised_table() {
       "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kMiB;
   return {
       {s::kRecHbmUsed, "max",
-       {{std::string("DCGM_FI_DEV_FB_USED") + kMiB, "gpu"},
+       {{"DCGM_FI_DEV_FB_USED_BYTES", "gpu"},
+        {std::string("DCGM_FI_DEV_FB_USED") + kMiB, "gpu"},
         {std::string("dcgm_fb_used") + kMiB, "gpu"},
         {std::string("npu_chip_info_hbm_used_memory") + kMiB, "id"},
         {s::kHbmUsed, "device"}}},
       {s::kRecHbmTotal, "max",
-       {{fb_total, "gpu"},
+       {{dcgm49_fb_total(), "gpu"},
+        {fb_total, "gpu"},
         {std::string("(dcgm_fb_used + dcgm_fb_free)") + kMiB, "gpu"},
         {std::string("npu_chip_info_hbm_total_memory") + kMiB, "id"},
         {s::kHbmTotal, "device"}}},
       {s::kRecTemperature, "max",
-       {{"DCGM_FI_DEV_GPU_TEMP", "gpu"},
+       {{"DCGM_FI_DEV_GPU_TEMP_CELSIUS", "gpu"},
+        {"DCGM_FI_DEV_GPU_TEMP", "gpu"},
         {"dcgm_gpu_temp", "gpu"},
         {"npu_chip_info_temperature", "id"},
         {s::kTemperature, "device"}}},
       {s::kRecPower, "max",
-       {{"DCGM_FI_DEV_POWER_USAGE", "gpu"},
+       {{"DCGM_FI_DEV_BOARD_POWER_WATTS", "gpu"},
+        {"DCGM_FI_DEV_POWER_USAGE", "gpu"},
         {"dcgm_power_usage", "gpu"},
         {"npu_chip_info_power", "id"},
         {s::kPower, "device"}}},
       {s::kRecUtilization, "max",
-       {{"DCGM_FI_DEV_GPU_UTIL / 100", "gpu"},
+       {{"DCGM_FI_DEV_GPU_UTIL_RATIO", "gpu"},
+        {"DCGM_FI_DEV_GPU_UTIL / 100", "gpu"},
         {"dcgm_gpu_utilization / 100", "gpu"},
         {"npu_chip_info_utilization / 100", "id"},
         {s::kUtilization, "device"}}},
       // npu-exporter: 1 healthy, 0 unhealthy, -1 (26.1.0 and later) the DCMI call failed, which
       // says nothing about the device: such a device has no plumb:device_healthy.
       {s::kRecHealthy, "min",
-       {{dcgm_health("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"), "gpu"},
+       {{dcgm_health("DCGM_FI_DEV_XID_ERROR", "DCGM_FI_DEV_ROW_REMAP_FAILED"), "gpu"},
+        {dcgm_health("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"), "gpu"},
         {"dcgm_xid_errors == bool 0", "gpu"},
         {"(npu_chip_info_health_status >= 0) == bool 1", "id"},
         {s::kHealthy, "device"}}},

@@ -1,8 +1,8 @@
 // `plumb alerts rules`: the Prometheus rule file. One group of recording rules turns every known
-// spelling of a device metric (dcgm-exporter, its 1.x compatibility names, npu-exporter with old
-// and new labels, plumb exporter) into one plumb: series in base units with `host` and `device`
-// labels; one group of alerting rules uses only those series and plumb's own. Every threshold
-// and `for:` is an AlertOptions field, so the tests (rule_tests.h) and the dashboard
+// spelling of a device metric (dcgm-exporter before and from 4.9, its 1.x names, npu-exporter
+// with old and new labels, plumb exporter) into one plumb: series in base units with `host` and
+// `device` labels; one group of alerting rules uses only those series and plumb's own. Every
+// threshold and `for:` is an AlertOptions field, so the tests (rule_tests.h) and the dashboard
 // (dashboard.h) follow the same numbers. docs/alerts.md explains each rule and its source.
 #pragma once
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "exporter/dashboard.h"
 #include "exporter/rule_tests.h"
 #include "support/subprocess.h"
@@ -65,9 +67,42 @@ TEST(RecordingRules, TemperatureFromEverySpellingInOrder) {
     return std::string("max by (host, device) (label_replace(label_replace(label_replace(label_join(") +
            metric + ", " + host + ", \"device\", \"$1\", \"" + device + "\", \"(.+)\"))";
   };
-  EXPECT_EQ(t.expr, part("DCGM_FI_DEV_GPU_TEMP", "gpu") + "\nor\n" + part("dcgm_gpu_temp", "gpu") +
+  EXPECT_EQ(t.expr, part("DCGM_FI_DEV_GPU_TEMP_CELSIUS", "gpu") + "\nor\n" +
+                        part("DCGM_FI_DEV_GPU_TEMP", "gpu") + "\nor\n" + part("dcgm_gpu_temp", "gpu") +
                         "\nor\n" + part("npu_chip_info_temperature", "id") + "\nor\n" +
                         part("plumb_device_temperature_celsius", "device"));
+}
+
+// dcgm-exporter 4.9 (DCGM 4.7 names): bytes and a 0-1 ratio are taken as they are, and its health
+// fields are read under their new names; the MiB and % spellings before 4.9 keep their factors.
+TEST(RecordingRules, DcgmExporter49NamesNeedNoConversion) {
+  const std::vector<RecordingRule> rules = recording_rules();
+  ASSERT_EQ(rules.size(), 6u);
+  EXPECT_NE(rules[0].expr.find("label_join(DCGM_FI_DEV_FB_USED_BYTES, "), std::string::npos);
+  EXPECT_EQ(rules[0].expr.find("DCGM_FI_DEV_FB_USED_BYTES *"), std::string::npos);
+  EXPECT_NE(rules[1].expr.find("label_join((DCGM_FI_DEV_FB_CAPACITY_BYTES or "
+                               "DCGM_FI_DEV_FB_USED_BYTES + DCGM_FI_DEV_FB_FREE_BYTES + "
+                               "(DCGM_FI_DEV_FB_RESERVED_BYTES or DCGM_FI_DEV_FB_USED_BYTES * 0)), "),
+            std::string::npos);
+  EXPECT_NE(rules[3].expr.find("label_join(DCGM_FI_DEV_BOARD_POWER_WATTS, "), std::string::npos);
+  EXPECT_NE(rules[4].expr.find("label_join(DCGM_FI_DEV_GPU_UTIL_RATIO, "), std::string::npos);
+  EXPECT_EQ(rules[4].expr.find("DCGM_FI_DEV_GPU_UTIL_RATIO /"), std::string::npos);
+  EXPECT_NE(rules[5].expr.find(R"(label_replace(DCGM_FI_DEV_XID_ERROR == bool 0, "plumb_check", )"
+                               R"("xid", "", "") or label_replace(DCGM_FI_DEV_ROW_REMAP_FAILED == )"
+                               R"(bool 0, "plumb_check", "row_remap", "", ""))"),
+            std::string::npos);
+  // The 4.9 spelling comes first in its record, before the one it replaced.
+  const std::vector<std::tuple<size_t, std::string, std::string>> pairs = {
+      {0, "DCGM_FI_DEV_FB_USED_BYTES", "DCGM_FI_DEV_FB_USED *"},
+      {1, "DCGM_FI_DEV_FB_CAPACITY_BYTES", "DCGM_FI_DEV_FB_TOTAL"},
+      {2, "DCGM_FI_DEV_GPU_TEMP_CELSIUS", "DCGM_FI_DEV_GPU_TEMP,"},
+      {3, "DCGM_FI_DEV_BOARD_POWER_WATTS", "DCGM_FI_DEV_POWER_USAGE"},
+      {4, "DCGM_FI_DEV_GPU_UTIL_RATIO", "DCGM_FI_DEV_GPU_UTIL /"},
+      {5, "DCGM_FI_DEV_ROW_REMAP_FAILED", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}};
+  for (const auto& [i, now, before] : pairs) {
+    ASSERT_NE(rules[i].expr.find(before), std::string::npos) << before;
+    EXPECT_LT(rules[i].expr.find(now), rules[i].expr.find(before)) << now;
+  }
 }
 
 TEST(RecordingRules, UnitConversions) {
@@ -165,6 +200,37 @@ TEST(RuleTestFile, FollowsTheThresholds) {
                       "'79.5x7'"),
             std::string::npos);
   EXPECT_NE(yaml.find("summary: 'hot-npu device 3 is at 80.0 °C (hot at 80 °C)'"), std::string::npos);
+}
+
+// The generated tests feed dcgm-exporter 4.9 series (new names, `hostname`, the driver label
+// DCGM_FI_SYSTEM_DRIVER_VERSION) and expect their values in base units unchanged; and they fix
+// the order promtool evaluates the two groups in.
+TEST(RuleTestFile, DcgmExporter49InputsAndGroupOrder) {
+  const std::string yaml = rule_tests_yaml({}, "r.yml");
+  EXPECT_NE(yaml.find("evaluation_interval: 15s\ngroup_eval_order:\n  - plumb-normalise\n"
+                      "  - plumb-alerts\ntests:\n"),
+            std::string::npos);
+  const std::string labels =
+      R"({gpu="0",UUID="GPU-0a1b2c3d-0000-4000-8000-000000000000",pci_bus_id="00000000:08:00.0",)"
+      R"(device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="dcgm-49",)"
+      R"(DCGM_FI_SYSTEM_DRIVER_VERSION="580.95.05"}')";
+  EXPECT_NE(yaml.find("- series: 'DCGM_FI_DEV_FB_USED_BYTES" + labels + "\n        values: "
+                      "'42949672960x4'"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("- series: 'DCGM_FI_DEV_GPU_UTIL_RATIO" + labels + "\n        values: '0.73x4'"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("- labels: 'plumb:device_hbm_used_bytes{host=\"dcgm-49\",device=\"0\"}'\n"
+                      "            value: 42949672960\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("- labels: 'plumb:device_hbm_total_bytes{host=\"dcgm-49\",device=\"1\"}'\n"
+                      "            value: 85362475008\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("- labels: 'plumb:device_utilization_ratio{host=\"dcgm-49\",device=\"0\"}'\n"
+                      "            value: 0.73\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("- labels: 'plumb:device_healthy{host=\"dcgm-49\",device=\"1\"}'\n"
+                      "            value: 0\n"),
+            std::string::npos);
 }
 
 TEST(DashboardCheck, UidAndTitle) {
