@@ -52,7 +52,14 @@ void setup_exporter(CLI::App& app, ExporterOptions& o) {
 }
 
 int run_exporter(const ExporterOptions& o) {
-  exporter::Exporter ex(exporter::make_sources(o.sources), {PLUMB_VERSION, {}, {}});
+  // The sources' lines (the device tool picked, malformed events lines) carry the same prefix
+  // as the exporter's own.
+  exporter::SourceOptions sources = o.sources;
+  sources.log = [](const std::string& line) {
+    fmt::print(stderr, "plumb exporter: {}\n", line);
+    std::fflush(stderr);
+  };
+  exporter::Exporter ex(exporter::make_sources(sources), {PLUMB_VERSION, {}, {}});
   if (o.once) {
     const bool ok = ex.collect_once();
     std::cout << ex.metrics() << std::flush;

@@ -132,9 +132,9 @@ std::string pick_device_source(const SourceOptions& o) {
     picked = "npu-smi";
   }
   log_line(o, picked == "none"
-                  ? fmt::format("exporter: --device-source auto: neither {} nor {} found: no "
+                  ? fmt::format("--device-source auto: neither {} nor {} found: no "
                                 "device source", o.nvidia_smi, o.npu_smi)
-                  : fmt::format("exporter: --device-source auto: {} ({})", picked, found));
+                  : fmt::format("--device-source auto: {} ({})", picked, found));
   return picked;
 }
 

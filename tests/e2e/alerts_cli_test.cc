@@ -17,8 +17,10 @@ namespace {
 
 const std::string kPlumb = PLUMB_BIN;
 
-Run in_dir(const std::string& dir, const std::string& command) {
-  return run_command("cd '" + dir + "' && " + command);
+test::Run in_dir(const std::string& dir, const std::string& command) {
+  // In a subshell: run_command redirects the whole line's output, which would override the
+  // command's own "> FILE".
+  return run_command("(cd '" + dir + "' && " + command + ")");
 }
 
 bool have_promtool() { return run_command("command -v promtool").exit_code == 0; }
@@ -29,26 +31,26 @@ bool have_promtool() { return run_command("command -v promtool").exit_code == 0;
 TEST(AlertsCli, RulesPassPromtoolCheck) {
   REQUIRE_PROMTOOL();
   const std::string dir = temp_dir("alerts_rules_check");
-  const Run rules = in_dir(dir, kPlumb + " alerts rules > r.yml");
+  const test::Run rules = in_dir(dir, kPlumb + " alerts rules > r.yml");
   ASSERT_EQ(rules.exit_code, 0) << rules.err;
-  const Run check = in_dir(dir, "promtool check rules r.yml");
+  const test::Run check = in_dir(dir, "promtool check rules r.yml");
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(check.out.find("SUCCESS: 14 rules found"), std::string::npos) << check.out;
 }
 
 // Writes rules and tests with the given flags into `dir` and runs promtool test rules.
-Run generated_tests(const std::string& dir, const std::string& rule_flags,
+test::Run generated_tests(const std::string& dir, const std::string& rule_flags,
                     const std::string& test_flags) {
-  const Run rules = in_dir(dir, kPlumb + " alerts rules " + rule_flags + " -o r.yml");
+  const test::Run rules = in_dir(dir, kPlumb + " alerts rules " + rule_flags + " -o r.yml");
   EXPECT_EQ(rules.exit_code, 0) << rules.err;
-  const Run tests = in_dir(dir, kPlumb + " alerts test " + test_flags + " --rules r.yml -o t.yml");
+  const test::Run tests = in_dir(dir, kPlumb + " alerts test " + test_flags + " --rules r.yml -o t.yml");
   EXPECT_EQ(tests.exit_code, 0) << tests.err;
   return in_dir(dir, "promtool test rules t.yml");
 }
 
 TEST(AlertsCli, GeneratedTestsPassWithDefaults) {
   REQUIRE_PROMTOOL();
-  const Run r = generated_tests(temp_dir("alerts_test_defaults"), "", "");
+  const test::Run r = generated_tests(temp_dir("alerts_test_defaults"), "", "");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("SUCCESS"), std::string::npos) << r.out;
 }
@@ -59,14 +61,14 @@ TEST(AlertsCli, GeneratedTestsFollowChangedThresholds) {
       "--hbm-ratio 0.8 --temp-warn 80 --temp-crit 90 --temp-for 2m --bandwidth-min-gbps 100 "
       "--bandwidth-collectives allreduce,allgather --op-jitter 1 --step-for 0s "
       "--restarts-max 1 --restart-window 10m --restart-for 30s";
-  const Run r = generated_tests(temp_dir("alerts_test_changed"), flags, flags);
+  const test::Run r = generated_tests(temp_dir("alerts_test_changed"), flags, flags);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST(AlertsCli, GeneratedTestsFailAgainstOtherThresholds) {
   REQUIRE_PROMTOOL();
   // Tests for --temp-warn 80 against rules with 85: the hot device at 80 °C does not fire.
-  const Run r = generated_tests(temp_dir("alerts_test_mismatch"), "", "--temp-warn 80");
+  const test::Run r = generated_tests(temp_dir("alerts_test_mismatch"), "", "--temp-warn 80");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find("PlumbDeviceHot"), std::string::npos) << r.out << r.err;
 }
@@ -81,7 +83,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 TEST(DashboardCli, EveryExpressionPassesPromtool) {
   REQUIRE_PROMTOOL();
   const std::string dir = temp_dir("dashboard_check");
-  const Run d = in_dir(dir, kPlumb + " dashboard --title 'GPU farm' --uid farm-1 -o d.json");
+  const test::Run d = in_dir(dir, kPlumb + " dashboard --title 'GPU farm' --uid farm-1 -o d.json");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   const nlohmann::json board = nlohmann::json::parse(read_file(dir + "/d.json"));
   EXPECT_EQ(board["title"], "GPU farm");
@@ -105,7 +107,7 @@ TEST(DashboardCli, EveryExpressionPassesPromtool) {
   }
   EXPECT_EQ(n, 11);
   write_file(dir + "/panels.yml", rules);
-  const Run check = in_dir(dir, "promtool check rules panels.yml");
+  const test::Run check = in_dir(dir, "promtool check rules panels.yml");
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
@@ -153,21 +155,21 @@ TEST(AlertsCli, RealExporterSamplesGiveHostAndDevice) {
       "          - labels: 'plumb:device_temperature_celsius{host=\"npu-node-7\",device=\"0\"}'\n"
       "            value: 1000\n";
   write_file(dir + "/t.yml", tests);
-  const Run r = in_dir(dir, "promtool test rules t.yml");
+  const test::Run r = in_dir(dir, "promtool test rules t.yml");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err << tests;
 }
 
 TEST(AlertsCli, BadFlagValuesExitTwoWithOneMessage) {
-  const Run r = run_command(kPlumb + " alerts rules --bandwidth-for 30x --hbm-ratio 1.2");
+  const test::Run r = run_command(kPlumb + " alerts rules --bandwidth-for 30x --hbm-ratio 1.2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "plumb: error: --hbm-ratio 1.2: expected a ratio in (0, 1]\n"
             "--bandwidth-for '30x': expected a Prometheus duration such as 30s, 5m or 1h\n");
-  const Run t = run_command(kPlumb + " alerts test --temp-warn 99");
+  const test::Run t = run_command(kPlumb + " alerts test --temp-warn 99");
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_EQ(t.err, "plumb: error: --temp-warn 99 must be below --temp-crit 95\n");
-  const Run d = run_command(kPlumb + " dashboard --uid 'a b'");
+  const test::Run d = run_command(kPlumb + " dashboard --uid 'a b'");
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_EQ(d.err,
             "plumb: error: --uid 'a b': expected 1 to 40 letters, digits, '-' or '_' (a Grafana "
@@ -175,13 +177,13 @@ TEST(AlertsCli, BadFlagValuesExitTwoWithOneMessage) {
 }
 
 TEST(AlertsCli, UsageErrorsFromCli11) {
-  const Run none = run_command(kPlumb + " alerts");
+  const test::Run none = run_command(kPlumb + " alerts");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("plumb: error: A subcommand is required"), std::string::npos) << none.err;
-  const Run unknown = run_command(kPlumb + " alerts rules --hbm-ratoi 0.8");
+  const test::Run unknown = run_command(kPlumb + " alerts rules --hbm-ratoi 0.8");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("--hbm-ratoi"), std::string::npos) << unknown.err;
-  const Run nan = run_command(kPlumb + " alerts rules --temp-warn hot");
+  const test::Run nan = run_command(kPlumb + " alerts rules --temp-warn hot");
   EXPECT_EQ(nan.exit_code, 2);
   EXPECT_NE(nan.err.find("--temp-warn"), std::string::npos) << nan.err;
 }

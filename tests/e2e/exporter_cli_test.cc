@@ -103,7 +103,7 @@ std::string http_get(int port, const std::string& path) {
 }
 
 TEST(ExporterCli, OncePrintsTheMetricsAndExits) {
-  const test::Run run = run_command(kPlumb + " exporter --once");
+  const test::Run run = run_command(kPlumb + " exporter --once --device-source none");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out,
             "# HELP plumb_exporter_build_info The plumb version serving these metrics; always 1\n"
@@ -116,7 +116,7 @@ TEST(ExporterCli, OncePrintsTheMetricsAndExits) {
 }
 
 TEST(ExporterCli, ServesMetricsAndHealthzUntilSigterm) {
-  Background exporter({"exporter", "--listen", "127.0.0.1:0"});
+  Background exporter({"exporter", "--listen", "127.0.0.1:0", "--device-source", "none"});
   const std::string line = exporter.first_line();
   const std::string prefix = "plumb exporter: serving http://127.0.0.1:";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
@@ -144,11 +144,11 @@ TEST(ExporterCli, ABusyOrMalformedAddressIsExit2WithOneMessage) {
   socklen_t len = sizeof a;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   const std::string listen = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-  const test::Run busy = run_command(kPlumb + " exporter --listen " + listen);
+  const test::Run busy = run_command(kPlumb + " exporter --device-source none --listen " + listen);
   ::close(fd);
   EXPECT_EQ(busy.exit_code, 2);
   EXPECT_EQ(busy.err, "plumb: error: --listen " + listen + ": cannot listen: Address already in use\n");
-  const test::Run bad = run_command(kPlumb + " exporter --listen 9464");
+  const test::Run bad = run_command(kPlumb + " exporter --device-source none --listen 9464");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "plumb: error: --listen 9464: expected HOST:PORT\n");
 }

@@ -115,9 +115,9 @@ TEST(SourceTable, AutoPicksNvidiaSmiThenNpuSmiThenNoneAndSaysWhich) {
   o.npu_smi = "npu-smi-not-installed";
   EXPECT_TRUE(make_sources(o).empty());
   ASSERT_EQ(logged.size(), 3u);
-  EXPECT_EQ(logged[0], "exporter: --device-source auto: nvidia-smi (" + kBin + "/nvidia-smi)");
-  EXPECT_EQ(logged[1], "exporter: --device-source auto: npu-smi (" + kBin + "/npu-smi)");
-  EXPECT_EQ(logged[2], "exporter: --device-source auto: neither nvidia-smi-not-installed nor "
+  EXPECT_EQ(logged[0], "--device-source auto: nvidia-smi (" + kBin + "/nvidia-smi)");
+  EXPECT_EQ(logged[1], "--device-source auto: npu-smi (" + kBin + "/npu-smi)");
+  EXPECT_EQ(logged[2], "--device-source auto: neither nvidia-smi-not-installed nor "
                        "npu-smi-not-installed found: no device source");
 }
 
