@@ -7,6 +7,7 @@
 
 #include "cli/baseline_command.h"
 #include "cli/checkpoint_command.h"
+#include "cli/exporter_command.h"
 #include "cli/comm_command.h"
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
@@ -115,6 +116,9 @@ std::span<const Command> commands() {
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
+      {"exporter",
+       "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
+       command(setup_exporter, run_exporter)},
   };
   return kTable;
 }

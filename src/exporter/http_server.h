@@ -29,6 +29,9 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // More header lines ("Allow" for a 405, ...); Content-Type, Content-Length and Connection are
+  // written by the server.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -45,6 +48,14 @@ struct HttpServerOptions {
   int max_connections = 1024;           // past that, new connections are accepted and closed
 };
 
+// A --listen value taken apart: "127.0.0.1:9464", "[::1]:9464", ":9464" (host "" = every
+// address, IPv6 and IPv4), "localhost:0". Throws plumb::Error "--listen TEXT: expected HOST:PORT".
+struct ListenAddress {
+  std::string host;  // without the brackets of an IPv6 address
+  int port = 0;
+};
+ListenAddress parse_listen_address(const std::string& text, const std::string& option_name);
+
 class HttpServer {
  public:
   // Binds and listens at once: throws plumb::Error "--listen 127.0.0.1:9464: cannot listen:
@@ -56,6 +67,8 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   int port() const;  // the bound port (useful with port 0)
+  // "127.0.0.1:9464", "[::]:9464": the address and port bound, for a URL.
+  std::string bound_address() const;
   // Serves until `stop` becomes true (checked at least every 100 ms) or stop() is called.
   void serve(const std::atomic<bool>& stop);
   // Serves on a thread of its own until stop() or destruction (tests, the relay).

@@ -54,5 +54,7 @@ inline constexpr const char* kSourceUp = "plumb_exporter_source_up";  // last co
 inline constexpr const char* kSourceAge = "plumb_exporter_source_age_seconds";  // since last ok
 inline constexpr const char* kSourceErrors = "plumb_exporter_source_errors_total";
 inline constexpr const char* kSourceSeconds = "plumb_exporter_source_collect_seconds";
+inline constexpr const char* kBuildInfo = "plumb_exporter_build_info";  // {version} 1
+inline constexpr const char* kScrapes = "plumb_exporter_scrapes_total";  // answers to /metrics
 
 }  // namespace plumb::exporter::series
