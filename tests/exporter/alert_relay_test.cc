@@ -60,7 +60,7 @@ TEST(AlertWebhookHandler, QueuesAGoodPayload) {
   EXPECT_EQ(resp.body, "queued 2 alerts\n");
   s->finish(30);
   ASSERT_EQ(r.bodies.size(), 1u);
-  EXPECT_EQ(r.bodies[0].substr(0, 41), R"({"text":"[FIRING:2] PlumbHbmHigh node-17\n)");
+  EXPECT_EQ(r.bodies[0].substr(0, 42), R"({"text":"[FIRING:2] PlumbHbmHigh node-17\n)");
 }
 
 TEST(AlertWebhookHandler, BadPayloadIs400WithTheMessageAndLogged) {

@@ -101,7 +101,7 @@ TEST(AlertText, AgesInTwoUnits) {
 }
 
 TEST(ChatTargetBodies, FeishuText) {
-  nlohmann::json expected = {{"msg_type", "text"}, {"content", {{"text", kFiringText}}}};
+  nlohmann::ordered_json expected = {{"msg_type", "text"}, {"content", {{"text", kFiringText}}}};
   EXPECT_EQ(body("feishu", firing()), expected.dump(-1, ' ', false));
   EXPECT_EQ(body("lark", firing()), expected.dump(-1, ' ', false));
 }
