@@ -8,6 +8,7 @@
 #include "cli/baseline_command.h"
 #include "cli/checkpoint_command.h"
 #include "cli/exporter_command.h"
+#include "cli/alert_relay_command.h"
 #include "cli/comm_command.h"
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
@@ -129,6 +130,10 @@ std::span<const Command> commands() {
       {"exporter",
        "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
        command(setup_exporter, run_exporter)},
+      // exporter: alert relay
+      {"alert-relay",
+       "Alertmanager's webhook into the on-call chat: Feishu/Lark, Slack, a JSON webhook",
+       command(setup_alert_relay, run_alert_relay)},
   };
   return kTable;
 }
