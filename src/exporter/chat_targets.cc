@@ -53,9 +53,9 @@ std::string alert_block(const WebhookAlert& a, ch::sys_seconds now) {
   if (!a.label("device").empty()) head += " device=" + a.label("device");
   std::string block = head + "\n" + when_line(a, now);
   if (!a.annotation("summary").empty()) block += "\n" + a.annotation("summary");
-  if (!a.annotation("description").empty()) {
-    block += "\nWhat to check first: " + a.annotation("description");
-  }
+  // As written: plumb's alerts say "Check first: ..." themselves, and another rule's
+  // description is not always advice.
+  if (!a.annotation("description").empty()) block += "\n" + a.annotation("description");
   if (!a.generator_url.empty()) block += "\n" + a.generator_url;
   return block;
 }
