@@ -20,6 +20,7 @@
 //      probe's failures, the exporter's RSS before and after each round.
 //
 //   build-release/bench/exporter_load [--window S] [--rounds N] [--load-seconds S] [--smoke]
+//                                     [--plumb PATH] [--standin PATH-TO-nvidia-smi-stand-in]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -221,9 +222,10 @@ void cpu_phase(pid_t pid, int port, const Options& o) {
 // ---- 2. load
 
 // Bad clients until `stop`: each kind in turn on a fresh connection; slow ones held open.
-void bad_clients(int port, const std::atomic<bool>& stop, std::atomic<long>& sent) {
+void bad_clients(int port, const std::atomic<bool>& stop, std::atomic<long>& sent,
+                 std::atomic<long>& refused) {
   const std::string kinds[] = {
-      std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 garbage\r\n\r\n"),
+      "\x16\x03\x01\x02\x01\xfc\x03\x03 garbage\r\n\r\n",  // a TLS hello's first bytes
       "GET /metrics HTTP/1.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n",
       "GET /metrics\r\n\r\n",
       "POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
@@ -239,7 +241,8 @@ void bad_clients(int port, const std::atomic<bool>& stop, std::atomic<long>& sen
       slow.push_back(fd);
     } else {
       char buffer[4096];
-      recv(fd, buffer, sizeof buffer, 0);
+      const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+      if (n > 10 && std::string(buffer, 10) == "HTTP/1.1 4") ++refused;  // 400, 411, 431
       close(fd);
     }
     ++sent;
@@ -304,7 +307,8 @@ void load_phase(pid_t pid, int port, const Options& o) {
   for (int r = 0; r < o.rounds; ++r) {
     std::atomic<bool> stop{false};
     std::atomic<long> bad{0};
-    std::thread bad_thread(bad_clients, port, std::cref(stop), std::ref(bad));
+    std::atomic<long> refused{0};
+    std::thread bad_thread(bad_clients, port, std::cref(stop), std::ref(bad), std::ref(refused));
     Probe p;
     std::thread probe_thread([&] { p = probe(port, stop, 3600); });
     const Wrk w = run_wrk(port, o);
@@ -314,9 +318,10 @@ void load_phase(pid_t pid, int port, const Options& o) {
     rss.push_back(rss_mb(pid));
     loaded.ms.insert(loaded.ms.end(), p.ms.begin(), p.ms.end());
     loaded.failures += p.failures;
-    fmt::print("load round {}: wrk {:.0f} req/s, non-2xx {}{}; {} bad clients; probe p99 {:.1f} ms, "
-               "{} failed; RSS {:.1f} MB\n", r + 1, w.requests_per_second, w.non_2xx,
-               w.errors.empty() ? "" : ", " + w.errors, bad.load(), plumb::percentile(p.ms, 99),
+    fmt::print("load round {}: wrk {:.0f} req/s, non-2xx {}{}; {} bad clients ({} answered 4xx, "
+               "up to 20 held open half-sent); probe p99 {:.1f} ms, {} failed; RSS {:.1f} MB\n",
+               r + 1, w.requests_per_second, w.non_2xx, w.errors.empty() ? "" : ", " + w.errors,
+               bad.load(), refused.load(), plumb::percentile(p.ms, 99),
                p.failures, rss.back());
   }
   const double worst = loaded.ms.empty() ? 0 : *std::max_element(loaded.ms.begin(), loaded.ms.end());
@@ -339,6 +344,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--rounds") o.rounds = std::stoi(next());
     else if (a == "--load-seconds") o.load_seconds = std::stod(next());
     else if (a == "--plumb") o.plumb = next();
+    else if (a == "--standin") o.standin = next();
     else if (a == "--smoke") o.window = 2, o.rounds = 1, o.load_seconds = 2;
     else {
       fmt::print(stderr, "exporter_load: unknown option {}\n", a);
@@ -374,7 +380,11 @@ int main(int argc, char** argv) {
   get(port, "/metrics", &bytes);
   fmt::print("exporter: {} GPUs, {} operators, /metrics {} bytes\n", kDevices, kOperators, bytes);
   cpu_phase(pid, port, o);
-  load_phase(pid, port, o);
+  if (std::system("command -v wrk >/dev/null 2>&1") == 0) {
+    load_phase(pid, port, o);
+  } else {
+    fmt::print("# load phase skipped: wrk is not installed (Debian package wrk)\n");
+  }
   stop(pid);
   std::filesystem::remove_all(dir);
   return 0;
