@@ -120,17 +120,16 @@ std::span<const Command> commands() {
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
-      // monitoring: alerts and dashboard
+      // monitoring: the exporter, the rules on top of every exporter, the board, the chat
+      {"exporter",
+       "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
+       command(setup_exporter, run_exporter)},
       {"alerts",
        "Prometheus rules: every exporter's spelling into plumb: series, plumb's alerts; their "
        "promtool tests",
        command(setup_alerts, run_alerts)},
       {"dashboard", "A Grafana dashboard on the plumb: series (devices, bandwidth, training)",
        command(setup_dashboard, run_dashboard)},
-      {"exporter",
-       "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
-       command(setup_exporter, run_exporter)},
-      // exporter: alert relay
       {"alert-relay",
        "Alertmanager's webhook into the on-call chat: Feishu/Lark, Slack, a JSON webhook",
        command(setup_alert_relay, run_alert_relay)},
