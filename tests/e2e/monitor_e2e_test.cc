@@ -312,5 +312,60 @@ TEST(MonitorE2E, AlertsGoPendingThenFiringAndReachTheChatThroughAlertmanagerAndT
   if (std::getenv("PLUMB_E2E_SHOW")) std::cout << message << "\n" << relay.log() << exporter.log();
 }
 
+
+// What the issue asks of bad input, with the real binary: a device tool that hangs, one that
+// prints garbage, a malformed events line — each a clear message, and the exporter keeps serving.
+TEST(MonitorE2E, AHungToolGarbageAndAMalformedLineAreMessagesAndTheExporterKeepsServing) {
+  const std::string dir = temp_dir("monitor-bad-input");
+  write_file(dir + "/hang.csv", "#hang\n");
+  write_file(dir + "/garbage.txt", "#garbage\n");
+  write_file(dir + "/events.jsonl",
+             "{\"schema\":\"plumb.train-events/1\",\"step\":1,\"step_seconds\":1.5}\n"
+             "{\"schema\":\"plumb.train-events/1\",\"step\":\"two\",\"step_seconds\":1.5}\n"
+             "{\"schema\":\"plumb.train-events/1\",\"step\":3,\"step_seconds\":1.5}\n");
+  const int port = free_port();
+  Service exporter("exporter",
+                   "env PLUMB_FAKE_NVIDIA_SMI=" + dir + "/hang.csv PLUMB_FAKE_NPU_SMI=" + dir +
+                       "/garbage.txt " + kPlumb + " exporter --listen 127.0.0.1:" +
+                       std::to_string(port) + " --host h --device-source nvidia-smi --nvidia-smi " +
+                       kFixtures + "/bin/nvidia-smi --tool-timeout 0.5 --device-interval 1 --events " +
+                       dir + "/events.jsonl --events-interval 0.2",
+                   dir + "/exporter.log");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  std::string metrics;
+  ASSERT_TRUE(wait_for([&] {
+    metrics = http(url);
+    return metrics.find("plumb_exporter_source_errors_total{source=\"nvidia-smi\"} 2") !=
+           std::string::npos;
+  }, seconds(20))) << metrics << exporter.log();
+  // Every scrape answered while the tool hung (0.5 s each time), with what the other source read.
+  EXPECT_NE(metrics.find("plumb_exporter_source_up{source=\"nvidia-smi\"} 0"), std::string::npos);
+  EXPECT_NE(metrics.find("plumb_train_step{host=\"h\",rank=\"\",device=\"\"} 3"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("plumb_train_events_malformed_total{host=\"h\"} 1"), std::string::npos);
+  EXPECT_EQ(metrics.find("plumb_device_"), std::string::npos);  // absent, never 0
+  const std::string log = exporter.log();
+  EXPECT_NE(log.find("plumb exporter: nvidia-smi: no answer within 0.5 s; no values from it yet\n"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("plumb exporter: events " + dir + "/events.jsonl:2: 'step' is a string"),
+            std::string::npos) << log;
+  EXPECT_EQ(exporter.stop(), 0) << log;
+
+  // npu-smi printing control characters and invalid UTF-8: one message, the exporter serves on.
+  const int port2 = free_port();
+  Service garbage("exporter",
+                  "env PLUMB_FAKE_NPU_SMI=" + dir + "/garbage.txt " + kPlumb +
+                      " exporter --listen 127.0.0.1:" + std::to_string(port2) +
+                      " --device-source npu-smi --npu-smi " + kFixtures + "/bin/npu-smi",
+                  dir + "/garbage.log");
+  const std::string url2 = "http://127.0.0.1:" + std::to_string(port2) + "/metrics";
+  ASSERT_TRUE(wait_for([&] {
+    return http(url2).find("plumb_exporter_source_up{source=\"npu-smi\"} 0") != std::string::npos;
+  }, seconds(20))) << garbage.log();
+  EXPECT_NE(garbage.log().find("plumb exporter: npu-smi info: "), std::string::npos) << garbage.log();
+  EXPECT_EQ(garbage.stop(), 0);
+  EXPECT_TRUE(processes_with(dir).empty());
+}
+
 }  // namespace
 }  // namespace plumb::test
