@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cli/stop_signal.h"
 #include "common/strings.h"
 #include "exporter/alert_relay.h"
 #include "exporter/chat_sender.h"
@@ -18,20 +19,6 @@
 
 namespace plumb::cli {
 namespace {
-
-// Set by SIGINT/SIGTERM; the server checks it every 100 ms. A signal handler can reach nothing
-// else.
-std::atomic<bool> g_relay_stop{false};
-
-void on_stop(int) { g_relay_stop = true; }
-
-void stop_on_signals() {
-  struct sigaction sa{};
-  sa.sa_handler = on_stop;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
 
 // One line at a time from the HTTP and worker threads; label values from Alertmanager are
 // escaped so that no byte of theirs drives the terminal.
@@ -112,10 +99,10 @@ int run_alert_relay(const AlertRelayOptions& o) {
   exporter::HttpServer server(server_options, [&](const exporter::HttpRequest& r) {
     return exporter::handle_alert_webhook(r, sender, log);
   });
-  stop_on_signals();
+  const std::atomic<bool>& stop = stop_on_signals();
   log(fmt::format("plumb alert-relay: listening on http://{}/alertmanager; relaying to {}",
                   server.bound_address(), targets_text(targets)));
-  server.serve(g_relay_stop);
+  server.serve(stop);
   log("plumb alert-relay: stopping");
   sender.finish(o.drain_s);
   return 0;

@@ -8,26 +8,13 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/stop_signal.h"
 #include "common/error.h"
 #include "exporter/exporter.h"
 #include "exporter/http_server.h"
 
 namespace plumb::cli {
 namespace {
-
-// Set by SIGINT/SIGTERM; the server checks it every 100 ms. A signal handler can reach nothing
-// else.
-std::atomic<bool> g_exporter_stop{false};
-
-void on_stop(int) { g_exporter_stop = true; }
-
-void stop_on_signals() {
-  struct sigaction sa{};
-  sa.sa_handler = on_stop;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
 
 std::string names_text(const std::vector<std::string>& names) {
   std::string text;
@@ -70,12 +57,12 @@ int run_exporter(const ExporterOptions& o) {
   // Bound before any source starts: a busy or malformed address fails at once, with exit 2.
   exporter::HttpServer server(server_options,
                               [&ex](const exporter::HttpRequest& r) { return ex.handle(r); });
-  stop_on_signals();
+  const std::atomic<bool>& stop = stop_on_signals();
   ex.start();
   fmt::print(stderr, "plumb exporter: serving http://{}/metrics; sources: {}\n",
              server.bound_address(), names_text(ex.source_names()));
   std::fflush(stderr);
-  server.serve(g_exporter_stop);
+  server.serve(stop);
   ex.stop();
   return 0;
 }

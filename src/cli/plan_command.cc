@@ -11,7 +11,7 @@
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/output_file.h"
-#include "common/number_range.h"
+#include "common/number_option.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "plan/calibration.h"
@@ -50,21 +50,6 @@ constexpr NumberRange kRestartMinutes{0, 7 * 24 * 60};     // up to a week
 constexpr NumberRange kTokens{1, 1e18};                    // Llama 3's 15.6T × 64,000
 constexpr NumberRange kPue{1, 3};
 
-// The check of a number option: the value within `range`, or "--opt: must be <range>, got 'x'".
-// A count is rewritten as the integer CLI11 then converts ("1e3" → "1000"): options take it with
-// transform(), as check() would discard the rewrite.
-CLI::Validator within(const NumberRange& range) {
-  return CLI::Validator(
-      [range](std::string& text) {
-        std::string problem;
-        const std::optional<double> v = parse_number(text, range, problem);
-        if (!v) return problem;
-        text = range.whole ? fmt::format("{}", static_cast<int64_t>(*v)) : fmt::format("{}", *v);
-        return std::string();
-      },
-      describe(range));
-}
-
 // Everything a prediction needs, loaded once and checked before anything is computed.
 struct Inputs {
   plan::ModelSpec model;
@@ -94,7 +79,7 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--batch-tokens", o.batch_tokens,
                  "Without --gbs: tokens per step; the global batch is the multiple of dp × mbs "
                  "(× pp when interleaved) nearest to it")
-      ->capture_default_str()->transform(within(kBatchTokens));
+      ->capture_default_str()->transform(number_option(kBatchTokens));
   app.add_flag("--no-flash-attention", o.no_flash_attention,
                "Attention keeps its s×s scores (as before FlashAttention)");
   app.add_flag("--no-dp-overlap", o.no_dp_overlap,
@@ -105,37 +90,37 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
 void add_outlook_options(CLI::App& app, PlanOptions& o) {
   auto* rate = app.add_option("--failure-rate", o.failure_rate,
                               "Interruptions per device-hour (default: Llama 3 405B, 419 on 16,384 "
-                              "GPUs in 54 days = 1.97e-5)")->transform(within(kFailureRate));
+                              "GPUs in 54 days = 1.97e-5)")->transform(number_option(kFailureRate));
   app.add_option("--mtbf", o.mtbf_hours, "Mean hours between interruptions of one device")
-      ->transform(within(kMtbfHours))->excludes(rate);
+      ->transform(number_option(kMtbfHours))->excludes(rate);
   app.add_option("--storage-gbps", o.storage_gbps, "Checkpoint write bandwidth, GB/s aggregate")
-      ->capture_default_str()->transform(within(kStorageGbps));
+      ->capture_default_str()->transform(number_option(kStorageGbps));
   app.add_option("--restart-minutes", o.restart_minutes, "From an interruption to training again")
-      ->capture_default_str()->transform(within(kRestartMinutes));
+      ->capture_default_str()->transform(number_option(kRestartMinutes));
   app.add_option("--tokens", o.tokens, "Tokens to train: days, device-hours, energy and cost")
-      ->transform(within(kTokens));
+      ->transform(number_option(kTokens));
   app.add_option("--pue", o.pue, "Data-centre power usage effectiveness")->capture_default_str()
-      ->transform(within(kPue));
+      ->transform(number_option(kPue));
 }
 
 void add_layout_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--devices", o.devices, "Accelerators (default tp × cp × pp × dp)")
-      ->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
   app.add_option("--tp", o.tp, "Tensor parallel (with sequence parallelism)")->capture_default_str()
-      ->transform(within(kDeviceCount));
-  app.add_option("--pp", o.pp, "Pipeline stages")->capture_default_str()->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
+  app.add_option("--pp", o.pp, "Pipeline stages")->capture_default_str()->transform(number_option(kDeviceCount));
   app.add_option("--dp", o.dp, "Data parallel (default: devices / (tp × cp × pp))")
-      ->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
   app.add_option("--ep", o.ep, "Expert parallel, within dp")->capture_default_str()
-      ->transform(within(kDeviceCount));
-  app.add_option("--cp", o.cp, "Context parallel")->capture_default_str()->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
+  app.add_option("--cp", o.cp, "Context parallel")->capture_default_str()->transform(number_option(kDeviceCount));
   app.add_option("--vpp", o.vpp, "Virtual pipeline stages per device (interleaved 1F1B)")
-      ->capture_default_str()->transform(within(kDeviceCount));
+      ->capture_default_str()->transform(number_option(kDeviceCount));
   app.add_option("--mbs", o.mbs, "Micro-batch size (sequences)")->capture_default_str()
-      ->transform(within(kMicroBatch));
-  app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->transform(within(kGlobalBatch));
+      ->transform(number_option(kMicroBatch));
+  app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->transform(number_option(kGlobalBatch));
   app.add_option("--zero", o.zero, "ZeRO stage: 0, 1 (optimizer), 2 (+ gradients), 3 (+ weights)")
-      ->capture_default_str()->transform(within(kZeroStage));
+      ->capture_default_str()->transform(number_option(kZeroStage));
   app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
       ->check(CLI::IsMember({"none", "selective", "full"}));
 }
@@ -450,25 +435,25 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   CLI::App* search = app.add_subcommand("search", "Every layout that fits, ranked by throughput");
   add_model_options(*search, o);
   add_outlook_options(*search, o);
-  search->add_option("--devices", o.devices, "Accelerators")->required()->transform(within(kDeviceCount));
+  search->add_option("--devices", o.devices, "Accelerators")->required()->transform(number_option(kDeviceCount));
   search->add_option("--gbs", o.gbs, "Fix the global batch (default: nearest to --batch-tokens per layout)")
-      ->transform(within(kGlobalBatch));
-  search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->transform(within(kTop));
+      ->transform(number_option(kGlobalBatch));
+  search->add_option("--top", o.top, "Layouts to list")->capture_default_str()->transform(number_option(kTop));
   search->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
-      ->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
   search->add_option("--max-cp", o.max_cp, "Largest CP (long sequences want more)")
-      ->capture_default_str()->transform(within(kDeviceCount));
+      ->capture_default_str()->transform(number_option(kDeviceCount));
   search->callback([&o] { o.mode = PlanMode::kSearch; });
 
   CLI::App* scale = app.add_subcommand("scale", "Best layout, goodput and time-to-train per device count");
   add_model_options(*scale, o);
   add_outlook_options(*scale, o);
   scale->add_option("--devices", o.scale_devices, "Device counts")->capture_default_str()
-      ->delimiter(',')->transform(within(kDeviceCount));
+      ->delimiter(',')->transform(number_option(kDeviceCount));
   scale->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")
-      ->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
   scale->add_option("--max-cp", o.max_cp, "Largest CP")->capture_default_str()
-      ->transform(within(kDeviceCount));
+      ->transform(number_option(kDeviceCount));
   scale->callback([&o] { o.mode = PlanMode::kScale; });
 
   CLI::App* validate = app.add_subcommand("validate", "The predictor against published runs");

@@ -22,6 +22,14 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return items;
 }
 
+std::string_view trim_blanks(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
 std::string join(std::span<const std::string> items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -14,6 +14,9 @@ std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
 std::string join(std::span<const std::string> items, std::string_view sep);
 
+// `text` without the spaces and tabs around it, nor a '\r' at its end (a CRLF line's).
+std::string_view trim_blanks(std::string_view text);
+
 // Levenshtein edit distance (insert, delete, substitute each cost 1).
 size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "common/error.h"
-#include "common/number_range.h"
+#include "common/number_option.h"
 #include "common/strings.h"
 #include "exporter/events_source.h"
 #include "exporter/npu_smi_source.h"
@@ -31,19 +31,6 @@ constexpr NumberRange kProbeTimeout{0, kDay, true};
 constexpr NumberRange kMedianWindow{1, 100000, false, true};  // steps
 
 const std::array<std::string, 4> kDeviceSources = {"auto", "nvidia-smi", "npu-smi", "none"};
-
-// The check of a number option, as plan_command.cc's: "--opt: must be <range>, got 'x'".
-CLI::Validator within(const NumberRange& range) {
-  return CLI::Validator(
-      [range](std::string& text) {
-        std::string problem;
-        const std::optional<double> v = parse_number(text, range, problem);
-        if (!v) return problem;
-        text = range.whole ? fmt::format("{}", static_cast<int64_t>(*v)) : fmt::format("{}", *v);
-        return std::string();
-      },
-      describe(range));
-}
 
 std::string this_host() {
   char name[HOST_NAME_MAX + 1] = {};
@@ -82,24 +69,24 @@ void add_source_options(CLI::App& app, SourceOptions& o) {
   app.add_option("--npu-smi", o.npu_smi, "npu-smi to run: a name looked up in PATH, or a path")
       ->capture_default_str();
   app.add_option("--device-interval", o.device_interval_seconds, "Seconds between device reads")
-      ->capture_default_str()->transform(within(kInterval));
+      ->capture_default_str()->transform(number_option(kInterval));
   app.add_option("--tool-timeout", o.tool_timeout_seconds,
                  "Seconds a device tool may take before it is stopped")
-      ->capture_default_str()->transform(within(kTimeout));
+      ->capture_default_str()->transform(number_option(kTimeout));
   app.add_option("--events", o.events,
                  "plumb.train-events/1 JSONL to tail (docs/train-events.md; may not exist yet)");
   app.add_option("--events-interval", o.events_interval_seconds, "Seconds between reads of --events")
-      ->capture_default_str()->transform(within(kInterval));
+      ->capture_default_str()->transform(number_option(kInterval));
   app.add_option("--median-window", o.median_window, "Steps (or calls) in the rolling medians")
-      ->capture_default_str()->transform(within(kMedianWindow));
+      ->capture_default_str()->transform(number_option(kMedianWindow));
   app.add_option("--probe-interval", o.probe_interval_seconds,
                  "Seconds between active comm probe sweeps; 0 = no probe")
-      ->capture_default_str()->transform(within(kProbeInterval));
+      ->capture_default_str()->transform(number_option(kProbeInterval));
   app.add_option("--probe-command", o.probe_command,
                  "Shell command printing plumb.comm/1 JSON (default: this plumb's comm, "
                  "allreduce,allgather 1M..64M, --json -)");
   app.add_option("--probe-timeout", o.probe_timeout_seconds, "Seconds a probe sweep may take")
-      ->capture_default_str()->transform(within(kProbeTimeout));
+      ->capture_default_str()->transform(number_option(kProbeTimeout));
 }
 
 namespace {

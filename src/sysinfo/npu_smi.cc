@@ -18,25 +18,17 @@ constexpr size_t kQuoteLimit = 120;  // characters of a bad row quoted in an err
 
 enum class Table { kNone, kDeviceHeader, kDevices, kProcessHeader, kProcesses };
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // "| a  | b |" -> {"a", "b"}
 std::vector<std::string> cells_of(std::string_view line) {
   std::vector<std::string> cells;
-  line = trim(line);
+  line = trim_blanks(line);
   if (!line.empty() && line.front() == '|') line.remove_prefix(1);
   if (!line.empty() && line.back() == '|') line.remove_suffix(1);
   size_t start = 0;
   while (start <= line.size()) {
     size_t end = line.find('|', start);
     if (end == std::string_view::npos) end = line.size();
-    cells.emplace_back(trim(line.substr(start, end - start)));
+    cells.emplace_back(trim_blanks(line.substr(start, end - start)));
     start = end + 1;
   }
   return cells;
@@ -120,7 +112,7 @@ class Parser {
   void line(std::string_view text, int number) {
     number_ = number;
     text_ = text;
-    text = trim(text);
+    text = trim_blanks(text);
     if (text.empty()) return;
     if (text.front() == '+') return separator();
     if (text.front() == '|') return row(cells_of(text));
@@ -137,7 +129,7 @@ class Parser {
 
  private:
   [[noreturn]] void fail(std::string_view expected) const {
-    std::string quoted = terminal_safe(trim(text_));
+    std::string quoted = terminal_safe(trim_blanks(text_));
     if (quoted.size() > kQuoteLimit) quoted = quoted.substr(0, kQuoteLimit) + "...";
     throw Error(fmt::format("npu-smi info: line {}: expected {}, got '{}'", number_, expected,
                             quoted));
@@ -310,8 +302,8 @@ void common_line(NpuCommonInfo& info, bool& saw_id, std::string_view line, int n
     if (quoted.size() > kQuoteLimit) quoted = quoted.substr(0, kQuoteLimit) + "...";
     fail_common(number, fmt::format("expected 'key : value', got '{}'", quoted));
   }
-  const std::string_view key = trim(line.substr(0, colon));
-  const std::string_view value = trim(line.substr(colon + 1));
+  const std::string_view key = trim_blanks(line.substr(0, colon));
+  const std::string_view value = trim_blanks(line.substr(colon + 1));
   if (key == "NPU ID") {
     const std::optional<long> id = number_of(value);
     if (!id) fail_common(number, fmt::format("'NPU ID' is '{}', expected a whole number",
@@ -335,7 +327,7 @@ NpuCommonInfo parse_npu_smi_common(std::string_view text) {
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim(text.substr(start, end - start));
+    const std::string_view line = trim_blanks(text.substr(start, end - start));
     ++number;
     if (!line.empty()) common_line(info, saw_id, line, number);
     start = end + 1;

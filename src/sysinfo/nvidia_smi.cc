@@ -15,21 +15,13 @@ namespace {
 
 constexpr size_t kQuoteLimit = 120;  // characters of a bad line quoted in an error
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // nvidia-smi's CSV is not quoted (no value it prints holds a comma), so a split on ',' is exact.
 std::vector<std::string_view> values_of(std::string_view line) {
   std::vector<std::string_view> values;
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    values.push_back(trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+    values.push_back(trim_blanks(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
     if (comma == std::string_view::npos) return values;
     start = comma + 1;
   }
@@ -97,7 +89,7 @@ std::string quoted_line(std::string_view line) {
 std::optional<Column> column_of(std::string_view cell) {
   Column column;
   const size_t bracket = cell.find('[');
-  column.name = std::string(trim(cell.substr(0, bracket)));
+  column.name = std::string(trim_blanks(cell.substr(0, bracket)));
   if (column.name.empty() || !(column.name[0] >= 'a' && column.name[0] <= 'z')) return std::nullopt;
   for (const char c : column.name) {
     if (!is_name_char(c)) return std::nullopt;
@@ -105,7 +97,7 @@ std::optional<Column> column_of(std::string_view cell) {
   if (bracket != std::string_view::npos) {
     const size_t close = cell.find(']', bracket);
     if (close == std::string_view::npos || close + 1 != cell.size()) return std::nullopt;
-    column.unit = std::string(trim(cell.substr(bracket + 1, close - bracket - 1)));
+    column.unit = std::string(trim_blanks(cell.substr(bracket + 1, close - bracket - 1)));
   }
   return column;
 }
@@ -129,7 +121,7 @@ std::vector<Column> header_of(std::string_view line, int number) {
 std::optional<double> number_of(std::string_view value, const std::string& unit) {
   if (!unit.empty() && value.size() > unit.size() &&
       value.substr(value.size() - unit.size()) == unit) {
-    value = trim(value.substr(0, value.size() - unit.size()));
+    value = trim_blanks(value.substr(0, value.size() - unit.size()));
   }
   double number = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
@@ -142,7 +134,7 @@ std::optional<double> number_of(std::string_view value, const std::string& unit)
 class Parser {
  public:
   void line(std::string_view text, int number) {
-    text = trim(text);
+    text = trim_blanks(text);
     if (text.empty()) return;
     if (!saw_header_) {
       columns_ = header_of(text, number);
