@@ -56,6 +56,8 @@ Families ProbeSource::collect() {
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(fmt::format("probe: printed no plumb.comm/1 JSON (syntax error at byte {})",
                             e.byte));
+  } catch (const nlohmann::json::exception&) {  // out_of_range: a number beyond a double
+    throw Error("probe: printed JSON with a number too large for a double");
   }
   const baseline::Record record = baseline::record_from_json(doc, "probe output");
   if (record.rows.empty()) throw Error("probe: the plumb.comm/1 JSON holds no results");

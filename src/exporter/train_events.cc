@@ -124,6 +124,8 @@ json parse_object(std::string_view line) {
     doc = json::parse(line);
   } catch (const json::parse_error& e) {
     throw Error(fmt::format("not JSON (syntax error at byte {})", e.byte));
+  } catch (const json::exception&) {  // out_of_range: a number beyond a double (found by fuzzing)
+    throw Error("not JSON plumb can read (a number too large for a double)");
   }
   if (!doc.is_object()) wrong("the line", doc, "a JSON object");
   return doc;

@@ -94,6 +94,9 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
                     R"("operators":{"aten::mm":"fast"}})"),
             "'operators.aten::mm' is a string, expected a number of at least 0");
+  // Found by fuzzing: a number beyond a double threw out of the parser (nlohmann's out_of_range).
+  EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1e999})"),
+            "not JSON plumb can read (a number too large for a double)");
 }
 
 TEST(TrainEvent, ABadCollectiveIsNamedByItsPosition) {
