@@ -130,8 +130,10 @@ void read_event(const json& j, TraceBuilder& b, const Line& at) {
   }
   e.addr = unsigned_field(j, "addr", at, e.action != Action::kOom && e.action != Action::kSnapshot);
   e.size = unsigned_field(j, "size", at, e.action != Action::kSnapshot);
-  e.device_free = unsigned_field(j, "device_free", at, false);
-  e.stream = integer_field(j, "stream", 0, at);
+  b.device_free(unsigned_field(j, "device_free", at, false));
+  const auto stream = b.stream(integer_field(j, "stream", 0, at));
+  if (!stream) at.fail(kStreamsMessage);
+  e.stream = *stream;
   if (const auto time = j.find("time_us"); time != j.end()) {
     if (!time->is_number()) at.fail(fmt::format("'time_us' must be a number, not {}", time->type_name()));
     e.time_us = time->get<double>();

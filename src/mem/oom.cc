@@ -84,10 +84,10 @@ std::vector<Oom> classify_ooms(const Trace& t, const Timeline& tl, const Steps& 
     o.event = i;
     o.step = step_of(steps, i);
     o.requested_bytes = e.size;
-    o.device_free_bytes = e.device_free;
+    o.device_free_bytes = t.device_free_of(i);
     const FreeSpace f = free_space_before(t, i);
     o.cached_free_bytes = f.free;
-    o.free_bytes = f.free + e.device_free;
+    o.free_bytes = f.free + o.device_free_bytes;
     o.largest_free_block_bytes = f.largest_free_block;
     const Sample& s = i > 0 ? tl.samples[i - 1] : tl.initial;
     o.allocated_bytes = s.allocated;

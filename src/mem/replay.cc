@@ -105,7 +105,7 @@ struct Replayer {
   void alloc(size_t i, const Event& e) {
     if (recorded.workspace.contains(e.addr)) return;  // torch_npu's workspace: reserved only
     ++r.allocations;
-    const auto b = model.malloc(e.size, e.stream);
+    const auto b = model.malloc(e.size, trace.stream_of(e));
     if (!b) return fail(i, e.size);
     live[e.addr] = *b;
   }
@@ -129,7 +129,7 @@ struct Replayer {
   // The request that failed when the trace was recorded: would this policy have served it?
   // The entry holds the size the recording allocator rounded (round_size, its pad included).
   void oom(size_t i, const Event& e) {
-    const auto b = model.malloc(e.size - std::min(e.size, recorded_pad), e.stream);
+    const auto b = model.malloc(e.size - std::min(e.size, recorded_pad), trace.stream_of(e));
     if (!b) return fail(i, e.size);
     r.served_recorded_oom = true;
     model.free(*b, false);
@@ -186,7 +186,7 @@ AllocatorPolicy recorded_policy(const Trace& t) {
 
 uint64_t capacity_from_trace(const Trace& t, const Timeline& tl) {
   for (size_t i = 0; i < t.events.size(); ++i) {
-    if (t.events[i].action == Action::kOom) return tl.samples[i].reserved + t.events[i].device_free;
+    if (t.events[i].action == Action::kOom) return tl.samples[i].reserved + t.device_free_of(i);
   }
   return 0;
 }

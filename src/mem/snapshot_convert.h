@@ -112,8 +112,12 @@ void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
   const bool no_addr = e.action == Action::kOom || e.action == Action::kSnapshot;
   e.addr = field<A>(entry, "addr", where, !no_addr);
   e.size = field<A>(entry, "size", where, e.action != Action::kSnapshot);
-  e.device_free = field<A>(entry, "device_free", where, false);
-  if (auto s = integer_field<A>(entry, "stream", where)) e.stream = A::integer(*s);
+  b.device_free(field<A>(entry, "device_free", where, false));
+  if (auto s = integer_field<A>(entry, "stream", where)) {
+    const auto stream = b.stream(A::integer(*s));
+    if (!stream) throw Error(fmt::format("{}: {}", where_text(where), kStreamsMessage));
+    e.stream = *stream;
+  }
   if (auto t = optional_field<A>(entry, "time_us", where, [](const V& x) { return A::is_number(x); }, "a number")) {
     e.time_us = A::number(*t);
     b.trace().has_time = true;

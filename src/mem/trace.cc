@@ -1,5 +1,7 @@
 #include "mem/trace.h"
 
+#include <algorithm>
+
 namespace plumb::mem {
 
 const char* action_name(Action a) {
@@ -29,6 +31,23 @@ uint32_t TraceBuilder::stack(const std::vector<uint32_t>& frames) {
   const auto [it, added] = stacks_.try_emplace(frames, static_cast<uint32_t>(trace_.stacks.size()));
   if (added) trace_.stacks.push_back(frames);
   return it->second;
+}
+
+std::optional<uint16_t> TraceBuilder::stream(int64_t value) {
+  if (value == 0) return 0;
+  const auto it = streams_.find(value);
+  if (it != streams_.end()) return it->second;
+  if (trace_.streams.size() > UINT16_MAX) return std::nullopt;
+  const auto id = static_cast<uint16_t>(trace_.streams.size());
+  trace_.streams.push_back(value);
+  streams_.emplace(value, id);
+  return id;
+}
+
+uint64_t Trace::device_free_of(size_t event) const {
+  const auto it = std::lower_bound(device_free.begin(), device_free.end(), event,
+                                   [](const DeviceFree& d, size_t i) { return d.event < i; });
+  return it != device_free.end() && it->event == event ? it->bytes : 0;
 }
 
 }  // namespace plumb::mem

@@ -156,8 +156,12 @@ class Validator {
     return fmt::format("{} of 0x{:x} ({} bytes)", action_name(e.action), e.addr, e.size);
   }
 
-  void check_sizes(const Event& e) const {
-    for (const auto& [key, bytes] : {std::pair{"size", e.size}, std::pair{"device_free", e.device_free}}) {
+  void check_sizes(const Event& e) {
+    uint64_t device_free = 0;
+    if (free_at_ < t_.device_free.size() && t_.device_free[free_at_].event == i_) {
+      device_free = t_.device_free[free_at_++].bytes;
+    }
+    for (const auto& [key, bytes] : {std::pair{"size", e.size}, std::pair{"device_free", device_free}}) {
       if (bytes > kMaxBytes) {
         fail(fmt::format("'{}' {} bytes is beyond any device's memory (at most {} bytes)", key, bytes, kMaxBytes));
       }
@@ -238,6 +242,7 @@ class Validator {
   const std::string& name_;
   bool completions_ = false;
   size_t i_ = 0;
+  size_t free_at_ = 0;  // the next entry of Trace::device_free
   std::optional<double> last_time_;
   size_t last_time_event_ = 0;
   AddressMap<BlockAt> blocks_;

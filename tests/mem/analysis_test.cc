@@ -36,7 +36,7 @@ struct Builder {
   void segment(uint64_t addr, uint64_t size) { add(Action::kSegmentAlloc, addr, size); }
   void oom(uint64_t size, uint64_t device_free) {
     add(Action::kOom, 0, size);
-    t.events.back().device_free = device_free;
+    t.device_free.push_back({t.events.size() - 1, device_free});
   }
 };
 

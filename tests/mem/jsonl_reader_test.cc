@@ -35,12 +35,12 @@ TEST(EventsJsonl, EventsFramesStepsAndSegments) {
   ASSERT_EQ(t.events.size(), 3u);
   EXPECT_EQ(t.events[1].action, Action::kAlloc);
   EXPECT_EQ(t.events[1].size, 2097152u);
-  EXPECT_EQ(t.events[1].stream, 7);
+  EXPECT_EQ(t.stream_of(t.events[1]), 7);
   EXPECT_DOUBLE_EQ(t.events[1].time_us, 12.5);
   ASSERT_EQ(t.stacks.size(), 1u);
   EXPECT_EQ(t.frames[t.stacks[0][0]].name, "forward");
   EXPECT_EQ(t.events[2].action, Action::kOom);
-  EXPECT_EQ(t.events[2].device_free, 1048576u);
+  EXPECT_EQ(t.device_free_of(2), 1048576u);
   EXPECT_EQ(t.step_marks, std::vector<size_t>{1});
   ASSERT_EQ(t.segments.size(), 1u);
   EXPECT_EQ(t.segments[0].blocks[0].state, BlockState::kActiveAllocated);

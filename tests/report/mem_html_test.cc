@@ -192,10 +192,10 @@ TEST(MemHtml, ManyStepsAreDownsampled) {
   mem::Trace& t = builder.trace();
   t.source = "many-steps.jsonl";
   t.events.push_back(
-      {mem::Action::kSegmentAlloc, 0, 4096 * kMiB, 0, 0, std::nan(""), mem::kNoStack});
+      {0, 4096 * kMiB, std::nan(""), mem::kNoStack, 0, mem::Action::kSegmentAlloc});
   for (uint64_t i = 0; i < 2000; ++i) {
     t.step_marks.push_back(t.events.size());
-    t.events.push_back({mem::Action::kAlloc, i * kMiB, kMiB, 0, 0, std::nan(""), mem::kNoStack});
+    t.events.push_back({i * kMiB, kMiB, std::nan(""), mem::kNoStack, 0, mem::Action::kAlloc});
   }
   Page p;
   p.trace = builder.finish();
@@ -243,8 +243,8 @@ TEST(MemHtml, EscapesEveryString) {
   t.source = "run<1>&\"x\".pickle";
   const uint32_t f = builder.frame({"<script>alert(1)</script>", "a&b.py", 1});
   const uint32_t s = builder.stack({f});
-  t.events.push_back({mem::Action::kSegmentAlloc, 0, 20 * kMiB, 0, 0, std::nan(""), mem::kNoStack});
-  t.events.push_back({mem::Action::kAlloc, 0, 4 * kMiB, 0, 0, std::nan(""), s});
+  t.events.push_back({0, 20 * kMiB, std::nan(""), mem::kNoStack, 0, mem::Action::kSegmentAlloc});
+  t.events.push_back({0, 4 * kMiB, std::nan(""), s, 0, mem::Action::kAlloc});
   Page p;
   p.trace = builder.finish();
   mem::AnalyzeOptions ao;
