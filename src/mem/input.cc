@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -69,16 +70,61 @@ InputBytes load_input(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw Error(fmt::format("{}: is a directory, not a file", path));
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     const auto size = static_cast<size_t>(st.st_size);
-    // MAP_POPULATE maps the whole file at once: one call instead of a page fault per 4 KiB.
-    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    // Mapped lazily: a streaming reader takes a window at a time (InputWindow), others call
+    // populate().
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (at != MAP_FAILED) {
       std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-      return InputBytes(std::move(owner), std::string_view(static_cast<const char*>(at), size), path);
+      return InputBytes(std::move(owner), std::string_view(static_cast<const char*>(at), size), path, true);
     }
   }
   std::shared_ptr<std::string> bytes = read_to_end(fd, path);
   const std::string_view view(*bytes);
   return InputBytes(std::move(bytes), view, path);
+}
+
+namespace {
+
+// Pages of the mapping [from, to), rounded outwards (from) and inwards (to) to whole pages.
+void advise(const InputBytes& in, size_t from, size_t to, int advice) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(in.bytes().data());
+  const uintptr_t first = (base + from) / page * page;
+  const uintptr_t last = advice == MADV_DONTNEED ? (base + to) / page * page : base + to;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, advice);
+}
+
+// Linux 5.14; Debian 12's headers may lack the name.
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+void populate_range(const InputBytes& in, size_t from, size_t to) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(in.bytes().data());
+  const uintptr_t first = (base + from) / page * page;
+  if (::madvise(reinterpret_cast<void*>(first), base + to - first, MADV_POPULATE_READ) != 0) {
+    advise(in, from, to, MADV_WILLNEED);  // an older kernel: read-ahead at least
+  }
+}
+
+}  // namespace
+
+void InputBytes::populate() const {
+  if (mapped_ && !bytes_.empty()) populate_range(*this, 0, bytes_.size());
+}
+
+void InputWindow::move(size_t offset) {
+  const size_t size = input_.bytes().size();
+  // The window: the step just passed stays (values near the edge), the next two come in.
+  const size_t keep_from = offset > kStep ? offset - kStep : 0;
+  if (keep_from > released_) {
+    advise(input_, released_, keep_from, MADV_DONTNEED);
+    released_ = keep_from;
+  }
+  const size_t ahead = std::min(size, offset + 2 * kStep);
+  if (ahead > offset) populate_range(input_, offset, ahead);
+  next_ = offset + kStep;
 }
 
 InputBytes input_from_string(std::string bytes, std::string name) {

@@ -3,6 +3,8 @@
 // only once: the format is then told from these bytes and every reader parses the same bytes.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,18 +13,43 @@ namespace plumb::mem {
 
 class InputBytes {
  public:
-  InputBytes(std::shared_ptr<const void> owner, std::string_view bytes, std::string name)
-      : owner_(std::move(owner)), bytes_(bytes), name_(std::move(name)) {}
+  InputBytes(std::shared_ptr<const void> owner, std::string_view bytes, std::string name, bool mapped = false)
+      : owner_(std::move(owner)), bytes_(bytes), name_(std::move(name)), mapped_(mapped) {}
 
   std::string_view bytes() const { return bytes_; }
   const std::string& name() const { return name_; }  // the path, for messages
   // Keeps the bytes alive (the mapping or the buffer): readers that keep views hold it.
   const std::shared_ptr<const void>& owner() const { return owner_; }
+  // A mapped file: its pages come in as they are read. populate() brings them all in at once (one
+  // call instead of a fault per few pages), for readers that read everything; a no-op on bytes
+  // already in memory.
+  bool mapped() const { return mapped_; }
+  void populate() const;
 
  private:
   std::shared_ptr<const void> owner_;
   std::string_view bytes_;
   std::string name_;
+  bool mapped_ = false;
+};
+
+// Reading a mapped file front to back: the pages ahead are asked for before the reader gets there,
+// and those behind are handed back (they stay in the page cache and fault back in if read again),
+// so the process holds a window of the file, not all of it. Nothing to do for bytes in memory.
+class InputWindow {
+ public:
+  static constexpr size_t kStep = size_t{8} << 20;
+  explicit InputWindow(const InputBytes& input) : input_(input), next_(input.mapped() ? 0 : SIZE_MAX) {}
+  // The reader has come to byte `offset`.
+  void at(size_t offset) {
+    if (offset >= next_) move(offset);
+  }
+
+ private:
+  void move(size_t offset);
+  const InputBytes& input_;
+  size_t next_;
+  size_t released_ = 0;
 };
 
 // Errors name the path: "x: cannot read: No such file or directory", "x: is a directory, not a

@@ -205,6 +205,7 @@ Trace parse_events_jsonl(std::string_view text, const std::string& name) {
 
 Trace read_events_jsonl(const std::string& path) {
   const InputBytes input = load_input(path);
+  input.populate();
   return parse_events_jsonl(input.bytes(), input.name());
 }
 

@@ -104,6 +104,12 @@ constexpr uint64_t kDenseMemoSlack = 4096;
 // and repeated strings memo references) averages 21 bytes per node and 9 per child.
 constexpr size_t kBytesPerValue = 16;
 constexpr size_t kBytesPerKid = 8;
+// What a streaming reader reserves for the values it keeps (they grow past it when needed).
+constexpr size_t kStreamReserveBytes = size_t{16} << 20;
+// The memo entry of a streamed item whose nodes are gone (never an index into the arena): a memo
+// get of it makes the reader fall back. Items leave the stack as they are streamed, so the memo is
+// the only way back to one.
+constexpr NodeId kCollapsed = std::numeric_limits<NodeId>::max() - 1;
 // DBL_MAX is just under 2^1024.
 constexpr uint64_t kMaxDoubleExponent = 1024;
 // The longest text quoted in a message.
@@ -199,17 +205,86 @@ struct SharedInsert {
   size_t at;  // byte offset of the opcode
 };
 
+// Streaming (pickle.h): the nodes, children and memo keys made since the streamed list's current
+// batch began; they go when its APPENDS has handed the items over.
+struct Region {
+  size_t nodes = 0, kids = 0, chars = 0, memo = 0, shared = 0;
+  bool keep = false;  // something older was made to refer into the region: it must stay
+};
+
+// Streaming: values made in a region that must outlive it, copied down to where the region
+// began, after which the region is cut off (drop_region). Shared values inside stay shared.
+class Evacuation {
+ public:
+  Evacuation(PickleArena& arena, NodeId first, size_t kids, size_t chars)
+      : a_(arena), first_(first), kids_(kids), chars_(chars) {}
+
+  // The id `id` will have once finish() has run.
+  NodeId keep(NodeId id) {
+    if (id < first_) return id;
+    const auto [it, added] = moved_.try_emplace(id, static_cast<NodeId>(first_ + nodes_.size()));
+    if (added) {
+      nodes_.push_back(a_.nodes[id]);
+      pending_.push_back(id);
+    }
+    return it->second;
+  }
+
+  void finish() {
+    while (!pending_.empty()) copy_one();
+    a_.nodes.resize(first_);
+    a_.kids.resize(kids_);
+    a_.chars.resize(chars_);
+    a_.nodes.insert(a_.nodes.end(), nodes_.begin(), nodes_.end());
+    a_.kids.insert(a_.kids.end(), kids_out_.begin(), kids_out_.end());
+    a_.chars += chars_out_;
+  }
+
+ private:
+  void copy_one() {
+    const NodeId old = pending_.back();
+    pending_.pop_back();
+    const size_t at = moved_[old] - first_;
+    const PickleNode from = a_.nodes[old];
+    if ((from.flags & PickleNode::kDecoded) != 0) {
+      nodes_[at].at = chars_ + chars_out_.size();
+      chars_out_.append(a_.payload(from));
+    } else if (is_container(from.kind)) {
+      const size_t base = kids_out_.size();
+      kids_out_.resize(base + from.size);
+      for (uint32_t i = 0; i < from.size; ++i) kids_out_[base + i] = keep(a_.kids[from.at + i]);
+      nodes_[at].at = kids_ + base;
+      nodes_[at].flags = static_cast<uint8_t>(nodes_[at].flags & ~PickleNode::kGrown);
+    }
+  }
+
+  PickleArena& a_;
+  NodeId first_;
+  size_t kids_, chars_;
+  std::unordered_map<NodeId, NodeId> moved_;
+  std::vector<NodeId> pending_;
+  std::vector<PickleNode> nodes_;
+  std::vector<NodeId> kids_out_;
+  std::string chars_out_;
+};
+
 class PickleReader {
  public:
-  // Reads the `size` bytes at arena->input.
-  PickleReader(std::unique_ptr<PickleArena> arena, size_t size)
+  // Reads the `size` bytes at arena->input; with a sink, streams the list it wants.
+  PickleReader(std::unique_ptr<PickleArena> arena, size_t size, ListSink* sink = nullptr,
+               StreamedList* streamed = nullptr, InputWindow* window = nullptr)
       : begin_(reinterpret_cast<const uint8_t*>(arena->input)),
         p_(begin_),
         end_(begin_ + size),
-        arena_(std::move(arena)) {
+        arena_(std::move(arena)),
+        sink_(sink),
+        streamed_(streamed),
+        window_(window) {
     // The arrays grow past these when needed; untouched capacity costs address space only.
-    arena_->nodes.reserve(size / kBytesPerValue + 16);
-    arena_->kids.reserve(size / kBytesPerKid + 16);
+    // Streaming keeps a small part of the file's values.
+    const size_t kept = sink_ != nullptr ? std::min(size, kStreamReserveBytes) : size;
+    arena_->nodes.reserve(kept / kBytesPerValue + 16);
+    arena_->kids.reserve(kept / kBytesPerKid + 16);
     arena_->nodes.push_back(PickleNode{});  // kNoneNode
     arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {1}});
     arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {0}});
@@ -224,6 +299,7 @@ class PickleReader {
                                 arena_->name, end_ - begin_));
       }
       op_at_ = static_cast<size_t>(p_ - begin_);
+      if (window_ != nullptr) window_->at(op_at_);
       op_ = *p_++;
       if (op_ == STOP) break;
       step();
@@ -272,7 +348,7 @@ class PickleReader {
   // ---- nodes and the stack
   NodeId add_node(PickleKind kind) {
     auto& nodes = arena_->nodes;
-    if (nodes.size() >= kNoNode) fail(fmt::format("more than {} values", kNoNode - 1));
+    if (nodes.size() >= kCollapsed) fail(fmt::format("more than {} values", kCollapsed - 1));
     nodes.emplace_back().kind = kind;
     return static_cast<NodeId>(nodes.size() - 1);
   }
@@ -307,9 +383,12 @@ class PickleReader {
   }
   NodeId top() const {
     if (stack_.size() <= fence_) underflow();
-    return stack_.back();
+    const NodeId id = stack_.back();
+    if (streaming() && id == stream_list_) fall_back("the streamed list is shared (DUP, memo put)");
+    return id;
   }
   void push_mark() {
+    if (sink_ != nullptr && !streaming() && !stack_.empty()) maybe_stream(stack_.size() - 1);
     marks_.push_back(stack_.size());
     fence_ = stack_.size();
   }
@@ -354,6 +433,10 @@ class PickleReader {
   void append_from(NodeId parent, size_t from) {
     const size_t n = stack_.size() - from;
     if (n == 0) return;
+    if (streaming()) {
+      if (parent == stream_list_) return stream_items(from);
+      if (parent < region_.nodes) note_old_parent(from);
+    }
     PickleNode& node = arena_->nodes[parent];
     auto& kids = arena_->kids;
     const uint64_t count = node.size;
@@ -394,6 +477,8 @@ class PickleReader {
   // ---- memo
   void memo_put(uint64_t key) {
     const NodeId id = top();
+    // A key older than the region, or a sparse one, is not in the range end_region() scans.
+    if (streaming() && (key < region_.memo || key > 2 * memo_.size() + kDenseMemoSlack)) region_.keep = true;
     if (key <= 2 * memo_.size() + kDenseMemoSlack) {
       if (key >= memo_.size()) memo_.resize(key + 1, kNoNode);
       if (memo_[key] == kNoNode && (sparse_memo_.empty() || sparse_memo_.erase(key) == 0)) {
@@ -413,6 +498,8 @@ class PickleReader {
       }
       id = it->second;
     }
+    if (id == kCollapsed) fall_back("a memo get of a streamed item");
+    if (streaming() && id == stream_list_) fall_back("a memo get of the streamed list");
     arena_->nodes[id].flags |= PickleNode::kShared;
     push(id);
   }
@@ -702,6 +789,102 @@ class PickleReader {
   }
   void push_bytes(uint64_t n) { push_chars(PickleKind::kBytes, take(n), n); }
 
+  // ---- streaming (pickle.h)
+  bool streaming() const { return stream_list_ != kNoNode; }
+  [[noreturn]] static void fall_back(const char* why) { throw PickleStreamFallback{why}; }
+  // An older container gets values made in the region: the region must stay.
+  void note_old_parent(size_t from) {
+    for (size_t i = from; i < stack_.size(); ++i) {
+      if (stack_[i] >= region_.nodes && stack_[i] < kCollapsed) region_.keep = true;
+    }
+  }
+
+  // The innermost MARK frame holding stack position `pos`: the position of its first value.
+  std::optional<size_t> frame_of(size_t pos) const {
+    const auto mark = std::upper_bound(marks_.begin(), marks_.end(), pos);
+    if (mark == marks_.begin()) return std::nullopt;
+    return *(mark - 1);
+  }
+  bool is_at(size_t pos, PickleKind kind) const {
+    return stack_[pos] < kCollapsed && arena_->nodes[stack_[pos]].kind == kind;
+  }
+
+  // Where a list at stack position `pos` is going as Python writes nested lists: one of a MARK
+  // frame's values over a list (APPENDS), or right over a list (a single APPEND). The list's
+  // position and the index.
+  std::optional<std::pair<size_t, size_t>> list_place(size_t pos) const {
+    const auto m = frame_of(pos);
+    if (m && *m >= 1 && is_at(*m - 1, PickleKind::kList)) {
+      return std::pair{*m - 1, arena_->nodes[stack_[*m - 1]].size + (pos - *m)};
+    }
+    if (pos >= 1 && (!m || pos - 1 >= *m) && is_at(pos - 1, PickleKind::kList)) {
+      return std::pair{pos - 1, size_t{arena_->nodes[stack_[pos - 1]].size}};
+    }
+    return std::nullopt;
+  }
+
+  // The stack position of the key under which the value at `pos` goes into the root dict (at
+  // position 0): a value of its MARK frame (SETITEMS) or the single SETITEM form.
+  std::optional<size_t> root_key(size_t pos) const {
+    if (!is_at(0, PickleKind::kDict)) return std::nullopt;
+    const auto m = frame_of(pos);
+    if (m && *m == 1 && (pos - 1) % 2 == 1) return pos - 1;
+    if (!m && pos == 2) return 1;
+    return std::nullopt;
+  }
+
+  // At a MARK over an empty, unshared list: is it going to root[key][index] that the sink wants?
+  void maybe_stream(size_t pos) {
+    const NodeId id = stack_[pos];
+    if (id >= kCollapsed) return;
+    const PickleNode& list = arena_->nodes[id];
+    if (list.kind != PickleKind::kList || list.size != 0 || (list.flags & PickleNode::kShared) != 0) return;
+    const auto outer = list_place(pos);
+    if (!outer) return;
+    const auto key = root_key(outer->first);
+    if (!key || !is_at(*key, PickleKind::kStr)) return;
+    if (!sink_->wants(arena_->payload(arena_->nodes[stack_[*key]]), outer->second)) return;
+    stream_list_ = id;
+    streamed_->list = id;
+    start_region();
+  }
+
+  void start_region() {
+    region_ = Region{arena_->nodes.size(), arena_->kids.size(), arena_->chars.size(), memo_.size(),
+                     shared_inserts_.size(), false};
+  }
+
+  // APPEND(S) into the streamed list: each item to the sink, then the region goes.
+  void stream_items(size_t from) {
+    if (streamed_->items + (stack_.size() - from) > kMaxCount) {
+      fail(fmt::format("{} makes a container of more than {} items", op_name(), kMaxCount));
+    }
+    for (size_t i = from; i < stack_.size(); ++i) {
+      arena_->nodes[stack_[i]].flags |= PickleNode::kStreamed;
+      sink_->item(Value(arena_.get(), stack_[i]), streamed_->items++);
+    }
+    stack_.resize(from);
+    if (!region_.keep && shared_inserts_.size() == region_.shared) drop_region();
+    start_region();
+  }
+
+  // The region's nodes go. Memo entries into it: an item's becomes kCollapsed, any other value
+  // (a key, a call stack first seen in this batch) moves down, with what it holds.
+  void drop_region() {
+    const auto w = static_cast<NodeId>(region_.nodes);
+    Evacuation ev(*arena_, w, region_.kids, region_.chars);
+    for (size_t k = region_.memo; k < memo_.size(); ++k) {
+      NodeId& m = memo_[k];
+      if (m == kNoNode || m == kCollapsed || m < w) continue;
+      m = (arena_->nodes[m].flags & PickleNode::kStreamed) != 0 ? kCollapsed : ev.keep(m);
+    }
+    ev.finish();
+    for (NodeId& small : small_ints_) {
+      if (small != kNoNode && small >= w) small = kNoNode;
+    }
+    sink_->forget_nodes_from(w);
+  }
+
   // ---- reference cycles
   // Only an insertion into a container already shared can close a cycle (without a memo get or
   // DUP every value has one reference, so the values form a tree). When there were such
@@ -775,6 +958,11 @@ class PickleReader {
   size_t memo_count_ = 0;  // distinct keys stored: MEMOIZE's key
   std::array<NodeId, 256> small_ints_{};
   std::vector<SharedInsert> shared_inserts_;
+  ListSink* sink_ = nullptr;
+  StreamedList* streamed_ = nullptr;
+  InputWindow* window_ = nullptr;
+  NodeId stream_list_ = kNoNode;
+  Region region_;
 };
 
 // "an int", "a str", "bytes", "None": what a message says was found.
@@ -849,9 +1037,19 @@ PickleDoc parse_pickle(std::string_view bytes, const std::string& name) {
 }
 
 PickleDoc parse_pickle(const InputBytes& input) {
+  input.populate();
   return parse_owned(input.owner(), input.bytes().data(), input.bytes().size(), input.name());
 }
 
 PickleDoc read_pickle_file(const std::string& path) { return parse_pickle(load_input(path)); }
+
+PickleDoc parse_pickle_streaming(const InputBytes& input, ListSink& sink, StreamedList& streamed) {
+  auto arena = std::make_unique<PickleArena>();
+  arena->name = input.name();
+  arena->input = input.bytes().data();
+  arena->input_owner = input.owner();
+  InputWindow window(input);
+  return PickleReader(std::move(arena), input.bytes().size(), &sink, &streamed, &window).read();
+}
 
 }  // namespace plumb::mem

@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,7 @@ struct PickleNode {
   static constexpr uint8_t kShared = 2;   // reached through a memo get or DUP while reading
   static constexpr uint8_t kGrown = 4;    // container whose children have power-of-two capacity
   static constexpr uint8_t kDecoded = 8;  // str decoded from protocol-0 text: payload in chars
+  static constexpr uint8_t kStreamed = 16;  // an item handed to a ListSink (its nodes go)
 
   PickleKind kind = PickleKind::kNone;
   uint8_t flags = 0;
@@ -296,6 +298,48 @@ class PickleDoc {
  private:
   std::unique_ptr<PickleArena> arena_;
 };
+
+// ---- Streaming: a snapshot's events without their tree -------------------------------------
+//
+// A snapshot is one dict whose device_traces[d] holds most of the file: millions of small event
+// dicts. Streaming hands each item of that one list to a ListSink as the list's APPENDS takes it
+// and then drops the nodes the items were made of (the pickle's memo and the values shared with
+// the rest of the document are kept, moved down where needed), so the document holds everything
+// else and memory follows the kept values, not the file.
+//
+// Opcodes, checks and messages are the whole-tree reader's. Streaming is speculative: the list is
+// chosen when its first batch opens (MARK) by where it is about to go — root[key][index] as the
+// stack shows it — and when the pickle later does something that would make the streamed items
+// matter elsewhere (a memo get or DUP of a dropped item or of the list, an item popped or put
+// into another container), the reader throws PickleStreamFallback and the caller reads the file
+// whole instead. The caller also checks that the list it got is the one the document ends with
+// at root[key][index] (StreamedList::list).
+
+struct PickleStreamFallback {
+  const char* why;  // for tests
+};
+
+class ListSink {
+ public:
+  virtual ~ListSink() = default;
+  // Whether the list about to be placed at root[key][index] is the one to stream.
+  virtual bool wants(std::string_view key, size_t index) const = 0;
+  // The list's items in order; `index` counts them from 0. The value is valid during the call.
+  virtual void item(Value value, size_t index) = 0;
+  // Node ids from `first` on are about to be reused: forget anything keyed by them.
+  virtual void forget_nodes_from(NodeId first) = 0;
+};
+
+struct StreamedList {
+  NodeId list = std::numeric_limits<NodeId>::max();  // the streamed list's node (none: max)
+  size_t items = 0;
+  bool chosen() const { return list != std::numeric_limits<NodeId>::max(); }
+};
+
+// Parses `input` (mem/input.h), streaming the list `sink` wants; the file's pages behind the
+// reader are released as it goes. Throws Error as parse_pickle does, PickleStreamFallback as
+// described above.
+PickleDoc parse_pickle_streaming(const InputBytes& input, ListSink& sink, StreamedList& streamed);
 
 // Decodes one pickle (bytes after its STOP are ignored, as pickle.load does). `name` is the file
 // name for messages. Throws plumb::Error "<name>: byte <N>: <problem>" naming the opcode.

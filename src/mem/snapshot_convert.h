@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/huge_pages.h"
 #include "mem/jsonl_reader.h"
+#include "mem/pickle.h"
 #include "mem/trace.h"
 #include "mem/validate.h"
 
@@ -31,18 +32,42 @@ inline const std::string& where_text(const std::string& w) { return w; }
 // An optional field: absent or None (null) is nothing; another kind than `is` accepts is refused,
 // naming the field.
 template <class A, class V, class W, class Is>
-std::optional<V> optional_field(const V& entry, const char* key, const W& where, Is is,
+std::optional<V> optional_field(const std::optional<V>& v, const char* key, const W& where, Is is,
                                 const char* expected) {
-  auto v = A::get(entry, key);
   if (!v || A::is_none(*v)) return std::nullopt;
   if (!is(*v)) throw Error(fmt::format("{}: '{}' must be {}", where_text(where), key, expected));
   return v;
 }
+template <class A, class V, class W, class Is>
+std::optional<V> optional_field(const V& entry, const char* key, const W& where, Is is,
+                                const char* expected) {
+  return optional_field<A>(A::get(entry, key), key, where, is, expected);
+}
 
 template <class A, class V, class W>
-std::optional<V> integer_field(const V& entry, const char* key, const W& where) {
-  return optional_field<A>(entry, key, where, [](const V& x) { return A::is_integer(x); }, "an integer");
+std::optional<V> integer_field(const std::optional<V>& v, const char* key, const W& where) {
+  return optional_field<A>(v, key, where, [](const V& x) { return A::is_integer(x); }, "an integer");
 }
+template <class A, class V, class W>
+std::optional<V> integer_field(const V& entry, const char* key, const W& where) {
+  return integer_field<A>(A::get(entry, key), key, where);
+}
+
+// The fields of an event, found in one pass over its keys (the last of a repeated key, as get()).
+template <class V>
+struct EventFields {
+  std::optional<V> action, addr, size, device_free, stream, time_us, frames;
+
+  std::optional<V>* slot(std::string_view key) {
+    switch (key.size()) {
+      case 4: return key == "addr" ? &addr : key == "size" ? &size : nullptr;
+      case 6: return key == "action" ? &action : key == "stream" ? &stream : key == "frames" ? &frames : nullptr;
+      case 7: return key == "time_us" ? &time_us : nullptr;
+      case 11: return key == "device_free" ? &device_free : nullptr;
+      default: return nullptr;
+    }
+  }
+};
 
 template <class A, class V>
 uint32_t frame_of(const V& f, const EventAt& where, TraceBuilder& b) {
@@ -65,14 +90,13 @@ uint32_t frame_of(const V& f, const EventAt& where, TraceBuilder& b) {
     frame.line = static_cast<int>(line);
   }
   const uint32_t id = b.frame(std::move(frame));
-  if (node) b.frame_by_node().emplace(*node, id);
+  if (node) b.remember_frame(*node, id);
   return id;
 }
 
 // The stack of an event; a frames list shared by several events (a pickle's memo) is read once.
 template <class A, class V>
-uint32_t stack_of(const V& entry, const EventAt& where, TraceBuilder& b) {
-  const auto frames = A::get(entry, "frames");
+uint32_t stack_of(const std::optional<V>& frames, const EventAt& where, TraceBuilder& b) {
   if (!frames || !A::is_list(*frames)) return kNoStack;
   const auto node = A::identity(*frames);
   if (node) {
@@ -83,13 +107,12 @@ uint32_t stack_of(const V& entry, const EventAt& where, TraceBuilder& b) {
   ids.reserve(n);
   for (size_t i = 0; i < n; ++i) ids.push_back(frame_of<A>(A::at(*frames, i), where, b));
   const uint32_t id = b.stack(ids);
-  if (node) b.stack_by_node().emplace(*node, id);
+  if (node) b.remember_stack(*node, id);
   return id;
 }
 
 template <class A, class V, class W>
-uint64_t field(const V& entry, const char* key, const W& where, bool required) {
-  const auto v = A::get(entry, key);
+uint64_t field(const std::optional<V>& v, const char* key, const W& where, bool required) {
   if (!v) {
     if (required) throw Error(fmt::format("{}: missing '{}'", where_text(where), key));
     return 0;
@@ -99,31 +122,35 @@ uint64_t field(const V& entry, const char* key, const W& where, bool required) {
   }
   return static_cast<uint64_t>(A::integer(*v));
 }
+template <class A, class V, class W>
+uint64_t field(const V& entry, const char* key, const W& where, bool required) {
+  return field<A>(A::get(entry, key), key, where, required);
+}
 
 template <class A, class V>
 void read_event(const V& entry, const EventAt& where, TraceBuilder& b) {
-  const auto action = A::get(entry, "action");
-  if (!action || !A::is_text(*action)) throw Error(fmt::format("{}: missing 'action'", where_text(where)));
+  EventFields<V> f;
+  if (A::is_dict(entry)) A::event_fields(entry, f);
+  if (!f.action || !A::is_text(*f.action)) throw Error(fmt::format("{}: missing 'action'", where_text(where)));
   Event e;
-  const std::string name = A::text(*action);
-  if (!action_from_name(name, e.action)) {
-    throw Error(fmt::format("{}: unknown action '{}'", where_text(where), name));
+  if (!A::action(*f.action, e.action)) {
+    throw Error(fmt::format("{}: unknown action '{}'", where_text(where), A::text(*f.action)));
   }
   const bool no_addr = e.action == Action::kOom || e.action == Action::kSnapshot;
-  e.addr = field<A>(entry, "addr", where, !no_addr);
-  e.size = field<A>(entry, "size", where, e.action != Action::kSnapshot);
-  b.device_free(field<A>(entry, "device_free", where, false));
-  if (auto s = integer_field<A>(entry, "stream", where)) {
+  e.addr = field<A>(f.addr, "addr", where, !no_addr);
+  e.size = field<A>(f.size, "size", where, e.action != Action::kSnapshot);
+  b.device_free(field<A>(f.device_free, "device_free", where, false));
+  if (auto s = integer_field<A>(f.stream, "stream", where)) {
     const auto stream = b.stream(A::integer(*s));
     if (!stream) throw Error(fmt::format("{}: {}", where_text(where), kStreamsMessage));
     e.stream = *stream;
   }
-  if (auto t = optional_field<A>(entry, "time_us", where, [](const V& x) { return A::is_number(x); }, "a number")) {
+  if (auto t = optional_field<A>(f.time_us, "time_us", where, [](const V& x) { return A::is_number(x); }, "a number")) {
     e.time_us = A::number(*t);
     b.trace().has_time = true;
   }
-  optional_field<A>(entry, "frames", where, [](const V& x) { return A::is_list(x); }, "a list of frames");
-  e.stack = stack_of<A>(entry, where, b);
+  optional_field<A>(f.frames, "frames", where, [](const V& x) { return A::is_list(x); }, "a list of frames");
+  e.stack = stack_of<A>(f.frames, where, b);
   b.trace().events.push_back(e);
 }
 
@@ -174,14 +201,42 @@ void read_settings(const V& root, Trace& t) {
   });
 }
 
+// Events converted while the document was read (a streaming reader: pickle.h, the JSON SAX
+// reader), held until the rest of the document is converted in the usual order.
+struct StreamedEvents {
+  TraceBuilder builder;
+  std::optional<uint64_t> list;      // the identity of the list they came from (a pickle node)
+  bool by_path = false;              // or: they came from device_traces[device] itself (JSON)
+  std::optional<std::string> error;  // the first bad event's message: the conversion stopped there
+};
+
+// The events of device_traces[device]: converted here, or already (streamed). A streamed list
+// that is not the one the document ends with there means the speculation failed.
+template <class A, class V>
+void read_events(const V& events, const std::string& name, int device, TraceBuilder& b,
+                 const StreamedEvents* streamed) {
+  if (streamed != nullptr && (streamed->by_path || streamed->list)) {
+    if (!streamed->by_path && A::identity(events) != streamed->list) {
+      throw PickleStreamFallback{"device_traces[device] is not the streamed list"};
+    }
+    if (streamed->error) throw Error(*streamed->error);
+    return;
+  }
+  const size_t n = A::size(events);
+  b.trace().events.reserve(n);
+  advise_huge_pages(b.trace().events.data(), n * sizeof(Event));
+  for (size_t i = 0; i < n; ++i) read_event<A>(A::at(events, i), EventAt{&name, device, i}, b);
+}
+
 // device_traces[device] and the segments of `device` into a trace.
 template <class A, class V>
-Trace snapshot(const V& root, const std::string& name, int device) {
+Trace snapshot(const V& root, const std::string& name, int device, StreamedEvents* streamed = nullptr) {
   if (!A::is_dict(root) || (!A::get(root, "device_traces") && !A::get(root, "segments"))) {
     throw Error(fmt::format("{}: not a memory snapshot: expected a dict with 'segments' and "
                             "'device_traces' (torch.cuda.memory._snapshot())", name));
   }
-  TraceBuilder b;
+  TraceBuilder local;
+  TraceBuilder& b = streamed != nullptr ? streamed->builder : local;
   b.trace().device = device;
   if (auto traces = A::get(root, "device_traces")) {
     if (!A::is_list(*traces)) throw Error(fmt::format("{}: 'device_traces' must be a list", name));
@@ -189,11 +244,7 @@ Trace snapshot(const V& root, const std::string& name, int device) {
       throw Error(fmt::format("{}: no trace for device {} ({} device(s) in the snapshot)", name, device,
                               A::size(*traces)));
     }
-    const V events = A::at(*traces, static_cast<size_t>(device));
-    const size_t n = A::size(events);
-    b.trace().events.reserve(n);
-    advise_huge_pages(b.trace().events.data(), n * sizeof(Event));
-    for (size_t i = 0; i < n; ++i) read_event<A>(A::at(events, i), EventAt{&name, device, i}, b);
+    read_events<A>(A::at(*traces, static_cast<size_t>(device)), name, device, b, streamed);
   }
   if (auto segments = A::get(root, "segments"); segments && A::is_list(*segments)) {
     for (size_t i = 0; i < A::size(*segments); ++i) {

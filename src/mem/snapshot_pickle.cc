@@ -4,6 +4,9 @@
 #include "mem/snapshot_convert.h"
 #include "mem/snapshot_reader.h"
 
+#include "common/huge_pages.h"
+#include "mem/jsonl_reader.h"
+
 namespace plumb::mem {
 namespace {
 
@@ -44,6 +47,42 @@ struct PickleAdapter {
       if (e.key.is(PickleKind::kStr)) f(std::string(e.key.as_str()), e.value);
     }
   }
+  static void event_fields(const V& v, convert::EventFields<V>& f) {
+    for (const PickleEntry& e : v.entries()) {
+      if (!e.key.is(PickleKind::kStr)) continue;
+      if (std::optional<V>* slot = f.slot(e.key.as_str())) *slot = e.value;
+    }
+  }
+  static bool action(const V& v, Action& out) { return action_from_name(v.as_str(), out); }
+};
+
+// The events of device_traces[device], converted as the streaming reader hands them over.
+class EventSink : public ListSink {
+ public:
+  EventSink(convert::StreamedEvents& out, const std::string& name, int device, size_t bytes)
+      : out_(out), name_(name), device_(device) {
+    // Untouched capacity costs address space only; a snapshot's event is 50 bytes or more.
+    out_.builder.trace().events.reserve(bytes / kMinEventBytes + 1024);
+    advise_huge_pages(out_.builder.trace().events.data(), out_.builder.trace().events.capacity() * sizeof(Event));
+  }
+  bool wants(std::string_view key, size_t index) const override {
+    return key == "device_traces" && index == static_cast<size_t>(device_);
+  }
+  void item(Value v, size_t index) override {
+    if (out_.error) return;  // the conversion stops at the first bad event, as the tree's does
+    try {
+      convert::read_event<PickleAdapter>(v, convert::EventAt{&name_, device_, index}, out_.builder);
+    } catch (const Error& e) {
+      out_.error = e.what();
+    }
+  }
+  void forget_nodes_from(NodeId first) override { out_.builder.forget_nodes_from(first); }
+
+ private:
+  static constexpr size_t kMinEventBytes = 32;
+  convert::StreamedEvents& out_;
+  const std::string& name_;
+  int device_;
 };
 
 Trace from_doc(const PickleDoc& doc, const std::string& name, int device) {
@@ -55,15 +94,31 @@ Trace from_doc(const PickleDoc& doc, const std::string& name, int device) {
 }  // namespace
 
 Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device) {
-  return from_doc(parse_pickle(bytes, name), name, device);
+  return snapshot_from_pickle(input_from_string(bytes, name), device);
 }
 
-Trace snapshot_from_pickle(const InputBytes& input, int device) {
+Trace snapshot_from_pickle_tree(const InputBytes& input, int device) {
   return from_doc(parse_pickle(input), input.name(), device);
 }
 
+Trace snapshot_from_pickle(const InputBytes& input, int device) {
+  try {
+    convert::StreamedEvents streamed;
+    StreamedList list;
+    EventSink sink(streamed, input.name(), device, input.bytes().size());
+    const PickleDoc doc = parse_pickle_streaming(input, sink, list);
+    if (list.chosen()) streamed.list = list.list;
+    Trace t = convert::snapshot<PickleAdapter>(doc.root(), input.name(), device, &streamed);
+    t.source = input.name() + " (snapshot, pickle)";
+    return t;
+  } catch (const PickleStreamFallback&) {
+    // A layout the streaming reader does not take (pickle.h): the whole tree, as before.
+    return snapshot_from_pickle_tree(input, device);
+  }
+}
+
 Trace snapshot_from_pickle_file(const std::string& path, int device) {
-  return from_doc(read_pickle_file(path), path, device);
+  return snapshot_from_pickle(load_input(path), device);
 }
 
 }  // namespace plumb::mem

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 #include "mem/input.h"
@@ -14,11 +15,19 @@ namespace plumb::mem {
 
 // `name` goes into every message; `device` picks device_traces[device] and that device's segments.
 Trace snapshot_from_json(const nlohmann::json& doc, const std::string& name, int device);
+// The JSON form parsed whole, then converted (nullopt: not JSON): the reference for read_trace's
+// streaming JSON reader, which converts device_traces[device]'s events as they are parsed.
+std::optional<Trace> snapshot_from_json_tree(const InputBytes& input, int device);
 
-// A pickle as _dump_snapshot() writes it (protocols 2–5 of plain data; src/mem/pickle.h).
+// A pickle as _dump_snapshot() writes it (protocols 2–5 of plain data; src/mem/pickle.h). The
+// events stream: they are converted as the reader passes them and their values dropped, so memory
+// follows the trace, not the file; a layout the streaming reader does not take is read whole
+// (snapshot_from_pickle_tree), with the same result.
 Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device);
 Trace snapshot_from_pickle(const InputBytes& input, int device);
 Trace snapshot_from_pickle_file(const std::string& path, int device);
+// The whole document first, then the conversion: the reference the streaming reader must equal.
+Trace snapshot_from_pickle_tree(const InputBytes& input, int device);
 
 // By content: a pickle (first byte 0x80), a JSON snapshot (an object with "device_traces" or
 // "segments"), or plumb.mem-events/1 lines. Errors name the file. The bytes are read once

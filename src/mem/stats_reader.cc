@@ -239,7 +239,10 @@ StatsSeries parse_memory_stats(std::string_view text, const std::string& name) {
   return reader.finish();
 }
 
-StatsSeries parse_memory_stats(const InputBytes& input) { return parse_memory_stats(input.bytes(), input.name()); }
+StatsSeries parse_memory_stats(const InputBytes& input) {
+  input.populate();
+  return parse_memory_stats(input.bytes(), input.name());
+}
 
 StatsSeries read_memory_stats(const std::string& path) { return parse_memory_stats(load_input(path)); }
 

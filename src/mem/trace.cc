@@ -44,6 +44,25 @@ std::optional<uint16_t> TraceBuilder::stream(int64_t value) {
   return id;
 }
 
+void TraceBuilder::remember_stack(uint64_t node, uint32_t id) {
+  stack_by_node_.emplace(node, id);
+  recent_nodes_.push_back(node);
+}
+
+void TraceBuilder::remember_frame(uint64_t node, uint32_t id) {
+  frame_by_node_.emplace(node, id);
+  recent_nodes_.push_back(node);
+}
+
+void TraceBuilder::forget_nodes_from(uint64_t first) {
+  for (const uint64_t node : recent_nodes_) {
+    if (node < first) continue;
+    stack_by_node_.erase(node);
+    frame_by_node_.erase(node);
+  }
+  recent_nodes_.clear();
+}
+
 uint64_t Trace::device_free_of(size_t event) const {
   const auto it = std::lower_bound(device_free.begin(), device_free.end(), event,
                                    [](const DeviceFree& d, size_t i) { return d.event < i; });

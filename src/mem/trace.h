@@ -114,12 +114,17 @@ class TraceBuilder {
   Trace finish() { return std::move(trace_); }
   // Stacks and frames by the identity of the document node they came from: snapshots share one
   // frames list per call site, so each is converted once. Absent: not seen yet.
-  std::unordered_map<uint64_t, uint32_t>& stack_by_node() { return stack_by_node_; }
-  std::unordered_map<uint64_t, uint32_t>& frame_by_node() { return frame_by_node_; }
+  const std::unordered_map<uint64_t, uint32_t>& stack_by_node() const { return stack_by_node_; }
+  const std::unordered_map<uint64_t, uint32_t>& frame_by_node() const { return frame_by_node_; }
+  void remember_stack(uint64_t node, uint32_t id);
+  void remember_frame(uint64_t node, uint32_t id);
+  // Node ids from `first` on are reused from now on (a streaming reader dropped them).
+  void forget_nodes_from(uint64_t first);
 
  private:
   Trace trace_;
   std::unordered_map<uint64_t, uint32_t> stack_by_node_, frame_by_node_;
+  std::vector<uint64_t> recent_nodes_;  // remembered since the last forget_nodes_from
   std::unordered_map<std::string, uint32_t> frames_;
   std::unordered_map<int64_t, uint16_t> streams_;
   std::map<std::vector<uint32_t>, uint32_t> stacks_;

@@ -1,0 +1,404 @@
+// The streaming snapshot readers (pickle.h "Streaming", snapshot_reader.h) against the readers
+// that build the whole document first: the same Trace, field by field, or the same message — on
+// every fixture, on pickles written here the way Python's pickler writes a snapshot, and on the
+// layouts that make the streaming reader fall back to the whole tree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "common/error.h"
+#include "mem/input.h"
+#include "mem/pickle.h"
+#include "mem/snapshot_reader.h"
+
+namespace plumb::mem {
+namespace {
+
+const std::string kDir = PLUMB_TEST_FIXTURES "/mem/";
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool same_time(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void expect_same(const Trace& a, const Trace& b) {
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.has_time, b.has_time);
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    const Event& x = a.events[i];
+    const Event& y = b.events[i];
+    ASSERT_TRUE(x.addr == y.addr && x.size == y.size && same_time(x.time_us, y.time_us) && x.stack == y.stack &&
+                x.action == y.action && a.stream_of(x) == b.stream_of(y))
+        << "event " << i;
+  }
+  EXPECT_EQ(a.streams, b.streams);
+  ASSERT_EQ(a.device_free.size(), b.device_free.size());
+  for (size_t i = 0; i < a.device_free.size(); ++i) {
+    EXPECT_EQ(a.device_free[i].event, b.device_free[i].event);
+    EXPECT_EQ(a.device_free[i].bytes, b.device_free[i].bytes);
+  }
+  ASSERT_EQ(a.segments.size(), b.segments.size());
+  for (size_t i = 0; i < a.segments.size(); ++i) {
+    const Segment& x = a.segments[i];
+    const Segment& y = b.segments[i];
+    EXPECT_TRUE(x.addr == y.addr && x.total_size == y.total_size && x.stream == y.stream && x.large == y.large &&
+                x.expandable == y.expandable && x.blocks.size() == y.blocks.size())
+        << "segment " << i;
+    for (size_t k = 0; k < x.blocks.size() && k < y.blocks.size(); ++k) {
+      EXPECT_TRUE(x.blocks[k].addr == y.blocks[k].addr && x.blocks[k].size == y.blocks[k].size &&
+                  x.blocks[k].requested_size == y.blocks[k].requested_size && x.blocks[k].state == y.blocks[k].state)
+          << "segment " << i << " block " << k;
+    }
+  }
+  ASSERT_EQ(a.frames.size(), b.frames.size());
+  for (size_t i = 0; i < a.frames.size(); ++i) {
+    EXPECT_EQ(a.frames[i].name, b.frames[i].name);
+    EXPECT_EQ(a.frames[i].filename, b.frames[i].filename);
+    EXPECT_EQ(a.frames[i].line, b.frames[i].line);
+  }
+  EXPECT_EQ(a.stacks, b.stacks);
+  EXPECT_EQ(a.allocator_settings, b.allocator_settings);
+  EXPECT_EQ(a.step_marks, b.step_marks);
+}
+
+// What each reader says of the same bytes: the trace, or the message.
+struct Outcome {
+  std::optional<Trace> trace;
+  std::string error;
+};
+
+template <class F>
+Outcome outcome(F&& read) {
+  try {
+    return {read(), ""};
+  } catch (const Error& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+void expect_same_pickle(const std::string& bytes, const std::string& name = "snap.pickle") {
+  const InputBytes input = input_from_string(bytes, name);
+  const Outcome streamed = outcome([&] { return snapshot_from_pickle(input, 0); });
+  const Outcome tree = outcome([&] { return snapshot_from_pickle_tree(input, 0); });
+  EXPECT_EQ(streamed.error, tree.error);
+  ASSERT_EQ(streamed.trace.has_value(), tree.trace.has_value()) << streamed.error << tree.error;
+  if (streamed.trace) expect_same(*streamed.trace, *tree.trace);
+}
+
+// Writes a snapshot as Python's pickler (protocol 4) does: every str, list and dict memoized on
+// first sight and fetched from the memo after; lists and dicts of more than one item in batches
+// of 1000 between MARK and APPENDS/SETITEMS, a batch of one as APPEND/SETITEM.
+class SnapshotWriter {
+ public:
+  SnapshotWriter() { out_ = "\x80\x04"; }
+
+  void str(const std::string& s) {
+    if (const auto it = strs_.find(s); it != strs_.end()) return get(it->second);
+    out_ += '\x8c';
+    out_ += static_cast<char>(s.size());
+    out_ += s;
+    strs_[s] = memoize();
+  }
+  void integer(uint64_t v) {
+    out_ += '\x8a';  // LONG1, 9 bytes: any uint64 stays positive
+    out_ += '\x09';
+    for (int i = 0; i < 8; ++i) out_ += static_cast<char>((v >> (8 * i)) & 0xff);
+    out_ += '\0';
+  }
+  void get(int key) {
+    out_ += 'j';  // LONG_BINGET
+    for (int i = 0; i < 4; ++i) out_ += static_cast<char>((key >> (8 * i)) & 0xff);
+  }
+  int memoize() {
+    out_ += '\x94';
+    return memo_++;
+  }
+  int empty_dict() {
+    out_ += '}';
+    return memoize();
+  }
+  int empty_list() {
+    out_ += ']';
+    return memoize();
+  }
+  void raw(const std::string& ops) { out_ += ops; }
+  // A list of `n` items, each written by item(i), batched as the pickler does.
+  template <class F>
+  void items(size_t n, F&& item) {
+    for (size_t first = 0; first < n; first += 1000) {
+      const size_t count = std::min<size_t>(1000, n - first);
+      if (count > 1) out_ += '(';
+      for (size_t i = first; i < first + count; ++i) item(i);
+      out_ += count > 1 ? 'e' : 'a';
+    }
+  }
+  // One frames list per call site, shared by its events as PyTorch's snapshot shares it.
+  void frames(int site) {
+    if (const auto it = frames_.find(site); it != frames_.end()) return get(it->second);
+    frames_[site] = empty_list();
+    empty_dict();
+    out_ += '(';
+    str("filename");
+    str("site" + std::to_string(site) + ".py");
+    str("line");
+    integer(static_cast<uint64_t>(site));
+    str("name");
+    str("f" + std::to_string(site));
+    out_ += 'u';
+    out_ += 'a';
+  }
+  void event(const std::string& action, uint64_t addr, uint64_t size, uint64_t time, int site) {
+    last_event_ = empty_dict();
+    out_ += '(';
+    str("action");
+    str(action);
+    str("addr");
+    integer(addr);
+    str("size");
+    integer(size);
+    str("stream");
+    integer(0);
+    str("time_us");
+    integer(time);
+    str("frames");
+    frames(site);
+    out_ += 'u';
+  }
+  int last_event() const { return last_event_; }
+  std::string finish() { return out_ + '.'; }
+
+ private:
+  std::string out_;
+  int memo_ = 0;
+  int last_event_ = -1;
+  std::map<std::string, int> strs_;
+  std::map<int, int> frames_;
+};
+
+// A training-like trace: a segment, then alloc / free_requested / free_completed of one block,
+// the call site changing every `sites_every` events (new frames lists in later batches).
+void write_events(SnapshotWriter& w, size_t n, size_t sites_every) {
+  w.items(n, [&](size_t i) {
+    if (i == 0) return w.event("segment_alloc", 0, 2 << 20, 1000, 0);
+    const char* actions[] = {"alloc", "free_requested", "free_completed"};
+    w.event(actions[(i - 1) % 3], 4096, 512, 1000 + i, static_cast<int>(i / sites_every));
+  });
+}
+
+// {"segments": [], "device_traces": [[events]], "allocator_settings": {...}} written whole;
+// `between` goes after the device_traces value, inside the root's MARK.
+std::string snapshot(size_t n, size_t sites_every, const std::function<void(SnapshotWriter&)>& between = {}) {
+  SnapshotWriter w;
+  w.empty_dict();
+  w.raw("(");
+  w.str("segments");
+  w.empty_list();
+  w.str("device_traces");
+  w.empty_list();
+  w.empty_list();
+  write_events(w, n, sites_every);
+  w.raw("a");
+  if (between) between(w);
+  w.str("allocator_settings");
+  w.empty_dict();
+  w.str("expandable_segments");
+  w.raw("\x89s");  // False, SETITEM
+  w.raw("u");
+  return w.finish();
+}
+
+class CountingSink : public ListSink {
+ public:
+  bool wants(std::string_view key, size_t index) const override { return key == "device_traces" && index == 0; }
+  void item(Value v, size_t index) override {
+    EXPECT_EQ(index, items);
+    ++items;
+    if (v.is(PickleKind::kDict) && v.get("action")) ++dicts;
+  }
+  void forget_nodes_from(NodeId) override { ++forgets; }
+  size_t items = 0, dicts = 0, forgets = 0;
+};
+
+TEST(SnapshotStream, EveryFixtureGivesTheTreeReadersTrace) {
+  for (const char* f : {"healthy.pickle", "healthy_p2.pickle", "healthy_p5.pickle", "leak.pickle", "npu.pickle",
+                        "ringbuffer.pickle", "spike_oom.pickle", "true_peak_oom.pickle", "fragmented_oom.pickle"}) {
+    SCOPED_TRACE(f);
+    const std::string bytes = file_bytes(kDir + f);
+    const InputBytes input = input_from_string(bytes, f);
+    expect_same(snapshot_from_pickle(input, 0), snapshot_from_pickle_tree(input, 0));
+    expect_same(read_trace(kDir + f, 0), snapshot_from_pickle_tree(load_input(kDir + f), 0));
+  }
+  const InputBytes json = load_input(kDir + "healthy.json");
+  expect_same(read_trace(json, 0), *snapshot_from_json_tree(json, 0));
+}
+
+// The point of streaming: the document keeps the keys, strings and call stacks, not the events.
+TEST(SnapshotStream, TheDocumentKeepsNoEvents) {
+  for (const size_t n : {size_t{5000}, size_t{4001}, size_t{50000}}) {
+    const std::string bytes = snapshot(n, 100000);
+    CountingSink sink;
+    StreamedList list;
+    const PickleDoc doc = parse_pickle_streaming(input_from_string(bytes, "x"), sink, list);
+    EXPECT_EQ(sink.items, n);
+    EXPECT_EQ(sink.dicts, n);
+    EXPECT_TRUE(list.chosen());
+    EXPECT_EQ(list.items, n);
+    EXPECT_LT(doc.node_count(), 100u) << n;  // a whole tree: about 15 per event
+    EXPECT_EQ(doc.root().get("device_traces")->items().begin().operator*().id(), list.list);
+  }
+  const std::string bytes = snapshot(5000, 100000);
+  EXPECT_GT(parse_pickle(bytes, "x").node_count(), 5000u * 4);  // the tree: 5 per event here
+}
+
+TEST(SnapshotStream, NewCallStacksInLaterBatchesSurviveTheirBatch) {
+  // A new frames list every 700 events: first seen in one batch, fetched from the memo in the next.
+  expect_same_pickle(snapshot(6000, 700));
+  const std::string bytes = snapshot(6000, 700);
+  const Trace t = snapshot_from_pickle(input_from_string(bytes, "x"), 0);
+  EXPECT_EQ(t.stacks.size(), 9u);
+  EXPECT_EQ(t.frames[t.stacks[t.events[5999].stack][0]].filename, "site8.py");
+}
+
+TEST(SnapshotStream, SingleEventListsAndSmallBatches) {
+  for (const size_t n : {size_t{1}, size_t{2}, size_t{1000}, size_t{1001}, size_t{2002}}) {
+    SCOPED_TRACE(n);
+    expect_same_pickle(snapshot(n, 3));
+  }
+}
+
+// An item fetched from the memo after its batch: its nodes are gone, so the reader falls back,
+// and the result is the tree's.
+TEST(SnapshotStream, AMemoGetOfAStreamedItemFallsBack) {
+  // Memo keys: the root 0, 'segments' 1, its list 2, 'device_traces' 3, the outer list 4, the
+  // events list 5, the first event 6.
+  const std::string bytes = snapshot(3000, 100000, [&](SnapshotWriter& w) {
+    w.str("again");
+    w.get(6);
+  });
+  CountingSink sink;
+  StreamedList list;
+  try {
+    parse_pickle_streaming(input_from_string(bytes, "x"), sink, list);
+    ADD_FAILURE() << "no fallback";
+  } catch (const PickleStreamFallback& f) {
+    EXPECT_STREQ(f.why, "a memo get of a streamed item");
+  }
+  expect_same_pickle(bytes);
+}
+
+TEST(SnapshotStream, AMemoGetOfTheStreamedListFallsBack) {
+  const std::string bytes = snapshot(3000, 100000, [](SnapshotWriter& w) {
+    w.str("copy");
+    w.get(5);  // the events list (memo keys as above)
+  });
+  CountingSink sink;
+  StreamedList list;
+  try {
+    parse_pickle_streaming(input_from_string(bytes, "x"), sink, list);
+    ADD_FAILURE() << "no fallback";
+  } catch (const PickleStreamFallback& f) {
+    EXPECT_STREQ(f.why, "a memo get of the streamed list");
+  }
+  expect_same_pickle(bytes);
+}
+
+// "device_traces" twice: Python keeps the last, so the streamed list is not the document's.
+TEST(SnapshotStream, ARepeatedKeyKeepsTheLastList) {
+  const std::string bytes = snapshot(3000, 100000, [](SnapshotWriter& w) {
+    w.str("device_traces");
+    w.empty_list();
+    w.empty_list();
+    write_events(w, 5, 2);
+    w.raw("a");
+  });
+  expect_same_pickle(bytes);
+  const Trace t = snapshot_from_pickle(input_from_string(bytes, "x"), 0);
+  EXPECT_EQ(t.events.size(), 5u);
+}
+
+TEST(SnapshotStream, TheFirstBadEventIsTheTreesMessage) {
+  SnapshotWriter w;
+  w.empty_dict();
+  w.raw("(");
+  w.str("segments");
+  w.empty_list();
+  w.str("device_traces");
+  w.empty_list();
+  w.empty_list();
+  w.items(2500, [&](size_t i) {
+    if (i == 1700 || i == 2100) return w.event("allocate", 4096, 512, 1000 + i, 1);
+    w.event(i == 0 ? "segment_alloc" : "alloc", i == 0 ? 0 : 4096 + 512 * i, 512, 1000 + i, 1);
+  });
+  w.raw("au");
+  const std::string bytes = w.finish();
+  const InputBytes input = input_from_string(bytes, "bad.pickle");
+  try {
+    snapshot_from_pickle(input, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "bad.pickle: device_traces[0][1700]: unknown action 'allocate'");
+  }
+  expect_same_pickle(bytes, "bad.pickle");
+  // A pickle that breaks after the bad event: the pickle's own message first, as the tree reader.
+  const std::string cut = bytes.substr(0, bytes.size() - 3);
+  expect_same_pickle(cut, "cut.pickle");
+  EXPECT_EQ(outcome([&] { return snapshot_from_pickle(input_from_string(cut, "cut.pickle"), 0); }).error,
+            "cut.pickle: truncated at byte " + std::to_string(cut.size()) + ": the data ends before the STOP opcode");
+}
+
+std::string json_snapshot(const std::string& events, const std::string& more = "") {
+  return "{\"segments\": [], \"device_traces\": [" + events + "]" + more + "}";
+}
+
+Outcome json_outcome(const std::string& text, bool streamed) {
+  const InputBytes input = input_from_string(text, "snap.json");
+  if (streamed) return outcome([&] { return read_trace(input, 0); });
+  return outcome([&]() -> Trace {
+    auto t = snapshot_from_json_tree(input, 0);
+    if (!t) throw Error("not JSON");
+    return *t;
+  });
+}
+
+void expect_same_json(const std::string& text) {
+  const Outcome s = json_outcome(text, true);
+  const Outcome t = json_outcome(text, false);
+  EXPECT_EQ(s.error, t.error);
+  ASSERT_EQ(s.trace.has_value(), t.trace.has_value());
+  if (s.trace) expect_same(*s.trace, *t.trace);
+}
+
+TEST(SnapshotStream, JsonEventsStreamToTheSameTrace) {
+  const std::string seg = R"({"action": "segment_alloc", "addr": 0, "size": 2097152, "time_us": 1})";
+  const std::string alloc = R"({"action": "alloc", "addr": 0, "size": 512, "stream": 7, "time_us": 2,
+      "frames": [{"name": "f", "filename": "a.py", "line": 3}, {"name": "g", "filename": "b.py", "line": 4}]})";
+  const std::string oom = R"({"action": "oom", "size": 4194304, "device_free": 1024, "time_us": 3})";
+  expect_same_json(json_snapshot("[" + seg + ", " + alloc + ", " + oom + "]"));
+  expect_same_json(json_snapshot("[], [" + seg + ", " + alloc + "]"));             // device 1's list too
+  expect_same_json(json_snapshot("[" + seg + ", 7, " + alloc + "]"));              // an item not a dict
+  expect_same_json(json_snapshot("[" + seg + ", {\"action\": \"x\"}]"));          // a bad event
+  expect_same_json(json_snapshot("[" + seg + "]", ", \"device_traces\": [[" + alloc + "]]"));  // twice
+  expect_same_json(json_snapshot("[" + seg + ", " + alloc + "]", ", \"allocator_settings\": {\"b\": 1, \"a\": [2]}"));
+  EXPECT_EQ(json_outcome(json_snapshot("[" + seg + ", " + alloc) + "]", true).error,
+            "snap.json: not a memory trace: neither a pickle, JSON, nor plumb.mem-events/1 lines");
+  const Outcome s = json_outcome(json_snapshot("[" + seg + ", " + alloc + ", " + oom + "]"), true);
+  ASSERT_TRUE(s.trace);
+  EXPECT_EQ(s.trace->stream_of(s.trace->events[1]), 7);
+  EXPECT_EQ(s.trace->device_free_of(2), 1024u);
+}
+
+}  // namespace
+}  // namespace plumb::mem
