@@ -205,6 +205,22 @@ struct SharedInsert {
   size_t at;  // byte offset of the opcode
 };
 
+// The fast lane's memory (pickle.h): the sink's keys, and which memo'd str node is which key.
+// Entries are checked against the node's payload, since a node id is reused once its region goes.
+struct FastLane {
+  static constexpr size_t kCache = 64;
+  static constexpr size_t kMaxKeys = 16;
+  struct Entry {
+    NodeId node = std::numeric_limits<NodeId>::max();
+    uint64_t at = 0;
+    uint32_t size = 0;
+    int8_t slot = -1;  // -1: a key the sink does not want
+  };
+  std::vector<std::string_view> keys;
+  std::array<Entry, kCache> cache{};
+  bool enabled = false;
+};
+
 // Streaming (pickle.h): the nodes, children and memo keys made since the streamed list's current
 // batch began; they go when its APPENDS has handed the items over.
 struct Region {
@@ -280,6 +296,10 @@ class PickleReader {
         sink_(sink),
         streamed_(streamed),
         window_(window) {
+    if (sink_ != nullptr) {
+      lane_.keys = sink_->fast_keys();
+      lane_.enabled = !lane_.keys.empty() && lane_.keys.size() <= FastLane::kMaxKeys;
+    }
     // The arrays grow past these when needed; untouched capacity costs address space only.
     // Streaming keeps a small part of the file's values.
     const size_t kept = sink_ != nullptr ? std::min(size, kStreamReserveBytes) : size;
@@ -304,6 +324,7 @@ class PickleReader {
       if (op_ == STOP) break;
       step();
     }
+    if (streaming()) refuse_collapsed(0);
     arena_->root = pop();
     check_cycles();
     return PickleDoc(std::move(arena_));
@@ -378,12 +399,14 @@ class PickleReader {
   NodeId pop() {
     if (stack_.size() <= fence_) underflow();
     const NodeId id = stack_.back();
+    if (id == kCollapsed) fall_back(kItemElsewhere);
     stack_.pop_back();
     return id;
   }
   NodeId top() const {
     if (stack_.size() <= fence_) underflow();
     const NodeId id = stack_.back();
+    if (id == kCollapsed) fall_back(kItemElsewhere);
     if (streaming() && id == stream_list_) fall_back("the streamed list is shared (DUP, memo put)");
     return id;
   }
@@ -404,6 +427,7 @@ class PickleReader {
 
   // A new container holding the top `n` values of the stack, which it pops.
   void push_container(PickleKind kind, size_t n) {
+    if (streaming()) refuse_collapsed(stack_.size() - n);
     if (n > kMaxCount) {
       fail(fmt::format("{} makes a container of more than {} items", op_name(), kMaxCount));
     }
@@ -419,6 +443,7 @@ class PickleReader {
   // The target of APPEND(S)/SETITEM(S): a list or dict at stack position `at`.
   NodeId target(size_t at, PickleKind want) const {
     const NodeId id = stack_[at];
+    if (id == kCollapsed) fall_back(kItemElsewhere);
     const PickleKind kind = arena_->nodes[id].kind;
     if (kind != want) {
       fail(fmt::format("{} adds to a {}, not a {}", op_name(), kind_name(kind), kind_name(want)));
@@ -435,6 +460,7 @@ class PickleReader {
     if (n == 0) return;
     if (streaming()) {
       if (parent == stream_list_) return stream_items(from);
+      refuse_collapsed(from);
       if (parent < region_.nodes) note_old_parent(from);
     }
     PickleNode& node = arena_->nodes[parent];
@@ -723,7 +749,11 @@ class PickleReader {
       case FRAME: return frame();
       case MARK: return push_mark();
       case POP: return pop_value_or_mark();
-      case POP_MARK: return stack_.resize(pop_mark());
+      case POP_MARK: {
+        const size_t mark = pop_mark();
+        if (streaming()) refuse_collapsed(mark);
+        return stack_.resize(mark);
+      }
       case DUP: return dup();
       case NONE: return push(kNoneNode);
       case NEWTRUE: return push(kTrueNode);
@@ -755,7 +785,9 @@ class PickleReader {
       case BYTEARRAY8: return push_bytes(take_uint(8));
       case EMPTY_LIST: return push_container(PickleKind::kList, 0);
       case EMPTY_TUPLE: return push_container(PickleKind::kTuple, 0);
-      case EMPTY_DICT: return push_container(PickleKind::kDict, 0);
+      case EMPTY_DICT:
+        if (fast_lane_open() && fast_item()) return;
+        return push_container(PickleKind::kDict, 0);
       case LIST: return push_from_mark(PickleKind::kList);
       case TUPLE: return push_from_mark(PickleKind::kTuple);
       case DICT: return push_from_mark(PickleKind::kDict);
@@ -792,6 +824,14 @@ class PickleReader {
   // ---- streaming (pickle.h)
   bool streaming() const { return stream_list_ != kNoNode; }
   [[noreturn]] static void fall_back(const char* why) { throw PickleStreamFallback{why}; }
+  static constexpr const char* kItemElsewhere = "a streamed item is used elsewhere than in its list";
+  // The fast lane leaves kCollapsed on the stack for each item it took; only the streamed list's
+  // APPENDS may take it from there.
+  void refuse_collapsed(size_t from) const {
+    for (size_t i = from; i < stack_.size(); ++i) {
+      if (stack_[i] == kCollapsed) fall_back(kItemElsewhere);
+    }
+  }
   // An older container gets values made in the region: the region must stay.
   void note_old_parent(size_t from) {
     for (size_t i = from; i < stack_.size(); ++i) {
@@ -845,8 +885,176 @@ class PickleReader {
     if (!key || !is_at(*key, PickleKind::kStr)) return;
     if (!sink_->wants(arena_->payload(arena_->nodes[stack_[*key]]), outer->second)) return;
     stream_list_ = id;
+    stream_pos_ = pos;
     streamed_->list = id;
     start_region();
+  }
+
+  // ---- the fast lane (pickle.h): an item dict of plain values straight from the bytes
+  // Open when the stack above the streamed list holds only items the lane took (it must not take
+  // an item ahead of one waiting for APPENDS: the sink sees them in order).
+  bool fast_lane_open() const {
+    if (!streaming() || !lane_.enabled) return false;
+    const size_t base = stream_pos_ + 1;
+    const bool in_batch = !marks_.empty() && marks_.back() == base;
+    const bool single = stack_.size() == base && (marks_.empty() || marks_.back() < base);
+    if (!in_batch && !single) return false;
+    return stack_.size() == base || stack_.back() == kCollapsed;
+  }
+
+  // Which of the sink's keys the str node `id` is (-1: none); nullopt when it is not a str.
+  std::optional<int> key_slot(NodeId id) {
+    const PickleNode& n = arena_->nodes[id];
+    if (n.kind != PickleKind::kStr) return std::nullopt;
+    FastLane::Entry& e = lane_.cache[id % FastLane::kCache];
+    if (e.node == id && e.at == n.at && e.size == n.size) return e.slot;
+    const std::string_view text = arena_->payload(n);
+    int slot = -1;
+    for (size_t k = 0; k < lane_.keys.size(); ++k) {
+      if (lane_.keys[k] == text) slot = static_cast<int>(k);
+    }
+    if ((n.flags & PickleNode::kDecoded) == 0) e = {id, n.at, n.size, static_cast<int8_t>(slot)};
+    return slot;
+  }
+
+  // A memo key at q (BINGET, LONG_BINGET) resolved to a live node, or nullopt.
+  std::optional<NodeId> fast_get(const uint8_t*& q) const {
+    uint64_t key = 0;
+    if (*q == BINGET && end_ - q >= 2) {
+      key = q[1];
+      q += 2;
+    } else if (*q == LONG_BINGET && end_ - q >= 5) {
+      key = little_endian(q + 1, 4);
+      q += 5;
+    } else {
+      return std::nullopt;
+    }
+    if (key >= memo_.size()) return std::nullopt;
+    const NodeId id = memo_[key];
+    if (id == kNoNode || id == kCollapsed || id == stream_list_) return std::nullopt;
+    return id;
+  }
+
+  // A plain value at q into v: an int, float, None, bool or a memo get.
+  bool fast_value(const uint8_t*& q, FlatValue& v) const {
+    const ptrdiff_t left = end_ - q;
+    PickleNode& n = v.scalar;
+    n = PickleNode{};
+    v.ref = kNoNode;
+    switch (*q) {
+      case BININT1:
+        if (left < 2) return false;
+        n.kind = PickleKind::kInt, n.i = q[1], q += 2;
+        return true;
+      case BININT2:
+        if (left < 3) return false;
+        n.kind = PickleKind::kInt, n.i = static_cast<int64_t>(little_endian(q + 1, 2)), q += 3;
+        return true;
+      case BININT:
+        if (left < 5) return false;
+        n.kind = PickleKind::kInt;
+        n.i = static_cast<int32_t>(static_cast<uint32_t>(little_endian(q + 1, 4)));
+        q += 5;
+        return true;
+      case LONG1: return left >= 2 && left >= 2 + q[1] && fast_long(q, n);
+      case BINFLOAT: {
+        if (left < 9) return false;
+        uint64_t bits = 0;
+        for (int i = 1; i <= 8; ++i) bits = (bits << 8) | q[i];
+        n.kind = PickleKind::kFloat, n.d = std::bit_cast<double>(bits), q += 9;
+        return true;
+      }
+      case NONE: n.kind = PickleKind::kNone, ++q; return true;
+      case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
+      case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
+      default: {
+        const auto id = fast_get(q);
+        if (!id) return false;
+        v.ref = *id;
+        return true;
+      }
+    }
+  }
+
+  // LONG1 of up to 8 bytes, as push_long reads it.
+  static bool fast_long(const uint8_t*& q, PickleNode& n) {
+    const uint64_t len = q[1];
+    const uint8_t* b = q + 2;
+    n.kind = PickleKind::kInt;
+    if (len == 0) {
+      n.i = 0;
+      q += 2;
+      return true;
+    }
+    const bool negative = (b[len - 1] & 0x80) != 0;
+    const uint8_t fill = negative ? 0xff : 0x00;
+    uint64_t used = len;
+    while (used > 1 && b[used - 1] == fill && ((b[used - 2] ^ fill) & 0x80) == 0) --used;
+    if (used > 8) return false;  // a big int: the ordinary way
+    uint64_t v = negative ? ~uint64_t{0} : 0;
+    for (uint64_t i = used; i-- > 0;) v = (v << 8) | b[i];
+    n.i = static_cast<int64_t>(v);
+    q += 2 + len;
+    return true;
+  }
+
+  // The memo put after EMPTY_DICT: its key, or nullopt.
+  std::optional<uint64_t> fast_put(const uint8_t*& q) const {
+    if (q >= end_) return std::nullopt;
+    if (*q == MEMOIZE) {
+      ++q;
+      return memo_count_;
+    }
+    if (*q == BINPUT && end_ - q >= 2) {
+      q += 2;
+      return q[-1];
+    }
+    if (*q == LONG_BINPUT && end_ - q >= 5) {
+      q += 5;
+      return little_endian(q - 4, 4);
+    }
+    return std::nullopt;
+  }
+
+  // EMPTY_DICT, a memo put, MARK, (key value)*, SETITEMS — or false, nothing consumed.
+  bool fast_item() {
+    const uint8_t* q = p_;
+    const auto put = fast_put(q);
+    if (!put || q >= end_ || *q != MARK || *put >= memo_.size() + kDenseMemoSlack) return false;
+    ++q;
+    std::array<FlatValue, FastLane::kMaxKeys> values{};
+    std::array<NodeId, FastLane::kMaxKeys * 2> gets{};  // memo gets, marked shared on success
+    size_t ngets = 0;
+    for (;;) {
+      if (q >= end_) return false;
+      if (*q == SETITEMS) break;
+      const auto key = fast_get(q);
+      if (!key || ngets + 2 > gets.size()) return false;
+      const auto slot = key_slot(*key);
+      if (!slot || q >= end_) return false;
+      gets[ngets++] = *key;
+      FlatValue v;
+      if (!fast_value(q, v)) return false;
+      if (v.ref != kNoNode) gets[ngets++] = v.ref;
+      if (q < end_ && (*q == MEMOIZE || *q == BINPUT || *q == LONG_BINPUT)) return false;  // a plain value memoized
+      if (*slot >= 0) {
+        v.present = true;
+        values[static_cast<size_t>(*slot)] = v;
+      }
+    }
+    p_ = q + 1;
+    take_fast_item(*put, values.data(), gets.data(), ngets);
+    return true;
+  }
+
+  void take_fast_item(uint64_t put, const FlatValue* values, const NodeId* gets, size_t ngets) {
+    for (size_t i = 0; i < ngets; ++i) arena_->nodes[gets[i]].flags |= PickleNode::kShared;
+    if (put < region_.memo) region_.keep = true;
+    if (put >= memo_.size()) memo_.resize(put + 1, kNoNode);
+    if (memo_[put] == kNoNode && (sparse_memo_.empty() || sparse_memo_.erase(put) == 0)) ++memo_count_;
+    memo_[put] = kCollapsed;
+    stack_.push_back(kCollapsed);
+    sink_->flat_item(arena_.get(), values, streamed_->items++);
   }
 
   void start_region() {
@@ -860,6 +1068,7 @@ class PickleReader {
       fail(fmt::format("{} makes a container of more than {} items", op_name(), kMaxCount));
     }
     for (size_t i = from; i < stack_.size(); ++i) {
+      if (stack_[i] == kCollapsed) continue;  // taken by the fast lane already
       arena_->nodes[stack_[i]].flags |= PickleNode::kStreamed;
       sink_->item(Value(arena_.get(), stack_[i]), streamed_->items++);
     }
@@ -962,7 +1171,9 @@ class PickleReader {
   StreamedList* streamed_ = nullptr;
   InputWindow* window_ = nullptr;
   NodeId stream_list_ = kNoNode;
+  size_t stream_pos_ = 0;  // the streamed list's stack position
   Region region_;
+  FastLane lane_;
 };
 
 // "an int", "a str", "bytes", "None": what a message says was found.

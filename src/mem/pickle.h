@@ -319,9 +319,23 @@ struct PickleStreamFallback {
   const char* why;  // for tests
 };
 
+// The fast lane: an item that is a dict of plain values (ints, floats, None, bools and values
+// fetched from the memo) is decoded straight from the bytes, without nodes, into one FlatValue per
+// key the sink names (ListSink::fast_keys; the last of a repeated key, as Value::get()). Anything
+// else in it (a new key, a nested container, a big int) and the item takes the ordinary way.
+struct FlatValue {
+  bool present = false;
+  NodeId ref = std::numeric_limits<NodeId>::max();  // a value from the memo: a node of the document
+  PickleNode scalar;                                 // else: None, bool, int or float
+};
+
 class ListSink {
  public:
   virtual ~ListSink() = default;
+  // The keys the fast lane looks for (none: no fast lane), and an item it decoded, one FlatValue
+  // per key in that order. `arena` resolves FlatValue::ref (Value(arena, ref)).
+  virtual std::vector<std::string_view> fast_keys() const { return {}; }
+  virtual void flat_item(const PickleArena* /*arena*/, const FlatValue* /*values*/, size_t /*index*/) {}
   // Whether the list about to be placed at root[key][index] is the one to stream.
   virtual bool wants(std::string_view key, size_t index) const = 0;
   // The list's items in order; `index` counts them from 0. The value is valid during the call.

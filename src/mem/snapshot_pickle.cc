@@ -1,5 +1,8 @@
 // Snapshots written as pickles: the snapshot layout (snapshot_convert.h) over decoded pickle
 // values (pickle.h).
+#include <iterator>
+#include <limits>
+
 #include "mem/pickle.h"
 #include "mem/snapshot_convert.h"
 #include "mem/snapshot_reader.h"
@@ -56,6 +59,63 @@ struct PickleAdapter {
   static bool action(const V& v, Action& out) { return action_from_name(v.as_str(), out); }
 };
 
+// The fast lane's view of an event (pickle.h, FlatValue): the event itself is `flat`, its values
+// plain scalars or document nodes; for nodes everything is PickleAdapter's.
+struct FlatV {
+  const PickleArena* arena = nullptr;
+  NodeId ref = std::numeric_limits<NodeId>::max();
+  PickleNode scalar;
+  const FlatValue* flat = nullptr;
+
+  bool is_node() const { return ref != std::numeric_limits<NodeId>::max(); }
+  Value node() const { return Value(arena, ref); }
+  PickleKind kind() const { return is_node() ? arena->nodes[ref].kind : scalar.kind; }
+};
+
+// The keys of an event the fast lane looks for, in EventFields' order.
+constexpr std::string_view kEventKeys[] = {"action", "addr", "size", "device_free", "stream", "time_us", "frames"};
+
+struct FlatAdapter {
+  using V = FlatV;
+  static V wrap(const PickleArena* arena, const Value& v) { return V{arena, v.id(), {}, nullptr}; }
+  static std::optional<V> get(const V& v, const char* key) {
+    if (!v.is_node()) return std::nullopt;  // the event itself is read through event_fields
+    const auto got = PickleAdapter::get(v.node(), key);
+    if (!got) return std::nullopt;
+    return wrap(v.arena, *got);
+  }
+  static bool is_list(const V& v) { return v.kind() == PickleKind::kList || v.kind() == PickleKind::kTuple; }
+  static bool is_dict(const V& v) { return v.flat != nullptr || v.kind() == PickleKind::kDict; }
+  static bool is_text(const V& v) { return v.flat == nullptr && v.kind() == PickleKind::kStr; }
+  static bool is_bool(const V& v) { return v.flat == nullptr && v.kind() == PickleKind::kBool; }
+  static bool is_none(const V& v) { return v.flat == nullptr && v.kind() == PickleKind::kNone; }
+  static bool is_integer(const V& v) { return v.flat == nullptr && v.kind() == PickleKind::kInt; }
+  static bool is_number(const V& v) {
+    return v.flat == nullptr && (v.kind() == PickleKind::kInt || v.kind() == PickleKind::kFloat);
+  }
+  static size_t size(const V& v) { return v.node().size(); }
+  static std::optional<uint64_t> identity(const V& v) {
+    if (!v.is_node()) return std::nullopt;
+    return v.ref;
+  }
+  static V at(const V& v, size_t i) { return wrap(v.arena, v.node()[i]); }
+  static int64_t integer(const V& v) { return v.is_node() ? v.node().as_int() : v.scalar.i; }
+  static double number(const V& v) {
+    if (v.is_node()) return v.node().as_double();
+    return v.scalar.kind == PickleKind::kFloat ? v.scalar.d : static_cast<double>(v.scalar.i);
+  }
+  static std::string text(const V& v) { return is_text(v) ? std::string(v.node().as_str()) : ""; }
+  static bool boolean(const V& v) { return v.is_node() ? v.node().as_bool() : v.scalar.i != 0; }
+  static void event_fields(const V& v, convert::EventFields<V>& f) {
+    std::optional<V>* slots[] = {&f.action, &f.addr, &f.size, &f.device_free, &f.stream, &f.time_us, &f.frames};
+    for (size_t k = 0; k < std::size(slots); ++k) {
+      const FlatValue& x = v.flat[k];
+      if (x.present) *slots[k] = V{v.arena, x.ref, x.scalar, nullptr};
+    }
+  }
+  static bool action(const V& v, Action& out) { return action_from_name(v.node().as_str(), out); }
+};
+
 // The events of device_traces[device], converted as the streaming reader hands them over.
 class EventSink : public ListSink {
  public:
@@ -77,6 +137,18 @@ class EventSink : public ListSink {
     }
   }
   void forget_nodes_from(NodeId first) override { out_.builder.forget_nodes_from(first); }
+  std::vector<std::string_view> fast_keys() const override {
+    return {std::begin(kEventKeys), std::end(kEventKeys)};
+  }
+  void flat_item(const PickleArena* arena, const FlatValue* values, size_t index) override {
+    if (out_.error) return;
+    try {
+      convert::read_event<FlatAdapter>(FlatV{arena, std::numeric_limits<NodeId>::max(), {}, values},
+                                       convert::EventAt{&name_, device_, index}, out_.builder);
+    } catch (const Error& e) {
+      out_.error = e.what();
+    }
+  }
 
  private:
   static constexpr size_t kMinEventBytes = 32;
