@@ -20,6 +20,9 @@ namespace plumb::mem {
 struct AnalyzeOptions {
   std::optional<std::string> step_regex;  // --step-regex
   std::vector<CategoryRule> rules = default_category_rules();
+  // The analyses that do not need each other run on this many threads (1 or 2; 1: one after the
+  // other). The result is the same either way.
+  int threads = 2;
 };
 
 // Fragmentation at one moment: reserved bytes the program does not hold, and how scattered.
@@ -29,6 +32,8 @@ struct Fragmentation {
   uint64_t free = 0;                 // reserved − live blocks
   uint64_t largest_free_block = 0;
   double scattered = 0;              // 1 − largest free block / free (0: one block)
+
+  bool operator==(const Fragmentation&) const = default;
 };
 
 struct StepFigures {
@@ -36,6 +41,8 @@ struct StepFigures {
   uint64_t min_allocated = 0;
   uint64_t peak_allocated = 0;
   uint64_t peak_reserved = 0;
+
+  bool operator==(const StepFigures&) const = default;
 };
 
 struct Analysis {
@@ -52,6 +59,8 @@ struct Analysis {
   Fragmentation at_end;
   double fragmentation = 0;                      // 1 − peak active / peak reserved
   std::vector<Oom> ooms;
+
+  bool operator==(const Analysis&) const = default;
 };
 
 Analysis analyze(const Trace& t, const AnalyzeOptions& o);

@@ -4,11 +4,11 @@
 
 #include <fstream>
 #include <sstream>
-#include <unordered_map>
-#include <unordered_set>
+#include <utility>
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "mem/address_map.h"
 
 namespace plumb::mem {
 namespace {
@@ -83,8 +83,9 @@ const std::string& Categorizer::category(uint32_t stack) const {
 }
 
 std::map<std::string, uint64_t> live_by_category(const Trace& t, const Categorizer& c, size_t index) {
-  std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> live;  // addr → size, stack
-  std::unordered_set<uint64_t> allocated_in_trace;
+  // Open addressing (address_map.h): one node allocation per event made this pass slow.
+  AddressMap<std::pair<uint64_t, uint32_t>> live;  // addr → size, stack
+  AddressSet allocated_in_trace;
   for (const Event& e : t.events) {
     if (e.action == Action::kAlloc) allocated_in_trace.insert(e.addr);
   }
@@ -110,7 +111,9 @@ std::map<std::string, uint64_t> live_by_category(const Trace& t, const Categoriz
       bytes["before the trace"] += e.size;
     }
   }
-  for (const auto& [addr, block] : live) bytes[c.category(block.second)] += block.first;
+  live.for_each([&](uint64_t, const std::pair<uint64_t, uint32_t>& block) {
+    bytes[c.category(block.second)] += block.first;
+  });
   return bytes;
 }
 

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
+
+#include "mem/address_map.h"
 
 namespace plumb::mem {
 namespace {
 
 // As timeline.cc: torch_npu's workspace blocks are never allocated in the statistics' sense.
-std::unordered_set<uint64_t> workspace_blocks(const Trace& t) {
-  std::unordered_set<uint64_t> w;
+AddressSet workspace_blocks(const Trace& t) {
+  AddressSet w;
   for (const Event& e : t.events) {
     if (e.action == Action::kWorkspaceSnapshot) w.insert(e.addr);
   }
@@ -56,10 +57,10 @@ CategoryTimeline category_timeline(const Trace& t, const Timeline& tl, const Cat
   CategoryTimeline out;
   Rows rows(out);
   const size_t before = rows.row(kBeforeTheTrace);
-  const std::unordered_set<uint64_t> workspace = workspace_blocks(t);
+  const AddressSet workspace = workspace_blocks(t);
   std::vector<uint64_t> now(out.categories.size(), 0);
   now[before] = tl.initial.allocated;
-  std::unordered_map<uint64_t, Live> live;  // addr → block allocated in the trace, still held
+  AddressMap<Live> live;  // addr → block allocated in the trace, still held
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
     if (e.action == Action::kAlloc && !workspace.contains(e.addr)) {
@@ -68,12 +69,12 @@ CategoryTimeline category_timeline(const Trace& t, const Timeline& tl, const Cat
       live[e.addr] = {e.size, row};
       now[row] += e.size;
     } else if (e.action == Action::kFreeRequested && !workspace.contains(e.addr)) {
-      const auto it = live.find(e.addr);
-      if (it == live.end()) {
+      const Live* l = live.find(e.addr);
+      if (l == nullptr) {
         now[before] = minus(now[before], e.size);  // allocated before the trace began
       } else {
-        now[it->second.row] = minus(now[it->second.row], e.size);
-        live.erase(it);
+        now[l->row] = minus(now[l->row], e.size);
+        live.erase(e.addr);
       }
     }
     for (size_t r = 0; r < now.size(); ++r) {

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
+
+#include "mem/address_map.h"
 
 namespace plumb::mem {
 namespace {
@@ -14,18 +15,18 @@ struct Live {
 };
 
 // Per stack (kNoStack last): live bytes and allocations, sampled at each step start.
-struct Samples {
+struct SiteSamples {
   std::vector<std::vector<uint64_t>> bytes;  // [sample][stack slot]
   std::vector<uint64_t> count_last;          // [stack slot] at the last sample
 };
 
 size_t slot(uint32_t stack, size_t stacks) { return stack == kNoStack ? stacks : stack; }
 
-Samples sample(const Trace& t, const std::vector<size_t>& starts) {
+SiteSamples sample(const Trace& t, const std::vector<size_t>& starts) {
   const size_t slots = t.stacks.size() + 1;
   std::vector<uint64_t> bytes(slots, 0), count(slots, 0);
-  std::unordered_map<uint64_t, Live> live;
-  Samples s;
+  AddressMap<Live> live;  // open addressing: a node per allocation made this pass slow
+  SiteSamples s;
   size_t next = 0;
   for (size_t i = 0; i <= t.events.size() && next < starts.size(); ++i) {
     while (next < starts.size() && starts[next] == i) {
@@ -41,12 +42,12 @@ Samples sample(const Trace& t, const std::vector<size_t>& starts) {
       bytes[slot(l.stack, t.stacks.size())] += l.size;
       ++count[slot(l.stack, t.stacks.size())];
     } else if (e.action == Action::kFreeRequested) {
-      const auto it = live.find(e.addr);
-      if (it == live.end()) continue;  // allocated before the trace began
-      const size_t k = slot(it->second.stack, t.stacks.size());
-      bytes[k] -= it->second.size;
+      const Live* l = live.find(e.addr);
+      if (l == nullptr) continue;  // allocated before the trace began
+      const size_t k = slot(l->stack, t.stacks.size());
+      bytes[k] -= l->size;
       --count[k];
-      live.erase(it);
+      live.erase(e.addr);
     }
   }
   return s;
@@ -72,7 +73,7 @@ std::string describe_stack(const Trace& t, uint32_t stack, size_t depth) {
 std::vector<LeakSite> growing_sites(const Trace& t, const Steps& steps, uint64_t min_rise,
                                     size_t limit) {
   if (steps.starts.size() < 3) return {};
-  const Samples s = sample(t, steps.starts);
+  const SiteSamples s = sample(t, steps.starts);
   std::vector<LeakSite> out;
   const size_t slots = t.stacks.size() + 1;
   std::vector<double> x(s.bytes.size());

@@ -19,6 +19,8 @@ struct LeakSite {
   uint64_t live_first = 0;        // live bytes at the first sampled step start
   uint64_t live_last = 0;         // and at the last
   uint64_t allocations_live = 0;  // live allocations from this site at the last sample
+
+  bool operator==(const LeakSite&) const = default;
 };
 
 // Sites whose live bytes grew by at least `min_rise` bytes over the steps, largest slope first,

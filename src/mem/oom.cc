@@ -89,7 +89,7 @@ std::vector<Oom> classify_ooms(const Trace& t, const Timeline& tl, const Steps& 
     o.cached_free_bytes = f.free;
     o.free_bytes = f.free + o.device_free_bytes;
     o.largest_free_block_bytes = f.largest_free_block;
-    const Sample& s = i > 0 ? tl.samples[i - 1] : tl.initial;
+    const Sample s = i > 0 ? tl.samples[i - 1] : tl.initial;
     o.allocated_bytes = s.allocated;
     o.reserved_bytes = s.reserved;
     if (o.step > 0) {

@@ -32,6 +32,8 @@ struct Oom {
   uint64_t usual_step_peak_bytes = 0;  // median peak of the steps before (0: none)
   std::string cause;                // fragmentation, creep, spike, true_peak
   std::string explanation;          // one sentence with the numbers
+
+  bool operator==(const Oom&) const = default;
 };
 
 std::vector<Oom> classify_ooms(const Trace& t, const Timeline& tl, const Steps& steps,

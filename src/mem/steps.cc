@@ -7,6 +7,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "mem/address_map.h"
+
 namespace plumb::mem {
 namespace {
 
@@ -100,17 +102,17 @@ Steps steps_from_regex(const Trace& t, const std::regex& regex, const std::strin
 
 Steps detect_steps(const Trace& t) {
   Steps s;
-  std::unordered_map<uint64_t, uint32_t> count;
+  AddressMap<uint32_t> count;  // open addressing: a node per key made this pass slow
   for (const Event& e : t.events) {
     if (e.action == Action::kAlloc) ++count[key_of(e)];
   }
   std::unordered_map<uint32_t, size_t> keys_with_count;
   size_t repeating = 0;
-  for (const auto& [key, n] : count) {
-    if (n < 3) continue;
+  count.for_each([&](uint64_t, uint32_t n) {
+    if (n < 3) return;
     ++keys_with_count[n];
     ++repeating;
-  }
+  });
   if (repeating == 0) {
     s.how = "no steps: no allocation repeats three times (use --step-regex)";
     return s;
@@ -127,9 +129,10 @@ Steps detect_steps(const Trace& t) {
   // allocated, so an anchor whose repeats have no free between them (the layers of one forward
   // pass, k gradients made at once) is passed over for the next.
   std::vector<uint64_t> anchors;
+  AddressSet is_anchor;
   for (const Event& e : t.events) {
-    if (e.action != Action::kAlloc || count[key_of(e)] != k) continue;
-    if (std::find(anchors.begin(), anchors.end(), key_of(e)) == anchors.end()) anchors.push_back(key_of(e));
+    if (e.action != Action::kAlloc || *count.find(key_of(e)) != k) continue;
+    if (is_anchor.insert(key_of(e)).second) anchors.push_back(key_of(e));
   }
   for (uint64_t anchor : anchors) {
     std::vector<size_t> starts;
@@ -163,8 +166,9 @@ Creep creep(const Timeline& tl, const Steps& steps) {
     const size_t end = i + 1 < steps.starts.size() ? steps.starts[i + 1] : tl.samples.size();
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t j = begin; j < end; ++j) {
-      lo = std::min(lo, tl.samples[j].allocated);
-      hi = std::max(hi, tl.samples[j].allocated);
+      const uint64_t allocated = tl.samples[j].allocated;
+      lo = std::min(lo, allocated);
+      hi = std::max(hi, allocated);
     }
     if (end > begin) {
       step_min.push_back(lo);

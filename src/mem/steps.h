@@ -19,6 +19,8 @@ struct Steps {
   std::vector<size_t> starts;  // event index of each step's first event, ascending
   double confidence = 0;       // kDetected: share of repeating allocations that agree, 0..1
   std::string how;             // one line for the report: what the steps came from
+
+  bool operator==(const Steps&) const = default;
 };
 
 // Steps begin where an event's stack starts matching `regex` (a function name, e.g.
@@ -40,6 +42,8 @@ struct Creep {
   double slope_bytes_per_step = 0;      // ordinary least squares over step_min
   double ci95_low = 0, ci95_high = 0;   // 95% confidence interval of the slope (Student's t)
   std::string verdict;                  // "leak", "stable", or "too few steps"
+
+  bool operator==(const Creep&) const = default;
 };
 
 // A leak: the slope's 95% interval lies above zero and the rise over the trace is at least

@@ -130,13 +130,35 @@ bool has_completions(const Trace& t) {
 
 }  // namespace
 
+void Samples::reserve(size_t n) {
+  packed_.reserve(n);
+  advise_huge_pages(packed_.data(), packed_.capacity() * sizeof(Packed));
+}
+
+void Samples::push_back_wide(const Sample& s) {
+  if (!wide_) {
+    wide_samples_.reserve(std::max(packed_.capacity(), packed_.size() + 1));
+    for (const Packed& p : packed_) wide_samples_.push_back(unpack(p));
+    std::vector<Packed>().swap(packed_);
+    wide_ = true;
+  }
+  wide_samples_.push_back(s);
+}
+
+bool Samples::operator==(const Samples& o) const {
+  if (size() != o.size()) return false;
+  for (size_t i = 0; i < size(); ++i) {
+    if ((*this)[i] != o[i]) return false;
+  }
+  return true;
+}
+
 Timeline build_timeline(const Trace& t) {
   Timeline tl;
   const AddressSet workspace = workspace_blocks(t);
   tl.initial = initial_state(t, workspace, tl.dropped_frees);
   const bool completions = has_completions(t);
   tl.samples.reserve(t.events.size());
-  advise_huge_pages(tl.samples.data(), tl.samples.capacity() * sizeof(Sample));
   Sample s = tl.initial;
   tl.peak = s;
   for (size_t i = 0; i < t.events.size(); ++i) {

@@ -244,7 +244,7 @@ int category_colour(const std::string& name, size_t& extra) {
 
 std::string timeline_tip(const mem::Analysis& a, const EventAxis& axis,
                          const mem::CategoryTimeline& ct, const Bucket& b, uint64_t reserved_max) {
-  const mem::Sample& s = a.timeline.samples[b.peak];
+  const mem::Sample s = a.timeline.samples[b.peak];
   std::string tip = bucket_text(a, axis, b, "allocated");
   tip += fmt::format("\nallocated {}\nreserved {}", exact(s.allocated), exact(s.reserved));
   if (reserved_max > s.reserved) {
@@ -258,11 +258,11 @@ std::string timeline_tip(const mem::Analysis& a, const EventAxis& axis,
   return tip;
 }
 
-std::vector<uint64_t> column(const std::vector<mem::Sample>& samples,
+std::vector<uint64_t> column(const mem::Samples& samples,
                              uint64_t mem::Sample::*field) {
   std::vector<uint64_t> v;
   v.reserve(samples.size());
-  for (const mem::Sample& s : samples) v.push_back(s.*field);
+  for (const mem::Sample s : samples) v.push_back(s.*field);
   return v;
 }
 
@@ -357,16 +357,17 @@ void append_fragmentation(const mem::Analysis& a, const EventAxis& axis, const M
   c.x_title = axis.title;
   c.empty_note = "the trace has no events";
   c.height = kSmallChartHeight;
-  const std::vector<mem::Sample>& samples = a.timeline.samples;
+  const mem::Samples& samples = a.timeline.samples;
   std::vector<uint64_t> free(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
-    free[i] = minus(samples[i].reserved, samples[i].allocated);
+    const mem::Sample at = samples[i];
+    free[i] = minus(at.reserved, at.allocated);
   }
   const std::vector<Bucket> buckets = bucket_maxima(axis.x, free, columns_of(o));
   LinearSeries s =
       step_series("reserved − allocated", 1, SeriesStyle::kArea, axis.x, free, columns_of(o));
   for (const Bucket& b : buckets) {
-    const mem::Sample& at = samples[b.peak];
+    const mem::Sample at = samples[b.peak];
     c.hover_x.push_back((b.left + b.right) / 2);
     c.hover_tips.push_back(fmt::format(
         "{}\nreserved − allocated {}\n1 − allocated / reserved {:.1f}%\nreserved {}\nallocated "

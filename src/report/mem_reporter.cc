@@ -108,7 +108,7 @@ void write_mem_timeline_csv(const mem::Trace& t, const mem::Analysis& a, std::os
   size_t next_step = 0;
   for (size_t i = 0; i < a.timeline.samples.size() && i < t.events.size(); ++i) {
     while (next_step < a.steps.starts.size() && a.steps.starts[next_step] <= i) ++next_step;
-    const mem::Sample& s = a.timeline.samples[i];
+    const mem::Sample s = a.timeline.samples[i];
     const double time = t.events[i].time_us;
     fmt::format_to(std::back_inserter(buf), "{},{},{},{},{},{},{}\n", i,
                    mem::action_name(t.events[i].action),

@@ -75,6 +75,65 @@ TEST(Timeline, WhatTheRingBufferDroppedIsTheInitialState) {
   EXPECT_EQ(tl.samples.back().allocated, 6 * kMiB);
 }
 
+// 16 bytes a sample while every counter fits in 40 bits; the first that does not widens all.
+TEST(Timeline, SamplesPackedThenWidenedKeepEveryValue) {
+  const uint64_t max = Samples::kPackedMax;
+  const std::vector<Sample> values = {{0, 0, 0},
+                                      {max, max, max},
+                                      {1, max, 0},
+                                      {0x12345'6789AULL, 0xFEDCB'A9876ULL, 0x0F0F0'F0F0FULL},
+                                      {max, 0, max}};
+  Samples s;
+  s.reserve(values.size());
+  for (const Sample& v : values) s.push_back(v);
+  EXPECT_FALSE(s.wide());
+  EXPECT_EQ(s.bytes_per_sample(), 16u);
+  ASSERT_EQ(s.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(s[i], values[i]) << "sample " << i;
+  const Sample big{max + 1, 3, UINT64_MAX};
+  s.push_back(big);
+  s.push_back({7, 8, 9});
+  EXPECT_TRUE(s.wide());
+  EXPECT_EQ(s.bytes_per_sample(), 24u);
+  ASSERT_EQ(s.size(), values.size() + 2);
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(s[i], values[i]) << "sample " << i;
+  EXPECT_EQ(s[values.size()], big);
+  EXPECT_EQ(s.back(), (Sample{7, 8, 9}));
+  size_t n = 0;
+  for (const Sample v : s) EXPECT_EQ(v, s[n++]);
+  EXPECT_EQ(n, s.size());
+}
+
+// Up to 2^40 − 1 bytes the timeline keeps 16 bytes a sample; a 2 TiB segment and a 1.5 TiB
+// allocation (past 2^40) give the wide form, with every value exact.
+TEST(Timeline, CountersPastTwoToTheFortyBytesWidenTheSamples) {
+  constexpr uint64_t kTiB = uint64_t{1} << 40;
+  Builder small;
+  small.segment(0, kTiB - 1);
+  small.alloc(0, kTiB - 1);
+  const Timeline packed = build_timeline(small.t);
+  EXPECT_FALSE(packed.samples.wide());
+  EXPECT_EQ(packed.samples[1], (Sample{kTiB - 1, kTiB - 1, kTiB - 1}));
+
+  Builder b;
+  b.segment(0, 4 * kMiB);
+  b.alloc(0, 1 * kMiB);
+  b.segment(1ULL << 48, 2 * kTiB);
+  b.alloc(1ULL << 48, kTiB + kTiB / 2);
+  b.free(1ULL << 48, kTiB + kTiB / 2);
+  const Timeline tl = build_timeline(b.t);
+  EXPECT_TRUE(tl.samples.wide());
+  ASSERT_EQ(tl.samples.size(), 6u);
+  EXPECT_EQ(tl.samples[0], (Sample{0, 0, 4 * kMiB}));
+  EXPECT_EQ(tl.samples[1], (Sample{kMiB, kMiB, 4 * kMiB}));
+  EXPECT_EQ(tl.samples[2], (Sample{kMiB, kMiB, 2 * kTiB + 4 * kMiB}));
+  EXPECT_EQ(tl.samples[3], (Sample{kMiB + kTiB + kTiB / 2, kMiB + kTiB + kTiB / 2, 2 * kTiB + 4 * kMiB}));
+  EXPECT_EQ(tl.samples[4], (Sample{kMiB, kMiB + kTiB + kTiB / 2, 2 * kTiB + 4 * kMiB}));
+  EXPECT_EQ(tl.samples[5], (Sample{kMiB, kMiB, 2 * kTiB + 4 * kMiB}));
+  EXPECT_EQ(tl.peak, (Sample{kMiB + kTiB + kTiB / 2, kMiB + kTiB + kTiB / 2, 2 * kTiB + 4 * kMiB}));
+  EXPECT_EQ(tl.peak_allocated_index, 3u);
+}
+
 // One 20 MiB segment with blocks at [0,4) and [10,12) MiB: free 14 MiB, largest gap [12,20) = 8.
 TEST(FreeSpace, LargestGapInsideTheSegments) {
   Builder b;
