@@ -19,8 +19,12 @@
 // pickle in this process; --pickle-mb 0 skips part 2; --smoke: 200,000 events, a 2 MB pickle,
 // one run each (CTest).
 //
+// Issue 14 adds, in the same alternation, `plumb mem replay F --policies all` right after each
+// analyze (the median of the per-run ratios replay/analyze), both peak RSS values against each
+// other, and --pickle FILE to measure a snapshot made beforehand (the 2 GB one).
+//
 //   build/bench/mem_analyze [--events N] [--runs N] [--pickle-mb MB] [--pickle-runs N]
-//                           [--breakdown] [--smoke] [--plumb PATH] [--python PATH]
+//                           [--pickle FILE] [--breakdown] [--smoke] [--plumb PATH] [--python PATH]
 #include <fcntl.h>
 
 #include <fmt/format.h>
@@ -55,7 +59,9 @@ namespace {
 using namespace plumb::mem;
 
 constexpr double kTargetEventsPerSecond = 5e6;  // the issue's figure
-constexpr double kTargetPickleRatio = 3;        // the issue's figure
+constexpr double kTargetPickleRatio = 10;       // issue 14: ≥ 10× pickle.load
+constexpr double kTargetRssRatio = 4;           // issue 14: peak RSS ≤ ¼ of Python's
+constexpr double kTargetReplayRatio = 2;        // issue 14: replay of every policy ≤ 2× analyze
 constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kAddrBase = 0x7F3A00000000;
 constexpr double kT0Us = 1717171717000000;  // as the fixtures: 2024-05-31T16:08:37Z
@@ -75,6 +81,7 @@ struct Options {
   std::string plumb = PLUMB_BINARY;
   std::string python = "python3";
   std::string generator = PLUMB_BENCH_DIR "/make_big_snapshot.py";
+  std::string pickle;  // --pickle FILE: that snapshot instead of a generated one
 };
 
 double seconds_of(const std::function<void()>& fn) {
@@ -439,16 +446,19 @@ int compare_pickle(const Options& o) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("plumb-mem-bench-{}", getpid());
   std::filesystem::create_directories(dir);
-  const std::string file = dir / "snapshot.pickle", report = dir / "report.txt";
+  const std::string generated = dir / "snapshot.pickle", report = dir / "report.txt";
   struct Cleanup {
     std::filesystem::path dir;
     ~Cleanup() { std::filesystem::remove_all(dir); }
   } cleanup{dir};
-  if (!ok(run({o.python, o.generator, file, "--mb", fmt::format("{}", o.pickle_mb)}, "", false))) {
+  const std::string file = o.pickle.empty() ? generated : o.pickle;
+  if (o.pickle.empty() &&
+      !ok(run({o.python, o.generator, file, "--mb", fmt::format("{}", o.pickle_mb)}, "", false))) {
     fmt::print("# pickle: {} {} failed\n", o.python, o.generator);
     return 1;
   }
   const std::vector<std::string> plumb = {o.plumb, "mem", "analyze", file};
+  const std::vector<std::string> replay = {o.plumb, "mem", "replay", file, "--policies", "all"};
   const std::vector<std::string> python = {
       o.python, "-c", fmt::format("import pickle; pickle.load(open('{}', 'rb'))", file)};
   // Warm-up (page cache, the binaries); plumb's report is shown once.
@@ -459,8 +469,8 @@ int compare_pickle(const Options& o) {
   std::ifstream shown(report);
   for (std::string line; std::getline(shown, line);) fmt::print("  | {}\n", line);
   const std::vector<std::string> startup = {o.python, "-c", "import pickle"};
-  std::vector<double> plumb_s, python_s, startup_s, ratios;
-  uint64_t plumb_rss = 0, python_rss = 0;
+  std::vector<double> plumb_s, python_s, startup_s, replay_s, ratios, replay_ratios;
+  uint64_t plumb_rss = 0, python_rss = 0, replay_rss = 0;
   for (int r = 0; r < o.pickle_runs; ++r) {  // alternating which goes first
     Child a, b;
     if (r % 2 == 0) {
@@ -471,13 +481,17 @@ int compare_pickle(const Options& o) {
       a = run(plumb, "/dev/null", true);
     }
     const Child c = run(startup, "/dev/null", true);
-    if (!ok(a) || !ok(b) || !ok(c)) return 1;
+    const Child d = run(replay, "/dev/null", true);  // right after its analyze: a pair
+    if (!ok(a) || !ok(b) || !ok(c) || !ok(d)) return 1;
     plumb_s.push_back(a.seconds);
     python_s.push_back(b.seconds);
     startup_s.push_back(c.seconds);
+    replay_s.push_back(d.seconds);
     ratios.push_back(b.seconds / a.seconds);
+    replay_ratios.push_back(d.seconds / a.seconds);
     plumb_rss = std::max(plumb_rss, a.peak_rss);
     python_rss = std::max(python_rss, b.peak_rss);
+    replay_rss = std::max(replay_rss, d.peak_rss);
   }
   const double bytes = static_cast<double>(std::filesystem::file_size(file));
   fmt::print("# pickle: {:.1f} MB snapshot, median of {} runs, each a fresh process\n", bytes / 1e6,
@@ -496,6 +510,14 @@ int compare_pickle(const Options& o) {
              (median(python_s) - median(startup_s)) / median(plumb_s));
   fmt::print("# pickle python/plumb {:.2f}× median ratio (target ≥ {:.0f}×): {}\n", ratio, kTargetPickleRatio,
              ratio >= kTargetPickleRatio ? "within target" : "BELOW TARGET");
+  const double rss = static_cast<double>(python_rss) / static_cast<double>(plumb_rss);
+  fmt::print("# peak RSS python/plumb {:.0f} / {:.0f} MB = {:.2f}× (target ≥ {:.0f}×): {}\n", mb(python_rss),
+             mb(plumb_rss), rss, kTargetRssRatio, rss >= kTargetRssRatio ? "within target" : "BELOW TARGET");
+  const double rr = median(replay_ratios);
+  fmt::print("  plumb mem replay --policies all      {:7.3f} s  peak RSS {:.0f} MB; per-run replay/analyze: {:.2f}\n",
+             median(replay_s), mb(replay_rss), fmt::join(replay_ratios, " "));
+  fmt::print("# replay of every policy / analyze {:.2f}× median ratio (target ≤ {:.0f}×): {}\n", rr,
+             kTargetReplayRatio, rr <= kTargetReplayRatio ? "within target" : "ABOVE TARGET");
   if (o.breakdown) pickle_breakdown(file, o);
   return 0;
 }
@@ -544,6 +566,8 @@ int main(int argc, char** argv) {
       o.pickle_runs = std::stoi(argv[++i]);
     } else if (arg == "--plumb" && value) {
       o.plumb = argv[++i];
+    } else if (arg == "--pickle" && value) {
+      o.pickle = argv[++i];
     } else if (arg == "--python" && value) {
       o.python = argv[++i];
     } else {
