@@ -119,11 +119,13 @@ void refuse_stats(const MemOptions& o, const mem::InputBytes& input, const char*
 }
 
 // The recorded policy first, then the ones asked for, each against the same capacity: --capacity,
-// else the trace's own at its oom event, else none.
-// `tl` is the trace's timeline, built once by the caller (an analysis has one).
+// else the trace's own at its oom event, else none; --threads of them at once.
+// `tl` is the trace's timeline, built once by the caller (an analysis has one). `all_series`: every
+// policy's reserved bytes per event are kept (the report's chart), else only the recorded one's
+// (the check).
 report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline& tl,
                                    const std::vector<mem::AllocatorPolicy>& asked,
-                                   uint64_t capacity) {
+                                   uint64_t capacity, unsigned threads, bool all_series) {
   report::ReplayReport r;
   r.source = trace.source;
   r.events = trace.events.size();
@@ -134,8 +136,11 @@ report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline&
   }
   mem::ReplayOptions options;
   options.capacity = r.capacity;
-  r.policies.push_back(mem::replay(trace, mem::recorded_policy(trace), options));
-  for (const auto& p : asked) r.policies.push_back(mem::replay(trace, p, options));
+  options.threads = threads;
+  if (!all_series) options.series = 1;
+  std::vector<mem::AllocatorPolicy> policies{mem::recorded_policy(trace)};
+  policies.insert(policies.end(), asked.begin(), asked.end());
+  r.policies = mem::replay_all(trace, policies, options);
   r.check = mem::check_against_recorded(trace, tl, r.policies.front());
   r.has_recorded_oom = std::any_of(trace.events.begin(), trace.events.end(),
                                    [](const mem::Event& e) { return e.action == mem::Action::kOom; });
@@ -149,7 +154,8 @@ int run_replay(const MemOptions& o) {
   const uint64_t capacity = capacity_option(o);
   auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(input, o.device);
-  const report::ReplayReport r = replay_report(trace, mem::build_timeline(trace), policies, capacity);
+  const report::ReplayReport r =
+      replay_report(trace, mem::build_timeline(trace), policies, capacity, o.threads, false);
   write_json(report::mem_replay_json(r), out->json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
   const bool gate = capacity > 0 && r.policies.front().ran_out;
@@ -167,7 +173,8 @@ int run_report(const MemOptions& o) {
   auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(input, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
-  const report::ReplayReport replays = replay_report(trace, a.timeline, policies, capacity);
+  const report::ReplayReport replays =
+      replay_report(trace, a.timeline, policies, capacity, o.threads, true);
   report::MemHtmlOptions html;
   html.rules = options.rules;
   html.by_event_index = o.by_event;
@@ -195,6 +202,10 @@ void add_policy_options(CLI::App* c, MemOptions& o) {
   c->add_option("--capacity", o.capacity,
                 "Bytes the allocator may reserve, e.g. 94G (default: the trace's own at its OOM, "
                 "else unlimited)");
+  c->add_option("--threads", o.threads,
+                "Policies replayed at once (1: one after another; the results are the same)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 void setup_replay(CLI::App& app, MemOptions& o) {

@@ -23,6 +23,7 @@ struct MemOptions {
   std::string timeline;  // analyze: --timeline CSV
   std::string policies = "all";  // replay, report: --policies
   std::string capacity;          // replay, report: --capacity (bytes, with K/M/G/T)
+  unsigned threads = 2;          // replay, report: --threads (policies replayed at once)
   std::string output = "plumb-mem-report.html";  // report: -o
   bool by_event = false;                        // report: x = event index
 };

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -49,12 +50,18 @@ class AddressMap {
     return {&values_[i], true};
   }
   // Whether `key` was there.
-  bool erase(uint64_t key) {
-    if (key == kEmpty) return std::exchange(has_empty_key_, false);
+  bool erase(uint64_t key) { return extract(key).has_value(); }
+  // The value under `key`, removed (one probe where find and erase would take two).
+  std::optional<V> extract(uint64_t key) {
+    if (key == kEmpty) {
+      if (!std::exchange(has_empty_key_, false)) return std::nullopt;
+      return empty_key_value_;
+    }
     size_t i = home(key);
     for (; keys_[i] != key; i = (i + 1) & mask()) {
-      if (keys_[i] == kEmpty) return false;
+      if (keys_[i] == kEmpty) return std::nullopt;
     }
+    std::optional<V> value(std::move(values_[i]));
     // Moves back every later entry of the run that may sit at i, so lookups never meet a gap.
     for (size_t j = (i + 1) & mask(); keys_[j] != kEmpty; j = (j + 1) & mask()) {
       const size_t h = home(keys_[j]);
@@ -66,7 +73,7 @@ class AddressMap {
     }
     keys_[i] = kEmpty;
     --size_;
-    return true;
+    return value;
   }
   template <class F>
   void for_each(F&& f) const {

@@ -10,8 +10,14 @@ constexpr uint64_t kVirtualSize = uint64_t{1} << 46;  // an expandable segment's
 constexpr uint64_t kSyntheticBase = uint64_t{1} << 52;
 constexpr uint64_t kLargestRequest = uint64_t{1} << 50;  // keeps every rounding free of overflow
 
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
-uint64_t round_down(uint64_t v, uint64_t to) { return v / to * to; }
+// The sizes are powers of 2 but for a user's page size: a mask then, not a 64-bit division (a
+// rounding per allocation).
+uint64_t round_up(uint64_t v, uint64_t to) {
+  return std::has_single_bit(to) ? (v + to - 1) & ~(to - 1) : (v + to - 1) / to * to;
+}
+uint64_t round_down(uint64_t v, uint64_t to) {
+  return std::has_single_bit(to) ? v & ~(to - 1) : v / to * to;
+}
 
 }  // namespace
 
@@ -138,25 +144,24 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t s
 std::optional<AllocatorModel::BlockId> AllocatorModel::find_free(bool small, int64_t stream,
                                                                  uint64_t size) {
   if (!small) ++large_lookups_;  // garbage collection's clock (get_free_blocks_call_count)
-  auto& set = pool(small);
+  FreePool& set = pool(small);
   auto it = set.lower_bound({stream, size, 0, 0});
-  if (it == set.end() || std::get<0>(*it) != stream) return std::nullopt;
+  if (it == set.end() || it->stream != stream) return std::nullopt;
   // In an expandable segment a block's size for best fit is what it could grow to: one next to
   // unmapped pages is passed over for a larger block that cannot grow (get_free_block).
   auto can_grow_to = [&](BlockId b) {
     const BlockId next = blocks_[b].next;
     return blocks_[b].size + (next != kNone && !blocks_[next].mapped ? blocks_[next].size : 0);
   };
-  for (auto next = std::next(it); segments_[blocks_[std::get<3>(*it)].segment].expandable &&
-                                  next != set.end() && std::get<0>(*next) == stream &&
-                                  can_grow_to(std::get<3>(*next)) < can_grow_to(std::get<3>(*it));) {
-    it = next++;
+  for (auto next = it; segments_[blocks_[it->id].segment].expandable && ++next != set.end() &&
+                      next->stream == stream && can_grow_to(next->id) < can_grow_to(it->id);) {
+    it = next;
   }
-  const uint64_t found = std::get<1>(*it);
+  const uint64_t found = it->size;
   const uint64_t max_split = policy_.max_split_size;
   if (size < max_split && found >= max_split) return std::nullopt;
   if (size >= max_split && found >= size + policy_.large_buffer) return std::nullopt;
-  const BlockId id = std::get<3>(*it);
+  const BlockId id = it->id;
   set.erase(it);
   return id;
 }
@@ -273,8 +278,8 @@ void AllocatorModel::release_cached() {
   while (!pending_.empty()) complete(pending_.back());
   for (const bool small : {false, true}) {
     std::vector<BlockId> whole;
-    for (const Key& k : pool(small)) {
-      const BlockId id = std::get<3>(k);
+    for (const FreeKey& k : pool(small)) {
+      const BlockId id = k.id;
       const Block& b = blocks_[id];
       if (segments_[b.segment].expandable || (b.prev == kNone && b.next == kNone)) whole.push_back(id);
     }
@@ -302,11 +307,11 @@ bool AllocatorModel::release_oversize(bool small, int64_t stream, uint64_t size)
   if (policy_.max_split_size == kUnlimited) return false;
   const uint64_t want = std::max(size, policy_.max_split_size);
   std::vector<BlockId> oversize;  // ascending size
-  for (const Key& k : pool(small)) {
-    const Block& b = blocks_[std::get<3>(k)];
+  for (const FreeKey& k : pool(small)) {
+    const Block& b = blocks_[k.id];
     if (b.stream == stream && b.size >= policy_.max_split_size && b.prev == kNone &&
         b.next == kNone) {
-      oversize.push_back(std::get<3>(k));
+      oversize.push_back(k.id);
     }
   }
   for (const BlockId id : oversize) {
@@ -334,10 +339,10 @@ void AllocatorModel::collect_garbage() {
   const uint64_t target = counters_.reserved - threshold;
   std::vector<BlockId> freeable;
   double total_age = 0;
-  for (const Key& k : pool(false)) {
-    const Block& b = blocks_[std::get<3>(k)];
+  for (const FreeKey& k : pool(false)) {
+    const Block& b = blocks_[k.id];
     if (b.prev == kNone && b.next == kNone && !segments_[b.segment].expandable) {
-      freeable.push_back(std::get<3>(k));
+      freeable.push_back(k.id);
       total_age += static_cast<double>(now - b.freed_at);
     }
   }
@@ -501,8 +506,8 @@ void AllocatorModel::unmap_free(BlockId id) {
 std::pair<uint64_t, uint64_t> AllocatorModel::free_space() const {
   uint64_t total = 0, largest = 0;
   for (const auto* set : {&small_free_, &large_free_}) {
-    for (const Key& k : *set) {
-      const Block& b = blocks_[std::get<3>(k)];
+    for (const FreeKey& k : *set) {
+      const Block& b = blocks_[k.id];
       if (policy_.kind == AllocatorPolicy::Kind::kBestFit && b.next == kNone) continue;  // not reserved
       total += b.size;
       largest = std::max(largest, b.size);

@@ -6,10 +6,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
-#include <tuple>
 #include <vector>
 
+#include "mem/free_pool.h"
 #include "mem/replay.h"
 
 namespace plumb::mem {
@@ -69,7 +68,6 @@ class AllocatorModel {
     uint32_t tail = 0xffffffffu;  // the block at its end
   };
   static constexpr BlockId kNone = 0xffffffffu;
-  using Key = std::tuple<int64_t, uint64_t, uint64_t, BlockId>;  // stream, size, addr, id
 
   std::optional<BlockId> malloc_rounded(uint64_t size, int64_t stream);
   std::optional<BlockId> find_free(bool small, int64_t stream, uint64_t size);
@@ -92,7 +90,7 @@ class AllocatorModel {
   BlockId new_block(const Block& b);
   void insert_free(BlockId b);
   void erase_free(BlockId b);
-  std::set<Key>& pool(bool small) { return small ? small_free_ : large_free_; }
+  FreePool& pool(bool small) { return small ? small_free_ : large_free_; }
   uint64_t next_segment_address(uint64_t size);
   uint64_t page(bool small) const { return small ? policy_.small_buffer : policy_.large_buffer; }
   void refresh_arena_reserved();
@@ -106,7 +104,7 @@ class AllocatorModel {
   std::vector<Block> blocks_;
   std::vector<BlockId> spare_;
   std::vector<Segment> segments_;
-  std::set<Key> small_free_, large_free_;
+  FreePool small_free_, large_free_;
   std::vector<BlockId> pending_;
   ModelCounters counters_;
   uint64_t large_lookups_ = 0;  // free-block searches of the large pool: garbage collection's clock

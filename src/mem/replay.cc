@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
-#include <unordered_map>
-#include <unordered_set>
+#include <exception>
+#include <future>
 
 #include "common/strings.h"
+#include "mem/address_map.h"
 #include "mem/allocator_model.h"
 #include "mem/timeline.h"
 
@@ -18,14 +20,16 @@ bool has_action(const Trace& t, Action a) {
   return std::any_of(t.events.begin(), t.events.end(), [a](const Event& e) { return e.action == a; });
 }
 
-// What a replay needs to know of the trace before it starts, in one pass.
+// What a replay needs to know of the trace before it starts, in one pass; read only by the
+// replays, so replay_all's threads share one.
 struct Recorded {
   // The trace's own segment allocations, (size, address) in order: the replay gives matching
   // segments the same addresses, so best-fit ties break as they did.
   std::vector<std::pair<uint64_t, uint64_t>> segments;
-  std::unordered_set<uint64_t> workspace;  // torch_npu's workspace blocks: reserved only
+  AddressSet workspace;  // torch_npu's workspace blocks: reserved only
   uint64_t workspace_bytes = 0;
   bool frees_complete = false;  // free_completed entries: frees wait for them
+  uint64_t pad = 0;  // the pad the recording allocator added to the oom's size
 };
 
 Recorded scan(const Trace& t) {
@@ -38,6 +42,7 @@ Recorded scan(const Trace& t) {
       r.workspace_bytes += e.size;
     }
   }
+  r.pad = policy_from_spec(r.workspace.empty() ? "pytorch" : "torch_npu").pad;  // recorded_policy's
   return r;
 }
 
@@ -80,19 +85,19 @@ struct Replayer {
   const Recorded& recorded;
   uint64_t workspace = 0;
   uint64_t peak_active = 0;
-  std::unordered_map<uint64_t, AllocatorModel::BlockId> live;
+  AddressMap<AllocatorModel::BlockId> live;
   // Freed, waiting for free_completed: the id and its generation (a cache flush may have
   // completed and merged the block, and its id been reused since).
-  std::unordered_map<uint64_t, std::pair<AllocatorModel::BlockId, uint32_t>> waiting;
-  uint64_t recorded_pad = 0;  // the pad the recording allocator added to the oom's size
+  AddressMap<std::pair<AllocatorModel::BlockId, uint32_t>> waiting;
+  bool series = true;  // keep r.reserved
 
-  Replayer(const Trace& t, const Recorded& rec, const AllocatorPolicy& p, uint64_t capacity)
-      : trace(t), policy(p), model(p, capacity, rec.segments), recorded(rec),
-        recorded_pad(recorded_policy(t).pad) {
+  Replayer(const Trace& t, const Recorded& rec, const AllocatorPolicy& p, uint64_t capacity,
+           bool keep_series)
+      : trace(t), policy(p), model(p, capacity, rec.segments), recorded(rec), series(keep_series) {
     r.policy = p.name;
     r.description = p.description;
     r.capacity = capacity == kUnlimited ? 0 : capacity;
-    r.reserved.reserve(t.events.size());
+    if (series) r.reserved.reserve(t.events.size());
   }
 
   void fail(size_t i, uint64_t bytes) {
@@ -111,25 +116,23 @@ struct Replayer {
   }
 
   void free_requested(const Event& e) {
-    const auto it = live.find(e.addr);
-    if (it == live.end()) return;  // allocated before the trace began, or failed in the replay
-    model.free(it->second, recorded.frees_complete);
-    if (recorded.frees_complete) waiting[e.addr] = {it->second, model.generation(it->second)};
-    live.erase(it);
+    const auto id = live.extract(e.addr);
+    if (!id) return;  // allocated before the trace began, or failed in the replay
+    model.free(*id, recorded.frees_complete);
+    if (recorded.frees_complete) waiting[e.addr] = {*id, model.generation(*id)};
   }
 
   void free_completed(const Event& e) {
-    const auto it = waiting.find(e.addr);
-    if (it == waiting.end()) return;
-    const auto [id, generation] = it->second;
+    const auto waited = waiting.extract(e.addr);
+    if (!waited) return;
+    const auto [id, generation] = *waited;
     if (model.generation(id) == generation) model.complete(id);
-    waiting.erase(it);
   }
 
   // The request that failed when the trace was recorded: would this policy have served it?
   // The entry holds the size the recording allocator rounded (round_size, its pad included).
   void oom(size_t i, const Event& e) {
-    const auto b = model.malloc(e.size - std::min(e.size, recorded_pad), trace.stream_of(e));
+    const auto b = model.malloc(e.size - std::min(e.size, recorded.pad), trace.stream_of(e));
     if (!b) return fail(i, e.size);
     r.served_recorded_oom = true;
     model.free(*b, false);
@@ -146,7 +149,7 @@ struct Replayer {
     }
     const ModelCounters& c = model.counters();
     const uint64_t reserved = c.reserved + workspace;
-    r.reserved.push_back(reserved);
+    if (series) r.reserved.push_back(reserved);
     r.peak_allocated = std::max(r.peak_allocated, c.allocated);
     peak_active = std::max(peak_active, c.active);
     if (reserved > r.peak_reserved) {
@@ -170,6 +173,20 @@ struct Replayer {
   }
 };
 
+ReplayResult replay_scanned(const Trace& t, const Recorded& recorded, const AllocatorPolicy& p,
+                            uint64_t capacity_option, bool series) {
+  // The workspace (torch_npu) is outside the model: it takes its share of the capacity first.
+  uint64_t capacity = kUnlimited;
+  if (capacity_option > 0) {
+    capacity = capacity_option - std::min(capacity_option, recorded.workspace_bytes);
+  }
+  Replayer r(t, recorded, p, capacity, series);
+  for (size_t i = 0; i < t.events.size(); ++i) r.step(i, t.events[i]);
+  ReplayResult out = r.finish();
+  out.capacity = capacity_option;
+  return out;
+}
+
 }  // namespace
 
 AllocatorPolicy recorded_policy(const Trace& t) {
@@ -192,14 +209,44 @@ uint64_t capacity_from_trace(const Trace& t, const Timeline& tl) {
 }
 
 ReplayResult replay(const Trace& t, const AllocatorPolicy& p, const ReplayOptions& o) {
-  // The workspace (torch_npu) is outside the model: it takes its share of the capacity first.
+  return replay_scanned(t, scan(t), p, o.capacity, o.series > 0);
+}
+
+std::vector<ReplayResult> replay_all(const Trace& t, const std::vector<AllocatorPolicy>& policies,
+                                     const ReplayOptions& o) {
   const Recorded recorded = scan(t);
-  uint64_t capacity = kUnlimited;
-  if (o.capacity > 0) capacity = o.capacity - std::min(o.capacity, recorded.workspace_bytes);
-  Replayer r(t, recorded, p, capacity);
-  for (size_t i = 0; i < t.events.size(); ++i) r.step(i, t.events[i]);
-  ReplayResult out = r.finish();
-  out.capacity = o.capacity;
+  std::vector<ReplayResult> out(policies.size());
+  // Each thread takes the next policy not yet taken: the policies differ in cost (torch_npu's
+  // pad splits more blocks), so a fixed half each would leave one thread waiting.
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i = next++; i < policies.size() && !failed; i = next++) {
+      try {
+        out[i] = replay_scanned(t, recorded, policies[i], o.capacity, i < o.series);
+      } catch (...) {
+        failed = true;
+        throw;
+      }
+    }
+  };
+  const size_t threads = std::clamp<size_t>(o.threads, 1, std::max<size_t>(policies.size(), 1));
+  std::vector<std::future<void>> helpers;
+  for (size_t k = 1; k < threads; ++k) helpers.push_back(std::async(std::launch::async, work));
+  std::exception_ptr error;
+  try {
+    work();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  for (auto& h : helpers) {
+    try {
+      h.get();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
   return out;
 }
 

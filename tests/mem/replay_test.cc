@@ -3,11 +3,16 @@
 // reserved bytes the trace itself recorded at every allocation and free.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "mem/address_map.h"
 #include "mem/allocator_model.h"
+#include "mem/free_pool.h"
 #include "mem/replay.h"
 #include "mem/snapshot_reader.h"
 
@@ -338,6 +343,230 @@ TEST(Replay, NoPolicyServesATruePeakOom) {
   for (const AllocatorPolicy& p : builtin_policies()) {
     EXPECT_TRUE(replay(t, p, o).ran_out) << p.name;
   }
+}
+
+// --- replay_all: the policies on two threads give what one replay after another gives ----------
+
+void expect_same(const ReplayResult& a, const ReplayResult& b) {
+  EXPECT_EQ(a.policy, b.policy);
+  EXPECT_EQ(a.description, b.description) << a.policy;
+  EXPECT_EQ(a.capacity, b.capacity) << a.policy;
+  EXPECT_EQ(a.allocations, b.allocations) << a.policy;
+  EXPECT_EQ(a.peak_allocated, b.peak_allocated) << a.policy;
+  EXPECT_EQ(a.peak_reserved, b.peak_reserved) << a.policy;
+  EXPECT_EQ(a.final_reserved, b.final_reserved) << a.policy;
+  EXPECT_EQ(a.fragmentation, b.fragmentation) << a.policy;  // bit for bit: the same arithmetic
+  EXPECT_EQ(a.free_at_peak, b.free_at_peak) << a.policy;
+  EXPECT_EQ(a.largest_free_at_peak, b.largest_free_at_peak) << a.policy;
+  EXPECT_EQ(a.segment_allocs, b.segment_allocs) << a.policy;
+  EXPECT_EQ(a.segment_frees, b.segment_frees) << a.policy;
+  EXPECT_EQ(a.cache_flushes, b.cache_flushes) << a.policy;
+  EXPECT_EQ(a.ran_out, b.ran_out) << a.policy;
+  EXPECT_EQ(a.first_failure_event, b.first_failure_event) << a.policy;
+  EXPECT_EQ(a.first_failure_bytes, b.first_failure_bytes) << a.policy;
+  EXPECT_EQ(a.served_recorded_oom, b.served_recorded_oom) << a.policy;
+  EXPECT_EQ(a.reserved, b.reserved) << a.policy;
+}
+
+// The recorded policy, every built-in one, and settings the built-in ones leave off (garbage
+// collection, expandable with max_split_size), so that every path of the model runs.
+std::vector<AllocatorPolicy> every_policy(const Trace& t) {
+  std::vector<AllocatorPolicy> all{recorded_policy(t)};
+  for (const AllocatorPolicy& p : builtin_policies()) all.push_back(p);
+  all.push_back(policy_from_spec("pytorch:garbage_collection_threshold=0.5"));
+  all.push_back(policy_from_spec("pytorch:expandable_segments=True,max_split_size_mb=64"));
+  return all;
+}
+
+// replay_all on 1 and on 2 threads, and replay() of each policy, agree field by field.
+void expect_threads_agree(const Trace& t, uint64_t capacity) {
+  const std::vector<AllocatorPolicy> policies = every_policy(t);
+  ReplayOptions o;
+  o.capacity = capacity;
+  o.threads = 1;
+  const std::vector<ReplayResult> serial = replay_all(t, policies, o);
+  o.threads = 2;
+  const std::vector<ReplayResult> parallel = replay_all(t, policies, o);
+  ASSERT_EQ(serial.size(), policies.size());
+  ASSERT_EQ(parallel.size(), policies.size());
+  for (size_t i = 0; i < policies.size(); ++i) {
+    expect_same(serial[i], replay(t, policies[i], o));
+    expect_same(parallel[i], serial[i]);
+  }
+}
+
+TEST(ReplayAll, TwoThreadsGiveTheSerialResultsOnEveryFixture) {
+  size_t traces = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(fixture(""))) {
+    const std::filesystem::path& path = entry.path();
+    const bool trace = path.extension() == ".pickle" ||
+                       (path.extension() == ".json" && path.filename() != "answers.json");
+    if (!trace) continue;
+    SCOPED_TRACE(path.filename().string());
+    const Trace t = read_trace(path.string(), 0);
+    expect_threads_agree(t, capacity_from_trace(t, build_timeline(t)));
+    ++traces;
+  }
+  EXPECT_GE(traces, 10u);
+}
+
+// Blocks of 1 byte to 200 MiB (both pools, split and oversize blocks) on two streams, freed in a
+// random order, half the frees completed later (so that a flush finds blocks pending), an oom
+// now and then, and torch_npu's workspace at the start when `workspace`.
+Trace random_trace(uint64_t seed, bool completions, bool workspace) {
+  std::mt19937_64 rng(seed);
+  Trace t;
+  t.streams = {0, 7};
+  auto push = [&](Action a, uint64_t addr, uint64_t size, uint16_t stream) {
+    Event e;
+    e.action = a;
+    e.addr = addr;
+    e.size = size;
+    e.stream = stream;
+    t.events.push_back(e);
+  };
+  if (workspace) push(Action::kWorkspaceSnapshot, 0x100000, 64 * kMiB, 0);
+  const uint64_t limits[] = {kMiB, 10 * kMiB, 200 * kMiB};
+  std::vector<Event> live, freed;
+  uint64_t next_addr = 0x7f0000000000;
+  for (int i = 0; i < 4000; ++i) {
+    const uint64_t what = rng() % 16;
+    if (what < 8 || live.empty()) {
+      const uint64_t size = 1 + rng() % limits[rng() % 3];
+      const auto stream = static_cast<uint16_t>(rng() % 2);
+      const uint64_t addr = workspace && rng() % 50 == 0 ? 0x100000 : (next_addr += size + 512);
+      push(Action::kAlloc, addr, size, stream);
+      live.push_back(t.events.back());
+    } else if (what < 14) {
+      const size_t k = rng() % live.size();
+      const Event e = live[k];
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      push(Action::kFreeRequested, e.addr, e.size, e.stream);
+      if (completions) freed.push_back(e);
+    } else if (what < 15 && !freed.empty()) {
+      const size_t k = rng() % freed.size();
+      const Event e = freed[k];
+      freed.erase(freed.begin() + static_cast<std::ptrdiff_t>(k));
+      push(Action::kFreeCompleted, e.addr, e.size, e.stream);
+    } else {
+      push(Action::kOom, 0, 1 + rng() % (300 * kMiB), 0);
+    }
+  }
+  return t;
+}
+
+TEST(ReplayAll, TwoThreadsGiveTheSerialResultsOnRandomTraces) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Trace t = random_trace(seed, seed % 2 == 0, seed % 3 == 0);
+    for (const uint64_t capacity : {uint64_t{0}, 2048 * kMiB, 600 * kMiB}) {
+      SCOPED_TRACE(testing::Message() << "seed " << seed << ", capacity " << capacity);
+      expect_threads_agree(t, capacity);
+    }
+  }
+}
+
+// The random traces reach the paths the comparison is meant to cover.
+TEST(ReplayAll, RandomTracesFlushAndRunOut) {
+  const Trace t = random_trace(2, true, false);
+  ReplayOptions o;
+  o.capacity = 600 * kMiB;
+  const ReplayResult r = replay(t, policy_from_spec("pytorch"), o);
+  EXPECT_GT(r.cache_flushes, 0u);
+  EXPECT_TRUE(r.ran_out);
+  EXPECT_GT(r.segment_frees, 0u);
+}
+
+TEST(ReplayAll, OnlyTheFirstSeriesIsKeptWhenAsked) {
+  const Trace t = read_trace(fixture("leak.pickle"), 0);
+  const std::vector<AllocatorPolicy> policies = every_policy(t);
+  ReplayOptions o;
+  const std::vector<ReplayResult> all = replay_all(t, policies, o);
+  o.series = 1;
+  std::vector<ReplayResult> first = replay_all(t, policies, o);
+  ASSERT_EQ(first.size(), all.size());
+  EXPECT_EQ(first[0].reserved, all[0].reserved);
+  EXPECT_EQ(first[0].reserved.size(), t.events.size());
+  for (size_t i = 1; i < first.size(); ++i) {
+    EXPECT_TRUE(first[i].reserved.empty()) << first[i].policy;
+    first[i].reserved = all[i].reserved;
+    expect_same(first[i], all[i]);  // everything else as with the series
+  }
+  o.series = 0;
+  EXPECT_TRUE(replay(t, policies[0], o).reserved.empty());
+}
+
+TEST(ReplayAll, NoPoliciesNoResults) {
+  EXPECT_TRUE(replay_all(random_trace(1, false, false), {}, {}).empty());
+}
+
+// --- the model's tables ---------------------------------------------------------------------------
+
+// FreePool against std::set under random insertions and erasures: the same keys in the same
+// order, the same lower bounds (keys from a small range, so that ties on stream and size abound).
+TEST(FreePoolTest, OrdersAsStdSet) {
+  std::mt19937_64 rng(11);
+  FreePool pool;
+  std::set<FreeKey> reference;
+  auto random_key = [&] {
+    return FreeKey{static_cast<int64_t>(rng() % 3), rng() % 40, rng() % 50,
+                   static_cast<uint32_t>(rng() % 4)};
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const FreeKey k = random_key();
+    // Grows to about 400 keys (many runs), then shrinks to none.
+    const bool insert = i < 12000 ? rng() % 3 != 0 : rng() % 3 == 0;
+    if (insert && !reference.contains(k)) {
+      pool.insert(k);
+      reference.insert(k);
+    } else if (!insert) {
+      pool.erase(k);
+      reference.erase(k);
+    }
+    ASSERT_EQ(pool.size(), reference.size());
+    const FreeKey probe = random_key();
+    const auto want = reference.lower_bound(probe);
+    const auto got = pool.lower_bound(probe);
+    ASSERT_EQ(want == reference.end(), got == pool.end());
+    if (want != reference.end()) {
+      ASSERT_EQ(*got, *want);
+    }
+    if (i % 500 == 0) {
+      ASSERT_TRUE(std::equal(pool.begin(), pool.end(), reference.begin(), reference.end()));
+    }
+  }
+  EXPECT_TRUE(std::equal(pool.begin(), pool.end(), reference.begin(), reference.end()));
+}
+
+TEST(FreePoolTest, EraseByIteratorAndAbsentKeys) {
+  FreePool pool;
+  for (uint64_t size = 100; size > 0; --size) pool.insert({0, size, 0, 0});
+  pool.erase(FreeKey{1, 5, 0, 0});  // absent: nothing happens
+  EXPECT_EQ(pool.size(), 100u);
+  auto it = pool.lower_bound({0, 50, 1, 0});  // past {0, 50, 0, 0}
+  ASSERT_NE(it, pool.end());
+  EXPECT_EQ(it->size, 51u);
+  pool.erase(it);
+  EXPECT_EQ(pool.lower_bound({0, 51, 0, 0})->size, 52u);
+  EXPECT_TRUE(pool.lower_bound({0, 101, 0, 0}) == pool.end());
+  while (!pool.empty()) pool.erase(pool.begin());
+  EXPECT_TRUE(pool.begin() == pool.end());
+}
+
+TEST(AddressMapTest, ExtractTakesTheValueOut) {
+  AddressMap<uint32_t> m;
+  for (uint64_t a = 0; a < 1000; ++a) m[a * 4096] = static_cast<uint32_t>(a);
+  m[UINT64_MAX] = 7;  // the key that marks an empty slot lives beside the table
+  EXPECT_EQ(m.extract(4096 * 10), std::optional<uint32_t>(10));
+  EXPECT_EQ(m.extract(4096 * 10), std::nullopt);
+  EXPECT_EQ(m.extract(UINT64_MAX), std::optional<uint32_t>(7));
+  EXPECT_EQ(m.extract(UINT64_MAX), std::nullopt);
+  EXPECT_EQ(m.size(), 999u);
+  for (uint64_t a = 0; a < 1000; ++a) {
+    if (a != 10) {
+      EXPECT_EQ(m.extract(a * 4096), std::optional<uint32_t>(static_cast<uint32_t>(a)));
+    }
+  }
+  EXPECT_TRUE(m.empty());
 }
 
 }  // namespace
