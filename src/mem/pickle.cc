@@ -197,6 +197,27 @@ uint64_t little_endian(const uint8_t* b, int n) {
   return v;
 }
 
+// BINFLOAT's 8 bytes: a big-endian IEEE double.
+double big_endian_double(const uint8_t* b) {
+  uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) bits = (bits << 8) | b[i];
+  return std::bit_cast<double>(bits);
+}
+
+// A two's-complement little-endian integer of n bytes (LONG1, LONG4) when it fits in int64;
+// `used` is left at its length without the sign bytes that add nothing.
+std::optional<int64_t> small_long(const uint8_t* b, uint64_t n, uint64_t& used) {
+  used = n;
+  if (n == 0) return 0;
+  const bool negative = (b[n - 1] & 0x80) != 0;
+  const uint8_t fill = negative ? 0xff : 0x00;
+  while (used > 1 && b[used - 1] == fill && ((b[used - 2] ^ fill) & 0x80) == 0) --used;
+  if (used > 8) return std::nullopt;
+  uint64_t v = negative ? ~uint64_t{0} : 0;
+  for (uint64_t i = used; i-- > 0;) v = (v << 8) | b[i];
+  return static_cast<int64_t>(v);
+}
+
 // One insertion into a container that had been shared (memo get or DUP) before: the only kind of
 // insertion that can close a reference cycle.
 struct SharedInsert {
@@ -501,8 +522,8 @@ class PickleReader {
   }
 
   // ---- memo
-  void memo_put(uint64_t key) {
-    const NodeId id = top();
+  void memo_put(uint64_t key) { memo_store(key, top()); }
+  void memo_store(uint64_t key, NodeId id) {
     // A key older than the region, or a sparse one, is not in the range end_region() scans.
     if (streaming() && (key < region_.memo || key > 2 * memo_.size() + kDenseMemoSlack)) region_.keep = true;
     if (key <= 2 * memo_.size() + kDenseMemoSlack) {
@@ -542,16 +563,9 @@ class PickleReader {
   // ---- scalars
   // A two's-complement little-endian integer of n bytes (LONG1, LONG4).
   void push_long(const uint8_t* b, uint64_t n) {
-    if (n == 0) return push_int(0);
+    uint64_t used = 0;
+    if (const auto v = small_long(b, n, used)) return push_int(*v);
     const bool negative = (b[n - 1] & 0x80) != 0;
-    const uint8_t fill = negative ? 0xff : 0x00;
-    uint64_t used = n;  // drop sign bytes that add nothing
-    while (used > 1 && b[used - 1] == fill && ((b[used - 2] ^ fill) & 0x80) == 0) --used;
-    if (used <= 8) {
-      uint64_t v = negative ? ~uint64_t{0} : 0;
-      for (uint64_t i = used; i-- > 0;) v = (v << 8) | b[i];
-      return push_int(static_cast<int64_t>(v));
-    }
     // Beyond int64: the magnitude (for a negative value, ~x + 1), summed as a double.
     double magnitude = 0;
     unsigned carry = negative ? 1 : 0;
@@ -594,12 +608,7 @@ class PickleReader {
     push_float(d);
   }
 
-  void push_binfloat() {
-    const uint8_t* b = take(8);
-    uint64_t bits = 0;
-    for (int i = 0; i < 8; ++i) bits = (bits << 8) | b[i];  // big-endian
-    push_float(std::bit_cast<double>(bits));
-  }
+  void push_binfloat() { push_float(big_endian_double(take(8))); }
 
   void push_small_int(uint8_t v) {
     if (small_ints_[v] == kNoNode) {
@@ -957,13 +966,10 @@ class PickleReader {
         q += 5;
         return true;
       case LONG1: return left >= 2 && left >= 2 + q[1] && fast_long(q, n);
-      case BINFLOAT: {
+      case BINFLOAT:
         if (left < 9) return false;
-        uint64_t bits = 0;
-        for (int i = 1; i <= 8; ++i) bits = (bits << 8) | q[i];
-        n.kind = PickleKind::kFloat, n.d = std::bit_cast<double>(bits), q += 9;
+        n.kind = PickleKind::kFloat, n.d = big_endian_double(q + 1), q += 9;
         return true;
-      }
       case NONE: n.kind = PickleKind::kNone, ++q; return true;
       case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
       case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
@@ -976,25 +982,12 @@ class PickleReader {
     }
   }
 
-  // LONG1 of up to 8 bytes, as push_long reads it.
+  // LONG1 that fits in int64 (a big int takes the ordinary way).
   static bool fast_long(const uint8_t*& q, PickleNode& n) {
-    const uint64_t len = q[1];
-    const uint8_t* b = q + 2;
-    n.kind = PickleKind::kInt;
-    if (len == 0) {
-      n.i = 0;
-      q += 2;
-      return true;
-    }
-    const bool negative = (b[len - 1] & 0x80) != 0;
-    const uint8_t fill = negative ? 0xff : 0x00;
-    uint64_t used = len;
-    while (used > 1 && b[used - 1] == fill && ((b[used - 2] ^ fill) & 0x80) == 0) --used;
-    if (used > 8) return false;  // a big int: the ordinary way
-    uint64_t v = negative ? ~uint64_t{0} : 0;
-    for (uint64_t i = used; i-- > 0;) v = (v << 8) | b[i];
-    n.i = static_cast<int64_t>(v);
-    q += 2 + len;
+    uint64_t used = 0;
+    const auto v = small_long(q + 2, q[1], used);
+    if (!v) return false;
+    n.kind = PickleKind::kInt, n.i = *v, q += 2 + q[1];
     return true;
   }
 
@@ -1049,10 +1042,7 @@ class PickleReader {
 
   void take_fast_item(uint64_t put, const FlatValue* values, const NodeId* gets, size_t ngets) {
     for (size_t i = 0; i < ngets; ++i) arena_->nodes[gets[i]].flags |= PickleNode::kShared;
-    if (put < region_.memo) region_.keep = true;
-    if (put >= memo_.size()) memo_.resize(put + 1, kNoNode);
-    if (memo_[put] == kNoNode && (sparse_memo_.empty() || sparse_memo_.erase(put) == 0)) ++memo_count_;
-    memo_[put] = kCollapsed;
+    memo_store(put, kCollapsed);
     stack_.push_back(kCollapsed);
     sink_->flat_item(arena_.get(), values, streamed_->items++);
   }

@@ -139,8 +139,7 @@ class SnapshotSax {
   Level level_of_new(const json& v) const {
     if (stack_.empty()) return Level::kPlain;
     const Level parent = stack_.back().level;
-    if (parent == Level::kItem) return Level::kItem;
-    if (parent == Level::kEvents) return Level::kItem;
+    if (parent == Level::kItem || parent == Level::kEvents) return Level::kItem;
     if (stack_.size() == 1 && key_ == "device_traces" && v.is_array()) return Level::kTraces;
     if (parent == Level::kTraces && v.is_array() && stack_.back().at->size() == static_cast<size_t>(device_)) {
       return Level::kEvents;
