@@ -1,6 +1,7 @@
-// libFuzzer target: any bytes as a snapshot, read twice — by the streaming reader (pickle.h
-// "Streaming"; the JSON SAX reader) and by the reader that builds the whole document first. Both
-// must say the same: the same trace, field by field, or the same message. A difference aborts.
+// libFuzzer target: any bytes as a snapshot, read by the streaming reader (pickle.h "Streaming";
+// the JSON SAX reader; a pickle also with the helper threads) and by the reader that builds the
+// whole document first. All must say the same: the same trace, field by field, or the same
+// message. A difference aborts.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -78,5 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (streamed.error != tree.error) std::abort();
   if (streamed.trace.has_value() != tree.trace.has_value()) std::abort();
   if (streamed.trace && !same(*streamed.trace, *tree.trace)) std::abort();
+  if (!pickle) return 0;
+  // With its helper threads (faulting pages in ahead, validating on a thread of its own), which
+  // start only on large files otherwise.
+  const Outcome helped = outcome([&] { return snapshot_from_pickle(input, 0, 0); });
+  if (helped.error != tree.error || helped.trace.has_value() != tree.trace.has_value()) std::abort();
+  if (helped.trace && !same(*helped.trace, *tree.trace)) std::abort();
   return 0;
 }

@@ -104,6 +104,8 @@ constexpr uint64_t kDenseMemoSlack = 4096;
 // and repeated strings memo references) averages 21 bytes per node and 9 per child.
 constexpr size_t kBytesPerValue = 16;
 constexpr size_t kBytesPerKid = 8;
+// Reserved memo entries per input byte: a snapshot memoizes each event dict (50 bytes or more).
+constexpr size_t kBytesPerMemo = 32;
 // What a streaming reader reserves for the values it keeps (they grow past it when needed).
 constexpr size_t kStreamReserveBytes = size_t{16} << 20;
 // The memo entry of a streamed item whose nodes are gone (never an index into the arena): a memo
@@ -239,6 +241,8 @@ struct FastLane {
   };
   std::vector<std::string_view> keys;
   std::array<Entry, kCache> cache{};
+  std::array<FlatValue, kMaxKeys> values{};  // the item being decoded, one per key
+  FlatValue ignored;                         // the value of a key the sink does not want
   bool enabled = false;
 };
 
@@ -326,6 +330,7 @@ class PickleReader {
     const size_t kept = sink_ != nullptr ? std::min(size, kStreamReserveBytes) : size;
     arena_->nodes.reserve(kept / kBytesPerValue + 16);
     arena_->kids.reserve(kept / kBytesPerKid + 16);
+    memo_.reserve(size / kBytesPerMemo + 16);
     arena_->nodes.push_back(PickleNode{});  // kNoneNode
     arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {1}});
     arena_->nodes.push_back(PickleNode{PickleKind::kBool, 0, 0, {0}});
@@ -524,6 +529,11 @@ class PickleReader {
   // ---- memo
   void memo_put(uint64_t key) { memo_store(key, top()); }
   void memo_store(uint64_t key, NodeId id) {
+    if (key == memo_.size() && sparse_memo_.empty()) {  // the next key, as MEMOIZE gives it
+      memo_.push_back(id);
+      ++memo_count_;
+      return;
+    }
     // A key older than the region, or a sparse one, is not in the range end_region() scans.
     if (streaming() && (key < region_.memo || key > 2 * memo_.size() + kDenseMemoSlack)) region_.keep = true;
     if (key <= 2 * memo_.size() + kDenseMemoSlack) {
@@ -1009,34 +1019,47 @@ class PickleReader {
     return std::nullopt;
   }
 
+  // FRAME opcodes before the next opcode at q (protocol 4 cuts the stream into 64 KiB frames,
+  // wherever an opcode ends, so inside items too): skipped as frame() does. False, at the end of
+  // the input or at a frame that is not there in full, which the ordinary way then reports.
+  bool skip_frames(const uint8_t*& q) const {
+    while (q < end_ && *q == FRAME) {
+      if (end_ - q < 9 || little_endian(q + 1, 8) > static_cast<uint64_t>(end_ - q - 9)) return false;
+      q += 9;
+    }
+    return q < end_;
+  }
+
   // EMPTY_DICT, a memo put, MARK, (key value)*, SETITEMS — or false, nothing consumed.
   bool fast_item() {
     const uint8_t* q = p_;
+    if (!skip_frames(q)) return false;
     const auto put = fast_put(q);
-    if (!put || q >= end_ || *q != MARK || *put >= memo_.size() + kDenseMemoSlack) return false;
+    if (!put || !skip_frames(q) || *q != MARK || *put >= memo_.size() + kDenseMemoSlack) return false;
     ++q;
-    std::array<FlatValue, FastLane::kMaxKeys> values{};
-    std::array<NodeId, FastLane::kMaxKeys * 2> gets{};  // memo gets, marked shared on success
+    FlatValue* values = lane_.values.data();  // reused: only the sink's slots are cleared
+    for (size_t k = 0; k < lane_.keys.size(); ++k) values[k].present = false;
+    // The memo gets, marked kShared once the item is taken (marking them as they come would make
+    // the compiler reload every member after each byte-sized store).
+    std::array<NodeId, FastLane::kMaxKeys * 2> gets;
     size_t ngets = 0;
     for (;;) {
-      if (q >= end_) return false;
+      if (!skip_frames(q)) return false;
       if (*q == SETITEMS) break;
       const auto key = fast_get(q);
       if (!key || ngets + 2 > gets.size()) return false;
       const auto slot = key_slot(*key);
-      if (!slot || q >= end_) return false;
+      if (!slot || !skip_frames(q)) return false;
       gets[ngets++] = *key;
-      FlatValue v;
+      FlatValue& v = *slot >= 0 ? values[static_cast<size_t>(*slot)] : lane_.ignored;
       if (!fast_value(q, v)) return false;
       if (v.ref != kNoNode) gets[ngets++] = v.ref;
-      if (q < end_ && (*q == MEMOIZE || *q == BINPUT || *q == LONG_BINPUT)) return false;  // a plain value memoized
-      if (*slot >= 0) {
-        v.present = true;
-        values[static_cast<size_t>(*slot)] = v;
-      }
+      if (!skip_frames(q)) return false;
+      if (*q == MEMOIZE || *q == BINPUT || *q == LONG_BINPUT) return false;  // a plain value memoized
+      v.present = true;  // the last of a repeated key stands
     }
     p_ = q + 1;
-    take_fast_item(*put, values.data(), gets.data(), ngets);
+    take_fast_item(*put, values, gets.data(), ngets);
     return true;
   }
 

@@ -208,6 +208,7 @@ struct StreamedEvents {
   std::optional<uint64_t> list;      // the identity of the list they came from (a pickle node)
   bool by_path = false;              // or: they came from device_traces[device] itself (JSON)
   std::optional<std::string> error;  // the first bad event's message: the conversion stopped there
+  StreamValidator* validator = nullptr;  // checking them as they came (else validate_trace)
 };
 
 // The events of device_traces[device]: converted here, or already (streamed). A streamed list
@@ -259,7 +260,11 @@ Trace snapshot(const V& root, const std::string& name, int device, StreamedEvent
     throw Error(fmt::format("{}: the snapshot holds no segments and no trace events for device {} "
                             "(was torch.cuda.memory._record_memory_history() enabled?)", name, device));
   }
-  validate_trace(b.trace(), name);
+  if (streamed != nullptr && streamed->validator != nullptr) {
+    streamed->validator->finish();
+  } else {
+    validate_trace(b.trace(), name);
+  }
   return b.finish();
 }
 

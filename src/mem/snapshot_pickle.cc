@@ -1,5 +1,6 @@
 // Snapshots written as pickles: the snapshot layout (snapshot_convert.h) over decoded pickle
 // values (pickle.h).
+#include <array>
 #include <iterator>
 #include <limits>
 
@@ -8,6 +9,7 @@
 #include "mem/snapshot_reader.h"
 
 #include "common/huge_pages.h"
+#include "common/prefault.h"
 #include "mem/jsonl_reader.h"
 
 namespace plumb::mem {
@@ -116,45 +118,183 @@ struct FlatAdapter {
   static bool action(const V& v, Action& out) { return action_from_name(v.node().as_str(), out); }
 };
 
+// The common event of the fast lane without the adapters: every value of a kind read_event
+// accepts, the action a known name, the frames a list converted before. Anything else is left to
+// read_event, which takes or refuses it with its messages; the trace is the same either way
+// (tests/mem/snapshot_stream_test.cc and fuzz/snapshot_stream_fuzz.cc compare the two readers).
+// Node ids are reused once the reader drops a region: forget() empties the caches.
+class DirectEvents {
+ public:
+  bool take(const PickleArena* arena, const FlatValue* v, TraceBuilder& b) {
+    Event e;
+    uint64_t device_free = 0;
+    bool timed = false;
+    if (!action(arena, v[kAction], e.action)) return false;
+    const bool no_addr = e.action == Action::kOom || e.action == Action::kSnapshot;
+    if (!count(v[kAddr], !no_addr, e.addr) || !count(v[kSize], e.action != Action::kSnapshot, e.size) ||
+        !count(v[kDeviceFree], false, device_free) || !time(v[kTime], e.time_us, timed) ||
+        !stack(arena, v[kFrames], b, e.stack) || !stream(v[kStream], b, e.stream)) {
+      return false;
+    }
+    b.device_free(device_free);
+    if (timed) b.trace().has_time = true;
+    b.trace().events.push_back(e);
+    return true;
+  }
+
+  void forget() {
+    actions_.fill({kNone, Action::kAlloc});
+    stacks_.fill({kNone, kNoStack});
+  }
+
+ private:
+  enum Slot { kAction, kAddr, kSize, kDeviceFree, kStream, kTime, kFrames };  // kEventKeys' order
+  static constexpr NodeId kNone = std::numeric_limits<NodeId>::max();
+  static constexpr size_t kCache = 64;
+
+  static bool is_scalar(const FlatValue& x, PickleKind kind) { return x.ref == kNone && x.scalar.kind == kind; }
+  static bool absent(const FlatValue& x) { return !x.present || is_scalar(x, PickleKind::kNone); }
+
+  bool action(const PickleArena* arena, const FlatValue& x, Action& out) {
+    if (!x.present || x.ref == kNone || arena->nodes[x.ref].kind != PickleKind::kStr) return false;
+    auto& [node, action] = actions_[x.ref % kCache];
+    if (node != x.ref) {
+      if (!action_from_name(Value(arena, x.ref).as_str(), action)) return false;
+      node = x.ref;
+    }
+    out = action;
+    return true;
+  }
+  // A non-negative int, or nothing where it may be absent (None is not absent here: read_event
+  // refuses it).
+  static bool count(const FlatValue& x, bool required, uint64_t& out) {
+    if (!x.present) return !required;
+    if (!is_scalar(x, PickleKind::kInt) || x.scalar.i < 0) return false;
+    out = static_cast<uint64_t>(x.scalar.i);
+    return true;
+  }
+  static bool time(const FlatValue& x, double& out, bool& timed) {
+    if (absent(x)) return true;
+    if (is_scalar(x, PickleKind::kInt)) {
+      out = static_cast<double>(x.scalar.i);
+    } else if (is_scalar(x, PickleKind::kFloat)) {
+      out = x.scalar.d;
+    } else {
+      return false;
+    }
+    timed = true;
+    return true;
+  }
+  bool stack(const PickleArena* arena, const FlatValue& x, TraceBuilder& b, uint32_t& out) {
+    if (absent(x)) return true;  // out stays kNoStack
+    if (x.ref == kNone) return false;
+    const PickleKind kind = arena->nodes[x.ref].kind;
+    if (kind != PickleKind::kList && kind != PickleKind::kTuple) return false;
+    auto& [node, id] = stacks_[x.ref % kCache];
+    if (node != x.ref) {
+      const auto it = b.stack_by_node().find(x.ref);
+      if (it == b.stack_by_node().end()) return false;  // new frames: read_event converts them
+      node = x.ref;
+      id = it->second;
+    }
+    out = id;
+    return true;
+  }
+  static bool stream(const FlatValue& x, TraceBuilder& b, uint16_t& out) {
+    if (absent(x)) return true;
+    if (!is_scalar(x, PickleKind::kInt)) return false;
+    if (x.scalar.i == 0) return true;  // out stays 0: stream 0 is Trace::streams[0]
+    const auto id = b.stream(x.scalar.i);
+    if (!id) return false;
+    out = *id;
+    return true;
+  }
+
+  std::array<std::pair<NodeId, Action>, kCache> actions_ = filled<Action>(Action::kAlloc);
+  std::array<std::pair<NodeId, uint32_t>, kCache> stacks_ = filled<uint32_t>(kNoStack);
+
+  template <class T>
+  static std::array<std::pair<NodeId, T>, kCache> filled(T value) {
+    std::array<std::pair<NodeId, T>, kCache> a;
+    a.fill({kNone, value});
+    return a;
+  }
+};
+
 // The events of device_traces[device], converted as the streaming reader hands them over.
 class EventSink : public ListSink {
  public:
-  EventSink(convert::StreamedEvents& out, const std::string& name, int device, size_t bytes)
+  EventSink(convert::StreamedEvents& out, const std::string& name, int device, size_t bytes,
+            size_t helpers_from)
       : out_(out), name_(name), device_(device) {
     // Untouched capacity costs address space only; a snapshot's event is 50 bytes or more.
-    out_.builder.trace().events.reserve(bytes / kMinEventBytes + 1024);
-    advise_huge_pages(out_.builder.trace().events.data(), out_.builder.trace().events.capacity() * sizeof(Event));
+    std::vector<Event>& events = out_.builder.trace().events;
+    events.reserve(bytes / kMinEventBytes + 1024);
+    advise_huge_pages(events.data(), events.capacity() * sizeof(Event));
+    if (bytes >= helpers_from) {
+      ahead_.emplace(events);
+      validator_.emplace(out_.builder.trace(), name_, device_);
+      out_.validator = &*validator_;
+    }
+  }
+  // The events did not come from the streamed list after all: read_events converts them.
+  void not_streamed() {
+    if (validator_) validator_->abandon();
   }
   bool wants(std::string_view key, size_t index) const override {
     return key == "device_traces" && index == static_cast<size_t>(device_);
   }
   void item(Value v, size_t index) override {
     if (out_.error) return;  // the conversion stops at the first bad event, as the tree's does
+    before_push();
     try {
       convert::read_event<PickleAdapter>(v, convert::EventAt{&name_, device_, index}, out_.builder);
     } catch (const Error& e) {
       out_.error = e.what();
     }
+    pushed();
   }
-  void forget_nodes_from(NodeId first) override { out_.builder.forget_nodes_from(first); }
+  void forget_nodes_from(NodeId first) override {
+    out_.builder.forget_nodes_from(first);
+    direct_.forget();
+  }
   std::vector<std::string_view> fast_keys() const override {
     return {std::begin(kEventKeys), std::end(kEventKeys)};
   }
   void flat_item(const PickleArena* arena, const FlatValue* values, size_t index) override {
     if (out_.error) return;
-    try {
-      convert::read_event<FlatAdapter>(FlatV{arena, std::numeric_limits<NodeId>::max(), {}, values},
-                                       convert::EventAt{&name_, device_, index}, out_.builder);
-    } catch (const Error& e) {
-      out_.error = e.what();
+    before_push();
+    if (!direct_.take(arena, values, out_.builder)) {
+      try {
+        convert::read_event<FlatAdapter>(FlatV{arena, std::numeric_limits<NodeId>::max(), {}, values},
+                                         convert::EventAt{&name_, device_, index}, out_.builder);
+      } catch (const Error& e) {
+        out_.error = e.what();
+      }
     }
+    pushed();
   }
 
  private:
   static constexpr size_t kMinEventBytes = 32;
+  static constexpr size_t kPublishEvery = 16384;
+
+  // An event is about to be appended: the validator must not read the events as they move.
+  void before_push() {
+    std::vector<Event>& events = out_.builder.trace().events;
+    if (validator_ && events.size() == events.capacity()) validator_->abandon();
+  }
+  void pushed() {
+    if (ahead_) ahead_->pushed();
+    if (validator_ && out_.builder.trace().events.size() % kPublishEvery == 0) validator_->publish();
+  }
+
   convert::StreamedEvents& out_;
   const std::string& name_;
   int device_;
+  DirectEvents direct_;
+  std::optional<PrefaultAhead<std::vector<Event>>> ahead_;
+  std::optional<StreamValidator> validator_;
 };
 
 Trace from_doc(const PickleDoc& doc, const std::string& name, int device) {
@@ -173,13 +313,17 @@ Trace snapshot_from_pickle_tree(const InputBytes& input, int device) {
   return from_doc(parse_pickle(input), input.name(), device);
 }
 
-Trace snapshot_from_pickle(const InputBytes& input, int device) {
+Trace snapshot_from_pickle(const InputBytes& input, int device, size_t helpers_from) {
   try {
     convert::StreamedEvents streamed;
     StreamedList list;
-    EventSink sink(streamed, input.name(), device, input.bytes().size());
+    EventSink sink(streamed, input.name(), device, input.bytes().size(), helpers_from);
     const PickleDoc doc = parse_pickle_streaming(input, sink, list);
-    if (list.chosen()) streamed.list = list.list;
+    if (list.chosen()) {
+      streamed.list = list.list;
+    } else {
+      sink.not_streamed();
+    }
     Trace t = convert::snapshot<PickleAdapter>(doc.root(), input.name(), device, &streamed);
     t.source = input.name() + " (snapshot, pickle)";
     return t;

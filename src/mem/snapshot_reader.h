@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -24,7 +25,11 @@ std::optional<Trace> snapshot_from_json_tree(const InputBytes& input, int device
 // follows the trace, not the file; a layout the streaming reader does not take is read whole
 // (snapshot_from_pickle_tree), with the same result.
 Trace snapshot_from_pickle_bytes(const std::string& bytes, const std::string& name, int device);
-Trace snapshot_from_pickle(const InputBytes& input, int device);
+// From this input size on the streaming reader takes helper threads: one faults in the events'
+// pages ahead of it (common/prefault.h), one validates them as they come (StreamValidator); below
+// it they cost more than they save. Tests pass 0 to use them on small files.
+inline constexpr size_t kSnapshotHelpersFrom = size_t{16} << 20;
+Trace snapshot_from_pickle(const InputBytes& input, int device, size_t helpers_from = kSnapshotHelpersFrom);
 Trace snapshot_from_pickle_file(const std::string& path, int device);
 // The whole document first, then the conversion: the reference the streaming reader must equal.
 Trace snapshot_from_pickle_tree(const InputBytes& input, int device);

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -120,32 +125,41 @@ class LiveRanges {
 
 class Validator {
  public:
-  Validator(const Trace& t, const std::string& name) : t_(t), name_(name) {
-    completions_ = std::any_of(t.events.begin(), t.events.end(),
-                               [](const Event& e) { return e.action == Action::kFreeCompleted; });
-  }
+  // `completions`: whether the trace has free_completed events (a free_requested then leaves the
+  // block in use until its completion). `device` names the trace in messages.
+  Validator(const Trace& t, const std::string& name, int device, bool completions)
+      : t_(t), name_(name), device_(device), completions_(completions) {}
 
-  void run() {
-    for (i_ = 0; i_ < t_.events.size(); ++i_) {
-      const Event& e = t_.events[i_];
+  // Events [from, to) of `events`, after those before `from`; `device_free` holds the trace's
+  // entries for them at least (in event order, as Trace::device_free).
+  void run_events(const Event* events, size_t from, size_t to, const std::vector<DeviceFree>& device_free) {
+    device_free_ = &device_free;
+    for (i_ = from; i_ < to; ++i_) {
+      const Event& e = events[i_];
       check_sizes(e);
       check_time(e);
       switch (e.action) {
         case Action::kAlloc: alloc(e); break;
         case Action::kFreeRequested: free_requested(e); break;
-        case Action::kFreeCompleted: free_completed(e); break;
+        case Action::kFreeCompleted:
+          saw_completions_ = true;
+          free_completed(e);
+          break;
         default: break;
       }
     }
+  }
+  void run_segments() const {
     for (size_t k = 0; k < t_.segments.size(); ++k) check_segment(t_.segments[k], k);
   }
+  bool saw_completions() const { return saw_completions_; }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
     if (!t_.event_lines.empty()) {
       throw Error(fmt::format("{}:{}: event {}: {}", name_, t_.event_lines[i_], i_, what));
     }
-    throw Error(fmt::format("{}: device_traces[{}][{}]: {}", name_, t_.device, i_, what));
+    throw Error(fmt::format("{}: device_traces[{}][{}]: {}", name_, device_, i_, what));
   }
   // Another event, as the user finds it: its line in JSONL, its index in a snapshot.
   std::string ref(size_t j) const {
@@ -158,9 +172,8 @@ class Validator {
 
   void check_sizes(const Event& e) {
     uint64_t device_free = 0;
-    if (free_at_ < t_.device_free.size() && t_.device_free[free_at_].event == i_) {
-      device_free = t_.device_free[free_at_++].bytes;
-    }
+    const std::vector<DeviceFree>& frees = *device_free_;
+    if (free_at_ < frees.size() && frees[free_at_].event == i_) device_free = frees[free_at_++].bytes;
     for (const auto& [key, bytes] : {std::pair{"size", e.size}, std::pair{"device_free", device_free}}) {
       if (bytes > kMaxBytes) {
         fail(fmt::format("'{}' {} bytes is beyond any device's memory (at most {} bytes)", key, bytes, kMaxBytes));
@@ -240,7 +253,10 @@ class Validator {
 
   const Trace& t_;
   const std::string& name_;
-  bool completions_ = false;
+  int device_;
+  bool completions_;
+  bool saw_completions_ = false;
+  const std::vector<DeviceFree>* device_free_ = nullptr;
   size_t i_ = 0;
   size_t free_at_ = 0;  // the next entry of Trace::device_free
   std::optional<double> last_time_;
@@ -249,8 +265,126 @@ class Validator {
   LiveRanges live_;
 };
 
+bool has_completions(const Trace& trace) {
+  return std::any_of(trace.events.begin(), trace.events.end(),
+                     [](const Event& e) { return e.action == Action::kFreeCompleted; });
+}
+
 }  // namespace
 
-void validate_trace(const Trace& trace, const std::string& name) { Validator(trace, name).run(); }
+void validate_trace(const Trace& trace, const std::string& name) {
+  Validator v(trace, name, trace.device, has_completions(trace));
+  v.run_events(trace.events.data(), 0, trace.events.size(), trace.device_free);
+  v.run_segments();
+}
+
+// ---- StreamValidator: the same pass on a thread of its own while a reader appends the events
+
+struct StreamValidator::Shared {
+  std::mutex mutex;
+  std::condition_variable wake;
+  const Event* events = nullptr;        // the trace's events, as of the last publish()
+  size_t published = 0;                 // events [0, published) are there to read
+  std::vector<DeviceFree> device_free;  // their entries, handed over since the thread last took them
+  bool done = false;                    // nothing more comes (the thread finishes what it has)
+  bool stop = false;                    // stop now
+};
+
+StreamValidator::StreamValidator(const Trace& trace, const std::string& name, int device)
+    : trace_(trace), name_(name), device_(device), shared_(std::make_unique<Shared>()) {
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error&) {
+    abandoned_ = true;  // no thread: finish() validates the whole trace
+  }
+}
+
+StreamValidator::~StreamValidator() { stop(); }
+
+void StreamValidator::stop() {
+  if (!thread_.joinable()) return;
+  {
+    const std::lock_guard lock(shared_->mutex);
+    shared_->stop = true;
+  }
+  shared_->wake.notify_one();
+  thread_.join();
+}
+
+void StreamValidator::publish() {
+  if (abandoned_) return;
+  const size_t n = trace_.events.size();
+  {
+    const std::lock_guard lock(shared_->mutex);
+    for (; handed_free_ < trace_.device_free.size(); ++handed_free_) {
+      shared_->device_free.push_back(trace_.device_free[handed_free_]);
+    }
+    shared_->events = trace_.events.data();
+    shared_->published = n;
+  }
+  shared_->wake.notify_one();
+}
+
+void StreamValidator::abandon() {
+  abandoned_ = true;
+  stop();
+}
+
+void StreamValidator::run() {
+  // Speculates that the trace has free_completed events, as PyTorch's do: finish() checks it and
+  // validates again in the rare trace without them.
+  Validator v(trace_, name_, device_, true);
+  const Event* events = nullptr;  // the reader abandons us before it reallocates
+  std::vector<DeviceFree> device_free;
+  size_t done = 0;
+  for (;;) {
+    size_t upto = 0;
+    bool last = false;
+    {
+      std::unique_lock lock(shared_->mutex);
+      shared_->wake.wait(lock, [&] { return shared_->stop || shared_->done || shared_->published > done; });
+      if (shared_->stop) return;
+      events = shared_->events;
+      upto = shared_->published;
+      last = shared_->done;
+      device_free.insert(device_free.end(), shared_->device_free.begin(), shared_->device_free.end());
+      shared_->device_free.clear();
+    }
+    try {
+      v.run_events(events, done, upto, device_free);
+    } catch (const Error& e) {
+      error_ = e.what();
+      return;
+    } catch (const std::exception&) {
+      failed_ = true;  // out of memory, say: finish() runs the plain pass, which says so
+      return;
+    }
+    done = upto;
+    if (last && done == upto) {
+      saw_completions_ = v.saw_completions();
+      return;
+    }
+  }
+}
+
+void StreamValidator::finish() {
+  if (!abandoned_) {
+    publish();
+    {
+      const std::lock_guard lock(shared_->mutex);
+      shared_->done = true;
+    }
+    shared_->wake.notify_one();
+    thread_.join();
+  }
+  // The speculation held when the trace has free_completed events after all.
+  const bool held = !abandoned_ && !failed_ && (error_ ? has_completions(trace_) : saw_completions_);
+  if (!held) {
+    validate_trace(trace_, name_);
+    return;
+  }
+  if (error_) throw Error(*error_);
+  Validator(trace_, name_, device_, true).run_segments();
+}
 
 }  // namespace plumb::mem

@@ -13,7 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "mem/trace.h"
 
@@ -25,5 +28,43 @@ inline constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
 // Throws plumb::Error naming `name`: "run.jsonl:4: event 3: ..." when the trace has
 // event_lines, else "x.pickle: device_traces[0][3]: ...".
 void validate_trace(const Trace& trace, const std::string& name);
+
+// validate_trace on a thread of its own while a reader appends the events to `trace` (a snapshot
+// of millions of events: the check then costs the reader nothing). The reader reserves the
+// events' capacity first, calls publish() now and then after appending (and after the matching
+// Trace::device_free entries), abandon() before an append that would reallocate the events,
+// and finish() where it would call validate_trace: the same checks, in the same order, the same
+// message. It speculates that the trace has free_completed events, as PyTorch's do; where it
+// turns out to have none, or was abandoned, finish() runs validate_trace itself.
+class StreamValidator {
+ public:
+  // `device`: the trace's device for messages (trace.device may be set only later).
+  StreamValidator(const Trace& trace, const std::string& name, int device);
+  ~StreamValidator();  // stops the thread: what it found is dropped
+  StreamValidator(const StreamValidator&) = delete;
+  StreamValidator& operator=(const StreamValidator&) = delete;
+
+  void publish();
+  void abandon();
+  // Throws plumb::Error as validate_trace(trace, name) would.
+  void finish();
+
+ private:
+  struct Shared;
+  void run();
+  void stop();
+
+  const Trace& trace_;
+  const std::string& name_;
+  int device_;
+  std::unique_ptr<Shared> shared_;
+  size_t handed_free_ = 0;  // Trace::device_free entries handed over
+  bool abandoned_ = false;
+  // Written by the thread, read once it has ended.
+  std::optional<std::string> error_;
+  bool failed_ = false;
+  bool saw_completions_ = false;
+  std::thread thread_;
+};
 
 }  // namespace plumb::mem

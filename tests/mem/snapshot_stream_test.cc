@@ -89,13 +89,18 @@ Outcome outcome(F&& read) {
   }
 }
 
+// The streaming reader with and without its helper threads (prefaulting, validating on a thread
+// of its own: they start from snapshot_reader.h's kSnapshotHelpersFrom, 0 here) against the tree.
 void expect_same_pickle(const std::string& bytes, const std::string& name = "snap.pickle") {
   const InputBytes input = input_from_string(bytes, name);
-  const Outcome streamed = outcome([&] { return snapshot_from_pickle(input, 0); });
   const Outcome tree = outcome([&] { return snapshot_from_pickle_tree(input, 0); });
-  EXPECT_EQ(streamed.error, tree.error);
-  ASSERT_EQ(streamed.trace.has_value(), tree.trace.has_value()) << streamed.error << tree.error;
-  if (streamed.trace) expect_same(*streamed.trace, *tree.trace);
+  for (const size_t helpers_from : {kSnapshotHelpersFrom, size_t{0}}) {
+    SCOPED_TRACE(helpers_from);
+    const Outcome streamed = outcome([&] { return snapshot_from_pickle(input, 0, helpers_from); });
+    EXPECT_EQ(streamed.error, tree.error);
+    ASSERT_EQ(streamed.trace.has_value(), tree.trace.has_value()) << streamed.error << tree.error;
+    if (streamed.trace) expect_same(*streamed.trace, *tree.trace);
+  }
 }
 
 // Writes a snapshot as Python's pickler (protocol 4) does: every str, list and dict memoized on
@@ -135,6 +140,9 @@ class SnapshotWriter {
     return memoize();
   }
   void raw(const std::string& ops) { out_ += ops; }
+  // Protocol 4's FRAME (an 8-byte length) wherever an opcode ends: every FRAME(0) after an
+  // event's 'addr' key when set.
+  void frame_after_addr(bool on) { frame_after_addr_ = on; }
   // A list of `n` items, each written by item(i), batched as the pickler does.
   template <class F>
   void items(size_t n, F&& item) {
@@ -166,6 +174,7 @@ class SnapshotWriter {
     str("action");
     str(action);
     str("addr");
+    if (frame_after_addr_) out_ += std::string("\x95\0\0\0\0\0\0\0\0", 9);
     integer(addr);
     str("size");
     integer(size);
@@ -184,6 +193,7 @@ class SnapshotWriter {
   std::string out_;
   int memo_ = 0;
   int last_event_ = -1;
+  bool frame_after_addr_ = false;
   std::map<std::string, int> strs_;
   std::map<int, int> frames_;
 };
@@ -251,6 +261,7 @@ TEST(SnapshotStream, EveryFixtureGivesTheTreeReadersTrace) {
     const std::string bytes = file_bytes(kDir + f);
     const InputBytes input = input_from_string(bytes, f);
     expect_same(snapshot_from_pickle(input, 0), snapshot_from_pickle_tree(input, 0));
+    expect_same(snapshot_from_pickle(input, 0, 0), snapshot_from_pickle_tree(input, 0));
     expect_same(read_trace(kDir + f, 0), snapshot_from_pickle_tree(load_input(kDir + f), 0));
   }
   const InputBytes json = load_input(kDir + "healthy.json");
@@ -355,6 +366,121 @@ TEST(SnapshotStream, TheFirstBadEventIsTheTreesMessage) {
   expect_same_pickle(cut, "cut.pickle");
   EXPECT_EQ(outcome([&] { return snapshot_from_pickle(input_from_string(cut, "cut.pickle"), 0); }).error,
             "cut.pickle: truncated at byte " + std::to_string(cut.size()) + ": the data ends before the STOP opcode");
+}
+
+class FastCountingSink : public CountingSink {
+ public:
+  std::vector<std::string_view> fast_keys() const override { return {"action", "addr", "size", "time_us"}; }
+  void flat_item(const PickleArena*, const FlatValue*, size_t index) override {
+    EXPECT_EQ(index, items + flat);
+    ++flat;
+  }
+  size_t flat = 0;
+};
+
+// {"segments": [], "device_traces": [[n events, each written by event(w, i)]]}.
+std::string trace_of(size_t n, const std::function<void(SnapshotWriter&, size_t)>& event,
+                     const std::function<void(SnapshotWriter&)>& before = {}) {
+  SnapshotWriter w;
+  if (before) before(w);
+  w.empty_dict();
+  w.raw("(");
+  w.str("segments");
+  w.empty_list();
+  w.str("device_traces");
+  w.empty_list();
+  w.empty_list();
+  w.items(n, [&](size_t i) { event(w, i); });
+  w.raw("au");
+  return w.finish();
+}
+
+// Protocol 4 cuts the stream into frames wherever an opcode ends, inside events too (one event
+// in about 1,100 of bench/make_big_snapshot.py's; it used to send the rest of its batch of 1,000
+// the slow way): the fast lane steps over them.
+TEST(SnapshotStream, AFrameInsideAnEventKeepsTheFastLane) {
+  const std::string bytes = trace_of(
+      5000, [](SnapshotWriter& w, size_t i) { w.event(i % 2 == 0 ? "alloc" : "free_completed", 4096, 512, i, 0); },
+      [](SnapshotWriter& w) { w.frame_after_addr(true); });
+  FastCountingSink sink;
+  StreamedList list;
+  parse_pickle_streaming(input_from_string(bytes, "x"), sink, list);
+  EXPECT_EQ(sink.items + sink.flat, 5000u);
+  // All but the first batch: its first events bring the keys, the actions and the frames, and
+  // the lane does not take an item ahead of one waiting for its APPENDS.
+  EXPECT_EQ(sink.flat, 4000u);
+  expect_same_pickle(bytes);
+}
+
+std::string training_trace(size_t n, const std::function<bool(SnapshotWriter&, size_t)>& instead = {}) {
+  return trace_of(n, [&](SnapshotWriter& w, size_t i) {
+    if (instead && instead(w, i)) return;
+    if (i == 0) return w.event("segment_alloc", 0, 2 << 20, 1000, 0);
+    const char* actions[] = {"alloc", "free_requested", "free_completed"};
+    w.event(actions[(i - 1) % 3], 4096, 512, 1000 + i, 1);
+  });
+}
+
+std::string streamed_error(const std::string& bytes) {
+  return outcome([&] { return snapshot_from_pickle(input_from_string(bytes, "snap.pickle"), 0, 0); }).error;
+}
+
+// StreamValidator (validate.h): the checks on a thread of their own while the events come, with
+// the plain pass's messages, also where its speculation (the trace has free_completed events)
+// does not hold and where the events outgrow what the reader reserved.
+TEST(SnapshotStream, ValidationOnItsOwnThreadSaysWhatThePlainPassSays) {
+  expect_same_pickle(training_trace(40000));
+  const std::string overlap = training_trace(40000, [](SnapshotWriter& w, size_t i) {
+    if (i != 35003) return false;
+    w.event("alloc", 4096 + 256, 512, 1000 + i, 1);
+    return true;
+  });
+  expect_same_pickle(overlap);
+  EXPECT_EQ(streamed_error(overlap),
+            "snap.pickle: device_traces[0][35003]: alloc of 0x1100 (512 bytes) overlaps the block "
+            "[0x1000, 0x1200) allocated by event 35002 and not freed");
+  const std::string backwards = training_trace(40000, [](SnapshotWriter& w, size_t i) {
+    if (i != 20000) return false;
+    w.event("segment_alloc", 1 << 30, 2 << 20, 5, 1);
+    return true;
+  });
+  expect_same_pickle(backwards);
+  EXPECT_EQ(streamed_error(backwards),
+            "snap.pickle: device_traces[0][20000]: 'time_us' 5 is before event 19999's 20999: time does not "
+            "run backwards");
+  // No free_completed: a free_requested is the free. The thread, speculating, would refuse the
+  // second alloc ("still waits for its free_completed"); the trace is valid.
+  const auto no_completions = [](size_t bad) {
+    return trace_of(30000, [bad](SnapshotWriter& w, size_t i) {
+      w.event(i % 2 == 0 || i == bad ? "alloc" : "free_requested", 4096, 512, 1000 + i, 1);
+    });
+  };
+  expect_same_pickle(no_completions(0));
+  EXPECT_EQ(streamed_error(no_completions(0)), "");
+  expect_same_pickle(no_completions(25001));
+  EXPECT_EQ(streamed_error(no_completions(25001)),
+            "snap.pickle: device_traces[0][25001]: alloc of 0x1000 (512 bytes): the block allocated there "
+            "by event 25000 is still allocated (not freed)");
+  // Events of 29 bytes, fewer than the reader reserves for: it abandons the thread before the
+  // events move, and the plain pass runs.
+  const auto small = [](bool twice) {
+    return trace_of(20000, [twice](SnapshotWriter& w, size_t i) {
+      w.empty_dict();
+      w.raw("(");
+      w.str("action");
+      w.str("free_completed");
+      w.str("addr");
+      const size_t addr = twice && i == 19999 ? 512 : 512 * (i + 1) % 65536 + (i / 128);
+      w.raw(std::string("M") + static_cast<char>(addr & 0xff) + static_cast<char>(addr >> 8));
+      w.str("size");
+      w.raw("K\x01u");
+    });
+  };
+  expect_same_pickle(small(false));
+  EXPECT_GT(static_cast<double>(snapshot_from_pickle(input_from_string(small(false), "s"), 0, 0).events.size()),
+            static_cast<double>(small(false).size()) / 32 + 1024);
+  expect_same_pickle(small(true));
+  EXPECT_NE(streamed_error(small(true)).find("freed it already"), std::string::npos) << streamed_error(small(true));
 }
 
 std::string json_snapshot(const std::string& events, const std::string& more = "") {
