@@ -29,6 +29,14 @@ const std::map<std::string, plan::Recompute> kRecompute = {
     {"none", plan::Recompute::kNone},
     {"selective", plan::Recompute::kSelective},
     {"full", plan::Recompute::kFull}};
+const std::map<std::string, plan::Schedule> kSchedules = {
+    {"1f1b", plan::Schedule::kOneFOneB},
+    {"interleaved", plan::Schedule::kInterleaved},
+    {"zero-bubble", plan::Schedule::kZeroBubble},
+    {"dualpipe", plan::Schedule::kDualPipe}};
+const std::map<std::string, plan::DispatchPrecision> kDispatch = {
+    {"bf16", plan::DispatchPrecision::kBf16},
+    {"fp8", plan::DispatchPrecision::kFp8}};
 const std::map<std::string, plan::Algorithm> kAlgorithms = {
     {"auto", plan::Algorithm::kAuto},
     {"ring", plan::Algorithm::kRing},
@@ -123,6 +131,16 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str()->transform(number_option(kZeroStage));
   app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
       ->check(CLI::IsMember({"none", "selective", "full"}));
+  app.add_option("--etp", o.etp, "Expert tensor parallel of the MoE layers (default: tp); ep × etp "
+                 "fold over tp × cp × dp")->transform(number_option(kDeviceCount));
+  app.add_option("--schedule", o.schedule, "Pipeline schedule (default: interleaved with --vpp > 1, "
+                 "else 1f1b)")->check(CLI::IsMember({"1f1b", "interleaved", "zero-bubble", "dualpipe"}));
+  app.add_flag("--ep-overlap", o.ep_overlap,
+               "MoE all-to-all overlapped with computation (DualPipe, Megatron's a2a overlap)");
+  app.add_flag("--tp-overlap", o.tp_overlap,
+               "TP communication overlapped with the GEMMs (Transformer Engine, Ascend MC2)");
+  app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
+      ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
 }
 
 plan::ModelSpec load_model_option(const PlanOptions& o) {
@@ -188,6 +206,12 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.micro_batch = o.mbs;
   p.recompute = kRecompute.at(o.recompute);
   p.flash_attention = !o.no_flash_attention;
+  p.etp = o.etp;
+  p.schedule = o.schedule.empty() ? (p.vpp > 1 ? plan::Schedule::kInterleaved : plan::Schedule::kOneFOneB)
+                                  : kSchedules.at(o.schedule);
+  p.ep_overlap = o.ep_overlap;
+  p.tp_overlap = o.tp_overlap;
+  p.dispatch = kDispatch.at(o.dispatch_precision);
   return p;
 }
 

@@ -20,6 +20,10 @@ struct PlanOptions {
   std::string algorithm = "auto";
   int64_t devices = 0;
   int tp = 1, pp = 1, dp = 0, ep = 1, cp = 1, vpp = 1, zero = 1;
+  int etp = 0;                          // 0: the same as tp
+  std::string schedule;                 // empty: interleaved when vpp > 1, else 1f1b
+  bool ep_overlap = false, tp_overlap = false;
+  std::string dispatch_precision = "bf16";
   int64_t mbs = 1, gbs = 0;
   double batch_tokens = 16.0 * 1024 * 1024;  // plan::kDefaultBatchTokens
   std::string recompute = "selective";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <regex>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,7 @@ constexpr Key kNumbers[] = {
     {"scaleout_gbps_per_device", {1e-2, 1e6}},
     {"tdp_w", {0, 1e6, true}},
     {"price_usd", {0, 1e9, true}},
-    {"cloud_usd_per_hour", {0, 1e6, true}},
+    {"rent_usd_per_hour", {0, 1e6, true}},
     {"efficiency", {1e-2, 1}},
 };
 constexpr NumberRange kPeakTflops{1e-3, 1e6};
@@ -46,6 +47,7 @@ constexpr NumberRange kPeakTflops{1e-3, 1e6};
 std::vector<std::string> known_keys() {
   std::vector<std::string> keys = {"name", "peak_tflops"};
   for (const Key& k : kNumbers) keys.emplace_back(k.name);
+  keys.insert(keys.end(), {"price_date", "rent_date"});
   return keys;
 }
 
@@ -112,6 +114,18 @@ std::string read_name(const YAML::Node& root, const std::string& path, Problems&
   return {};
 }
 
+// "2025-06" or "2025-06-30": when a price was quoted, so that a reader can judge its age.
+std::string read_date(const YAML::Node& root, const char* key, const std::string& path,
+                      Problems& problems) {
+  const YAML::Node value = root[key];
+  if (!value) return {};
+  static const std::regex kDate(R"(\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)");
+  if (value.IsScalar() && std::regex_match(value.Scalar(), kDate)) return value.Scalar();
+  problems.push_back(fmt::format("{}:{}: '{}' must be a date YYYY-MM or YYYY-MM-DD, got '{}'", path,
+                                 yaml_line(value), key, value.IsScalar() ? value.Scalar() : "a collection"));
+  return {};
+}
+
 }  // namespace
 
 HardwareSpec load_hardware(const std::string& path) {
@@ -131,8 +145,10 @@ HardwareSpec load_hardware(const std::string& path) {
   h.scaleout_gbps_per_device = optional(root, "scaleout_gbps_per_device", path, problems);
   h.tdp_w = optional(root, "tdp_w", path, problems);
   h.price_usd = optional(root, "price_usd", path, problems);
-  h.cloud_usd_per_hour = optional(root, "cloud_usd_per_hour", path, problems);
+  h.rent_usd_per_hour = optional(root, "rent_usd_per_hour", path, problems);
   h.efficiency = optional(root, "efficiency", path, problems);
+  h.price_date = read_date(root, "price_date", path, problems);
+  h.rent_date = read_date(root, "rent_date", path, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return h;
 }

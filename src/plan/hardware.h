@@ -17,8 +17,10 @@ struct HardwareSpec {
   std::optional<double> scaleup_gbps_per_device;   // one direction, GB/s
   std::optional<double> scaleout_gbps_per_device;  // one direction, GB/s
   std::optional<double> tdp_w;
-  std::optional<double> price_usd;
-  std::optional<double> cloud_usd_per_hour;
+  std::optional<double> price_usd;          // to buy one device (in its share of a server)
+  std::optional<double> rent_usd_per_hour;  // to rent one device for an hour
+  std::string price_date;                   // when price_usd was quoted: "YYYY-MM" or "YYYY-MM-DD"
+  std::string rent_date;                    // when rent_usd_per_hour was quoted
   std::optional<double> efficiency;  // achievable fraction of peak for large GEMMs
 };
 

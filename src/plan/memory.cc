@@ -19,20 +19,31 @@ constexpr double kNormActivation = 4;
 
 }  // namespace
 
-double params_per_device(const ModelSpec& m, const Layout& p) {
+DeviceParams device_params(const ModelSpec& m, const Layout& p) {
   const double experts = expert_params(m);
   const double dense = d(parameter_count(m)) - experts;
-  return dense / (p.tp * p.pp) + experts / (p.tp * p.pp * p.ep);
+  return {dense / (p.tp * p.pp), experts / (static_cast<double>(p.tp) * p.pp * p.ep)};
 }
 
+double params_per_device(const ModelSpec& m, const Layout& p) { return device_params(m, p).total(); }
+
+double dense_replicas(const Layout& p) { return static_cast<double>(p.dp) * p.cp; }
+double expert_replicas(const Layout& p) { return dense_replicas(p) / p.ep; }
+
 ModelStates model_states(const ModelSpec& m, const Layout& p) {
-  const double n = params_per_device(m, p);
-  ModelStates s{2 * n, 2 * n, 12 * n};
-  const double shards = static_cast<double>(p.dp) * p.cp;  // CP ranks hold the same weights
-  if (p.zero >= 1) s.optimizer /= shards;
-  if (p.zero >= 2) s.gradients /= shards;
-  if (p.zero >= 3) s.weights /= shards;
-  return s;
+  const DeviceParams n = device_params(m, p);
+  // Bytes per parameter of one part under ZeRO stage `zero`, its states sharded `shards` ways.
+  const auto states = [&](double params, double shards) {
+    ModelStates s{2 * params, 2 * params, 12 * params};
+    if (p.zero >= 1) s.optimizer /= shards;
+    if (p.zero >= 2) s.gradients /= shards;
+    if (p.zero >= 3) s.weights /= shards;
+    return s;
+  };
+  const ModelStates dense = states(n.dense, dense_replicas(p));
+  const ModelStates experts = states(n.experts, expert_replicas(p));
+  return {dense.weights + experts.weights, dense.gradients + experts.gradients,
+          dense.optimizer + experts.optimizer};
 }
 
 namespace {

@@ -17,11 +17,22 @@ enum class Recompute { kNone, kSelective, kFull };
 // and the products the planner forms from them inside int64.
 inline constexpr int64_t kMaxDevices = int64_t{1} << 24;
 
+// The pipeline schedule (docs/plan.md, "Schedules"): 1F1B (Narayanan et al. 2021), its interleaved
+// form with vpp > 1 virtual stages, ZB-H1 zero bubble (Qi et al. 2024, "Zero Bubble Pipeline
+// Parallelism") and DualPipe (DeepSeek-AI 2024, DeepSeek-V3 report Section 3.2.1).
+enum class Schedule { kOneFOneB, kInterleaved, kZeroBubble, kDualPipe };
+// What MoE dispatch sends: bf16 tokens, or fp8 with a scale per 128 values (DeepSeek-V3 Section
+// 3.3.2: "quantize the activation before MoE up-projections into FP8, then apply dispatch").
+enum class DispatchPrecision { kBf16, kFp8 };
+
 struct Layout {
   int tp = 1;     // tensor parallel (with sequence parallelism)
   int pp = 1;     // pipeline stages
   int dp = 1;     // data parallel
-  int ep = 1;     // expert parallel (MoE experts split over ep ranks of the dp group)
+  int ep = 1;     // expert parallel: the MoE layers' experts over ep ranks
+  int etp = 0;    // expert tensor parallel of the MoE layers (Megatron-Core --expert-tensor-
+                  // parallel-size); 0: the same as tp. MoE layers fold ep × etp over the ranks
+                  // of tp × cp × dp (Liu et al. 2025, "MoE Parallel Folding").
   int cp = 1;     // context parallel (the sequence split over cp ranks)
   int vpp = 1;    // virtual pipeline stages per device (interleaved 1F1B)
   int zero = 0;   // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over dp
@@ -29,6 +40,14 @@ struct Layout {
   int64_t global_batch = 0;  // sequences per step; 0: one micro-batch per data-parallel rank
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // no s×s score matrix kept (Dao et al. 2022)
+  Schedule schedule = Schedule::kOneFOneB;  // kInterleaved exactly when vpp > 1
+  bool ep_overlap = false;  // MoE all-to-all overlapped with computation (DualPipe, Megatron's
+                            // --overlap-moe-expert-parallel-comm): only the excess is exposed
+  bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
+                            // userbuffers, Ascend MC2)
+  DispatchPrecision dispatch = DispatchPrecision::kBf16;
+
+  int expert_tp() const { return etp > 0 ? etp : tp; }
 
   int64_t devices() const { return static_cast<int64_t>(tp) * cp * pp * dp; }
   // Micro-batches each pipeline runs per step: global batch / (dp · micro-batch).
@@ -45,12 +64,26 @@ struct ModelStates {
 
 // Parameters one device holds before ZeRO: the dense part over tp·pp, the routed experts over
 // tp·pp·ep.
-double params_per_device(const ModelSpec& m, const Layout& p);
+struct DeviceParams {
+  double dense = 0;
+  double experts = 0;
+  double total() const { return dense + experts; }
+};
+DeviceParams device_params(const ModelSpec& m, const Layout& p);
+double params_per_device(const ModelSpec& m, const Layout& p);  // device_params(m, p).total()
+
+// The devices holding the same dense weights: dp · cp (context-parallel ranks hold the same
+// weights, and Megatron's distributed optimizer shards over both).
+double dense_replicas(const Layout& p);
+// The devices holding the same expert: Megatron-Core's expert-data-parallel group,
+// dp·cp·tp / (ep·etp) = dp·cp / ep with the expert tensor parallel size equal to tp. The experts'
+// gradients are reduced, and their ZeRO shards taken, over this smaller group.
+double expert_replicas(const Layout& p);
 
 // Mixed-precision Adam: bf16 weights (2 B) and gradients (2 B), fp32 master weights, momentum and
 // variance (12 B) per parameter; ZeRO stage k divides the first k of (optimizer, gradients,
-// weights) — in that order — by dp · cp (context-parallel ranks hold the same weights, and
-// Megatron's distributed optimizer shards over both).
+// weights) — in that order — by the replicas of each part: dense_replicas for the dense weights,
+// expert_replicas for the routed experts'.
 ModelStates model_states(const ModelSpec& m, const Layout& p);
 
 // Activation bytes of one layer for one micro-batch with tensor and sequence parallelism:

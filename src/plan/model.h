@@ -13,6 +13,20 @@ struct MoeSpec {
   int shared_experts = 0;      // experts every token goes through
   int64_t expert_ffn_hidden = 0;
   int first_dense_layers = 0;  // leading layers with a dense FFN instead
+  int max_nodes_per_token = 0; // node-limited routing: a token's experts on at most this many
+                               // nodes (DeepSeek-V3: 4); 0: no limit
+};
+
+// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, Section 2.1; DeepSeek-V3 config.json
+// names): queries through a rank-q_lora_rank bottleneck (0: a plain h × heads·qk_head_dim
+// projection), keys and values through one rank-kv_lora_rank latent, with a decoupled RoPE key of
+// qk_rope_head_dim shared by all heads.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
 };
 
 enum class FfnType { kGelu, kSwiglu };
@@ -29,6 +43,9 @@ struct ModelSpec {
   FfnType ffn_type = FfnType::kGelu;
   bool tied_embeddings = false;  // the output layer reuses the input embedding
   std::optional<MoeSpec> moe;
+  int64_t head_dim = 0;          // attention width per head; 0: hidden / heads (Qwen3: 128 ≠ h/a)
+  std::optional<MlaSpec> mla;
+  int mtp_layers = 0;            // multi-token prediction modules (DeepSeek-V3: 1), each a layer
   double params_b = 0;           // the published parameter count (billions), 0 when not given
 };
 

@@ -17,7 +17,7 @@ Outlook outlook(const Prediction& p, const ModelSpec& m, const HardwareSpec& hw,
   o.effective_tokens_per_s = p.tokens_per_s * o.at_daly.goodput;
   if (in.tokens && o.at_daly.goodput > 0) {
     o.cost = training_cost(*in.tokens, p.tokens_per_s, o.at_daly.goodput, devices, hw.tdp_w, in.pue,
-                           hw.cloud_usd_per_hour);
+                           hw.rent_usd_per_hour);
   }
   return o;
 }

@@ -95,7 +95,7 @@ TEST(HardwareFile, DuplicateUnknownKeysAndAbsurdNumbers) {
               path + ":5: duplicate key 'hbm_gb' (first at line 3)\n" +
               path + ":6: unknown key 'tdpw' (did you mean 'tdp_w'?); expected one of name, "
                      "peak_tflops, hbm_gb, hbm_tbps, devices_per_node, scaleup_gbps_per_device, "
-                     "scaleout_gbps_per_device, tdp_w, price_usd, cloud_usd_per_hour, efficiency\n" +
+                     "scaleout_gbps_per_device, tdp_w, price_usd, rent_usd_per_hour, efficiency, price_date, rent_date\n" +
               path + ":2: duplicate key 'bf16' (first at line 2)\n" +
               path + ":4: 'hbm_tbps' must be a number from 0.001 to 10000, got '.inf'\n" +
               path + ":7: 'scaleout_gbps_per_device' must be a number from 0.01 to 1e+06, got "
