@@ -64,9 +64,8 @@ std::vector<BudgetCount> counts_for(const ChipComparison& c, const CompareSpec& 
   }
   const HardwareSpec& hw = c.chip.hardware;
   if (!hw.price_usd) {
-    notes.push_back(fmt::format("{} has no price_usd in {}: a budget cannot size its cluster "
-                                "(--devices compares it at given counts)", c.chip.label,
-                                c.chip.source));
+    notes.push_back(fmt::format("{} has no price_usd: a budget cannot size its cluster (--devices "
+                                "compares it at given counts)", c.chip.label));
     return {};
   }
   std::vector<BudgetCount> out = budget_counts(*spec.budget_usd, *hw.price_usd, c.devices_per_node);

@@ -20,7 +20,7 @@ namespace {
 // report's palette).
 constexpr std::string_view kStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
-td.best{background:#e3f4e1;font-weight:600}td.none{color:#888}
+td.best{background:#e3f4e1;font-weight:600}td.none{color:#888}td.chip{white-space:nowrap}
 svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k1{stroke:#e8710a;fill:#e8710a}.k2{stroke:#2ca02c;fill:#2ca02c}
 .k3{stroke:#9467bd;fill:#9467bd}.k4{stroke:#d62728;fill:#d62728}.k5{stroke:#8c8c8c;fill:#8c8c8c}
@@ -48,6 +48,8 @@ struct Column {
   const char* format;  // of the cell; money goes through usd_short
   bool money = false;
   bool highlight = true;  // the lowest of its group is the best
+  // Under a budget every cluster costs about the budget: the lowest price is no merit there.
+  bool highlight_under_budget = true;
 };
 
 const std::vector<Column>& cost_columns() {
@@ -57,7 +59,7 @@ const std::vector<Column>& cost_columns() {
        "", false},
       {"energy MWh", [](const plan::CompareCosts& k) { return k.energy_mwh; }, "{:.0f}"},
       {"site MW", [](const plan::CompareCosts& k) { return k.site_mw; }, "{:.1f}", false, false},
-      {"buy", [](const plan::CompareCosts& k) { return k.buy_usd; }, "", true},
+      {"buy", [](const plan::CompareCosts& k) { return k.buy_usd; }, "", true, true, false},
       {"rent", [](const plan::CompareCosts& k) { return k.rent_usd; }, "", true},
       {"rent costs the price after", [](const plan::CompareCosts& k) { return k.break_even_days; },
        "{:.0f} days", false, false},  // a fact of the prices, not a merit
@@ -141,15 +143,15 @@ void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r, fmt
       put(out, "<td class=\"num none\">—</td>");
       continue;
     }
-    const std::optional<double> best =
-        col.highlight ? best_in_group(c, col, group_of(r)) : std::nullopt;
+    const bool highlight = col.highlight && (col.highlight_under_budget || r.budget_share == 0);
+    const std::optional<double> best = highlight ? best_in_group(c, col, group_of(r)) : std::nullopt;
     putf(out, "<td class=\"num{}\">{}</td>", best && *best == *v ? " best" : "", cell_text(col, *v));
   }
 }
 
 void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
                 const plan::CompareRow& r, fmt::memory_buffer& out) {
-  put(out, "<tr><td>");
+  put(out, "<tr><td class=\"chip\">");
   append_escaped(out, chip.chip.label);
   put(out, "</td><td>");
   append_escaped(out, chip.precision);
@@ -171,7 +173,8 @@ void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
 void append_table(const plan::Comparison& c, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"table\"><h2>Every chip at every count</h2><p class=\"note\">The best of each "
-      "column among the rows of the same budget share (or device count) is highlighted. Buy is "
+      "column among the rows of the same budget share (or device count) is highlighted (the price "
+      "only at the same count: under a budget every cluster costs about the budget). Buy is "
       "the devices' price (their share of the servers), not the network, the building or the "
       "power; rent is the run's device-hours at the catalog's hourly rate.</p>"
       "<table><tr><th>chip</th><th>precision</th><th>devices</th><th>budget</th>"

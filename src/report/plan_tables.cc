@@ -3,6 +3,7 @@
 #include <fmt/ostream.h>
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include "common/strings.h"
@@ -73,8 +74,16 @@ std::string or_dash(const std::optional<double>& v, const char* format) {
 }
 
 std::string usd_or_dash(const std::optional<double>& v) { return v ? usd_short(*v) : "—"; }
+std::string short_or_dash(const std::optional<double>& v) { return v ? short_number(*v) : "—"; }
 
 std::string quoted(const std::string& date) { return date.empty() ? "undated" : date; }
+
+// A file relative to the working directory when it lies below it, else as given.
+std::string shown_path(const std::string& path) {
+  std::error_code ec;
+  const std::string relative = std::filesystem::proximate(path, ec).string();
+  return !ec && relative.rfind("..", 0) != 0 ? relative : path;
+}
 
 // "budget $1e+09 to buy (whole nodes; all, ½ and ¼ of it)" or "devices 8192, 16384".
 std::string counts_text(const plan::CompareSpec& s) {
@@ -87,15 +96,17 @@ std::string counts_text(const plan::CompareSpec& s) {
   return "devices " + join(counts, ", ");
 }
 
-void print_compare_header(std::ostream& out) {
-  fmt::print(out, "{:<13} {:<4} {:>8} {:>6}  {:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
-             "chip", "prec", "devices", "budget", "best layout", "MFU", "goodput", "days",
-             "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
+// The budget column only with a budget: the share of it each row spends.
+void print_compare_header(bool budget, std::ostream& out) {
+  fmt::print(out, "{:<13} {:<4} {:>8} {}{:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
+             "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "goodput",
+             "days", "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
 }
 
 void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r, std::ostream& out) {
-  const std::string share = r.budget_share > 0 ? fmt::format("{:.0f}%", 100 * r.budget_share) : "";
-  fmt::print(out, "{:<13} {:<4} {:>8} {:>6}  ", c.chip.label, c.precision, r.devices, share);
+  const std::string share =
+      r.budget_share > 0 ? fmt::format("{:>6}  ", fmt::format("{:.0f}%", 100 * r.budget_share)) : " ";
+  fmt::print(out, "{:<13} {:<4} {:>8} {}", c.chip.label, c.precision, r.devices, share);
   if (!r.best) {
     fmt::print(out, "{}\n", r.why);
     return;
@@ -108,9 +119,8 @@ void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
   }
   const plan::CompareCosts& k = *r.costs;
   fmt::print(out, "{:>7.1f} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n", k.days,
-             count_short(k.device_hours), or_dash(k.energy_mwh, "{:.0f}"),
-             or_dash(k.site_mw, "{:.1f}"), usd_or_dash(k.buy_usd), usd_or_dash(k.rent_usd),
-             or_dash(k.break_even_days, "{:.0f} d"));
+             count_short(k.device_hours), short_or_dash(k.energy_mwh), short_or_dash(k.site_mw),
+             usd_or_dash(k.buy_usd), usd_or_dash(k.rent_usd), or_dash(k.break_even_days, "{:.0f} d"));
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) {
@@ -180,7 +190,7 @@ std::string prices_text(const plan::ChipComparison& c) {
                                ? fmt::format("rent ${:.3g}/h ({})", *hw.rent_usd_per_hour,
                                              quoted(hw.rent_date))
                                : "no rent_usd_per_hour";
-  return fmt::format("{}: {} · {} · {}", c.chip.label, buy, rent, c.chip.source);
+  return fmt::format("{}: {} · {} · {}", c.chip.label, buy, rent, shown_path(c.chip.source));
 }
 
 void print_compare(const plan::Comparison& c, std::ostream& out) {
@@ -191,7 +201,7 @@ void print_compare(const plan::Comparison& c, std::ostream& out) {
              "# best layout per count by plan search · {:.3g} failures per device-hour · energy "
              "and site power at TDP · {:.2f} s\n",
              s.outlook.failures_per_device_hour, c.seconds);
-  print_compare_header(out);
+  print_compare_header(s.budget_usd.has_value(), out);
   for (const plan::ChipComparison& chip : c.chips) {
     for (const plan::CompareRow& r : chip.rows) print_compare_row(chip, r, out);
   }

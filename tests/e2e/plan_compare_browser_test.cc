@@ -47,7 +47,8 @@ TEST(PlanCompareBrowser, TableThreeChartsAndASilentConsole) {
   EXPECT_EQ(count(run.out, "<svg class=\"lchart\""), 3u);
   EXPECT_EQ(count(run.out, "<figure class=\"chart\""), 3u);
   for (const char* chip : {"h100-sxm", "h200", "b200", "mi300x"}) {
-    EXPECT_NE(run.out.find(fmt::format("<tr><td>{}</td>", chip)), std::string::npos) << chip;
+    EXPECT_NE(run.out.find(fmt::format("<tr><td class=\"chip\">{}</td>", chip)), std::string::npos)
+        << chip;
   }
   EXPECT_NE(run.out.find("<section id=\"prices\">"), std::string::npos);
   EXPECT_EQ(page_console_lines(run.err), std::vector<std::string>{}) << run.err;

@@ -190,8 +190,8 @@ TEST(PlanCompare, ABudgetSizesEachPricedChip) {
   EXPECT_LT(rows[0].costs->days, rows[2].costs->days);
   EXPECT_TRUE(c.chips[1].rows.empty());
   EXPECT_EQ(c.chips[1].notes.back(),
-            "chip-b has no price_usd in chip-b.yaml: a budget cannot size its cluster (--devices "
-            "compares it at given counts)");
+            "chip-b has no price_usd: a budget cannot size its cluster (--devices compares it at "
+            "given counts)");
 }
 
 TEST(PlanCompare, ACountWhereNothingFitsSaysWhy) {
