@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
     }
     const double median = plumb::percentile(seconds, 50);
     const double cli = cli_seconds(name, counts);
-    fmt::print("compare {} at {:g} tokens: {} chips × {} counts ({} searches, {} with a layout that "
-               "fits) in {:.3f} s median of {} (target < {:g} s; ratio {:.2f}) · the plumb plan "
+    fmt::print("compare {} at {:g} tokens: {} chips × {} counts ({} searches, {} with a layout "
+               "that fits) in {:.3f} s median of {} (target < {:g} s; ratio {:.2f}) · the plumb plan "
                "compare command {:.3f} s\n",
                name, kTokens, all.size(), counts.size(), all.size() * counts.size(), found, median,
                runs, kTargetSeconds, median / kTargetSeconds, cli);

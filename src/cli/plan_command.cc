@@ -451,7 +451,7 @@ int run_validate_command(const PlanOptions& o) {
 }
 
 void add_compare_options(CLI::App& app, PlanOptions& o) {
-  app.add_option("--model", o.model, "A catalog model (data/models): llama3-405b, deepseek-v3-671b, ...");
+  app.add_option("--model", o.model, "A catalog model (data/models): llama3-405b, ...");
   app.add_option("--model-file", o.model_file, "Your own model YAML (keys as data/models/*.yaml)");
   app.add_option("--hardware", o.compare_hardware, "Catalog devices to compare: h100-sxm,b200,...")
       ->delimiter(',');
@@ -463,7 +463,7 @@ void add_compare_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--budget", o.budget,
                  "USD to buy the cluster: each chip at the count it buys, half and a quarter of it")
       ->transform(number_option(kBudgetUsd));
-  app.add_option("--precision", o.precision, "Peak FLOP/s of this precision on the chips that have it")
+  app.add_option("--precision", o.precision, "This precision on the chips that have it, else bf16")
       ->capture_default_str()->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp4"}));
   app.add_option("--batch-tokens", o.batch_tokens, "Tokens per step (the batch of every layout)")
       ->capture_default_str()->transform(number_option(kBatchTokens));
@@ -476,18 +476,26 @@ void add_compare_options(CLI::App& app, PlanOptions& o) {
 // Every usage problem of plan compare at once.
 void check_compare_usage(const PlanOptions& o) {
   std::vector<std::string> problems;
-  if (!o.model.empty() && !o.model_file.empty()) problems.push_back("--model and --model-file: give one");
-  if (o.model.empty() && o.model_file.empty()) problems.push_back("needs --model NAME or --model-file PATH");
+  if (!o.model.empty() && !o.model_file.empty()) {
+    problems.push_back("--model and --model-file: give one");
+  }
+  if (o.model.empty() && o.model_file.empty()) {
+    problems.push_back("needs --model NAME or --model-file PATH");
+  }
   if (o.compare_hardware.empty() && o.compare_hardware_files.empty()) {
     problems.push_back("needs --hardware a,b,... (catalog names) or --hardware-file PATH,...");
   }
   if (!o.tokens) problems.push_back("needs --tokens (the tokens to train)");
   if (o.budget && !o.compare_devices.empty()) {
-    problems.push_back("--budget and --devices: give one (--budget sizes each chip's cluster by its "
-                       "price; --devices compares every chip at the same counts)");
+    problems.push_back("--budget and --devices: give one (--budget sizes each chip's cluster by "
+                       "its price; --devices compares every chip at the same counts)");
   }
-  if (!o.budget && o.compare_devices.empty()) problems.push_back("needs --budget USD or --devices N,M,...");
-  if (o.json == "-" && o.html == "-") problems.push_back("--json - and --html -: only one can go to standard output");
+  if (!o.budget && o.compare_devices.empty()) {
+    problems.push_back("needs --budget USD or --devices N,M,...");
+  }
+  if (o.json == "-" && o.html == "-") {
+    problems.push_back("--json - and --html -: only one can go to standard output");
+  }
   if (!problems.empty()) throw Error("plumb plan compare: " + join(problems, "; "));
   std::vector<NamedPath> inputs = {{"--model-file", o.model_file}};
   for (const std::string& f : o.compare_hardware_files) inputs.push_back({"--hardware-file", f});
@@ -542,9 +550,10 @@ int run_compare_command(const PlanOptions& o) {
   const plan::ModelSpec model = load_model_option(o);
   const std::vector<plan::CompareChip> chips = load_compare_chips(o);
   Progress progress(stderr, Progress::is_terminal(stderr));
-  const plan::Comparison c = plan::compare(model, chips, compare_spec(o), [&](size_t done, size_t total) {
-    progress.update(done, total, "chips searched");
-  });
+  const plan::Comparison c =
+      plan::compare(model, chips, compare_spec(o), [&](size_t done, size_t total) {
+        progress.update(done, total, "chips searched");
+      });
   progress.clear();
   if (!o.json.empty()) write_json(report::compare_json(c), o.json);
   if (!o.html.empty()) write_output("--html", o.html, report::compare_html(c));
@@ -600,7 +609,7 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   validate->callback([&o] { o.mode = PlanMode::kValidate; });
 
   CLI::App* compare = app.add_subcommand(
-      "compare", "Chips side by side for one run: best layout, days, energy, cost bought and rented");
+      "compare", "Chips side by side for one run: best layout, days, energy, cost to buy and rent");
   add_compare_options(*compare, o);
   add_outlook_options(*compare, o);
   compare->callback([&o] { o.mode = PlanMode::kCompare; });

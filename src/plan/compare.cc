@@ -27,8 +27,10 @@ constexpr const char* kFallbackPrecision = "bf16";
 std::vector<std::string> chip_problems(const CompareChip& c, const std::string& precision) {
   std::vector<std::string> problems;
   const HardwareSpec& hw = c.hardware;
-  for (const auto& [key, value] : {std::pair{"scaleup_gbps_per_device", hw.scaleup_gbps_per_device},
-                                   std::pair{"scaleout_gbps_per_device", hw.scaleout_gbps_per_device}}) {
+  const std::pair<const char*, std::optional<double>> links[] = {
+      {"scaleup_gbps_per_device", hw.scaleup_gbps_per_device},
+      {"scaleout_gbps_per_device", hw.scaleout_gbps_per_device}};
+  for (const auto& [key, value] : links) {
     if (!value) {
       problems.push_back(fmt::format("{}: {} gives no {}: plan compare builds each chip's cluster "
                                      "from it", c.source, c.label, key));
@@ -70,9 +72,9 @@ std::vector<BudgetCount> counts_for(const ChipComparison& c, const CompareSpec& 
   }
   std::vector<BudgetCount> out = budget_counts(*spec.budget_usd, *hw.price_usd, c.devices_per_node);
   if (out.empty()) {
-    notes.push_back(fmt::format("${:.0f} buys {:.0f} {}, less than one node of {}", *spec.budget_usd,
-                                std::floor(*spec.budget_usd / *hw.price_usd), c.chip.label,
-                                c.devices_per_node));
+    notes.push_back(fmt::format("${:.0f} buys {:.0f} {}, less than one node of {}",
+                                *spec.budget_usd, std::floor(*spec.budget_usd / *hw.price_usd),
+                                c.chip.label, c.devices_per_node));
   }
   return out;
 }

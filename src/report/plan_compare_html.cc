@@ -132,11 +132,12 @@ void append_header(const plan::Comparison& c, fmt::memory_buffer& out) {
        s.outlook.pue);
   putf(out, "<li>{} chip(s) searched in {:.2f} s.</li></ul>", c.chips.size(), c.seconds);
   put(out,
-      "<nav><a href=\"#table\">Table</a><a href=\"#charts\">Charts</a><a href=\"#prices\">Prices</a>"
-      "</nav></header>\n");
+      "<nav><a href=\"#table\">Table</a><a href=\"#charts\">Charts</a>"
+      "<a href=\"#prices\">Prices</a></nav></header>\n");
 }
 
-void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r, fmt::memory_buffer& out) {
+void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r,
+                       fmt::memory_buffer& out) {
   for (const Column& col : cost_columns()) {
     const std::optional<double> v = r.costs ? col.field(*r.costs) : std::nullopt;
     if (!v) {
@@ -144,8 +145,10 @@ void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r, fmt
       continue;
     }
     const bool highlight = col.highlight && (col.highlight_under_budget || r.budget_share == 0);
-    const std::optional<double> best = highlight ? best_in_group(c, col, group_of(r)) : std::nullopt;
-    putf(out, "<td class=\"num{}\">{}</td>", best && *best == *v ? " best" : "", cell_text(col, *v));
+    const std::optional<double> best =
+        highlight ? best_in_group(c, col, group_of(r)) : std::nullopt;
+    putf(out, "<td class=\"num{}\">{}</td>", best && *best == *v ? " best" : "",
+         cell_text(col, *v));
   }
 }
 
@@ -191,8 +194,9 @@ std::string point_tip(const plan::ChipComparison& chip, const plan::CompareRow& 
   const plan::CompareCosts& k = *r.costs;
   std::string tip = fmt::format("{} · {} devices", chip.chip.label, r.devices);
   if (r.budget_share > 0) tip += fmt::format(" ({:.0f}% of the budget)", 100 * r.budget_share);
-  tip += fmt::format("\n{}\n{:.1f} days · MFU {:.1f}% · goodput {:.1f}%", layout_text(r.best->layout),
-                     k.days, 100 * r.best->mfu, 100 * r.outlook.at_daly.goodput);
+  tip += fmt::format("\n{}\n{:.1f} days · MFU {:.1f}% · goodput {:.1f}%",
+                     layout_text(r.best->layout), k.days, 100 * r.best->mfu,
+                     100 * r.outlook.at_daly.goodput);
   if (k.buy_usd) tip += "\nbuy " + usd_short(*k.buy_usd);
   if (k.rent_usd) tip += "\nrent " + usd_short(*k.rent_usd);
   if (k.energy_mwh) tip += fmt::format("\n{:.0f} MWh · {:.1f} MW", *k.energy_mwh, *k.site_mw);
@@ -289,7 +293,8 @@ void append_prices(const plan::Comparison& c, fmt::memory_buffer& out) {
     put(out, "</td>");
     append_optional(hw.price_usd, "{:.0f}", hw.price_date, out);
     append_optional(hw.rent_usd_per_hour, "{:.3f}", hw.rent_date, out);
-    putf(out, "<td class=\"num\">{}</td><td><code>", hw.tdp_w ? fmt::format("{:.0f}", *hw.tdp_w) : "—");
+    const std::string tdp = hw.tdp_w ? fmt::format("{:.0f}", *hw.tdp_w) : "—";
+    putf(out, "<td class=\"num\">{}</td><td><code>", tdp);
     append_escaped(out, chip.chip.source);
     put(out, "</code></td></tr>");
   }

@@ -1,6 +1,7 @@
 // `plumb plan` output: the console view and JSON (plumb.plan/1, plumb.plan-search/1,
 // plumb.plan-validate/1, plumb.plan-scale/1, plumb.plan-compare/1) of a prediction, a search, the
-// validation sets, a scaling table and a comparison of chips (its HTML page: plan_compare_html.h). The predictor fills plain structs; these functions only format them.
+// validation sets, a scaling table and a comparison of chips (its HTML page:
+// plan_compare_html.h). The predictor fills plain structs; these functions only format them.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -98,14 +98,16 @@ std::string counts_text(const plan::CompareSpec& s) {
 
 // The budget column only with a budget: the share of it each row spends.
 void print_compare_header(bool budget, std::ostream& out) {
-  fmt::print(out, "{:<13} {:<4} {:>8} {}{:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
+  fmt::print(out,
+             "{:<13} {:<4} {:>8} {}{:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
              "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "goodput",
              "days", "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
 }
 
-void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r, std::ostream& out) {
-  const std::string share =
-      r.budget_share > 0 ? fmt::format("{:>6}  ", fmt::format("{:.0f}%", 100 * r.budget_share)) : " ";
+void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
+                       std::ostream& out) {
+  const std::string percent = fmt::format("{:.0f}%", 100 * r.budget_share);
+  const std::string share = r.budget_share > 0 ? fmt::format("{:>6}  ", percent) : " ";
   fmt::print(out, "{:<13} {:<4} {:>8} {}", c.chip.label, c.precision, r.devices, share);
   if (!r.best) {
     fmt::print(out, "{}\n", r.why);
@@ -120,7 +122,8 @@ void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
   const plan::CompareCosts& k = *r.costs;
   fmt::print(out, "{:>7.1f} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n", k.days,
              count_short(k.device_hours), short_or_dash(k.energy_mwh), short_or_dash(k.site_mw),
-             usd_or_dash(k.buy_usd), usd_or_dash(k.rent_usd), or_dash(k.break_even_days, "{:.0f} d"));
+             usd_or_dash(k.buy_usd), usd_or_dash(k.rent_usd),
+             or_dash(k.break_even_days, "{:.0f} d"));
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) {
@@ -183,9 +186,9 @@ std::string layout_short(const plan::Layout& p) {
 
 std::string prices_text(const plan::ChipComparison& c) {
   const plan::HardwareSpec& hw = c.chip.hardware;
-  const std::string buy = hw.price_usd
-                              ? fmt::format("buy {} ({})", usd_short(*hw.price_usd), quoted(hw.price_date))
-                              : "no price_usd";
+  const std::string buy =
+      hw.price_usd ? fmt::format("buy {} ({})", usd_short(*hw.price_usd), quoted(hw.price_date))
+                   : "no price_usd";
   const std::string rent = hw.rent_usd_per_hour
                                ? fmt::format("rent ${:.3g}/h ({})", *hw.rent_usd_per_hour,
                                              quoted(hw.rent_date))
@@ -195,8 +198,8 @@ std::string prices_text(const plan::ChipComparison& c) {
 
 void print_compare(const plan::Comparison& c, std::ostream& out) {
   const plan::CompareSpec& s = c.spec;
-  fmt::print(out, "# plumb plan compare · {} · {:.3g} tokens · {} · PUE {:g}\n", c.model, s.tokens,
-             counts_text(s), s.outlook.pue);
+  fmt::print(out, "# plumb plan compare · {} · {:.3g} tokens · {} · PUE {:g}\n", c.model,
+             s.tokens, counts_text(s), s.outlook.pue);
   fmt::print(out,
              "# best layout per count by plan search · {:.3g} failures per device-hour · energy "
              "and site power at TDP · {:.2f} s\n",

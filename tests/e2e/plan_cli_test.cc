@@ -401,8 +401,8 @@ std::string compare_data() {
   const std::string links = "devices_per_node: 8\nscaleup_gbps_per_device: 450\n"
                             "scaleout_gbps_per_device: 50\n";
   write_file(dir + "/hardware/fast.yaml",
-             "name: Fast\npeak_tflops: {bf16: 989, fp8: 1979}\nhbm_gb: 80\nhbm_tbps: 3.35\n" + links +
-                 "tdp_w: 700\nprice_usd: 30000\nprice_date: 2025-01\nrent_usd_per_hour: 4\n"
+             "name: Fast\npeak_tflops: {bf16: 989, fp8: 1979}\nhbm_gb: 80\nhbm_tbps: 3.35\n" +
+                 links + "tdp_w: 700\nprice_usd: 30000\nprice_date: 2025-01\nrent_usd_per_hour: 4\n"
                  "rent_date: 2025-06-01\nefficiency: 0.8\n");
   write_file(dir + "/hardware/slow.yaml",
              "name: Slow\npeak_tflops: {bf16: 400}\nhbm_gb: 64\nhbm_tbps: 1.6\n" + links +
@@ -439,7 +439,8 @@ TEST(PlanCli, CompareWithABudgetConsoleTable) {
 TEST(PlanCli, CompareJsonAtTheSameCounts) {
   const std::string data = compare_data();
   const test::Run r =
-      run_compare(data, "--model small --hardware fast,slow --devices 32,64 --tokens 1e11 --json -");
+      run_compare(data, "--model small --hardware fast,slow --devices 32,64 --tokens 1e11 "
+                        "--json -");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "plumb.plan-compare/1");

@@ -61,7 +61,8 @@ TEST(PlanCompareBrowser, Screenshot) {
   const std::string png = kArtefacts + "/plan-compare.png";
   std::filesystem::remove(png);
   const test::Run run = chromium(
-      fmt::format("--screenshot={} --window-size=1400,2000 file://{}", png, path), "plan-compare-shot");
+      fmt::format("--screenshot={} --window-size=1400,2000 file://{}", png, path),
+      "plan-compare-shot");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(page_console_lines(run.err), std::vector<std::string>{}) << run.err;
   ASSERT_TRUE(std::filesystem::exists(png)) << run.out << run.err;
