@@ -485,6 +485,32 @@ TEST(PlanCli, CompareCatalogChips) {
   EXPECT_NE(r.out.find("\nmi300x        fp8        64  tp"), std::string::npos) << r.out;
 }
 
+// A buyer's own quote in a file beside the catalog's chips: labelled by its file name.
+TEST(PlanCli, CompareACatalogChipAndAFile) {
+  const std::string file = compare_data() + "/hardware/fast.yaml";
+  const test::Run r = plan("compare --model llama3-8b --hardware h100-sxm --hardware-file " + file +
+                           " --devices 64 --tokens 1e11 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["chips"].size(), 2u);
+  EXPECT_EQ(j["chips"][0]["label"], "h100-sxm");
+  EXPECT_EQ(j["chips"][1]["label"], "fast");
+  EXPECT_EQ(j["chips"][1]["source"], file);
+  EXPECT_EQ(j["chips"][1]["rows"][0]["buy_usd"], 64 * 30000.0);
+}
+
+// Nothing fits on any chip at any count: the table, then a failed check (exit 1).
+TEST(PlanCli, CompareWhereNothingFitsExitsOne) {
+  const test::Run r =
+      plan("compare --model llama3-405b --hardware h100-sxm --devices 2 --tokens 1e12");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("\nh100-sxm      bf16        2  no layout fits in 80 GB ("),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "plumb: error: no chip has a layout of llama3-405b that fits at any of its "
+                   "device counts\n");
+}
+
 TEST(PlanCli, CompareBadInputIsOneLineAndExitTwo) {
   const std::string run = "--model llama3-8b --tokens 1e11 ";
   const struct {
