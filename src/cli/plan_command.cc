@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -93,6 +94,16 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
   app.add_flag("--no-dp-overlap", o.no_dp_overlap,
                "Gradient reduction after the backward, not overlapped with it");
   app.add_option("--json", o.json, "Write JSON here (- for standard output)");
+}
+
+// What plan search and plan scale explore beyond tp, cp, pp, ep, mbs, recompute and ZeRO.
+void add_space_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--schedules", o.schedules, "Pipeline schedules to explore (default: all)")
+      ->delimiter(',')->check(CLI::IsMember({"1f1b", "interleaved", "zero-bubble", "dualpipe"}));
+  app.add_flag("--no-overlap", o.no_overlap,
+               "Explore only layouts without EP all-to-all or TP overlap (a framework without them)");
+  app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
+      ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
 }
 
 void add_outlook_options(CLI::App& app, PlanOptions& o) {
@@ -206,6 +217,10 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.micro_batch = o.mbs;
   p.recompute = kRecompute.at(o.recompute);
   p.flash_attention = !o.no_flash_attention;
+  if (o.schedule == "1f1b" && o.vpp > 1) {
+    throw Error(fmt::format("--schedule 1f1b runs one chunk per stage: --vpp {} needs --schedule "
+                            "interleaved", o.vpp));
+  }
   p.etp = o.etp;
   p.schedule = o.schedule.empty() ? (p.vpp > 1 ? plan::Schedule::kInterleaved : plan::Schedule::kOneFOneB)
                                   : kSchedules.at(o.schedule);
@@ -351,6 +366,19 @@ plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
   s.max_tp = o.max_tp;
   s.max_cp = o.max_cp;
   s.flash_attention = !o.no_flash_attention;
+  s.dispatch = kDispatch.at(o.dispatch_precision);
+  if (o.no_overlap) s.ep_overlaps = s.tp_overlaps = {false};
+  if (!o.schedules.empty()) {
+    auto asked = [&](const char* name) {
+      return std::find(o.schedules.begin(), o.schedules.end(), name) != o.schedules.end();
+    };
+    s.vpps.clear();
+    if (asked("1f1b")) s.vpps.push_back(1);
+    if (asked("interleaved")) s.vpps.insert(s.vpps.end(), {2, 4});
+    s.schedules.clear();
+    if (asked("zero-bubble")) s.schedules.push_back(plan::Schedule::kZeroBubble);
+    if (asked("dualpipe")) s.schedules.push_back(plan::Schedule::kDualPipe);
+  }
   return s;
 }
 
@@ -359,7 +387,7 @@ plan::SearchResult run_search_with_progress(const plan::Predictor& predictor, co
   Progress progress(stderr, Progress::is_terminal(stderr));
   const plan::SearchResult r = plan::search(predictor, s, top, [&](int64_t done, int64_t total) {
     progress.update(static_cast<size_t>(done), static_cast<size_t>(total),
-                    fmt::format("{} devices · layouts", s.devices));
+                    fmt::format("{} devices · layout shapes", s.devices));
   });
   progress.clear();
   return r;
@@ -459,6 +487,7 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   CLI::App* search = app.add_subcommand("search", "Every layout that fits, ranked by throughput");
   add_model_options(*search, o);
   add_outlook_options(*search, o);
+  add_space_options(*search, o);
   search->add_option("--devices", o.devices, "Accelerators")->required()->transform(number_option(kDeviceCount));
   search->add_option("--gbs", o.gbs, "Fix the global batch (default: nearest to --batch-tokens per layout)")
       ->transform(number_option(kGlobalBatch));
@@ -472,6 +501,7 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   CLI::App* scale = app.add_subcommand("scale", "Best layout, goodput and time-to-train per device count");
   add_model_options(*scale, o);
   add_outlook_options(*scale, o);
+  add_space_options(*scale, o);
   scale->add_option("--devices", o.scale_devices, "Device counts")->capture_default_str()
       ->delimiter(',')->transform(number_option(kDeviceCount));
   scale->add_option("--max-tp", o.max_tp, "Largest TP (default: the devices of one node)")

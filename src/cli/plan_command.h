@@ -36,6 +36,8 @@ struct PlanOptions {
   int top = 10;
   int max_tp = 0;
   int max_cp = 16;
+  std::vector<std::string> schedules;  // empty: every schedule
+  bool no_overlap = false;             // search only layouts without EP/TP overlap
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
   // Validate.
   bool rows = false;
