@@ -234,20 +234,23 @@ TEST(PlanCli, SearchListsTheTopLayouts) {
 }
 
 // A search that finds nothing is a failed check (exit 1) saying what was tried and what would help.
+// 405B on 2 devices: shapes (tp, cp, pp) (1,1,1), (2,1,1), (1,2,1), (1,1,2), each with 4 mbs × 3
+// recompute × 4 ZeRO = 48; tp 2 twice (TP overlap off and on); pp 2 five schedules (1F1B,
+// interleaved vpp 2 and 4, zero-bubble, DualPipe): 48 + 96 + 48 + 240 = 432.
 TEST(PlanCli, SearchWithNothingThatFitsExitsOne) {
   const test::Run r = plan("search --model llama3-405b --hardware h100-sxm --devices 2");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
-            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 288 layouts "
-            "tried, 288 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
+            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 432 layouts "
+            "tried, 432 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
             "or --max-cp, or a device with more memory would help\n");
-  EXPECT_NE(r.out.find("# 288 layouts enumerated, 288 valid, 0 fit in memory"), std::string::npos);
+  EXPECT_NE(r.out.find("# 432 layouts enumerated, 432 valid, 0 fit in memory"), std::string::npos);
   const test::Run oversized =
       plan("search --model llama3-8b --hardware h100-sxm --devices 4096 --batch-tokens 1");
   EXPECT_EQ(oversized.exit_code, 1);
   EXPECT_EQ(oversized.err,
-            "plumb: error: no layout of llama3-8b fits on 4096 × NVIDIA H100 SXM: 15360 layouts "
-            "tried; the 12480 valid ones all need a batch more than 2× --batch-tokens; more "
+            "plumb: error: no layout of llama3-8b fits on 4096 × NVIDIA H100 SXM: 43680 layouts "
+            "tried; the 38640 valid ones all need a batch more than 2× --batch-tokens; more "
             "tokens per step (--batch-tokens, --gbs) or fewer devices would help\n");
 }
 
@@ -264,8 +267,8 @@ TEST(PlanCli, ScaleWithACountWhereNothingFitsExitsOne) {
             "34% of the wall time, so the run would not progress; a lower failure rate "
             "(--failure-rate, --mtbf), a faster restart (--restart-minutes), faster checkpoints "
             "(--storage-gbps) or fewer devices would help\n"
-            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 288 layouts "
-            "tried, 288 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
+            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 432 layouts "
+            "tried, 432 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
             "or --max-cp, or a device with more memory would help\n");
 }
 
@@ -274,7 +277,7 @@ TEST(PlanCli, SearchProgressLineOnATerminal) {
   const test::Run r = run_command("script -qec '" + kPlumb +
                             " plan search --model megatron-1t --hardware h100-sxm --devices 4096 --top 1' /dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("4096 devices · layouts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4096 devices · layout shapes"), std::string::npos) << r.out;
 }
 
 TEST(PlanCli, ScaleFromOneThousandToOneHundredThousand) {
