@@ -119,9 +119,11 @@ int stage_layers(int layers, int pp, int stage) {
 }
 
 int stage_first_layer(int layers, int pp, int stage) {
-  int first = 0;
-  for (int s = 0; s < stage; ++s) first += stage_layers(layers, pp, s);
-  return first;
+  const int base = layers / pp;
+  const int extra = layers % pp;
+  // Stages 1 .. min(extra, pp − 2) take one more; the last stage's extra comes after every first.
+  const int longer_before = std::clamp(stage - 1, 0, std::min(extra, std::max(pp - 2, 0)));
+  return stage * base + longer_before;
 }
 
 double in_flight(const Layout& p, int stage) {

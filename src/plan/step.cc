@@ -600,6 +600,9 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);
   routed_flops_ = routed_expert_flops(m);
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
+  }
 }
 
 
@@ -631,7 +634,7 @@ Prediction Predictor::operator()(const Layout& p) const {
   r.tokens_per_s = tokens / r.step_time_s;
   r.tflops_per_device = model_flops_ * r.tokens_per_s / devices / 1e12;
   r.hardware_tflops_per_device =
-      hardware_flops_per_token(m_, p.recompute) * r.tokens_per_s / devices / 1e12;
+      hardware_flops_[static_cast<size_t>(p.recompute)] * r.tokens_per_s / devices / 1e12;
   r.mfu = r.tflops_per_device * 1e12 / peak_;
   r.hfu = r.hardware_tflops_per_device * 1e12 / peak_;
   r.comm_wait_share = b.communication() / r.step_time_s;

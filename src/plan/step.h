@@ -5,6 +5,7 @@
 // a small function in step.cc with its source; docs/plan.md derives each one.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,7 @@ class Predictor {
   double model_flops_ = 0;           // per token
   int moe_layers_ = 0;
   double routed_flops_ = 0;          // per token, the routed experts' share of layer_forward_flops_
+  std::array<double, 3> hardware_flops_{};  // per token, by Recompute
 };
 
 }  // namespace plumb::plan
