@@ -5,12 +5,8 @@ namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// Weights of the routed experts of every MoE layer.
-double expert_params(const ModelSpec& m) {
-  if (!m.moe) return 0;
-  const int moe_layers = m.layers - m.moe->first_dense_layers;
-  return d(moe_layers) * d(m.moe->experts) * d(ffn_params(m, m.moe->expert_ffn_hidden));
-}
+// Weights of the routed experts of every MoE layer (the MTP modules' too).
+double expert_params(const ModelSpec& m) { return d(routed_expert_params(m)); }
 
 // Korthikanti et al. Section 4.1, bytes per s·b·h: attention block 11 (+ 5as/h of scores),
 // two layer norms 4.
