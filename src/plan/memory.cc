@@ -7,19 +7,13 @@ namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// MoE layers: the main model's after its leading dense ones, and every MTP module's (each is a
-// decoder layer with the main model's MoE FFN, DeepSeek-V3 Section 2.2).
-int moe_layer_total(const ModelSpec& m) {
-  return m.moe ? m.layers - m.moe->first_dense_layers + m.mtp_layers : 0;
-}
-
 // Weights of the routed experts of one MoE layer.
 double layer_expert_params(const ModelSpec& m) {
   return m.moe ? d(m.moe->experts) * d(ffn_params(m, m.moe->expert_ffn_hidden)) : 0;
 }
 
-// Weights of the routed experts of every MoE layer.
-double expert_params(const ModelSpec& m) { return moe_layer_total(m) * layer_expert_params(m); }
+// Weights of the routed experts of every MoE layer (the MTP modules' too).
+double expert_params(const ModelSpec& m) { return d(routed_expert_params(m)); }
 
 // The input embedding and the output layer: V·h each.
 double embedding_params(const ModelSpec& m) { return d(m.vocab) * d(m.hidden); }
@@ -31,9 +25,8 @@ double dense_layer_params(const ModelSpec& m) {
   return (d(parameter_count(m)) - expert_params(m) - edges) / (m.layers + m.mtp_layers);
 }
 
-// Korthikanti et al. Section 4.1, bytes per s·b·h: attention block 11 (+ 5as/h of scores),
-// two layer norms 4.
-constexpr double kAttentionActivation = 11;
+// Korthikanti et al. Section 4.1, bytes per s·b·h: two layer norms 4. The attention block's 11
+// (+ 5as/h of scores) is attention_activation_factor.
 constexpr double kNormActivation = 4;
 
 }  // namespace
@@ -77,6 +70,23 @@ ModelStates model_states(const ModelSpec& m, const Layout& p) {
 
 namespace {
 
+// Korthikanti et al. Section 4.1's attention block, 11·s·b·h bytes, is 2 B per element of what
+// each matmul keeps for its backward — the QKV input (h), Q, K, V and the output projection's
+// input — and the output dropout mask (1 B × h): 3·h + 2·(q + k + v + o). With the widths of the
+// model's attention (model.h q_width...) instead of h: head_dim = h/heads gives 11 again; K and V
+// are counted at the query's heads as Korthikanti counts them (GQA's narrower K and V are not
+// credited). MLA also keeps its two latents (the up-projections' inputs) and their RMSNorms'
+// inputs, 2·2·(q_lora_rank + kv_lora_rank) (DeepSeek-V2 Section 2.1's c_Q and c_KV).
+double attention_activation_factor(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  const double q = d(q_width(m));
+  const double k = m.mla ? d(k_width(m)) : q;
+  const double v = m.mla ? d(v_width(m)) : q;
+  double bytes = 3 * h + 2 * (q + k + v + d(o_width(m)));
+  if (m.mla) bytes += 4 * d(m.mla->q_lora_rank + m.mla->kv_lora_rank);
+  return bytes / h;
+}
+
 double mlp_activation_factor(const ModelSpec& m) {
   const bool moe = m.moe && m.moe->first_dense_layers < m.layers;
   const double width = moe ? d(m.moe->top_k + m.moe->shared_experts) * d(m.moe->expert_ffn_hidden)
@@ -90,7 +100,7 @@ double mlp_activation_factor(const ModelSpec& m) {
 double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
   const double s = d(m.seq_len) / p.cp;
   const double sbh_t = s * d(p.micro_batch) * d(m.hidden) / p.tp;
-  const double kept = kAttentionActivation + kNormActivation + mlp_activation_factor(m);
+  const double kept = attention_activation_factor(m) + kNormActivation + mlp_activation_factor(m);
   const double scores = 5.0 * m.heads * d(m.seq_len) / d(m.hidden);
   switch (p.recompute) {
     case Recompute::kNone:

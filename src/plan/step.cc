@@ -43,6 +43,7 @@ struct Ctx {
   const Network& net;
   const Layout& p;
   double peak = 0;  // FLOP/s
+  double peak_bf16 = 0;  // FLOP/s of what stays in bf16 under fp8/fp4: attention scores, logits
   double gemm_efficiency = 0;
   double layer_flops = 0;  // forward FLOPs per token of an average layer
   int moe_layers = 0;
@@ -111,7 +112,7 @@ double expert_gemm_efficiency(const Ctx& c) {
 
 LayerCompute layer_forward(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
-  const double score_flops = 4 * d(c.m.seq_len) * d(c.m.hidden) * tokens / c.p.tp;
+  const double score_flops = attention_score_flops(c.m) * tokens / c.p.tp;
   const double flops = c.layer_flops * tokens / c.p.tp;
   Layout no_recompute = c.p;
   no_recompute.recompute = Recompute::kNone;
@@ -120,7 +121,7 @@ LayerCompute layer_forward(const Ctx& c) {
   const double routed = c.routed_flops * tokens / c.p.tp;
   t.gemm = (flops - score_flops - routed) / (c.peak * efficiency);
   if (routed > 0) t.gemm += routed / (c.peak * expert_gemm_efficiency(c));
-  t.scores = score_flops / (c.peak * c.gemm_efficiency);
+  t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency);
   double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
   double kernels = kKernelsPerLayer;
   if (c.m.moe) {
@@ -220,11 +221,13 @@ double layer_ep_seconds(const Ctx& c) {
 
 // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): K and V chunks go round
 // the cp ranks while attention computes; the backward sends dK, dV too. Only what attention's
-// own time does not hide is exposed.
+// own time does not hide is exposed. K and V as attention uses them: kv_heads·head_dim each, and
+// for MLA the up-projected heads·(qk_nope + qk_rope) and heads·v_head_dim (Megatron-Core's MLA
+// hands those, not the latent, to the context-parallel core attention).
 double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
   if (c.p.cp <= 1) return 0;
-  const double kv = 2 * tokens_per_micro_batch(c) * d(c.m.hidden) * c.m.kv_heads / c.m.heads /
-                    c.p.tp * kActivationBytes;
+  const double kv = tokens_per_micro_batch(c) * d(k_width(c.m) + v_width(c.m)) / c.p.tp *
+                    kActivationBytes;
   const double ring = c.net.time(Collective::kAllGather, kv * c.p.cp, cp_group(c)).seconds;
   const double forward = std::max(0.0, ring - f.scores);
   const double backward = std::max(0.0, 2 * ring - 2 * f.scores);
@@ -232,12 +235,14 @@ double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
 }
 
 // The output layer and the loss on the last stage: 2·h·V FLOPs per token forward, twice that
-// backward; the softmax reads and writes the V logits in fp32 about three times.
+// backward; the softmax reads and writes the V logits in fp32 about three times. In bf16 under
+// fp8 (DeepSeek-V3 Section 3.3.1 keeps the output head in its original precision).
 double logits_seconds(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double flops = 3 * 2 * d(c.m.hidden) * d(c.m.vocab) * tokens / c.p.tp;
   const double traffic = 3 * 4 * d(c.m.vocab) * tokens / c.p.tp;
-  return flops / (c.peak * c.gemm_efficiency) + traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return flops / (c.peak_bf16 * c.gemm_efficiency) +
+         traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
 // One activation (and one gradient) per virtual stage boundary and micro-batch, scattered over
@@ -411,11 +416,25 @@ double hardware_flops_per_token(const ModelSpec& m, Recompute r) {
     case Recompute::kFull:
       return full_recompute_flops_per_token(m);
     case Recompute::kSelective:
-      return model_flops_per_token(m) + 4 * d(m.seq_len) * d(m.hidden) * m.layers;
+      return model_flops_per_token(m) + attention_score_flops(m) * m.layers;
     case Recompute::kNone:
       return model_flops_per_token(m);
   }
   return 0;
+}
+
+// The peak attention scores and the output layer run at: FP8 (and FP4) training keeps attention
+// and the output head in bf16 (DeepSeek-V3, arXiv:2412.19437, Section 3.3.1: "the embedding
+// module, the output head, MoE gating modules, normalization operators, and attention
+// operators" retain their original precision). A device without a bf16 peak uses its fp16 one,
+// or the run's own.
+double bf16_peak(const HardwareSpec& hw, const std::string& precision, double peak) {
+  if (precision != "fp8" && precision != "fp4") return peak;
+  for (const char* name : {"bf16", "fp16"}) {
+    const auto it = hw.peak_tflops.find(name);
+    if (it != hw.peak_tflops.end()) return it->second * 1e12;
+  }
+  return peak;
 }
 
 }  // namespace
@@ -596,6 +615,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
                             hw.name, join(known, ", ")));
   }
   peak_ = peak->second * 1e12;
+  peak_bf16_ = bf16_peak(hw, precision_, peak_);
   layer_forward_flops_ = avg_layer_forward_flops(m);
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);
@@ -607,13 +627,13 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 
 
 MemoryUse Predictor::memory(const Layout& p) const {
-  return memory_use(Ctx{m_, hw_, net_, p, peak_, compute_.gemm_efficiency, layer_forward_flops_,
-                        moe_layers_, routed_flops_});
+  return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
+                        layer_forward_flops_, moe_layers_, routed_flops_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
-  const Ctx c{m_, hw_, net_, p, peak_, compute_.gemm_efficiency, layer_forward_flops_, moe_layers_,
-              routed_flops_};
+  const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, layer_forward_flops_,
+              moe_layers_, routed_flops_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
   Prediction r;

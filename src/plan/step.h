@@ -147,6 +147,7 @@ class Predictor {
   std::string precision_;
   ComputeModel compute_;
   double peak_ = 0;                  // FLOP/s
+  double peak_bf16_ = 0;             // FLOP/s of attention scores and logits (bf16 under fp8)
   double layer_forward_flops_ = 0;   // per token, averaged over layers
   double model_flops_ = 0;           // per token
   int moe_layers_ = 0;

@@ -184,7 +184,7 @@ TEST(PlanCli, DuplicateAndUnknownYamlKeysAreErrors) {
   EXPECT_EQ(r.err, "plumb: error: " + path + ":10: duplicate key 'hidden' (first at line 3)\n" +
                        path + ":11: unknown key 'layer' (did you mean 'layers'?); expected one of "
                        "name, layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, "
-                       "ffn_type, tied_embeddings, params_b, moe\n");
+                       "ffn_type, tied_embeddings, params_b, moe, head_dim, mla, mtp_layers\n");
 }
 
 // Failures that take all the wall time: the report said "failures 362.7%" and nothing else. Now

@@ -68,6 +68,21 @@ TEST(Memory, SwigluMlpActivationsScaleWithItsWidth) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 8192.0 * 4096 * (11 + 4 + 24.3125));
 }
 
+// Attention's 11·s·b·h is 3·h (its input, dropout mask) + 2·(q + k + v + o) with the model's
+// widths. Qwen3-30B-A3B, 32 heads of 128 on h = 2048 (K and V counted at the query's heads, as
+// before): (3·2048 + 8·4096)/2048 = 19; MLP 2 + 17·1.5·(8·768)/(4·2048) = 21.125; norms 4.
+// DeepSeek-V3's MLA: 3·7168 + 2·(24,576 + 24,576 + 16,384 + 16,384) + the latents and their
+// norms' inputs 4·(1536 + 512) = 193,536 = 27·7168; MLP 2 + 17·1.5·(9·2048)/(4·7168).
+TEST(Memory, AttentionActivationsFollowTheAttentionWidths) {
+  Layout p;
+  p.recompute = Recompute::kSelective;
+  const ModelSpec qwen = test_models::qwen3_30b_a3b();
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(qwen, p), 4096.0 * 2048 * (19 + 4 + 21.125));
+  const ModelSpec ds = test_models::deepseek_v3();
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(ds, p),
+                   4096.0 * 7168 * (27 + 4 + (2 + 17 * 1.5 * 18432 / (4 * 7168.0))));
+}
+
 // Experts split over ep, the rest over tp·pp only.
 TEST(Memory, ExpertsShardOverExpertParallel) {
   ModelSpec m;
@@ -85,6 +100,10 @@ TEST(Memory, ExpertsShardOverExpertParallel) {
   split.ep = 4;
   const double experts = 2.0 * 8 * 3 * 64 * 32;
   EXPECT_DOUBLE_EQ(params_per_device(m, one) - params_per_device(m, split), experts * 3 / 4);
+  // An MTP module's MoE layer has its own 8 routed experts, sharded the same way.
+  m.mtp_layers = 1;
+  EXPECT_DOUBLE_EQ(params_per_device(m, one) - params_per_device(m, split),
+                   experts * 3 / 2 * 3 / 4);
 }
 
 }  // namespace
