@@ -95,12 +95,42 @@ double mlp_activation_factor(const ModelSpec& m) {
   return 2 + 17 * gates * width / (4 * d(m.hidden));
 }
 
+// What Megatron-Core with Transformer Engine keeps per layer, per s·b·h, for runs with
+// FlashAttention (2023 on) and no dropout (Llama 3, DeepSeek-V3, Qwen3 set attention and hidden
+// dropout to 0): attention keeps its input and Q, K, V at their own widths (GQA's narrower K and V
+// credited) and the output projection's input, 2 B each (FlashAttention keeps only O and its
+// log-sum-exp besides); each norm its input (2 + 2); the MLP its input (the norm's output), the
+// first projection's output and the activation's (SwiGLU: 2·f then f; GELU: f and f): 2 + 2·3f/h
+// or 2 + 2·2f/h. A MoE layer's routed experts keep, per token and each of its top_k copies, the
+// permuted input h, 2·f_e and f_e; the shared experts as a dense MLP of shared·f_e.
+double core_attention_factor(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  double bytes = 2 * (h + d(q_width(m)) + d(k_width(m)) + d(v_width(m)) + d(o_width(m)));
+  if (m.mla) bytes += 4 * d(m.mla->q_lora_rank + m.mla->kv_lora_rank);
+  return bytes / h;
+}
+
+double core_mlp_factor(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  const double projections = m.ffn_type == FfnType::kSwiglu ? 3 : 2;  // fc1 out + activation out
+  const bool moe = m.moe && m.moe->first_dense_layers < m.layers;
+  if (!moe) return 2 + 2 * projections * d(m.ffn_hidden) / h;
+  const double f = d(m.moe->expert_ffn_hidden);
+  const double routed = m.moe->top_k * (2 + 2 * projections * f / h);
+  const double shared = 2 * projections * m.moe->shared_experts * f / h;
+  return 2 + routed + shared;
+}
+
 }  // namespace
 
 double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
   const double s = d(m.seq_len) / p.cp;
   const double sbh_t = s * d(p.micro_batch) * d(m.hidden) / p.tp;
-  const double kept = attention_activation_factor(m) + kNormActivation + mlp_activation_factor(m);
+  // Without FlashAttention: Korthikanti's rule, dropout masks and all (the 2021-era runs);
+  // with it: what Megatron-Core keeps (above).
+  const double kept = p.flash_attention
+                          ? core_attention_factor(m) + kNormActivation + core_mlp_factor(m)
+                          : attention_activation_factor(m) + kNormActivation + mlp_activation_factor(m);
   const double scores = 5.0 * m.heads * d(m.seq_len) / d(m.hidden);
   switch (p.recompute) {
     case Recompute::kNone:
@@ -179,6 +209,8 @@ DeviceParams stage_params(const ModelSpec& m, const Layout& p, const StageConten
   if (c.embedding) dense += embedding_params(m);
   // The output layer; a tied one is the embedding itself on one stage, a copy on the last.
   if (c.output && (!m.tied_embeddings || p.pp > 1)) dense += embedding_params(m);
+  // The MTP modules embed their inputs with the main model's embedding: a copy on the last stage.
+  if (c.output && m.mtp_layers > 0 && p.pp > 1) dense += embedding_params(m);
   const double experts = c.moe_layers * layer_expert_params(m);
   return {dense / p.tp, experts / (static_cast<double>(p.expert_tp()) * p.ep)};
 }
