@@ -363,7 +363,9 @@ class RunReader {
     const std::optional<double> seq_len = number(node, "seq_len", kSeqLen);
     if (mbs) p.micro_batch = static_cast<int64_t>(*mbs);
     if (auto v = choice(node, "recompute", kRecompute, "recomputation")) p.recompute = *v;
-    if (auto v = choice(node, "dispatch_precision", kDispatch, "dispatch precision")) p.dispatch = *v;
+    if (auto v = choice(node, "dispatch_precision", kDispatch, "dispatch precision")) {
+      p.dispatch = *v;
+    }
     const std::optional<Schedule> schedule = choice(node, "schedule", kSchedules, "schedule");
     if (auto v = flag(node, "ep_overlap")) p.ep_overlap = *v;
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
@@ -572,7 +574,9 @@ void read_header(const YAML::Node& root, const std::string& path, RunSet& out,
     return {};
   };
   out.set.name = string_key("set");
-  if (!root["set"]) problems.push_back(fmt::format("{}: missing key 'set' (the set's short name)", path));
+  if (!root["set"]) {
+    problems.push_back(fmt::format("{}: missing key 'set' (the set's short name)", path));
+  }
   const std::string title = string_key("title");
   out.set.source = title.empty() ? path : fmt::format("{} ({})", title, path);
   const YAML::Node targets = root["targets"];
