@@ -41,6 +41,7 @@ struct PlanOptions {
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
   // Validate.
   bool rows = false;
+  std::vector<std::string> sets;  // --set: run-set files checked instead of the shipped sets
   std::string json;  // plumb.plan*/1 to this file ("-": standard output)
 };
 
