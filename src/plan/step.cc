@@ -616,6 +616,8 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   }
   peak_ = peak->second * 1e12;
   peak_bf16_ = bf16_peak(hw, precision_, peak_);
+  // FP8 and FP4 GEMMs in a training step: at most kLowPrecisionGemmSpeedup × the bf16 rate.
+  peak_ = std::min(peak_, peak_bf16_ * kLowPrecisionGemmSpeedup);
   layer_forward_flops_ = avg_layer_forward_flops(m);
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);

@@ -70,6 +70,13 @@ struct Prediction {
 inline constexpr double kFrameworkGemmShare = 0.84;
 inline constexpr double kGemmHalfWidth = 128;
 inline double gemm_width_factor(double width) { return width / (width + kGemmHalfWidth); }
+// FP8 (and FP4) GEMMs of a training step run at most this many times the bf16 rate, not the
+// peaks' 2×: per-tensor or block scaling, the casts of every GEMM input and the amax reductions
+// take part of the gain (NVIDIA reports 1.3–1.6× end-to-end over bf16 for FP8 recipes in NeMo,
+// "Faster Training Throughput in FP8 Precision with NVIDIA NeMo", 2025). Fitted on the FP8 rows
+// of the moe-ascend set (DeepSeek-V3 on H800, Megatron-Bridge on H100 and B200): docs/plan.md,
+// "Validation".
+inline constexpr double kLowPrecisionGemmSpeedup = 1.5;
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
 
