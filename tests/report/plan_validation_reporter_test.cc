@@ -42,6 +42,20 @@ TEST(PlanValidationReporter, RunSetRowsGolden) {
             "mine: meets its target\n\n");
 }
 
+// Four significant digits, whole numbers from 10,000: 43141.6 → "43142", 0.381234 → "0.3812".
+TEST(PlanValidationReporter, RunSetFiguresReadable) {
+  plan::ValidationSet s = run_set();
+  s.rows[0].predicted = 43141.6;
+  s.rows[0].published = 30000;
+  s.rows.push_back(s.rows[0]);
+  s.rows[1].predicted = 0.381234;
+  s.rows[1].published = 0.4;
+  std::ostringstream out;
+  print_validation({s}, {{0.12, 0.25, 0}}, true, out);
+  EXPECT_NE(out.str().find("      43142       30000   +43.8%\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("     0.3812         0.4    -4.7%\n"), std::string::npos) << out.str();
+}
+
 TEST(PlanValidationReporter, RunSetRowJsonNamesTheRun) {
   const nlohmann::json j = validation_json({run_set()}, {{0.12, 0.25, 0}});
   const nlohmann::json& row = j["sets"][0]["rows"][0];
