@@ -616,6 +616,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   }
   peak_ = peak->second * 1e12;
   peak_bf16_ = bf16_peak(hw, precision_, peak_);
+  mfu_peak_ = peak_;  // MFU is against the chip's own peak for the precision
   // FP8 and FP4 GEMMs in a training step: at most kLowPrecisionGemmSpeedup × the bf16 rate.
   peak_ = std::min(peak_, peak_bf16_ * kLowPrecisionGemmSpeedup);
   layer_forward_flops_ = avg_layer_forward_flops(m);
@@ -657,8 +658,8 @@ Prediction Predictor::operator()(const Layout& p) const {
   r.tflops_per_device = model_flops_ * r.tokens_per_s / devices / 1e12;
   r.hardware_tflops_per_device =
       hardware_flops_[static_cast<size_t>(p.recompute)] * r.tokens_per_s / devices / 1e12;
-  r.mfu = r.tflops_per_device * 1e12 / peak_;
-  r.hfu = r.hardware_tflops_per_device * 1e12 / peak_;
+  r.mfu = r.tflops_per_device * 1e12 / mfu_peak_;
+  r.hfu = r.hardware_tflops_per_device * 1e12 / mfu_peak_;
   r.comm_wait_share = b.communication() / r.step_time_s;
   r.memory = memory_use(c);
   return r;

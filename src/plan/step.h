@@ -153,7 +153,8 @@ class Predictor {
   const Network& net_;
   std::string precision_;
   ComputeModel compute_;
-  double peak_ = 0;                  // FLOP/s
+  double peak_ = 0;                  // FLOP/s the GEMMs run at (kLowPrecisionGemmSpeedup applied)
+  double mfu_peak_ = 0;              // FLOP/s: the catalog's peak for the precision
   double peak_bf16_ = 0;             // FLOP/s of attention scores and logits (bf16 under fp8)
   double layer_forward_flops_ = 0;   // per token, averaged over layers
   double model_flops_ = 0;           // per token
