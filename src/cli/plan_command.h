@@ -37,6 +37,8 @@ struct PlanOptions {
   int top = 10;
   int max_tp = 0;
   int max_cp = 16;
+  std::vector<std::string> schedules;  // empty: every schedule
+  bool no_overlap = false;             // search only layouts without EP/TP overlap
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
   // Compare: chips (catalog names, then files), the same counts for all or a purchase budget.
   std::vector<std::string> compare_hardware, compare_hardware_files;
@@ -45,6 +47,7 @@ struct PlanOptions {
   std::string html;  // the HTML page ("-": standard output)
   // Validate.
   bool rows = false;
+  std::vector<std::string> sets;  // --set: run-set files checked instead of the shipped sets
   std::string json;  // plumb.plan*/1 to this file ("-": standard output)
 };
 

@@ -27,11 +27,16 @@ std::vector<std::string> preset_names(const std::string& kind) {
 }
 
 std::string preset_path(const std::string& kind, const std::string& name) {
+  const std::string option = kind == "models" ? "--model" : "--hardware";
+  return preset_path(kind, name, option, option + "-file PATH");
+}
+
+std::string preset_path(const std::string& kind, const std::string& name, const std::string& option,
+                        const std::string& file_hint) {
   const std::vector<std::string> names = preset_names(kind);
   if (std::find(names.begin(), names.end(), name) != names.end()) {
     return data_dir() + "/" + kind + "/" + name + ".yaml";
   }
-  const std::string option = kind == "models" ? "--model" : "--hardware";
   const std::string noun = kind == "models" ? "model" : "hardware";
   if (names.empty()) {
     throw Error(fmt::format("{} '{}': no catalog in {}/{} (set PLUMB_DATA to plumb's data folder)",
@@ -45,7 +50,7 @@ std::string preset_path(const std::string& kind, const std::string& name) {
   }
   const std::string suggest = prefixed.size() == 1 ? prefixed.front() : name;
   throw Error(unknown_name(option, noun, name, names, suggest) +
-              fmt::format(" (or {}-file PATH)", option));
+              fmt::format(" (or {})", file_hint));
 }
 
 }  // namespace plumb::plan

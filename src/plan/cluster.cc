@@ -63,28 +63,20 @@ void check_keys(const YAML::Node& map, const std::vector<std::string>& known,
   }
 }
 
-// A whole number from 1 to kMaxCount at node[key], or nothing.
-std::optional<int> count(const YAML::Node& node, const std::string& key, const std::string& where,
-                         Problems& problems) {
-  const std::optional<double> v = number(node, key, kCount, where, problems);
-  if (!v) return std::nullopt;
-  return static_cast<int>(*v);
-}
-
 // latency_us / efficiency: a map of layer → value.
 void read_per_layer(const YAML::Node& root, const char* key, const NumberRange& range,
-                    const std::string& path, Problems& problems, double scale,
-                    std::array<double*, 3> targets) {
+                    const std::string& path, const std::string& prefix, Problems& problems,
+                    double scale, std::array<double*, 3> targets) {
   const YAML::Node node = root[key];
   if (!node) return;
   if (!node.IsMap()) {
-    problems.push_back(fmt::format("{}:{}: '{}' must map node/rail/spine to numbers", path,
-                                   yaml_line(node), key));
+    problems.push_back(fmt::format("{}:{}: '{}{}' must map node/rail/spine to numbers", path,
+                                   yaml_line(node), prefix, key));
     return;
   }
-  check_keys(node, kLayers, key, path, problems);
+  check_keys(node, kLayers, prefix + key, path, problems);
   for (size_t i = 0; i < kLayers.size(); ++i) {
-    const std::string shown = std::string(key) + "." + kLayers[i];
+    const std::string shown = prefix + key + "." + kLayers[i];
     if (auto v = number(node, kLayers[i], range, path, problems, shown)) *targets[i] = *v * scale;
   }
 }
@@ -123,42 +115,56 @@ ClusterSpec default_cluster(const HardwareSpec& hw) {
   return c;
 }
 
-ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
-  const YAML::Node root = load_yaml_file(path, "cluster file");
-  if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of cluster keys", path));
-  Problems problems;
-  check_keys(root, kKeys, {}, path, problems);
+const std::vector<std::string>& cluster_keys() { return kKeys; }
+
+ClusterSpec read_cluster(const YAML::Node& map, const HardwareSpec& hw, const std::string& path,
+                         const std::string& where, std::vector<std::string>& problems) {
+  check_keys(map, kKeys, where, path, problems);
+  // Keys are named "cluster.rail_gbps_per_device" inside a run set, plainly in a cluster file.
+  const std::string prefix = where.empty() ? "" : where + ".";
+  const auto num = [&](const std::string& key, const NumberRange& range) {
+    return number(map, key, range, path, problems, prefix + key);
+  };
   HardwareSpec base = hw;
-  if (auto v = number(root, "scaleup_gbps_per_device", kGbps, path, problems)) base.scaleup_gbps_per_device = v;
-  if (auto v = number(root, "rail_gbps_per_device", kGbps, path, problems)) base.scaleout_gbps_per_device = v;
-  if (auto v = count(root, "devices_per_node", path, problems)) base.devices_per_node = *v;
+  if (auto v = num("scaleup_gbps_per_device", kGbps)) base.scaleup_gbps_per_device = v;
+  if (auto v = num("rail_gbps_per_device", kGbps)) base.scaleout_gbps_per_device = v;
+  if (auto v = num("devices_per_node", kCount)) base.devices_per_node = static_cast<int>(*v);
   // Every other key is still read when these are wrong: all problems in one message.
   ClusterSpec c;
   try {
     c = default_cluster(base);
   } catch (const Error& e) {
-    problems.push_back(fmt::format("{}: {}", path, e.what()));
+    const std::string at = where.empty() ? path : fmt::format("{}:{}", path, yaml_line(map));
+    problems.push_back(fmt::format("{}: {}", at, e.what()));
   }
-  if (root["name"]) {
-    if (root["name"].IsScalar()) {
-      c.name = root["name"].Scalar();
+  if (map["name"]) {
+    if (map["name"].IsScalar()) {
+      c.name = map["name"].Scalar();
     } else {
-      problems.push_back(fmt::format("{}:{}: 'name' must be a string", path, yaml_line(root["name"])));
+      problems.push_back(fmt::format("{}:{}: '{}name' must be a string", path,
+                                     yaml_line(map["name"]), prefix));
     }
   }
-  if (auto v = count(root, "nodes_per_rack", path, problems)) c.nodes_per_rack = *v;
-  if (auto v = number(root, "oversubscription", kOversubscription, path, problems)) c.oversubscription = *v;
+  if (auto v = num("nodes_per_rack", kCount)) c.nodes_per_rack = static_cast<int>(*v);
+  if (auto v = num("oversubscription", kOversubscription)) c.oversubscription = *v;
   c.spine.gbps = c.rail.gbps / c.oversubscription;
-  if (auto v = number(root, "spine_gbps_per_device", kGbps, path, problems)) {
-    c.spine.gbps = *v * kScaleOutEfficiency;
-  }
+  if (auto v = num("spine_gbps_per_device", kGbps)) c.spine.gbps = *v * kScaleOutEfficiency;
   std::array<double, 3> eff{kScaleUpEfficiency, kScaleOutEfficiency, kScaleOutEfficiency};
-  read_per_layer(root, "efficiency", kEfficiency, path, problems, 1, {&eff[0], &eff[1], &eff[2]});
+  read_per_layer(map, "efficiency", kEfficiency, path, prefix, problems, 1,
+                 {&eff[0], &eff[1], &eff[2]});
   c.node.gbps *= eff[0] / kScaleUpEfficiency;
   c.rail.gbps *= eff[1] / kScaleOutEfficiency;
   c.spine.gbps *= eff[2] / kScaleOutEfficiency;
-  read_per_layer(root, "latency_us", kLatencyUs, path, problems, 1e-6,
+  read_per_layer(map, "latency_us", kLatencyUs, path, prefix, problems, 1e-6,
                  {&c.node.latency_s, &c.rail.latency_s, &c.spine.latency_s});
+  return c;
+}
+
+ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
+  const YAML::Node root = load_yaml_file(path, "cluster file");
+  if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of cluster keys", path));
+  Problems problems;
+  const ClusterSpec c = read_cluster(root, hw, path, {}, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return c;
 }

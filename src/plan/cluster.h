@@ -4,7 +4,10 @@
 // Defaults come from the hardware file; `--cluster FILE` overrides any of them.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
+#include <vector>
 
 #include "plan/collective_cost.h"
 #include "plan/hardware.h"
@@ -44,6 +47,16 @@ ClusterSpec default_cluster(const HardwareSpec& hw);
 // oversubscription, latency_us {node, rail, spine}, efficiency {node, rail, spine}. Every problem
 // at once, naming the file, line and key.
 ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw);
+
+// The keys a cluster map may give, in the order above.
+const std::vector<std::string>& cluster_keys();
+
+// The same keys read from a YAML map over the hardware's defaults: a cluster file's top level
+// (`where` empty), or a map inside another file (a run set's `cluster:`, `where` "cluster": keys
+// are then named "cluster.rail_gbps_per_device" in messages). Each problem, naming `path`, the
+// line and the key, is added to `problems`.
+ClusterSpec read_cluster(const YAML::Node& map, const HardwareSpec& hw, const std::string& path,
+                         const std::string& where, std::vector<std::string>& problems);
 
 Link layer_link(const ClusterSpec& c, NetLayer layer);
 

@@ -12,28 +12,51 @@ double ffn_forward_flops(const ModelSpec& m, int layer) {
          2 * d(m.hidden) * d(m.moe->experts);
 }
 
-double layers_forward_flops(const ModelSpec& m) {
+double logits_forward_flops(const ModelSpec& m) { return 2 * d(m.hidden) * d(m.vocab); }
+
+// An MTP module's layer (indexed after the main layers: MoE when the model has MoE) and its
+// projection M_k, 2h → h.
+double mtp_body_flops(const ModelSpec& m) {
+  return layer_forward_flops(m, m.layers) + 2 * 2 * d(m.hidden) * d(m.hidden);
+}
+
+// What recomputation repeats: the layers and the MTP modules' bodies.
+double body_forward_flops(const ModelSpec& m) {
   double total = 0;
   for (int layer = 0; layer < m.layers; ++layer) total += layer_forward_flops(m, layer);
+  if (m.mtp_layers > 0) total += m.mtp_layers * mtp_body_flops(m);
   return total;
 }
 
-double logits_forward_flops(const ModelSpec& m) { return 2 * d(m.hidden) * d(m.vocab); }
+// The output layer of the main model and of each MTP module (the head is shared, each module
+// runs it on its own hidden state).
+double heads_forward_flops(const ModelSpec& m) {
+  return (1 + m.mtp_layers) * logits_forward_flops(m);
+}
 
 }  // namespace
 
+double attention_score_flops(const ModelSpec& m) {
+  return 2 * d(m.seq_len) * d(q_width(m)) + 2 * d(m.seq_len) * d(o_width(m));
+}
+
 double layer_forward_flops(const ModelSpec& m, int layer) {
-  return 2 * d(attention_params(m)) + 4 * d(m.seq_len) * d(m.hidden) + ffn_forward_flops(m, layer);
+  return 2 * d(attention_params(m)) + attention_score_flops(m) + ffn_forward_flops(m, layer);
+}
+
+double mtp_forward_flops(const ModelSpec& m) {
+  if (m.mtp_layers == 0) return 0;
+  return m.mtp_layers * (mtp_body_flops(m) + logits_forward_flops(m));
 }
 
 double forward_flops_per_token(const ModelSpec& m) {
-  return layers_forward_flops(m) + logits_forward_flops(m);
+  return body_forward_flops(m) + heads_forward_flops(m);
 }
 
 double model_flops_per_token(const ModelSpec& m) { return 3 * forward_flops_per_token(m); }
 
 double full_recompute_flops_per_token(const ModelSpec& m) {
-  return 4 * layers_forward_flops(m) + 3 * logits_forward_flops(m);
+  return 4 * body_forward_flops(m) + 3 * heads_forward_flops(m);
 }
 
 }  // namespace plumb::plan

@@ -1,28 +1,42 @@
 // Floating-point operations of a decoder-only transformer, per token. A multiply-add is 2 FLOPs.
 // Sources: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
 // Using Megatron-LM", Section 5.1 and Appendix (per layer forward 24·B·s·h² + 4·B·s²·h, logits
-// 2·B·s·h·V, backward twice the forward); Ainslie et al. 2023 (GQA); Shazeer 2020 (SwiGLU).
+// 2·B·s·h·V, backward twice the forward); Ainslie et al. 2023 (GQA); Shazeer 2020 (SwiGLU);
+// DeepSeek-V2 (arXiv:2405.04434) Section 2.1 (MLA); DeepSeek-V3 (arXiv:2412.19437) Section 2.2
+// (multi-token prediction).
 #pragma once
 
 #include "plan/model.h"
 
 namespace plumb::plan {
 
+// Attention's quadratic FLOPs per token of one layer, over the whole sequence s as Narayanan et
+// al. count it (no saving for the causal mask): Q·Kᵀ 2·s·q_width and scores·V 2·s·o_width.
+// 4·s·h for multi-head attention with head_dim = h/heads; 4·s·heads·head_dim with head_dim; MLA
+// 2·s·heads·(qk_nope + qk_rope) + 2·s·heads·v_head_dim.
+double attention_score_flops(const ModelSpec& m);
+
 // Forward FLOPs per token of one decoder layer: its weight matmuls (2 per weight: attention
 // projections, the FFN — for MoE the top_k routed and the shared experts, and the router) and
-// attention's quadratic term 4·s·h (Q·Kᵀ and the weighted sum of V, over the whole sequence as
-// Narayanan et al. count it).
+// attention's quadratic term attention_score_flops.
 double layer_forward_flops(const ModelSpec& m, int layer);
 
-// Forward FLOPs per token of the whole model: every layer and the output layer 2·h·V.
+// Forward FLOPs per token of the multi-token prediction modules (DeepSeek-V3 Section 2.2): each
+// runs one layer (an MoE layer when the model has MoE), its projection M_k (2·2h·h) and the
+// shared output head on its own hidden state (2·h·V). 0 without mtp_layers.
+double mtp_forward_flops(const ModelSpec& m);
+
+// Forward FLOPs per token of the whole model: every layer, the output layer 2·h·V and the MTP
+// modules.
 double forward_flops_per_token(const ModelSpec& m);
 
 // Model FLOPs per trained token: forward + backward (2× forward) = 3× forward. What MFU counts,
 // whatever recomputation the plan does.
 double model_flops_per_token(const ModelSpec& m);
 
-// Hardware FLOPs per trained token with full activation recomputation: the layers' forward runs
-// twice (4× their forward), the output layer is not recomputed. What HFU counts.
+// Hardware FLOPs per trained token with full activation recomputation: the layers' forward (the
+// MTP modules' layers and projections too) runs twice (4× their forward), the output layers are
+// not recomputed. What HFU counts.
 double full_recompute_flops_per_token(const ModelSpec& m);
 
 }  // namespace plumb::plan

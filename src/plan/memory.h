@@ -40,7 +40,7 @@ struct Layout {
   int64_t global_batch = 0;  // sequences per step; 0: one micro-batch per data-parallel rank
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // no s×s score matrix kept (Dao et al. 2022)
-  Schedule schedule = Schedule::kOneFOneB;  // kInterleaved exactly when vpp > 1
+  Schedule schedule = Schedule::kOneFOneB;  // with vpp > 1: interleaved (pipeline_schedule)
   bool ep_overlap = false;  // MoE all-to-all overlapped with computation (DualPipe, Megatron's
                             // --overlap-moe-expert-parallel-comm): only the excess is exposed
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
@@ -48,6 +48,10 @@ struct Layout {
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
 
   int expert_tp() const { return etp > 0 ? etp : tp; }
+  // The schedule that runs: 1F1B with vpp > 1 virtual stages is the interleaved one.
+  Schedule pipeline_schedule() const {
+    return schedule == Schedule::kOneFOneB && vpp > 1 ? Schedule::kInterleaved : schedule;
+  }
 
   int64_t devices() const { return static_cast<int64_t>(tp) * cp * pp * dp; }
   // Micro-batches each pipeline runs per step: global batch / (dp · micro-batch).
@@ -62,8 +66,8 @@ struct ModelStates {
   double optimizer = 0;
 };
 
-// Parameters one device holds before ZeRO: the dense part over tp·pp, the routed experts over
-// tp·pp·ep.
+// Parameters one device holds before ZeRO, averaged over the stages: the dense part over tp·pp,
+// the routed experts over etp·pp·ep.
 struct DeviceParams {
   double dense = 0;
   double experts = 0;
@@ -76,8 +80,9 @@ double params_per_device(const ModelSpec& m, const Layout& p);  // device_params
 // weights, and Megatron's distributed optimizer shards over both).
 double dense_replicas(const Layout& p);
 // The devices holding the same expert: Megatron-Core's expert-data-parallel group,
-// dp·cp·tp / (ep·etp) = dp·cp / ep with the expert tensor parallel size equal to tp. The experts'
-// gradients are reduced, and their ZeRO shards taken, over this smaller group.
+// tp·cp·dp / (ep·etp) (the MoE layers fold ep × etp over the attention's tp × cp × dp ranks;
+// dp·cp / ep when etp = tp). The experts' gradients are reduced, and their ZeRO shards taken,
+// over this smaller group.
 double expert_replicas(const Layout& p);
 
 // Mixed-precision Adam: bf16 weights (2 B) and gradients (2 B), fp32 master weights, momentum and
@@ -97,7 +102,44 @@ double layer_activation_bytes(const ModelSpec& m, const Layout& p);
 
 // Activations on the first pipeline stage, the fullest with 1F1B: it holds pp micro-batches in
 // flight of its layers/pp layers — the whole model's layers' worth of one micro-batch; the
-// interleaved schedule holds (1 + (p−1)/(p·v)) times that (Korthikanti Section 4.2.3).
+// interleaved schedule holds (1 + (p−1)/(p·v)) times that (Korthikanti Section 4.2.3). The
+// even-split average; stage_memory below is what one stage holds.
 double activation_bytes(const ModelSpec& m, const Layout& p);
+
+// Decoder layers of pipeline stage `stage` (0-based) of pp. An even split when pp divides the
+// layers; otherwise the middle stages take one more first and the first and last stages, which
+// also hold the embedding and the output layer, the fewer (as Llama 3 405B ran 126 layers on 16
+// stages: 7 on the first and last, 8 on the others; Dubey et al. 2024, Section 3.3.2).
+int stage_layers(int layers, int pp, int stage);
+// The first decoder layer of a stage.
+int stage_first_layer(int layers, int pp, int stage);
+
+// Micro-batches in flight on a stage at its peak, in units of all its layers' activations for one
+// micro-batch (m = micro-batches per step): 1F1B and ZB-H1 min(pp − stage, m) (Narayanan et al.
+// 2021; Qi et al. 2024 keep 1F1B's memory); interleaved (pp − stage − 1)·2 + (v − 1)·pp + 1 chunks
+// of 1/v of the stage (Megatron-LM's warm-up count), at most m·v; DualPipe pp + 1 (DeepSeek-V3
+// report, Table 2), at most m.
+double in_flight(const Layout& p, int stage);
+
+struct StageMemory {
+  int stage = 0;         // 0-based; with DualPipe the device holding stages `stage` and pp−1−stage
+  int layers = 0;        // decoder layers the device holds (MTP modules not counted)
+  bool embedding = false;  // holds the input embedding
+  bool output = false;     // holds the output layer (and the MTP modules)
+  ModelStates states;
+  double activations = 0;  // bytes
+  double total() const { return states.weights + states.gradients + states.optimizer + activations; }
+};
+
+// What the device of one stage holds: its layers' dense weights over tp and experts over etp·ep,
+// the embedding (first stage), the output layer (last stage; a tied embedding keeps its copy there
+// when pp > 1, as Megatron-LM does), the MTP modules (last stage, as DeepSeek-V3 places them);
+// under DualPipe two mirrored stages (two copies of the parameters, DeepSeek-V3 Table 2). The
+// activations: in_flight × its layers' activations, and the last stage's fp32 logits kept for the
+// loss's backward (s·b·V/tp × 4 bytes for the one micro-batch between its forward and backward).
+StageMemory stage_memory(const ModelSpec& m, const Layout& p, int stage);
+// The fullest of the stages that can be: the first (most in flight, the embedding), the second
+// (all its layers, one micro-batch fewer), the last (the output layer, logits and MTP).
+StageMemory largest_stage(const ModelSpec& m, const Layout& p);
 
 }  // namespace plumb::plan

@@ -30,22 +30,118 @@ std::vector<Shape> shapes(const ModelSpec& m, const SearchSpace& s, int max_tp) 
   return out;
 }
 
-std::vector<int> expert_parallel(const ModelSpec& m, int dp, int max_ep) {
-  if (!m.moe) return {1};
-  std::vector<int> out;
-  for (int ep : divisors(dp, max_ep)) {
-    if (m.moe->experts % ep == 0) out.push_back(ep);
+// The MoE grid of a shape: etp (tp, and 1 when folding) and ep dividing the experts with
+// ep·etp dividing tp·cp·dp.
+struct ExpertGrid {
+  int etp, ep;
+};
+
+std::vector<ExpertGrid> expert_grids(const ModelSpec& m, const Layout& p, const SearchSpace& s) {
+  if (!m.moe) return {{0, 1}};
+  std::vector<int> etps = {p.tp};
+  if (s.fold_etp && p.tp > 1) etps.push_back(1);
+  const int64_t folded = int64_t{p.tp} * p.cp * p.dp;
+  std::vector<ExpertGrid> out;
+  for (int etp : etps) {
+    for (int ep : divisors(folded / etp, s.max_ep)) {
+      if (m.moe->experts % ep == 0) out.push_back({etp == p.tp ? 0 : etp, ep});
+    }
   }
   return out;
 }
 
-// Candidates per shape and ep: vpp × micro-batch × recompute × ZeRO, for the progress total.
-int64_t per_shape(const SearchSpace& s) {
-  return static_cast<int64_t>(s.vpps.size() * s.micro_batches.size() * s.recomputes.size() *
-                              s.zeros.size());
+// (schedule, vpp) pairs for pp stages.
+struct Pipeline {
+  Schedule schedule;
+  int vpp;
+};
+
+std::vector<Pipeline> pipelines(const SearchSpace& s, int pp) {
+  std::vector<Pipeline> out;
+  for (int vpp : s.vpps) {
+    if (vpp == 1) out.push_back({Schedule::kOneFOneB, 1});
+    if (vpp > 1 && pp > 1) out.push_back({Schedule::kInterleaved, vpp});
+  }
+  if (pp > 1) {
+    for (Schedule schedule : s.schedules) out.push_back({schedule, 1});
+  }
+  return out;
+}
+
+// Overlap choices that change anything for this layout.
+std::vector<bool> choices(const std::vector<bool>& asked, bool applies) {
+  return applies ? asked : std::vector<bool>{false};
 }
 
 bool faster(const Prediction& a, const Prediction& b) { return a.tokens_per_s > b.tokens_per_s; }
+
+// Every layout of one pipeline shape with its ep, etp, schedule and overlaps: micro-batch,
+// recomputation and ZeRO stage.
+class Enumerator {
+ public:
+  Enumerator(const Predictor& predictor, const SearchSpace& s, int top_k, SearchResult& r)
+      : predictor_(predictor), s_(s), m_(predictor.model()), top_k_(top_k), r_(r) {}
+
+  void shape(Layout p) {
+    for (const ExpertGrid& grid : expert_grids(m_, p, s_)) {
+      p.etp = grid.etp;
+      p.ep = grid.ep;
+      for (const Pipeline& pipe : pipelines(s_, p.pp)) {
+        p.schedule = pipe.schedule;
+        p.vpp = pipe.vpp;
+        for (bool ep_overlap : choices(s_.ep_overlaps, m_.moe && p.ep > 1)) {
+          p.ep_overlap = ep_overlap;
+          for (bool tp_overlap : choices(s_.tp_overlaps, p.tp > 1)) {
+            p.tp_overlap = tp_overlap;
+            batches(p);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  void batches(Layout p) {
+    for (int64_t mbs : s_.micro_batches) {
+      p.micro_batch = mbs;
+      p.global_batch = s_.global_batch > 0 ? s_.global_batch
+                                           : global_batch_near(p, m_, s_.batch_tokens);
+      const bool too_big = s_.global_batch == 0 &&
+                           static_cast<double>(p.global_batch * m_.seq_len) >
+                               kMaxBatchOvershoot * s_.batch_tokens;
+      for (Recompute rc : s_.recomputes) {
+        p.recompute = rc;
+        for (int zero : s_.zeros) {
+          p.zero = zero;
+          consider(p, too_big);
+        }
+      }
+    }
+  }
+
+  void consider(const Layout& p, bool too_big) {
+    ++r_.candidates;
+    if (!layout_valid(m_, p, s_.devices)) return;
+    if (too_big) {
+      ++r_.oversized;
+      return;
+    }
+    ++r_.valid;
+    if (!predictor_.memory(p).fits()) return;
+    ++r_.fitting;
+    r_.top.push_back(predictor_(p));
+    if (r_.top.size() > static_cast<size_t>(4 * top_k_)) {
+      std::partial_sort(r_.top.begin(), r_.top.begin() + top_k_, r_.top.end(), faster);
+      r_.top.resize(top_k_);
+    }
+  }
+
+  const Predictor& predictor_;
+  const SearchSpace& s_;
+  const ModelSpec& m_;
+  int top_k_;
+  SearchResult& r_;
+};
 
 }  // namespace
 
@@ -55,8 +151,8 @@ SearchResult search(const Predictor& predictor, const SearchSpace& s, int top_k,
   const ModelSpec& m = predictor.model();
   const int max_tp = s.max_tp > 0 ? s.max_tp : predictor.network().cluster().devices_per_node;
   const std::vector<Shape> all = shapes(m, s, max_tp);
-  const int64_t total = static_cast<int64_t>(all.size()) * per_shape(s);
   SearchResult r;
+  Enumerator enumerate(predictor, s, top_k, r);
   int64_t done = 0;
   for (const Shape& shape : all) {
     Layout p;
@@ -65,43 +161,9 @@ SearchResult search(const Predictor& predictor, const SearchSpace& s, int top_k,
     p.pp = shape.pp;
     p.dp = static_cast<int>(s.devices / (int64_t{shape.tp} * shape.cp * shape.pp));
     p.flash_attention = s.flash_attention;
-    for (int ep : expert_parallel(m, p.dp, s.max_ep)) {
-      p.ep = ep;
-      for (int vpp : s.vpps) {
-        if (vpp > 1 && p.pp == 1) continue;
-        p.vpp = vpp;
-        for (int64_t mbs : s.micro_batches) {
-          p.micro_batch = mbs;
-          p.global_batch = s.global_batch > 0 ? s.global_batch
-                                              : global_batch_near(p, m, s.batch_tokens);
-          const bool too_big = s.global_batch == 0 &&
-                               static_cast<double>(p.global_batch * m.seq_len) >
-                                   kMaxBatchOvershoot * s.batch_tokens;
-          for (Recompute rc : s.recomputes) {
-            p.recompute = rc;
-            for (int zero : s.zeros) {
-              p.zero = zero;
-              ++r.candidates;
-              if (!layout_valid(m, p, s.devices)) continue;
-              if (too_big) {
-                ++r.oversized;
-                continue;
-              }
-              ++r.valid;
-              if (!predictor.memory(p).fits()) continue;
-              ++r.fitting;
-              r.top.push_back(predictor(p));
-              if (r.top.size() > static_cast<size_t>(4 * top_k)) {
-                std::partial_sort(r.top.begin(), r.top.begin() + top_k, r.top.end(), faster);
-                r.top.resize(top_k);
-              }
-            }
-          }
-        }
-      }
-      done += per_shape(s) / static_cast<int64_t>(expert_parallel(m, p.dp, s.max_ep).size());
-    }
-    if (progress) progress(std::min(done, total), total);
+    p.dispatch = s.dispatch;
+    enumerate.shape(p);
+    if (progress) progress(++done, static_cast<int64_t>(all.size()));
   }
   std::sort(r.top.begin(), r.top.end(), faster);
   if (r.top.size() > static_cast<size_t>(top_k)) r.top.resize(top_k);

@@ -1,6 +1,8 @@
 // `plumb plan search`: every valid layout of a model on N devices, those that fit in memory ranked
-// by throughput. The space: tp (within the scale-up domain unless allowed beyond), cp, pp, vpp,
-// dp = N / (tp·cp·pp), ep dividing dp and the experts, micro-batch, recomputation and ZeRO stage.
+// by throughput. The space: tp (within the scale-up domain unless allowed beyond), cp, pp,
+// dp = N / (tp·cp·pp), the schedule (1F1B, interleaved with each vpp, zero-bubble, DualPipe), for
+// MoE models etp (tp or 1) and ep (dividing the experts, ep·etp dividing tp·cp·dp) with and
+// without all-to-all overlap, TP overlap on and off, micro-batch, recomputation and ZeRO stage.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,13 @@ struct SearchSpace {
   int64_t global_batch = 0;       // 0: per layout, the batch nearest to batch_tokens
   double batch_tokens = kDefaultBatchTokens;
   std::vector<int64_t> micro_batches = {1, 2, 4, 8};
-  std::vector<int> vpps = {1, 2, 4};
+  std::vector<int> vpps = {1, 2, 4};  // vpp > 1: the interleaved schedule
+  // The schedules besides 1F1B and interleaved (which vpps covers).
+  std::vector<Schedule> schedules = {Schedule::kZeroBubble, Schedule::kDualPipe};
+  std::vector<bool> ep_overlaps = {false, true};  // MoE models with ep > 1
+  std::vector<bool> tp_overlaps = {false, true};  // tp > 1
+  bool fold_etp = true;  // MoE models: etp 1 besides etp = tp
+  DispatchPrecision dispatch = DispatchPrecision::kBf16;
   std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<int> zeros = {0, 1, 2, 3};
   int max_tp = 0;  // 0: the scale-up domain (devices per node)
@@ -39,7 +47,7 @@ struct SearchResult {
   double seconds = 0;
 };
 
-// Called every few thousand layouts with (done, total).
+// Called after each (tp, cp, pp) shape with (shapes done, shapes).
 using SearchProgress = std::function<void(int64_t done, int64_t total)>;
 
 SearchResult search(const Predictor& predictor, const SearchSpace& space, int top_k,

@@ -43,9 +43,11 @@ struct Ctx {
   const Network& net;
   const Layout& p;
   double peak = 0;  // FLOP/s
+  double peak_bf16 = 0;  // FLOP/s of what stays in bf16 under fp8/fp4: attention scores, logits
   double gemm_efficiency = 0;
   double layer_flops = 0;  // forward FLOPs per token of an average layer
   int moe_layers = 0;
+  double routed_flops = 0;  // forward FLOPs per token of the routed experts, averaged over layers
 };
 
 double avg_layer_forward_flops(const ModelSpec& m) {
@@ -56,7 +58,39 @@ double avg_layer_forward_flops(const ModelSpec& m) {
 
 int moe_layer_count(const ModelSpec& m) { return m.moe ? m.layers - m.moe->first_dense_layers : 0; }
 
+// Forward FLOPs per token of the routed experts (2 per weight of top_k experts), averaged over
+// the layers: what runs as grouped GEMMs at the experts' own width.
+double routed_expert_flops(const ModelSpec& m) {
+  if (!m.moe) return 0;
+  return 2.0 * m.moe->top_k * d(ffn_params(m, m.moe->expert_ffn_hidden)) * moe_layer_count(m) /
+         m.layers;
+}
+
 double tokens_per_micro_batch(const Ctx& c) { return d(c.p.micro_batch) * d(c.m.seq_len) / c.p.cp; }
+
+// The share of an average layer that is a MoE layer.
+double moe_share(const Ctx& c) { return c.m.moe ? d(c.moe_layers) / c.m.layers : 0; }
+
+// Tokens one device holds between attention and the MoE layer: sequence parallelism splits the
+// micro-batch over tp.
+double local_tokens(const Ctx& c) { return tokens_per_micro_batch(c) / c.p.tp; }
+
+// Tokens each local expert's GEMM gets: the device's tokens gathered over etp, top_k copies each,
+// spread evenly over the experts/ep experts the device holds.
+double tokens_per_expert(const Ctx& c) {
+  return local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * c.p.ep / c.m.moe->experts;
+}
+
+// HBM traffic of a MoE layer's routing per forward pass: the router's scores (fp32, read and
+// written by softmax and top-k, 3 passes) and the permutation before dispatch and after combine
+// (each reads and writes top_k copies of h bf16 values) — Megatron-Core's token dispatcher.
+double routing_traffic(const Ctx& c) {
+  const double tokens = local_tokens(c);
+  const double scores = 3 * 4 * tokens * d(c.m.moe->experts);
+  const double permute = 2 * 2 * tokens * c.m.moe->top_k * d(c.m.hidden) * kActivationBytes;
+  return scores + permute;
+}
+constexpr double kRoutingKernels = 8;  // router GEMM aside: softmax, top-k, aux loss, (un)permute
 
 // Forward time of one layer for one micro-batch on one device, without communication: GEMMs at
 // peak × efficiency, element-wise traffic at HBM bandwidth, a fixed cost per kernel.
@@ -68,19 +102,34 @@ struct LayerCompute {
   double total() const { return gemm + scores + memory + kernels; }
 };
 
+// A routed expert's GEMMs: [tokens × h] · [h × f/etp] and back, as slow as the smaller of the
+// expert's width per device and the tokens it gets (a 2,048-wide expert split 8 ways is a
+// 256-wide GEMM; docs/plan.md, "Expert GEMMs").
+double expert_gemm_efficiency(const Ctx& c) {
+  const double width = d(c.m.moe->expert_ffn_hidden) / c.p.expert_tp();
+  return c.gemm_efficiency * gemm_width_factor(std::min(width, tokens_per_expert(c)));
+}
+
 LayerCompute layer_forward(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
-  const double score_flops = 4 * d(c.m.seq_len) * d(c.m.hidden) * tokens / c.p.tp;
+  const double score_flops = attention_score_flops(c.m) * tokens / c.p.tp;
   const double flops = c.layer_flops * tokens / c.p.tp;
   Layout no_recompute = c.p;
   no_recompute.recompute = Recompute::kNone;
   LayerCompute t;
   const double efficiency = c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
-  t.gemm = (flops - score_flops) / (c.peak * efficiency);
-  t.scores = score_flops / (c.peak * c.gemm_efficiency);
-  t.memory = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute) /
-             (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
-  t.kernels = kKernelsPerLayer * kKernelOverheadS;
+  const double routed = c.routed_flops * tokens / c.p.tp;
+  t.gemm = (flops - score_flops - routed) / (c.peak * efficiency);
+  if (routed > 0) t.gemm += routed / (c.peak * expert_gemm_efficiency(c));
+  t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency);
+  double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
+  double kernels = kKernelsPerLayer;
+  if (c.m.moe) {
+    traffic += moe_share(c) * routing_traffic(c);
+    kernels += moe_share(c) * kRoutingKernels;
+  }
+  t.memory = traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  t.kernels = kernels * kKernelOverheadS;
   return t;
 }
 
@@ -98,9 +147,17 @@ int forward_passes(const Layout& p) { return p.recompute == Recompute::kFull ? 2
 
 GroupShape tp_group(const Ctx& c) { return group_shape(c.p.tp, 1, c.net.cluster()); }
 GroupShape cp_group(const Ctx& c) { return group_shape(c.p.cp, c.p.tp, c.net.cluster()); }
-GroupShape ep_group(const Ctx& c) { return group_shape(c.p.ep, c.p.tp * c.p.cp, c.net.cluster()); }
+// MoE parallel folding (Megatron-Core, Liu et al. 2025): the MoE layers number the ranks of
+// tp × cp × dp as etp innermost, then ep, then the expert-data-parallel rest — an EP group is ep
+// ranks etp apart, so 64-way EP with etp 1 on 8-GPU nodes spans 8 nodes.
+GroupShape etp_group(const Ctx& c) { return group_shape(c.p.expert_tp(), 1, c.net.cluster()); }
+GroupShape ep_group(const Ctx& c) { return group_shape(c.p.ep, c.p.expert_tp(), c.net.cluster()); }
 GroupShape dp_group(const Ctx& c) {
   return group_shape(c.p.dp * c.p.cp, c.p.tp, c.net.cluster());
+}
+GroupShape expert_dp_group(const Ctx& c) {
+  return group_shape(static_cast<int>(expert_replicas(c.p)), c.p.ep * c.p.expert_tp(),
+                     c.net.cluster());
 }
 
 // Sequence parallelism: an allgather before and a reduce-scatter after attention and the MLP in
@@ -112,26 +169,65 @@ double layer_tp_seconds(const Ctx& c) {
   const GroupShape g = tp_group(c);
   const double pair = c.net.time(Collective::kAllGather, bytes, g).seconds +
                       c.net.time(Collective::kReduceScatter, bytes, g).seconds;
-  return 2 * pair * (1 + forward_passes(c.p));
+  // Attention's pair always; the MLP's only in dense layers (a MoE layer's tokens are gathered
+  // over the etp group by its dispatcher, layer_ep_seconds).
+  return (2 - moe_share(c)) * pair * (1 + forward_passes(c.p));
 }
 
-// MoE dispatch and combine in each forward and backward pass: each device sends its tokens'
-// top_k copies of h values (Lepikhin et al. 2021, GShard; Megatron-Core token dispatcher).
-double layer_ep_seconds(const Ctx& c, int moe_layers) {
-  if (!c.m.moe || c.p.ep <= 1 || moe_layers == 0) return 0;
-  const double bytes = tokens_per_micro_batch(c) / c.p.tp * c.m.moe->top_k * d(c.m.hidden) *
-                       kActivationBytes;
-  const double a2a = c.net.time(Collective::kAllToAll, bytes, ep_group(c)).seconds;
-  return 2 * a2a * (1 + forward_passes(c.p)) * moe_layers / c.m.layers;
+// Bytes per value MoE dispatch sends: bf16 2; fp8 1 and an fp32 scale per 128 values
+// (DeepSeek-V3 Section 3.3.2: fine-grained 1×128 activation quantisation before dispatch).
+double dispatch_bytes(DispatchPrecision p) { return p == DispatchPrecision::kFp8 ? 1 + 4.0 / 128 : 2; }
+
+// One dispatch or combine of a device's tokens, `value_bytes` per value: top_k copies of h values
+// each (Lepikhin et al. 2021, GShard; Megatron-Core's all-to-all dispatcher). With node-limited
+// routing (DeepSeek-V3 Section 3.2.2) a token crosses the network once per node its experts are
+// on — at most max_nodes_per_token of the group's nodes, (n−1)/n of them remote — and its copies
+// fan out inside the node over the scale-up links; the two overlap, the slower paces.
+double a2a_seconds(const Ctx& c, double value_bytes) {
+  const GroupShape g = ep_group(c);
+  const MoeSpec& moe = *c.m.moe;
+  const double token_bytes = local_tokens(c) * d(c.m.hidden) * value_bytes;
+  const double bytes = token_bytes * moe.top_k;
+  const int limit = moe.max_nodes_per_token;
+  if (limit <= 0 || g.nodes <= limit) return c.net.time(Collective::kAllToAll, bytes, g).seconds;
+  const Link across = layer_link(c.net.cluster(), g.widest);
+  const Link inside = c.net.cluster().node;
+  const double remote = remote_copies(moe.top_k, limit, g.nodes);
+  const double network = token_bytes * remote / (across.gbps * 1e9) + across.latency_s * (g.nodes - 1);
+  const double fan_out = bytes / (inside.gbps * 1e9) + inside.latency_s * (g.per_node - 1);
+  return std::max(network, fan_out);
+}
+
+// MoE dispatch and combine of one average layer: in each forward pass dispatch at the dispatch
+// precision and combine in bf16, in the backward both in bf16; with etp > 1 the tokens are
+// gathered over the etp group before dispatch and reduce-scattered after combine.
+double layer_ep_seconds(const Ctx& c) {
+  if (!c.m.moe || c.moe_layers == 0) return 0;
+  double pass = 0, backward = 0;
+  if (c.p.ep > 1) {
+    pass = a2a_seconds(c, dispatch_bytes(c.p.dispatch)) + a2a_seconds(c, kActivationBytes);
+    backward = 2 * a2a_seconds(c, kActivationBytes);
+  }
+  if (c.p.expert_tp() > 1) {
+    const double gathered = local_tokens(c) * c.p.expert_tp() * d(c.m.hidden) * kActivationBytes;
+    const GroupShape g = etp_group(c);
+    const double pair = c.net.time(Collective::kAllGather, gathered, g).seconds +
+                        c.net.time(Collective::kReduceScatter, gathered, g).seconds;
+    pass += pair;
+    backward += pair;
+  }
+  return moe_share(c) * (pass * forward_passes(c.p) + backward);
 }
 
 // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): K and V chunks go round
 // the cp ranks while attention computes; the backward sends dK, dV too. Only what attention's
-// own time does not hide is exposed.
+// own time does not hide is exposed. K and V as attention uses them: kv_heads·head_dim each, and
+// for MLA the up-projected heads·(qk_nope + qk_rope) and heads·v_head_dim (Megatron-Core's MLA
+// hands those, not the latent, to the context-parallel core attention).
 double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
   if (c.p.cp <= 1) return 0;
-  const double kv = 2 * tokens_per_micro_batch(c) * d(c.m.hidden) * c.m.kv_heads / c.m.heads /
-                    c.p.tp * kActivationBytes;
+  const double kv = tokens_per_micro_batch(c) * d(k_width(c.m) + v_width(c.m)) / c.p.tp *
+                    kActivationBytes;
   const double ring = c.net.time(Collective::kAllGather, kv * c.p.cp, cp_group(c)).seconds;
   const double forward = std::max(0.0, ring - f.scores);
   const double backward = std::max(0.0, 2 * ring - 2 * f.scores);
@@ -139,12 +235,14 @@ double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
 }
 
 // The output layer and the loss on the last stage: 2·h·V FLOPs per token forward, twice that
-// backward; the softmax reads and writes the V logits in fp32 about three times.
+// backward; the softmax reads and writes the V logits in fp32 about three times. In bf16 under
+// fp8 (DeepSeek-V3 Section 3.3.1 keeps the output head in its original precision).
 double logits_seconds(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double flops = 3 * 2 * d(c.m.hidden) * d(c.m.vocab) * tokens / c.p.tp;
   const double traffic = 3 * 4 * d(c.m.vocab) * tokens / c.p.tp;
-  return flops / (c.peak * c.gemm_efficiency) + traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return flops / (c.peak_bf16 * c.gemm_efficiency) +
+         traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
 // One activation (and one gradient) per virtual stage boundary and micro-batch, scattered over
@@ -156,48 +254,112 @@ double pp_seconds_per_micro_batch(const Ctx& c) {
   return 2 * c.p.vpp * c.net.time(Collective::kSendRecv, bytes, g).seconds;
 }
 
-// Layers of the fullest pipeline stage: ceil(layers / pp), however its vpp chunks split them
-// (Megatron-LM places uneven layers with --decoder-first/last-pipeline-num-layers; 126 layers on
-// pp 16 are priced as the 8 of the slowest stage, whatever vpp).
-int layers_per_stage(const Layout& p, const ModelSpec& m) { return (m.layers + p.pp - 1) / p.pp; }
+// What the pacing device runs per micro-batch: its decoder layers (MTP modules counted as layers)
+// and its share of the output layer's micro-batches.
+struct StageLoad {
+  double layers = 0;
+  double output = 0;  // 1 on the last stage; under DualPipe half on the device holding both ends
+};
+
+StageLoad stage_load(const Ctx& c, int stage) {
+  const bool last = stage == c.p.pp - 1;
+  return {stage_layers(c.m.layers, c.p.pp, stage) + (last ? d(c.m.mtp_layers) : 0.0),
+          last ? 1.0 : 0.0};
+}
+
+// The slowest device paces the pipeline: of the first stage, the second (the middle stages take
+// the extra layers first) and the last (the output layer and MTP), the one with the most work.
+// Under DualPipe a device runs stage i for half the micro-batches and stage pp−1−i for the other
+// half (DeepSeek-V3 Section 3.2.1).
+StageLoad pacing_stage(const Ctx& c, double layer_s, double output_s) {
+  auto load = [&](int stage) {
+    StageLoad l = stage_load(c, stage);
+    if (c.p.pipeline_schedule() == Schedule::kDualPipe && c.p.pp > 1) {
+      const StageLoad mirror = stage_load(c, c.p.pp - 1 - stage);
+      l = {(l.layers + mirror.layers) / 2, (l.output + mirror.output) / 2};
+    }
+    return l;
+  };
+  StageLoad best = load(0);
+  for (int stage : {1, c.p.pp - 1}) {
+    if (stage <= 0 || stage >= c.p.pp) continue;
+    const StageLoad l = load(stage);
+    if (l.layers * layer_s + l.output * output_s > best.layers * layer_s + best.output * output_s) {
+      best = l;
+    }
+  }
+  return best;
+}
 
 struct MicroBatch {
-  double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, backward = 0, forward = 0;
+  double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+  double forward = 0, backward = 0;  // compute of the forward and the backward pass
+  double weight_grad = 0;            // of the backward, the weight-gradient GEMMs (= forward GEMMs)
   double total() const { return compute + tp + cp + ep + pp; }
 };
 
+// Communication the step overlaps with computation exposes only what exceeds it: the MoE
+// all-to-all under --ep-overlap (DualPipe's paired forward and backward chunks; Megatron-Core's
+// 1F1B a2a overlap) behind the MoE layers' compute, TP under --tp-overlap (Transformer Engine's
+// userbuffers, Ascend MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
+void hide_overlapped(const Ctx& c, double moe_compute, double gemm, MicroBatch& mb) {
+  if (c.p.ep_overlap) mb.ep = std::max(0.0, mb.ep - moe_compute);
+  if (c.p.tp_overlap) mb.tp = std::max(0.0, mb.tp - gemm);
+  if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = std::max(0.0, mb.pp - mb.compute);
+}
+
 MicroBatch micro_batch_seconds(const Ctx& c) {
   const LayerCompute f = layer_forward(c);
-  const int layers = layers_per_stage(c.p, c.m);
+  const double layer_s = layer_compute_seconds(c, f);
+  const double output_s = logits_seconds(c);
+  const StageLoad stage = pacing_stage(c, layer_s, output_s);
+  const double layers = stage.layers;
   MicroBatch mb;
-  mb.compute = layers * layer_compute_seconds(c, f) + logits_seconds(c);
+  mb.compute = layers * layer_s + stage.output * (1 + c.m.mtp_layers) * output_s;
   mb.tp = layers * layer_tp_seconds(c);
   mb.cp = layers * layer_cp_seconds(c, f);
-  mb.ep = layers * layer_ep_seconds(c, c.moe_layers);
+  mb.ep = layers * layer_ep_seconds(c);
   mb.pp = pp_seconds_per_micro_batch(c);
   mb.forward = layers * f.total();
   mb.backward = layers * 2 * f.total();
+  mb.weight_grad = layers * f.gemm;
+  const double gemm = layers * f.gemm * (2 + forward_passes(c.p));
+  hide_overlapped(c, layers * moe_share(c) * layer_s, gemm, mb);
   return mb;
 }
 
-// Gradient reduction over the data-parallel (and context-parallel) replicas: an allreduce, or
-// with ZeRO a reduce-scatter then an allgather of the updated bf16 weights (Rajbhandari et al.
-// 2020, Section 7: the same volume). Overlapped with the last micro-batch's backward and the
-// first one's forward (Megatron --overlap-grad-reduce / --overlap-param-gather, DeepSpeed
-// overlap_comm); ZeRO-3 gathers weights for each micro-batch's forward and backward.
-double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
-  const int replicas = c.p.dp * c.p.cp;
-  if (replicas <= 1) return 0;
-  const double params = params_per_device(c.m, c.p);
-  const double bytes = params * 2;
-  const GroupShape g = dp_group(c);
+// Parameters a device holds, averaged over stages; DualPipe holds two stages' worth.
+DeviceParams held_params(const Ctx& c) {
+  DeviceParams n = device_params(c.m, c.p);
+  if (c.p.pipeline_schedule() == Schedule::kDualPipe) n = {2 * n.dense, 2 * n.experts};
+  return n;
+}
+
+struct DpTimes {
   double reduce = 0, gather = 0;
-  if (c.p.zero == 0) {
-    reduce = c.net.time(Collective::kAllReduce, bytes, g).seconds;
-  } else {
-    reduce = c.net.time(Collective::kReduceScatter, bytes, g).seconds;
-    gather = c.net.time(Collective::kAllGather, bytes, g).seconds;
-  }
+};
+
+// The reduction of `params` bf16 gradients over `g` (allreduce, or with ZeRO reduce-scatter then
+// allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7).
+DpTimes dp_times(const Ctx& c, double params, const GroupShape& g) {
+  if (g.ranks <= 1 || params <= 0) return {};
+  const double bytes = params * 2;
+  if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, bytes, g).seconds, 0};
+  return {c.net.time(Collective::kReduceScatter, bytes, g).seconds,
+          c.net.time(Collective::kAllGather, bytes, g).seconds};
+}
+
+// Gradient reduction: the dense weights over their dp·cp replicas, the experts' over the smaller
+// expert-data-parallel group (tp·cp·dp/(ep·etp) ranks, ep·etp apart). Overlapped with the last
+// micro-batch's backward and the first one's forward (Megatron --overlap-grad-reduce /
+// --overlap-param-gather, DeepSpeed overlap_comm); ZeRO-3 gathers weights for each micro-batch's
+// forward and backward.
+double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
+  const DeviceParams n = held_params(c);
+  const DpTimes dense = dp_times(c, n.dense, dp_group(c));
+  const DpTimes experts = dp_times(c, n.experts, expert_dp_group(c));
+  const double reduce = dense.reduce + experts.reduce;
+  const double gather = dense.gather + experts.gather;
   if (c.p.zero >= 3) {
     const double per_micro_batch = 2 * gather + reduce;
     const double exposed = std::max(0.0, per_micro_batch - mb.compute);
@@ -207,9 +369,12 @@ double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
   return std::max(0.0, reduce - mb.backward) + std::max(0.0, gather - mb.forward);
 }
 
+// Adam over the parameters this device updates: with ZeRO-1 or more, its shard of each part.
 double optimizer_seconds(const Ctx& c) {
-  double params = params_per_device(c.m, c.p);
-  if (c.p.zero >= 1) params /= static_cast<double>(c.p.dp) * c.p.cp;
+  const DeviceParams n = held_params(c);
+  const bool sharded = c.p.zero >= 1;
+  const double params = n.dense / (sharded ? dense_replicas(c.p) : 1) +
+                        n.experts / (sharded ? expert_replicas(c.p) : 1);
   return params * kAdamBytesPerParam / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
@@ -219,16 +384,27 @@ int communicators(const Layout& p) {
   return n;
 }
 
+// The dispatch's receive buffer and the combine's input: top_k copies of the device's tokens.
+double moe_buffer_bytes(const Ctx& c) {
+  if (!c.m.moe || c.moe_layers == 0) return 0;
+  return 2 * local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * d(c.m.hidden) * kActivationBytes;
+}
+
 MemoryUse memory_use(const Ctx& c) {
-  const ModelStates s = model_states(c.m, c.p);
+  const StageMemory s = largest_stage(c.m, c.p);
   MemoryUse u;
-  u.weights = s.weights;
-  u.grads = s.gradients;
-  u.optimizer = s.optimizer;
-  u.activations = activation_bytes(c.m, c.p);
+  u.weights = s.states.weights;
+  u.grads = s.states.gradients;
+  u.optimizer = s.states.optimizer;
+  u.activations = s.activations;
+  u.stage = s.stage;
+  u.stage_layers = s.layers;
+  u.stage_embedding = s.embedding;
+  u.stage_output = s.output;
   // The sequence-parallel allgather output of one layer's input and NCCL's own buffers.
   const double gathered = tokens_per_micro_batch(c) * d(c.m.hidden) * kActivationBytes;
-  u.buffers = (c.p.tp > 1 ? 2 * gathered : 0) + communicators(c.p) * kNcclBytesPerCommunicator;
+  u.buffers = (c.p.tp > 1 ? 2 * gathered : 0) + communicators(c.p) * kNcclBytesPerCommunicator +
+              moe_buffer_bytes(c);
   u.reserved = kReservedBytes;
   u.capacity = c.hw.hbm_gb * 1e9;
   return u;
@@ -240,14 +416,55 @@ double hardware_flops_per_token(const ModelSpec& m, Recompute r) {
     case Recompute::kFull:
       return full_recompute_flops_per_token(m);
     case Recompute::kSelective:
-      return model_flops_per_token(m) + 4 * d(m.seq_len) * d(m.hidden) * m.layers;
+      return model_flops_per_token(m) + attention_score_flops(m) * m.layers;
     case Recompute::kNone:
       return model_flops_per_token(m);
   }
   return 0;
 }
 
+// The peak attention scores and the output layer run at: FP8 (and FP4) training keeps attention
+// and the output head in bf16 (DeepSeek-V3, arXiv:2412.19437, Section 3.3.1: "the embedding
+// module, the output head, MoE gating modules, normalization operators, and attention
+// operators" retain their original precision). A device without a bf16 peak uses its fp16 one,
+// or the run's own.
+double bf16_peak(const HardwareSpec& hw, const std::string& precision, double peak) {
+  if (precision != "fp8" && precision != "fp4") return peak;
+  for (const char* name : {"bf16", "fp16"}) {
+    const auto it = hw.peak_tflops.find(name);
+    if (it != hw.peak_tflops.end()) return it->second * 1e12;
+  }
+  return peak;
+}
+
 }  // namespace
+
+// Pipeline fill and drain per schedule, with T = F + B the time of one micro-batch on the pacing
+// stage and W its weight-gradient part: 1F1B (p−1)·T (Narayanan et al. 2021); interleaved
+// (p−1)·T/v (ibid.); ZB-H1 (p−1)·(T − 2W) — F + B − 2W, the B pass split into input and weight
+// gradients (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", Section 3; DeepSeek-V3 Table 2,
+// "ZB1P"); DualPipe (p/2 − 1)·(T + B − 3W) — (F&B + B − 3W) of DeepSeek-V3 Table 2, the paired
+// F&B chunk taking T.
+double pipeline_bubble(const Layout& p, const StagePass& pass) {
+  const double t = pass.total;
+  switch (p.pipeline_schedule()) {
+    case Schedule::kOneFOneB:
+      return (p.pp - 1.0) * t;
+    case Schedule::kInterleaved:
+      return (p.pp - 1.0) / p.vpp * t;
+    case Schedule::kZeroBubble:
+      return (p.pp - 1.0) * std::max(0.0, t - 2 * pass.weight_grad);
+    case Schedule::kDualPipe:
+      return (p.pp / 2.0 - 1) * std::max(0.0, t + pass.backward - 3 * pass.weight_grad);
+  }
+  return 0;
+}
+
+double remote_copies(int top_k, int max_nodes, int nodes) {
+  if (nodes <= 1) return 0;
+  const int copies = max_nodes > 0 ? std::min(max_nodes, top_k) : top_k;
+  return copies * (nodes - 1.0) / nodes;
+}
 
 ComputeModel compute_model(const HardwareSpec& hw) {
   ComputeModel c;
@@ -265,60 +482,118 @@ std::string too_many_devices(const Layout& p) {
                      "for", p.tp, p.cp, p.pp, p.dp, d(p.tp) * p.cp * p.pp * p.dp, kMaxDevices);
 }
 
+namespace {
+
+// Collects a layout's problems; a message is formatted only when someone reads it (search calls
+// layout_valid millions of times with none).
+class LayoutCheck {
+ public:
+  explicit LayoutCheck(std::vector<std::string>* problems) : problems_(problems) {}
+  template <typename Message>
+  void fail(Message&& message) {
+    ok_ = false;
+    if (problems_) problems_->push_back(message());
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::vector<std::string>* problems_;
+  bool ok_ = true;
+};
+
+// MoE parallel folding: ep × etp ranks inside the tp × cp × dp ranks of one stage.
+void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
+  if (!m.moe) {
+    if (p.ep > 1) check.fail([&] { return fmt::format("ep {} needs a MoE model", p.ep); });
+    if (p.etp > 0 && p.etp != p.tp) {
+      check.fail([&] { return fmt::format("etp {} needs a MoE model", p.etp); });
+    }
+    if (p.ep_overlap) check.fail([] { return std::string("--ep-overlap needs a MoE model"); });
+    return;
+  }
+  const int64_t folded = int64_t{p.tp} * p.cp * p.dp;
+  if (folded % (int64_t{p.ep} * p.expert_tp()) != 0) {
+    check.fail([&] {
+      return fmt::format("ep {} × etp {} must divide tp {} × cp {} × dp {} = {}, the ranks the MoE "
+                         "layers fold over", p.ep, p.expert_tp(), p.tp, p.cp, p.dp, folded);
+    });
+  }
+  if (m.moe->experts % p.ep != 0) {
+    check.fail([&] { return fmt::format("ep {} must divide the {} experts", p.ep, m.moe->experts); });
+  }
+}
+
+void check_schedule(const Layout& p, LayoutCheck& check) {
+  const Schedule schedule = p.pipeline_schedule();
+  if (schedule == Schedule::kInterleaved && p.vpp < 2) {
+    check.fail([] { return std::string("the interleaved schedule needs vpp > 1"); });
+  }
+  const bool one_chunk = schedule == Schedule::kZeroBubble || schedule == Schedule::kDualPipe;
+  if (one_chunk && p.vpp > 1) {
+    check.fail([&] {
+      return fmt::format("the {} schedule runs one chunk per stage: vpp must be 1, not {}",
+                         schedule == Schedule::kDualPipe ? "DualPipe" : "zero-bubble", p.vpp);
+    });
+  }
+  if (schedule == Schedule::kDualPipe && (p.pp < 2 || p.pp % 2 != 0 || p.micro_batches() % 2 != 0)) {
+    check.fail([&] {
+      return fmt::format("DualPipe needs an even pp ≥ 2 and an even number of micro-batches (pp {}, "
+                         "{} micro-batches)", p.pp, p.micro_batches());
+    });
+  }
+  if (schedule == Schedule::kZeroBubble && p.pp < 2) {
+    check.fail([] { return std::string("the zero-bubble schedule needs pp ≥ 2"); });
+  }
+}
+
+}  // namespace
+
 bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
                   std::vector<std::string>* problems) {
-  bool ok = true;
-  // Records a problem; the message is formatted only when someone reads it.
-  auto fail = [&](auto&& message) {
-    ok = false;
-    if (problems) problems->push_back(message());
-  };
+  LayoutCheck check(problems);
   if (beyond_max_devices(p)) {
-    fail([&] { return too_many_devices(p); });
+    check.fail([&] { return too_many_devices(p); });
   } else if (p.devices() != devices) {
-    fail([&] {
+    check.fail([&] {
       return fmt::format("tp {} × cp {} × pp {} × dp {} = {} devices, not {}", p.tp, p.cp, p.pp,
                          p.dp, p.devices(), devices);
     });
   }
   if (m.heads % p.tp != 0) {
-    fail([&] { return fmt::format("{} attention heads do not divide by tp {}", m.heads, p.tp); });
+    check.fail([&] { return fmt::format("{} attention heads do not divide by tp {}", m.heads, p.tp); });
   } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    fail([&] { return fmt::format("{} KV heads do not divide by tp {}", m.kv_heads, p.tp); });
+    check.fail([&] { return fmt::format("{} KV heads do not divide by tp {}", m.kv_heads, p.tp); });
   }
   if (m.layers < int64_t{p.pp} * p.vpp) {
-    fail([&] {
+    check.fail([&] {
       return fmt::format("{} layers cannot fill pp {} × vpp {} stages", m.layers, p.pp, p.vpp);
     });
   }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
-    fail([&] {
+    check.fail([&] {
       return fmt::format("sequence {} does not split into 2 × cp {} chunks", m.seq_len, p.cp);
     });
   }
   const int64_t per_step = static_cast<int64_t>(p.dp) * p.micro_batch;
   if (p.global_batch % per_step != 0) {
-    fail([&] {
+    check.fail([&] {
       return fmt::format("global batch {} is not a multiple of dp {} × micro-batch {}",
                          p.global_batch, p.dp, p.micro_batch);
     });
   } else if (p.vpp > 1 && p.micro_batches() % p.pp != 0) {
-    fail([&] {
+    check.fail([&] {
       return fmt::format("the interleaved schedule needs micro-batches ({}) a multiple of pp {}",
                          p.micro_batches(), p.pp);
     });
   }
-  if (p.ep > 1 && !m.moe) fail([&] { return fmt::format("ep {} needs a MoE model", p.ep); });
-  if (p.ep > 1 && m.moe && (p.dp % p.ep != 0 || m.moe->experts % p.ep != 0)) {
-    fail([&] {
-      return fmt::format("ep {} must divide dp {} and the {} experts", p.ep, p.dp, m.moe->experts);
-    });
-  }
-  return ok;
+  check_experts(m, p, check);
+  check_schedule(p, check);
+  return check.ok();
 }
 
 int64_t global_batch_near(const Layout& p, const ModelSpec& m, double batch_tokens) {
-  const int64_t unit = static_cast<int64_t>(p.dp) * p.micro_batch * (p.vpp > 1 ? p.pp : 1);
+  int64_t unit = static_cast<int64_t>(p.dp) * p.micro_batch * (p.vpp > 1 ? p.pp : 1);
+  if (p.pipeline_schedule() == Schedule::kDualPipe) unit *= 2;  // an even number of micro-batches
   const double sequences = batch_tokens / d(m.seq_len);
   return std::max<int64_t>(1, std::llround(sequences / d(unit))) * unit;
 }
@@ -340,21 +615,30 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
                             hw.name, join(known, ", ")));
   }
   peak_ = peak->second * 1e12;
+  peak_bf16_ = bf16_peak(hw, precision_, peak_);
+  mfu_peak_ = peak_;  // MFU is against the chip's own peak for the precision
+  // FP8 and FP4 GEMMs in a training step: at most kLowPrecisionGemmSpeedup × the bf16 rate.
+  peak_ = std::min(peak_, peak_bf16_ * kLowPrecisionGemmSpeedup);
   layer_forward_flops_ = avg_layer_forward_flops(m);
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);
+  routed_flops_ = routed_expert_flops(m);
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
+  }
 }
 
+
 MemoryUse Predictor::memory(const Layout& p) const {
-  return memory_use(Ctx{m_, hw_, net_, p, peak_, compute_.gemm_efficiency, layer_forward_flops_,
-                        moe_layers_});
+  return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
+                        layer_forward_flops_, moe_layers_, routed_flops_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
-  const Ctx c{m_, hw_, net_, p, peak_, compute_.gemm_efficiency, layer_forward_flops_, moe_layers_};
+  const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, layer_forward_flops_,
+              moe_layers_, routed_flops_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
-  const double fill = (p.pp - 1.0) / p.vpp;
   Prediction r;
   r.layout = p;
   r.precision = precision_;
@@ -364,7 +648,7 @@ Prediction Predictor::operator()(const Layout& p) const {
   b.cp = micro_batches * mb.cp;
   b.ep = micro_batches * mb.ep;
   b.pp = micro_batches * mb.pp;
-  b.bubble = fill * mb.total();
+  b.bubble = pipeline_bubble(p, {mb.total(), mb.backward, mb.weight_grad});
   b.dp = dp_seconds(c, mb, compute_.overlap_dp);
   b.optimizer = optimizer_seconds(c);
   r.step_time_s = b.total();
@@ -373,9 +657,9 @@ Prediction Predictor::operator()(const Layout& p) const {
   r.tokens_per_s = tokens / r.step_time_s;
   r.tflops_per_device = model_flops_ * r.tokens_per_s / devices / 1e12;
   r.hardware_tflops_per_device =
-      hardware_flops_per_token(m_, p.recompute) * r.tokens_per_s / devices / 1e12;
-  r.mfu = r.tflops_per_device * 1e12 / peak_;
-  r.hfu = r.hardware_tflops_per_device * 1e12 / peak_;
+      hardware_flops_[static_cast<size_t>(p.recompute)] * r.tokens_per_s / devices / 1e12;
+  r.mfu = r.tflops_per_device * 1e12 / mfu_peak_;
+  r.hfu = r.hardware_tflops_per_device * 1e12 / mfu_peak_;
   r.comm_wait_share = b.communication() / r.step_time_s;
   r.memory = memory_use(c);
   return r;

@@ -1,9 +1,11 @@
 // The step-time predictor: one training step of a layout, as Megatron-LM runs it (1F1B pipeline,
-// optionally interleaved; TP with sequence parallelism; DP gradient reduction overlapped with
-// the last backward; ZeRO stages; MoE all-to-all; context-parallel ring attention). Every term is
+// interleaved, zero-bubble or DualPipe; TP with sequence parallelism; DP gradient reduction
+// overlapped with the last backward; ZeRO stages; MoE all-to-all with node-limited routing,
+// parallel folding and overlap; context-parallel ring attention). Every term is
 // a small function in step.cc with its source; docs/plan.md derives each one.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,11 @@ struct MemoryUse {
   double buffers = 0;   // communication buffers
   double reserved = 0;  // runtime context and workspaces, never available to the model
   double capacity = 0;
+  // The pipeline stage these bytes are of: the fullest (plan/memory.h, largest_stage).
+  int stage = 0;
+  int stage_layers = 0;
+  bool stage_embedding = false;  // it holds the input embedding
+  bool stage_output = false;     // it holds the output layer (and MTP modules)
   double total() const { return weights + grads + optimizer + activations + buffers; }
   bool fits() const { return total() + reserved <= capacity; }
 };
@@ -63,6 +70,13 @@ struct Prediction {
 inline constexpr double kFrameworkGemmShare = 0.84;
 inline constexpr double kGemmHalfWidth = 128;
 inline double gemm_width_factor(double width) { return width / (width + kGemmHalfWidth); }
+// FP8 (and FP4) GEMMs of a training step run at most this many times the bf16 rate, not the
+// peaks' 2×: per-tensor or block scaling, the casts of every GEMM input and the amax reductions
+// take part of the gain (NVIDIA reports 1.3–1.6× end-to-end over bf16 for FP8 recipes in NeMo,
+// "Faster Training Throughput in FP8 Precision with NVIDIA NeMo", 2025). Fitted on the FP8 rows
+// of the moe-ascend set (DeepSeek-V3 on H800, Megatron-Bridge on H100 and B200): docs/plan.md,
+// "Validation".
+inline constexpr double kLowPrecisionGemmSpeedup = 1.5;
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
 
@@ -76,14 +90,16 @@ ComputeModel compute_model(const HardwareSpec& hw);
 
 // What is wrong with a layout for this model and device count, every problem at once (empty:
 // valid). Devices must be tp·cp·pp·dp, at most kMaxDevices; heads and KV heads divisible by tp; layers ≥ pp·vpp;
-// global batch a multiple of dp·micro-batch; ep dividing dp and the experts.
+// global batch a multiple of dp·micro-batch; ep dividing the experts and ep·etp dividing tp·cp·dp
+// (MoE parallel folding); the schedule's own needs (interleaved ⇔ vpp > 1; DualPipe an even pp
+// and micro-batch count; zero-bubble pp ≥ 2).
 std::vector<std::string> layout_problems(const ModelSpec& m, const Layout& p, int64_t devices);
 // Tokens per step when none is given: Llama 3 405B's batch after its ramp-up, 16M tokens
 // ("The Llama 3 Herd of Models", Section 3.4.1: 4M, 8M, then 16M tokens per batch).
 inline constexpr double kDefaultBatchTokens = 16.0 * 1024 * 1024;
 
 // The global batch nearest to `batch_tokens` tokens per step that the layout can run: a multiple
-// of dp × micro-batch (× pp for the interleaved schedule), at least one.
+// of dp × micro-batch (× pp for the interleaved schedule, × 2 for DualPipe), at least one.
 int64_t global_batch_near(const Layout& p, const ModelSpec& m, double batch_tokens);
 
 // tp × cp × pp × dp above kMaxDevices (computed so that it cannot overflow), and the message
@@ -96,6 +112,22 @@ std::string too_many_devices(const Layout& p);
 // none, millions of times).
 bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
                   std::vector<std::string>* problems = nullptr);
+
+// One micro-batch on the pacing stage: all of it (T = F + B with what communication it exposes),
+// its backward pass B and, of that, the weight-gradient GEMMs W.
+struct StagePass {
+  double total = 0;
+  double backward = 0;
+  double weight_grad = 0;
+};
+// Pipeline fill and drain of the layout's schedule (DeepSeek-V3 report, Table 2, with F + B = T):
+// 1F1B (p−1)·T; interleaved (p−1)·T/v; ZB-H1 (p−1)·(T − 2W); DualPipe (p/2 − 1)·(T + B − 3W).
+double pipeline_bubble(const Layout& p, const StagePass& pass);
+
+// Copies of one token's hidden state a device sends over the scale-out network per dispatch when
+// its EP group spans `nodes` nodes: top_k·(n−1)/n; with node-limited routing (max_nodes > 0) at
+// most one per target node, min(max_nodes, top_k)·(n−1)/n (DeepSeek-V3 Section 3.2.2).
+double remote_copies(int top_k, int max_nodes, int nodes);
 
 // Predicts layouts of one model on one machine. What depends on the model alone (FLOPs per layer,
 // MoE layers) is computed once, so a search pays only for the layout (bench/plan_search).
@@ -121,10 +153,14 @@ class Predictor {
   const Network& net_;
   std::string precision_;
   ComputeModel compute_;
-  double peak_ = 0;                  // FLOP/s
+  double peak_ = 0;                  // FLOP/s the GEMMs run at (kLowPrecisionGemmSpeedup applied)
+  double mfu_peak_ = 0;              // FLOP/s: the catalog's peak for the precision
+  double peak_bf16_ = 0;             // FLOP/s of attention scores and logits (bf16 under fp8)
   double layer_forward_flops_ = 0;   // per token, averaged over layers
   double model_flops_ = 0;           // per token
   int moe_layers_ = 0;
+  double routed_flops_ = 0;          // per token, the routed experts' share of layer_forward_flops_
+  std::array<double, 3> hardware_flops_{};  // per token, by Recompute
 };
 
 }  // namespace plumb::plan

@@ -110,6 +110,7 @@ void summarize(ValidationSet& set) {
   for (const ValidationRow& row : set.rows) {
     sum += std::abs(row.error());
     set.max_abs_error = std::max(set.max_abs_error, std::abs(row.error()));
+    if (row.group.empty()) continue;  // a run of a set that ranks it with no other
     groups[row.group].first.push_back(row.predicted);
     groups[row.group].second.push_back(row.published);
   }

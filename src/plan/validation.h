@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/hardware.h"
@@ -14,10 +15,25 @@
 namespace plumb::plan {
 
 struct ValidationRow {
-  std::string group;  // model size: rows are ranked within their group
+  ValidationRow() = default;
+  ValidationRow(std::string row_group, std::string row_layout, double row_predicted,
+                double row_published)
+      : group(std::move(row_group)),
+        layout(std::move(row_layout)),
+        predicted(row_predicted),
+        published(row_published) {}
+
+  std::string group;  // model size: rows are ranked within their group; empty: in none
   std::string layout; // "tp 8 pp 4 dp 16 mbs 2"
   double predicted = 0;
   double published = 0;
+  // Rows of a run-set file (validation_set.h) also say which run they are and what they measure,
+  // since one set may mix quantities; the built-in sets leave these empty.
+  std::string name;      // "DeepSeek-V3 pre-training", unique within its set
+  std::string quantity;  // "tokens/s per device"
+  std::string source;    // where the published figure comes from
+  std::vector<std::pair<std::string, std::string>> assumed;  // field, why that value (file order)
+  std::vector<std::string> notes;  // what plumb itself assumed or found (efficiency, memory)
   double error() const { return (predicted - published) / published; }  // relative
 };
 
@@ -34,7 +50,7 @@ struct ValidationSet {
 // Spearman's rank correlation: Pearson's of the ranks, ties ranked by their average.
 double spearman(std::span<const double> a, std::span<const double> b);
 
-// Fills mape, max_abs_error and spearman from the rows.
+// Fills mape, max_abs_error and spearman (of each named group) from the rows.
 void summarize(ValidationSet& set);
 
 // Reads and predicts each set; errors name the file and line.

@@ -35,6 +35,14 @@ void print_breakdown(const plan::Prediction& p, std::ostream& out) {
   fmt::print(out, "compute waits on communication {:.1f}% of the step\n", 100 * p.comm_wait_share);
 }
 
+// "stage 0: 7 layers + embedding", "stage 15: 7 layers + output layer".
+std::string stage_text(const plan::MemoryUse& m) {
+  std::string text = fmt::format("stage {}: {} layers", m.stage, m.stage_layers);
+  if (m.stage_embedding) text += " + embedding";
+  if (m.stage_output) text += " + output layer";
+  return text;
+}
+
 void print_memory(const plan::MemoryUse& m, std::ostream& out) {
   fmt::print(out, "{:<34} {:>10}\n", "memory per device", "GB");
   const std::pair<const char*, double> parts[] = {{"weights", m.weights},
@@ -44,6 +52,7 @@ void print_memory(const plan::MemoryUse& m, std::ostream& out) {
                                                   {"communication buffers", m.buffers},
                                                   {"runtime reserve", m.reserved}};
   for (const auto& [name, bytes] : parts) fmt::print(out, "  {:<32} {:>10.2f}\n", name, bytes / kGB);
+  fmt::print(out, "  {:<32} {}\n", "of the fullest stage", stage_text(m));
   const double need = m.total() + m.reserved;
   if (m.fits()) {
     fmt::print(out, "  {:<32} {:>10.2f} of {:.2f}: fits ({:.2f} GB free)\n", "total", need / kGB,
@@ -89,7 +98,12 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"micro_batches", p.micro_batches()},
           {"zero", p.zero},
           {"recompute", recompute_name(p.recompute)},
-          {"flash_attention", p.flash_attention}};
+          {"flash_attention", p.flash_attention},
+          {"etp", p.expert_tp()},
+          {"schedule", schedule_name(p.pipeline_schedule())},
+          {"ep_overlap", p.ep_overlap},
+          {"tp_overlap", p.tp_overlap},
+          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"}};
 }
 
 nlohmann::json context_json(const PlanContext& c) {
@@ -109,10 +123,30 @@ const char* recompute_name(plan::Recompute r) {
   return "";
 }
 
+const char* schedule_name(plan::Schedule s) {
+  switch (s) {
+    case plan::Schedule::kOneFOneB: return "1f1b";
+    case plan::Schedule::kInterleaved: return "interleaved";
+    case plan::Schedule::kZeroBubble: return "zero-bubble";
+    case plan::Schedule::kDualPipe: return "dualpipe";
+  }
+  return "";
+}
+
 std::string layout_text(const plan::Layout& p) {
-  return fmt::format("tp {} · cp {} · pp {} · vpp {} · dp {} · ep {} · mbs {} · ZeRO {} · recompute {}",
-                     p.tp, p.cp, p.pp, p.vpp, p.dp, p.ep, p.micro_batch, p.zero,
-                     recompute_name(p.recompute));
+  std::string text =
+      fmt::format("tp {} · cp {} · pp {} · vpp {} · dp {} · ep {} · mbs {} · ZeRO {} · recompute {}",
+                  p.tp, p.cp, p.pp, p.vpp, p.dp, p.ep, p.micro_batch, p.zero,
+                  recompute_name(p.recompute));
+  if (p.expert_tp() != p.tp) text += fmt::format(" · etp {}", p.expert_tp());
+  const plan::Schedule s = p.pipeline_schedule();
+  if (s == plan::Schedule::kZeroBubble || s == plan::Schedule::kDualPipe) {
+    text += fmt::format(" · {}", schedule_name(s));
+  }
+  if (p.ep_overlap) text += " · ep-overlap";
+  if (p.tp_overlap) text += " · tp-overlap";
+  if (p.dispatch == plan::DispatchPrecision::kFp8) text += " · fp8 dispatch";
+  return text;
 }
 
 void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o,
@@ -152,6 +186,11 @@ nlohmann::json prediction_json(const plan::Prediction& p) {
             {"reserved", m.reserved},
             {"total", m.total()},
             {"capacity", m.capacity}}},
+          {"memory_stage",
+           {{"stage", m.stage},
+            {"layers", m.stage_layers},
+            {"embedding", m.stage_embedding},
+            {"output_layer", m.stage_output}}},
           {"fits", m.fits()},
           {"breakdown_s",
            {{"compute", b.compute},

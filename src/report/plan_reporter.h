@@ -76,8 +76,11 @@ std::string prices_text(const plan::ChipComparison& c);
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).
 nlohmann::json prediction_json(const plan::Prediction& p);
 
-// "tp 8 · cp 1 · pp 16 · vpp 2 · dp 64 · ep 1 · mbs 1 · ZeRO 1 · recompute selective"
+// "tp 8 · cp 1 · pp 16 · vpp 2 · dp 64 · ep 1 · mbs 1 · ZeRO 1 · recompute selective", then what
+// differs from the defaults: "· etp 1 · dualpipe · ep-overlap · tp-overlap · fp8 dispatch".
 std::string layout_text(const plan::Layout& p);
 const char* recompute_name(plan::Recompute r);
+// The --schedule names: "1f1b", "interleaved", "zero-bubble", "dualpipe".
+const char* schedule_name(plan::Schedule s);
 
 }  // namespace plumb::report

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -39,15 +40,64 @@ void print_layout_header(std::ostream& out) {
              "tokens/s", "MFU", "mem GB", "comm");
 }
 
+// A run-set row (validation_set.h) also names its run, quantity, source, the fields its file
+// assumed and why, and what plumb noted; the built-in sets' rows keep their five keys.
+nlohmann::json row_json(const plan::ValidationRow& r) {
+  nlohmann::json row = {{"group", r.group},
+                        {"layout", r.layout},
+                        {"predicted", r.predicted},
+                        {"published", r.published},
+                        {"error", r.error()}};
+  if (r.name.empty()) return row;
+  nlohmann::json assumed = nlohmann::json::object();
+  for (const auto& [field, why] : r.assumed) assumed[field] = why;
+  row["name"] = r.name;
+  row["quantity"] = r.quantity;
+  row["source"] = r.source;
+  row["assumed"] = assumed;
+  row["notes"] = r.notes;
+  return row;
+}
+
+// A run set's figure: four significant digits, whole numbers from 10,000 (tokens/s: 43140, not
+// 4.314e+04; MFU 0.3812; step time 6.678 s).
+std::string figure(double v) {
+  return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+}
+
+// --rows for a run set: one line per run, then its layout, source, assumptions and notes. The
+// name and quantity columns are as wide as their longest entry.
+void print_run_rows(const plan::ValidationSet& s, std::ostream& out) {
+  size_t name_width = 3, quantity_width = 8;
+  for (const plan::ValidationRow& r : s.rows) {
+    name_width = std::max(name_width, r.name.size());
+    quantity_width = std::max(quantity_width, r.quantity.size());
+  }
+  fmt::print(out, "{:<{}} {:<{}} {:>11} {:>11} {:>8}\n", "run", name_width, "quantity",
+             quantity_width, "predicted", "published", "error");
+  for (const plan::ValidationRow& r : s.rows) {
+    fmt::print(out, "{:<{}} {:<{}} {:>11} {:>11} {:>+7.1f}%\n", r.name, name_width, r.quantity,
+               quantity_width, figure(r.predicted), figure(r.published), 100 * r.error());
+    fmt::print(out, "    layout {}{}\n", r.layout, r.group.empty() ? "" : " · group " + r.group);
+    if (!r.source.empty()) fmt::print(out, "    source {}\n", r.source);
+    for (const auto& [field, why] : r.assumed) fmt::print(out, "    assumed {}: {}\n", field, why);
+    for (const std::string& n : r.notes) fmt::print(out, "    note: {}\n", n);
+  }
+}
+
+void print_set_rows(const plan::ValidationSet& s, std::ostream& out) {
+  if (!s.rows.empty() && !s.rows.front().name.empty()) return print_run_rows(s, out);
+  fmt::print(out, "{:<8} {:<26} {:>11} {:>11} {:>8}\n", "model", "layout", "predicted",
+             "published", "error");
+  for (const plan::ValidationRow& r : s.rows) {
+    fmt::print(out, "{:<8} {:<26} {:>11.1f} {:>11.1f} {:>+7.1f}%\n", r.group, r.layout,
+               r.predicted, r.published, 100 * r.error());
+  }
+}
+
 nlohmann::json set_json(const plan::ValidationSet& s, const ValidationTarget& t) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const plan::ValidationRow& r : s.rows) {
-    rows.push_back({{"group", r.group},
-                    {"layout", r.layout},
-                    {"predicted", r.predicted},
-                    {"published", r.published},
-                    {"error", r.error()}});
-  }
+  for (const plan::ValidationRow& r : s.rows) rows.push_back(row_json(r));
   return {{"name", s.name},
           {"source", s.source},
           {"quantity", s.quantity},
@@ -323,13 +373,7 @@ void print_validation(const std::vector<plan::ValidationSet>& sets,
     const plan::ValidationSet& s = sets[i];
     const ValidationTarget& t = targets[i];
     fmt::print(out, "# {} · {} · {}\n", s.name, s.source, s.quantity);
-    if (rows) {
-      fmt::print(out, "{:<8} {:<26} {:>11} {:>11} {:>8}\n", "model", "layout", "predicted", "published", "error");
-      for (const plan::ValidationRow& r : s.rows) {
-        fmt::print(out, "{:<8} {:<26} {:>11.1f} {:>11.1f} {:>+7.1f}%\n", r.group, r.layout, r.predicted,
-                   r.published, 100 * r.error());
-      }
-    }
+    if (rows) print_set_rows(s, out);
     fmt::print(out, "{}: {} rows · MAPE {:.1f}% (target ≤ {:.0f}%) · largest error {:.1f}%{}\n", s.name,
                s.rows.size(), 100 * s.mape, 100 * t.max_mape, 100 * s.max_abs_error,
                t.max_abs_error > 0 ? fmt::format(" (target ≤ {:.0f}%)", 100 * t.max_abs_error) : "");

@@ -49,5 +49,51 @@ TEST(Flops, MoeCountsActiveExpertsOnly) {
   EXPECT_DOUBLE_EQ(layer_forward_flops(m, 1), attention + 2.0 * 8 * 3 * 1024 * 512 + 2.0 * 1024 * 64);
 }
 
+// head_dim widens what attention computes: Qwen3-30B-A3B's 32 heads of 128 are 4096 wide on a
+// 2048 model. Scores 4·s·heads·head_dim = 4·4096·4096 = 67,108,864 (4·s·h would be half);
+// layer: 2·18,874,368 attention + 67,108,864 + 8 experts 2·8·4,718,592 = 75,497,472 + router
+// 2·2048·128 = 524,288: 180,879,360.
+TEST(Flops, HeadDimWidensProjectionsAndScores) {
+  const ModelSpec m = test_models::qwen3_30b_a3b();
+  EXPECT_DOUBLE_EQ(attention_score_flops(m), 67108864);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(m, 0), 180879360);
+  EXPECT_DOUBLE_EQ(mtp_forward_flops(m), 0);
+}
+
+// MLA scores: Q·Kᵀ over heads·(nope + rope) = 24,576, scores·V over heads·v = 16,384:
+// 2·4096·24,576 + 2·4096·16,384 = 335,544,320 per token.
+// An MoE layer: 2·187,107,328 attention + 335,544,320 + 9 experts 2·9·44,040,192 = 792,723,456 +
+// router 2·7168·256 = 3,670,016: 1,506,152,448; a dense layer 374,214,656 + 335,544,320 +
+// 2·396,361,728: 1,502,482,432. The MTP module: its MoE layer + M 2·2·7168² = 205,520,896 + its
+// logits 2·7168·129,280 = 1,853,358,080: 3,565,031,424. Forward: 3 dense + 58 MoE layers
+// (91,864,289,280) + logits 1,853,358,080 + MTP = 97,282,678,784 FLOPs per token.
+TEST(Flops, MultiHeadLatentAttentionAndMultiTokenPrediction) {
+  const ModelSpec m = test_models::deepseek_v3();
+  EXPECT_DOUBLE_EQ(attention_score_flops(m), 335544320);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(m, 0), 1502482432);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(m, 3), 1506152448);
+  EXPECT_DOUBLE_EQ(mtp_forward_flops(m), 3565031424);
+  EXPECT_DOUBLE_EQ(forward_flops_per_token(m), 97282678784);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(m), 3 * 97282678784.0);
+  // Full recomputation repeats the 61 layers and the MTP module's layer and projection
+  // (93,575,962,624), not the two output layers (3,706,716,160).
+  EXPECT_DOUBLE_EQ(full_recompute_flops_per_token(m), 4 * 93575962624.0 + 3 * 3706716160.0);
+}
+
+// The weight FLOPs of a forward pass are 2 per activated parameter: DeepSeek-V3's main model
+// without the scores (61·335,544,320) and the MTP module: 97,282,678,784 − 20,468,203,520 −
+// 3,565,031,424 = 73,249,443,840 = 2·(36,625,603,584 activated − 881,664 norm weights, which
+// take no matmul). Against the report's "37B activated": 2·37e9 = 74e9, 1.0% above (the report
+// rounds README_WEIGHTS.md's 36.6B up); within 2%.
+TEST(Flops, DeepSeekV3ForwardIsTwiceTheActivatedParameters) {
+  const ModelSpec m = test_models::deepseek_v3();
+  const double weights = forward_flops_per_token(m) - 61 * attention_score_flops(m) -
+                         mtp_forward_flops(m);
+  EXPECT_DOUBLE_EQ(weights, 73249443840);
+  const double norms = 61 * 2 * 7168 + 7168;
+  EXPECT_DOUBLE_EQ(weights, 2 * (static_cast<double>(activated_parameter_count(m)) - norms));
+  EXPECT_NEAR(weights / (2 * 37e9), 1.0, 0.02);
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -33,4 +33,39 @@ inline ModelSpec llama3_8b() {
   return m;
 }
 
+// DeepSeek-V3 (arXiv:2412.19437, Section 4.2; data/models/deepseek-v3-671b.yaml): MLA, 3 dense
+// layers then 58 MoE layers of 256 routed + 1 shared expert, top-8, one MTP module.
+inline ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.seq_len = 4096;
+  m.ffn_type = FfnType::kSwiglu;
+  m.moe = MoeSpec{256, 8, 1, 2048, 3, 4};
+  m.mla = MlaSpec{1536, 512, 128, 64, 128};
+  m.mtp_layers = 1;
+  return m;
+}
+
+// Qwen3-30B-A3B (Qwen3 report Table 2 and config.json; data/models/qwen3-30b-a3b.yaml): 32 query
+// heads of 128 (4096 wide on a 2048 model), 4 KV heads, 128 experts top-8, no shared expert.
+inline ModelSpec qwen3_30b_a3b() {
+  ModelSpec m;
+  m.layers = 48;
+  m.hidden = 2048;
+  m.heads = 32;
+  m.kv_heads = 4;
+  m.head_dim = 128;
+  m.ffn_hidden = 6144;
+  m.vocab = 151936;
+  m.seq_len = 4096;
+  m.ffn_type = FfnType::kSwiglu;
+  m.moe = MoeSpec{128, 8, 0, 768, 0, 0};
+  return m;
+}
+
 }  // namespace plumb::plan::test_models

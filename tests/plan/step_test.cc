@@ -184,6 +184,47 @@ TEST(Step, GlobalBatchNearTheTokensAskedFor) {
   EXPECT_EQ(global_batch_near(p, m, 100.0 * 2048), 256);  // a multiple of 32 × 8, at least one
 }
 
+// FP8 runs the GEMMs at the fp8 peak but attention's scores and the output layer at the bf16
+// one (DeepSeek-V3 Section 3.3.1). Against a device whose bf16 peak is its fp8 peak (624), GPT-3
+// on one device (one micro-batch of T = 2048 tokens, no recomputation) takes longer by what those
+// FLOPs lose at half the rate: scores 3 passes × 96 layers × 4·2048·12288 and logits
+// 3·2·12288·50257, per token × 2048 tokens, / (624e12 × 0.869 × 0.84).
+TEST(Step, Fp8KeepsScoresAndLogitsAtTheBf16Peak) {
+  // bf16 416 × 1.5 = 624: the GEMMs run at the fp8 peak on both chips, only the scores and the
+  // logits differ.
+  HardwareSpec mixed = a100();
+  mixed.peak_tflops = {{"bf16", 416}, {"fp8", 624}};
+  HardwareSpec flat = mixed;
+  flat.peak_tflops = {{"bf16", 624}, {"fp8", 624}};
+  const ModelSpec m = test_models::gpt3();
+  const Network net{default_cluster(mixed), Algorithm::kAuto};
+  Layout p;
+  p.global_batch = 1;
+  const double slow = Predictor(m, mixed, net, "fp8", compute_model(mixed))(p).breakdown.compute;
+  const double fast = Predictor(m, flat, net, "fp8", compute_model(flat))(p).breakdown.compute;
+  const double bf16_flops = (3.0 * 96 * 4 * 2048 * 12288 + 3.0 * 2 * 12288 * 50257) * 2048;
+  const double rate = 0.869 * kFrameworkGemmShare;
+  EXPECT_NEAR(slow - fast, bf16_flops / (416e12 * rate) - bf16_flops / (624e12 * rate), 1e-9);
+  // A bf16 run is what it was: the bf16 peak is its peak.
+  EXPECT_DOUBLE_EQ(Predictor(m, flat, net, "bf16", compute_model(flat))(p).breakdown.compute, fast);
+}
+
+// FP8 GEMMs run at 1.5× the bf16 rate, not the peaks' 2×: on a chip with fp8 = 2 × bf16 the
+// fp8 run is what a chip whose fp8 peak is 1.5 × bf16 predicts.
+TEST(Step, Fp8GemmsAtMostOneAndAHalfTimesBf16) {
+  HardwareSpec twice = a100();
+  twice.peak_tflops = {{"bf16", 312}, {"fp8", 624}};
+  HardwareSpec capped = twice;
+  capped.peak_tflops = {{"bf16", 312}, {"fp8", 312 * kLowPrecisionGemmSpeedup}};
+  const ModelSpec m = test_models::gpt3();
+  const Network net{default_cluster(twice), Algorithm::kAuto};
+  Layout p;
+  p.global_batch = 1;
+  EXPECT_DOUBLE_EQ(Predictor(m, twice, net, "fp8", compute_model(twice))(p).step_time_s,
+                   Predictor(m, capped, net, "fp8", compute_model(capped))(p).step_time_s);
+  EXPECT_DOUBLE_EQ(kLowPrecisionGemmSpeedup, 1.5);
+}
+
 TEST(Step, UnknownPrecisionNamesWhatTheHardwareGives) {
   Fixture f;
   try {

@@ -1,0 +1,250 @@
+// Issue 15's rules, each against a worked example: expert states sharded over the
+// expert-data-parallel group, MoE parallel folding (validity and where an EP group sits), the
+// schedules' bubbles (DeepSeek-V3 Table 2), node-limited routing's traffic, the pipeline stages'
+// layers and micro-batches in flight, and the fullest stage.
+#include <gtest/gtest.h>
+
+#include "plan/memory.h"
+#include "plan/network.h"
+#include "plan/step.h"
+
+namespace plumb::plan {
+namespace {
+
+// DeepSeek-V3's shape (report Section 4.2) with plain multi-head attention, so that the numbers
+// below depend on the MoE rules alone.
+ModelSpec deepseek_like() {
+  ModelSpec m;
+  m.name = "deepseek-like";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.seq_len = 4096;
+  m.ffn_type = FfnType::kSwiglu;
+  m.moe = MoeSpec{256, 8, 1, 2048, 3, 4};
+  return m;
+}
+
+// DeepSeek-V3's published layout: 2,048 H800, PP16, EP64 (no TP), ZeRO-1, DualPipe.
+Layout deepseek_layout() {
+  Layout p;
+  p.pp = 16;
+  p.dp = 128;
+  p.ep = 64;
+  p.zero = 1;
+  p.global_batch = 15360;
+  p.schedule = Schedule::kDualPipe;
+  return p;
+}
+
+// Routed experts: 58 MoE layers × 256 experts × 3·7168·2048 = 653,908,770,816 weights; over
+// pp 16 × ep 64 = 638,582,784 per device. The expert-data-parallel group is
+// tp·cp·dp/(ep·etp) = 128/64 = 2 devices, so ZeRO-1 keeps 12 B / 2 per expert weight:
+// 3,831,496,704 bytes, where sharding over all 128 data-parallel ranks gave 59.9 MB.
+TEST(Moe, ExpertStatesShardOverTheExpertDataParallelGroup) {
+  const ModelSpec m = deepseek_like();
+  const Layout p = deepseek_layout();
+  const DeviceParams n = device_params(m, p);
+  EXPECT_DOUBLE_EQ(n.experts, 653908770816.0 / 1024);
+  EXPECT_DOUBLE_EQ(expert_replicas(p), 2);
+  EXPECT_DOUBLE_EQ(dense_replicas(p), 128);
+  const ModelStates s = model_states(m, p);
+  EXPECT_DOUBLE_EQ(s.optimizer, 12 * n.dense / 128 + 12 * n.experts / 2);
+  EXPECT_NEAR(12 * n.experts / 2, 3.8315e9, 1e5);
+  // The dense 18.2 B weights (MHA here: 61 × 4h² of attention, 12.5 B, the FFNs, router and
+  // embeddings) are 1.14 B per stage, sharded 128 ways: 0.107 GB more.
+  EXPECT_NEAR(s.optimizer / 1e9, 3.938, 0.001);
+  // ep = dp: each expert on one device of its stage, nothing to shard it over.
+  Layout whole = p;
+  whole.ep = 128;
+  EXPECT_DOUBLE_EQ(expert_replicas(whole), 1);
+  EXPECT_DOUBLE_EQ(model_states(m, whole).optimizer,
+                   12 * device_params(m, whole).dense / 128 + 12 * device_params(m, whole).experts);
+}
+
+// MoE parallel folding: ep × etp fold over tp × cp × dp, so ep need not divide dp. tp 2, dp 32
+// (64 ranks a stage) hold ep 64 with etp 1, not with etp 2 (128 ranks).
+TEST(Moe, FoldingNeedsEpTimesEtpToDivideTheStage) {
+  const ModelSpec m = deepseek_like();
+  Layout p;
+  p.tp = 2;
+  p.dp = 32;
+  p.ep = 64;
+  p.etp = 1;
+  p.global_batch = 64;
+  EXPECT_TRUE(layout_problems(m, p, 64).empty());
+  EXPECT_DOUBLE_EQ(expert_replicas(p), 1);  // 2 · 32 / (64 · 1)
+  p.etp = 2;
+  const std::vector<std::string> problems = layout_problems(m, p, 64);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "ep 64 × etp 2 must divide tp 2 × cp 1 × dp 32 = 64, the ranks the MoE "
+                         "layers fold over");
+  p.ep = 3;
+  p.etp = 1;
+  EXPECT_EQ(layout_problems(m, p, 64),
+            (std::vector<std::string>{
+                "ep 3 × etp 1 must divide tp 2 × cp 1 × dp 32 = 64, the ranks the MoE layers fold "
+                "over",
+                "ep 3 must divide the 256 experts"}));
+}
+
+// Megatron-Core numbers the MoE layers' ranks etp innermost, then ep: a 64-way EP group of
+// etp 1 is 64 consecutive ranks, 8 nodes of 8 — not 16, as ep ranks tp = 2 apart would span.
+TEST(Moe, AnEpGroupSitsWhereMegatronPutsIt) {
+  ClusterSpec c;
+  c.devices_per_node = 8;
+  EXPECT_EQ(group_shape(64, 1, c).nodes, 8);
+  EXPECT_EQ(group_shape(64, 2, c).nodes, 16);
+}
+
+// DeepSeek-V3 Table 2 with F = 1, B = 2 (a full backward), W = 1, PP = 16: 1F1B (PP−1)(F+B) = 45,
+// ZB1P (PP−1)(F+B−2W) = 15, DualPipe (PP/2−1)(F&B+B−3W) = 7 · (3 + 2 − 3) = 14 (F&B = F + B);
+// interleaved with v = 4: 45 / 4.
+TEST(Moe, ScheduleBubblesAsDeepSeekV3Table2) {
+  const StagePass pass{3, 2, 1};
+  Layout p;
+  p.pp = 16;
+  EXPECT_DOUBLE_EQ(pipeline_bubble(p, pass), 45);
+  p.schedule = Schedule::kZeroBubble;
+  EXPECT_DOUBLE_EQ(pipeline_bubble(p, pass), 15);
+  p.schedule = Schedule::kDualPipe;
+  EXPECT_DOUBLE_EQ(pipeline_bubble(p, pass), 14);
+  p.schedule = Schedule::kOneFOneB;
+  p.vpp = 4;
+  EXPECT_DOUBLE_EQ(pipeline_bubble(p, pass), 45.0 / 4);
+}
+
+// Each schedule's own needs.
+TEST(Moe, SchedulesRefuseWhatTheyCannotRun) {
+  const ModelSpec m = deepseek_like();
+  Layout p = deepseek_layout();
+  p.global_batch = 128 * 3;  // 3 micro-batches
+  EXPECT_EQ(layout_problems(m, p, 2048),
+            (std::vector<std::string>{"DualPipe needs an even pp ≥ 2 and an even number of "
+                                      "micro-batches (pp 16, 3 micro-batches)"}));
+  p.global_batch = 15360 + 128 * 8;  // 128 micro-batches, a multiple of pp as interleaving needs
+  p.vpp = 2;
+  EXPECT_EQ(layout_problems(m, p, 2048),
+            (std::vector<std::string>{
+                "the DualPipe schedule runs one chunk per stage: vpp must be 1, not 2"}));
+  p.vpp = 1;
+  p.schedule = Schedule::kInterleaved;
+  EXPECT_EQ(layout_problems(m, p, 2048),
+            (std::vector<std::string>{"the interleaved schedule needs vpp > 1"}));
+}
+
+// Node-limited routing: an EP group over 8 nodes sends top_k·7/8 = 7 copies of a token across
+// the network; with at most 4 nodes per token, 4·7/8 = 3.5. Within one node, none.
+TEST(Moe, NodeLimitedRoutingSendsATokenOncePerNode) {
+  EXPECT_DOUBLE_EQ(remote_copies(8, 0, 8), 7);
+  EXPECT_DOUBLE_EQ(remote_copies(8, 4, 8), 3.5);
+  EXPECT_DOUBLE_EQ(remote_copies(2, 4, 8), 1.75);  // fewer experts than the limit
+  EXPECT_DOUBLE_EQ(remote_copies(8, 4, 1), 0);
+}
+
+// The limit lowers the EP time of DeepSeek-V3's layout on H800-like nodes; fp8 dispatch lowers it
+// further, an overlap hides what the MoE layers' compute covers.
+TEST(Moe, RoutingPrecisionAndOverlapLowerTheExposedAllToAll) {
+  HardwareSpec hw;
+  hw.name = "h800-like";
+  hw.peak_tflops = {{"bf16", 989}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 3.35;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 200;
+  hw.scaleout_gbps_per_device = 50;
+  hw.efficiency = 0.8;
+  const ModelSpec m = deepseek_like();
+  ModelSpec any_node = m;
+  any_node.moe->max_nodes_per_token = 0;
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  Layout p = deepseek_layout();
+  const Predictor limited(m, hw, net, "bf16", compute_model(hw));
+  const double with_limit = limited(p).breakdown.ep;
+  const Predictor unlimited(any_node, hw, net, "bf16", compute_model(hw));
+  EXPECT_LT(with_limit, 0.75 * unlimited(p).breakdown.ep);
+  p.dispatch = DispatchPrecision::kFp8;
+  const double fp8 = limited(p).breakdown.ep;
+  EXPECT_LT(fp8, with_limit);
+  p.ep_overlap = true;
+  EXPECT_LT(limited(p).breakdown.ep, fp8);
+}
+
+// 126 layers on 16 stages as Llama 3 405B ran them: 7 on the first and last, 8 on the 14 others;
+// 61 on 16: 3 on the edges and stage 14, 4 on stages 1–13; every split adds up.
+TEST(Moe, StagesTakeTheLayersMiddleFirst) {
+  EXPECT_EQ(stage_layers(126, 16, 0), 7);
+  EXPECT_EQ(stage_layers(126, 16, 1), 8);
+  EXPECT_EQ(stage_layers(126, 16, 14), 8);
+  EXPECT_EQ(stage_layers(126, 16, 15), 7);
+  EXPECT_EQ(stage_layers(61, 16, 13), 4);
+  EXPECT_EQ(stage_layers(61, 16, 14), 3);
+  EXPECT_EQ(stage_layers(11, 3, 2), 4);  // more than the middle stages take: the last one more
+  EXPECT_EQ(stage_first_layer(126, 16, 15), 119);
+  for (int layers : {61, 96, 126, 127}) {
+    for (int pp : {1, 2, 3, 16, 32}) {
+      int sum = 0;
+      for (int s = 0; s < pp; ++s) sum += stage_layers(layers, pp, s);
+      EXPECT_EQ(sum, layers) << layers << " on " << pp;
+    }
+  }
+}
+
+// Micro-batches in flight on a stage: 1F1B pp − stage (at most m); interleaved with pp 16, v 8:
+// (15·2 + 7·16 + 1) = 143 chunks of 1/8 stage = 17.875, which is Korthikanti's 16·(1 + 15/128);
+// DualPipe pp + 1.
+TEST(Moe, MicroBatchesInFlightPerSchedule) {
+  Layout p;
+  p.pp = 16;
+  p.dp = 1;
+  p.global_batch = 32;
+  EXPECT_DOUBLE_EQ(in_flight(p, 0), 16);
+  EXPECT_DOUBLE_EQ(in_flight(p, 15), 1);
+  p.vpp = 8;
+  EXPECT_DOUBLE_EQ(in_flight(p, 0), 17.875);
+  EXPECT_DOUBLE_EQ(in_flight(p, 0), 16 * (1 + 15.0 / 128));
+  p.vpp = 1;
+  p.schedule = Schedule::kDualPipe;
+  EXPECT_DOUBLE_EQ(in_flight(p, 0), 17);
+  p.schedule = Schedule::kOneFOneB;
+  p.global_batch = 8;
+  EXPECT_DOUBLE_EQ(in_flight(p, 0), 8);  // fewer micro-batches than stages
+}
+
+// Llama 3's split of 126 layers on 16 stages under 1F1B: the first stage holds 16 micro-batches of
+// its 7 layers (112 layer-activations), the second 15 of its 8 (120): the second is the fullest
+// once activations dominate. The last holds one micro-batch of its 7 layers and the fp32 logits.
+TEST(Moe, TheFullestStageIsTheOneHoldingTheMostLayerActivations) {
+  ModelSpec m = deepseek_like();
+  m.moe.reset();
+  m.layers = 126;
+  Layout p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 64;
+  p.global_batch = 2048;
+  const double layer = layer_activation_bytes(m, p);
+  const StageMemory first = stage_memory(m, p, 0);
+  EXPECT_EQ(first.layers, 7);
+  EXPECT_TRUE(first.embedding);
+  EXPECT_DOUBLE_EQ(first.activations, 16 * 7 * layer);
+  const StageMemory second = stage_memory(m, p, 1);
+  EXPECT_DOUBLE_EQ(second.activations, 15 * 8 * layer);
+  const StageMemory last = stage_memory(m, p, 15);
+  EXPECT_TRUE(last.output);
+  EXPECT_DOUBLE_EQ(last.activations, 7 * layer + 4096.0 * 129280 / 8 * 4);
+  const StageMemory fullest = largest_stage(m, p);
+  EXPECT_EQ(fullest.stage, 1);
+  EXPECT_EQ(fullest.layers, 8);
+  EXPECT_FALSE(fullest.embedding);
+  // The weights of the embedding (V·h/tp) and the first stage's 7 layers vs the second's 8:
+  const double difference = (second.states.weights - (first.states.weights -
+                           2.0 * 129280 * 7168 / 8) / 7 * 8);
+  EXPECT_NEAR(difference, 0, 1);
+}
+
+}  // namespace
+}  // namespace plumb::plan
