@@ -68,7 +68,8 @@ nlohmann::json compare_json(const plan::Comparison& c);
 // 30000 -> "$30k", 950 -> "$950"; 41500000 -> "41.5M".
 std::string usd_short(double usd);
 std::string count_short(double n);
-// "tp8 cp2 pp16 vpp2 dp64 ep8": tp, pp and dp always, cp, vpp and ep when above 1.
+// "tp8 cp2 pp16 vpp2 dp64 ep8 etp1 dualpipe ep-ov tp-ov": tp, pp and dp always; cp, vpp and ep
+// when above 1; etp when not tp; the zero-bubble and DualPipe schedules; the overlaps when on.
 std::string layout_short(const plan::Layout& p);
 // "h100-sxm: buy $30k (2025-01) · rent $4.92/h (2025-06) · data/hardware/h100-sxm.yaml".
 std::string prices_text(const plan::ChipComparison& c);

@@ -149,7 +149,7 @@ std::string counts_text(const plan::CompareSpec& s) {
 // The budget column only with a budget: the share of it each row spends.
 void print_compare_header(bool budget, std::ostream& out) {
   fmt::print(out,
-             "{:<13} {:<4} {:>8} {}{:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
+             "{:<13} {:<4} {:>8} {}{:<36} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
              "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "goodput",
              "days", "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
 }
@@ -163,7 +163,7 @@ void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
     fmt::print(out, "{}\n", r.why);
     return;
   }
-  fmt::print(out, "{:<28} {:>5.1f}% {:>6.1f}% ", layout_short(r.best->layout), 100 * r.best->mfu,
+  fmt::print(out, "{:<36} {:>5.1f}% {:>6.1f}% ", layout_short(r.best->layout), 100 * r.best->mfu,
              100 * r.outlook.at_daly.goodput);
   if (!r.costs) {
     fmt::print(out, "{}\n", r.why);
@@ -231,6 +231,13 @@ std::string layout_short(const plan::Layout& p) {
   if (p.vpp > 1) s += fmt::format(" vpp{}", p.vpp);
   s += fmt::format(" dp{}", p.dp);
   if (p.ep > 1) s += fmt::format(" ep{}", p.ep);
+  if (p.expert_tp() != p.tp) s += fmt::format(" etp{}", p.expert_tp());
+  const plan::Schedule schedule = p.pipeline_schedule();
+  if (schedule == plan::Schedule::kZeroBubble || schedule == plan::Schedule::kDualPipe) {
+    s += fmt::format(" {}", schedule_name(schedule));
+  }
+  if (p.ep_overlap) s += " ep-ov";
+  if (p.tp_overlap) s += " tp-ov";
   return s;
 }
 
