@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -17,11 +19,13 @@
 #include "common/strings.h"
 #include "plan/calibration.h"
 #include "plan/catalog.h"
+#include "plan/compare.h"
 #include "plan/outlook.h"
 #include "plan/search.h"
 #include "plan/step.h"
 #include "plan/validation.h"
 #include "plan/validation_set.h"
+#include "report/plan_compare_html.h"
 #include "report/plan_reporter.h"
 
 namespace plumb::cli {
@@ -59,6 +63,7 @@ constexpr NumberRange kStorageGbps{1e-3, 1e6};
 constexpr NumberRange kRestartMinutes{0, 7 * 24 * 60};     // up to a week
 constexpr NumberRange kTokens{1, 1e18};                    // Llama 3's 15.6T × 64,000
 constexpr NumberRange kPue{1, 3};
+constexpr NumberRange kBudgetUsd{1, 1e13};                 // ten trillion dollars
 
 // Everything a prediction needs, loaded once and checked before anything is computed.
 struct Inputs {
@@ -494,6 +499,124 @@ int run_validate_command(const PlanOptions& o) {
   return 0;
 }
 
+void add_compare_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--model", o.model, "A catalog model (data/models): llama3-405b, ...");
+  app.add_option("--model-file", o.model_file, "Your own model YAML (keys as data/models/*.yaml)");
+  app.add_option("--hardware", o.compare_hardware, "Catalog devices to compare: h100-sxm,b200,...")
+      ->delimiter(',');
+  app.add_option("--hardware-file", o.compare_hardware_files,
+                 "Your own hardware YAMLs (your quotes in price_usd, rent_usd_per_hour)")
+      ->delimiter(',');
+  app.add_option("--devices", o.compare_devices, "The same device counts for every chip")
+      ->delimiter(',')->transform(number_option(kDeviceCount));
+  app.add_option("--budget", o.budget,
+                 "USD to buy the cluster: each chip at the count it buys, half and a quarter of it")
+      ->transform(number_option(kBudgetUsd));
+  app.add_option("--precision", o.precision, "This precision on the chips that have it, else bf16")
+      ->capture_default_str()->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp4"}));
+  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per step (the batch of every layout)")
+      ->capture_default_str()->transform(number_option(kBatchTokens));
+  app.add_flag("--no-flash-attention", o.no_flash_attention,
+               "Attention keeps its s×s scores (as before FlashAttention)");
+  app.add_option("--json", o.json, "Write plumb.plan-compare/1 here (- for standard output)");
+  app.add_option("--html", o.html, "Write the HTML page here (- for standard output)");
+}
+
+// Every usage problem of plan compare at once.
+void check_compare_usage(const PlanOptions& o) {
+  std::vector<std::string> problems;
+  if (!o.model.empty() && !o.model_file.empty()) {
+    problems.push_back("--model and --model-file: give one");
+  }
+  if (o.model.empty() && o.model_file.empty()) {
+    problems.push_back("needs --model NAME or --model-file PATH");
+  }
+  if (o.compare_hardware.empty() && o.compare_hardware_files.empty()) {
+    problems.push_back("needs --hardware a,b,... (catalog names) or --hardware-file PATH,...");
+  }
+  if (!o.tokens) problems.push_back("needs --tokens (the tokens to train)");
+  if (o.budget && !o.compare_devices.empty()) {
+    problems.push_back("--budget and --devices: give one (--budget sizes each chip's cluster by "
+                       "its price; --devices compares every chip at the same counts)");
+  }
+  if (!o.budget && o.compare_devices.empty()) {
+    problems.push_back("needs --budget USD or --devices N,M,...");
+  }
+  if (o.json == "-" && o.html == "-") {
+    problems.push_back("--json - and --html -: only one can go to standard output");
+  }
+  if (!problems.empty()) throw Error("plumb plan compare: " + join(problems, "; "));
+  std::vector<NamedPath> inputs = {{"--model-file", o.model_file}};
+  for (const std::string& f : o.compare_hardware_files) inputs.push_back({"--hardware-file", f});
+  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--html", o.html}};
+  refuse_overlapping_paths(outputs, inputs);
+  if (!o.json.empty()) OutputFile probe("--json", o.json);
+  if (!o.html.empty()) OutputFile probe("--html", o.html);
+}
+
+// The chips in the order named: catalog names, then files; every unknown name or bad file at once.
+std::vector<plan::CompareChip> load_compare_chips(const PlanOptions& o) {
+  std::vector<plan::CompareChip> chips;
+  std::vector<std::string> problems;
+  auto add = [&](const std::string& label, const std::function<std::string()>& path_of) {
+    for (const plan::CompareChip& c : chips) {
+      if (c.label == label) {
+        problems.push_back(fmt::format("--hardware: {} is named twice", label));
+        return;
+      }
+    }
+    try {
+      const std::string path = path_of();
+      chips.push_back({label, path, plan::load_hardware(path)});
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  };
+  for (const std::string& name : o.compare_hardware) {
+    add(name, [&] { return plan::preset_path("hardware", name); });
+  }
+  for (const std::string& file : o.compare_hardware_files) {
+    add(std::filesystem::path(file).stem().string(), [&] { return file; });
+  }
+  if (!problems.empty()) throw Error(join(problems, "\n"));
+  return chips;
+}
+
+plan::CompareSpec compare_spec(const PlanOptions& o) {
+  plan::CompareSpec s;
+  s.tokens = *o.tokens;
+  s.budget_usd = o.budget;
+  s.devices = o.compare_devices;
+  s.precision = o.precision;
+  s.space.batch_tokens = o.batch_tokens;
+  s.space.flash_attention = !o.no_flash_attention;
+  s.outlook = outlook_inputs(o);
+  return s;
+}
+
+int run_compare_command(const PlanOptions& o) {
+  check_compare_usage(o);
+  const plan::ModelSpec model = load_model_option(o);
+  const std::vector<plan::CompareChip> chips = load_compare_chips(o);
+  Progress progress(stderr, Progress::is_terminal(stderr));
+  const plan::Comparison c =
+      plan::compare(model, chips, compare_spec(o), [&](size_t done, size_t total) {
+        progress.update(done, total, "chips searched");
+      });
+  progress.clear();
+  if (!o.json.empty()) write_json(report::compare_json(c), o.json);
+  if (!o.html.empty()) write_output("--html", o.html, report::compare_html(c));
+  if (o.json != "-" && o.html != "-") report::print_compare(c, std::cout);
+  for (const plan::ChipComparison& chip : c.chips) {
+    for (const plan::CompareRow& row : chip.rows) {
+      if (row.best) return 0;
+    }
+  }
+  // Nothing fits anywhere: a failed check, as for plan search.
+  throw Error(fmt::format("no chip has a layout of {} that fits at any of its device counts",
+                          model.name), ExitCode::kCheckFailed);
+}
+
 }  // namespace
 
 void setup_plan(CLI::App& app, PlanOptions& o) {
@@ -538,6 +661,12 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
                        "A run-set file (repeatable; docs/plan.md section 10): check these files "
                        "instead of the shipped sets");
   validate->callback([&o] { o.mode = PlanMode::kValidate; });
+
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Chips side by side for one run: best layout, days, energy, cost to buy and rent");
+  add_compare_options(*compare, o);
+  add_outlook_options(*compare, o);
+  compare->callback([&o] { o.mode = PlanMode::kCompare; });
 }
 
 int run_plan(const PlanOptions& o) {
@@ -546,6 +675,7 @@ int run_plan(const PlanOptions& o) {
     case PlanMode::kSearch: return run_search_command(o);
     case PlanMode::kScale: return run_scale_command(o);
     case PlanMode::kValidate: return run_validate_command(o);
+    case PlanMode::kCompare: return run_compare_command(o);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // plumb plan: predict step time, MFU, memory and goodput of a parallel layout; `plan search`
 // ranks every layout that fits, `plan scale` shows goodput and time-to-train from 1,000 to
-// 100,000 devices, `plan validate` checks the predictor against published runs.
+// 100,000 devices, `plan validate` checks the predictor against published runs, `plan compare`
+// puts chips side by side for one run (days, energy, cost bought and rented).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,7 +12,7 @@
 
 namespace plumb::cli {
 
-enum class PlanMode { kPredict, kSearch, kScale, kValidate };
+enum class PlanMode { kPredict, kSearch, kScale, kValidate, kCompare };
 
 struct PlanOptions {
   PlanMode mode = PlanMode::kPredict;
@@ -39,6 +40,11 @@ struct PlanOptions {
   std::vector<std::string> schedules;  // empty: every schedule
   bool no_overlap = false;             // search only layouts without EP/TP overlap
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
+  // Compare: chips (catalog names, then files), the same counts for all or a purchase budget.
+  std::vector<std::string> compare_hardware, compare_hardware_files;
+  std::vector<int64_t> compare_devices;
+  std::optional<double> budget;
+  std::string html;  // the HTML page ("-": standard output)
   // Validate.
   bool rows = false;
   std::vector<std::string> sets;  // --set: run-set files checked instead of the shipped sets

@@ -1,6 +1,7 @@
 // `plumb plan` output: the console view and JSON (plumb.plan/1, plumb.plan-search/1,
-// plumb.plan-validate/1, plumb.plan-scale/1) of a prediction, a search, the validation sets and a
-// scaling table. The predictor fills plain structs; these functions only format them.
+// plumb.plan-validate/1, plumb.plan-scale/1, plumb.plan-compare/1) of a prediction, a search, the
+// validation sets, a scaling table and a comparison of chips (its HTML page:
+// plan_compare_html.h). The predictor fills plain structs; these functions only format them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/compare.h"
 #include "plan/outlook.h"
 #include "plan/search.h"
 #include "plan/step.h"
@@ -56,6 +58,20 @@ void print_validation(const std::vector<plan::ValidationSet>& sets,
                       const std::vector<ValidationTarget>& targets, bool rows, std::ostream& out);
 nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
                                const std::vector<ValidationTarget>& targets);
+
+// plumb plan compare: one table of every chip at every count, then each chip's prices with their
+// dates and file, then the notes.
+void print_compare(const plan::Comparison& c, std::ostream& out);
+nlohmann::json compare_json(const plan::Comparison& c);
+
+// Money and counts in three digits for tables: 983040000 -> "$983M", 1.5e9 -> "$1.5B",
+// 30000 -> "$30k", 950 -> "$950"; 41500000 -> "41.5M".
+std::string usd_short(double usd);
+std::string count_short(double n);
+// "tp8 cp2 pp16 vpp2 dp64 ep8": tp, pp and dp always, cp, vpp and ep when above 1.
+std::string layout_short(const plan::Layout& p);
+// "h100-sxm: buy $30k (2025-01) · rent $4.92/h (2025-06) · data/hardware/h100-sxm.yaml".
+std::string prices_text(const plan::ChipComparison& c);
 
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).
 nlohmann::json prediction_json(const plan::Prediction& p);

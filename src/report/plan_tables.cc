@@ -1,10 +1,13 @@
-// plumb plan search / scale / validate: tables and their JSON.
+// plumb plan search / scale / validate / compare: tables and their JSON.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <optional>
 
+#include "common/strings.h"
 #include "report/plan_reporter.h"
 
 namespace plumb::report {
@@ -116,7 +119,183 @@ nlohmann::json set_json(const plan::ValidationSet& s, const ValidationTarget& t)
           {"meets_target", meets(s, t)}};
 }
 
+
+// Three significant digits with a k / M / B suffix.
+std::string short_number(double v) {
+  const std::pair<double, const char*> units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, suffix] : units) {
+    if (std::abs(v) >= scale) return fmt::format("{:.3g}{}", v / scale, suffix);
+  }
+  return fmt::format("{:.3g}", v);
+}
+
+std::string or_dash(const std::optional<double>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : "—";
+}
+
+std::string usd_or_dash(const std::optional<double>& v) { return v ? usd_short(*v) : "—"; }
+std::string short_or_dash(const std::optional<double>& v) { return v ? short_number(*v) : "—"; }
+
+std::string quoted(const std::string& date) { return date.empty() ? "undated" : date; }
+
+// A file relative to the working directory when it lies below it, else as given.
+std::string shown_path(const std::string& path) {
+  std::error_code ec;
+  const std::string relative = std::filesystem::proximate(path, ec).string();
+  return !ec && relative.rfind("..", 0) != 0 ? relative : path;
+}
+
+// "budget $1e+09 to buy (whole nodes; all, ½ and ¼ of it)" or "devices 8192, 16384".
+std::string counts_text(const plan::CompareSpec& s) {
+  if (s.budget_usd) {
+    return fmt::format("budget {} to buy each chip's cluster (whole nodes: all of it, ½ and ¼)",
+                       usd_short(*s.budget_usd));
+  }
+  std::vector<std::string> counts;
+  for (int64_t n : s.devices) counts.push_back(std::to_string(n));
+  return "devices " + join(counts, ", ");
+}
+
+// The budget column only with a budget: the share of it each row spends.
+void print_compare_header(bool budget, std::ostream& out) {
+  fmt::print(out,
+             "{:<13} {:<4} {:>8} {}{:<28} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
+             "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "goodput",
+             "days", "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
+}
+
+void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
+                       std::ostream& out) {
+  const std::string percent = fmt::format("{:.0f}%", 100 * r.budget_share);
+  const std::string share = r.budget_share > 0 ? fmt::format("{:>6}  ", percent) : " ";
+  fmt::print(out, "{:<13} {:<4} {:>8} {}", c.chip.label, c.precision, r.devices, share);
+  if (!r.best) {
+    fmt::print(out, "{}\n", r.why);
+    return;
+  }
+  fmt::print(out, "{:<28} {:>5.1f}% {:>6.1f}% ", layout_short(r.best->layout), 100 * r.best->mfu,
+             100 * r.outlook.at_daly.goodput);
+  if (!r.costs) {
+    fmt::print(out, "{}\n", r.why);
+    return;
+  }
+  const plan::CompareCosts& k = *r.costs;
+  fmt::print(out, "{:>7.1f} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n", k.days,
+             count_short(k.device_hours), short_or_dash(k.energy_mwh), short_or_dash(k.site_mw),
+             usd_or_dash(k.buy_usd), usd_or_dash(k.rent_usd),
+             or_dash(k.break_even_days, "{:.0f} d"));
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json compare_row_json(const plan::CompareRow& r) {
+  nlohmann::json j = {{"devices", r.devices}, {"found", r.best.has_value()}};
+  if (r.budget_share > 0) j["budget_share"] = r.budget_share;
+  if (!r.why.empty()) j["why"] = r.why;
+  if (!r.best) return j;
+  j["best"] = prediction_json(*r.best);
+  j["job_mtbf_h"] = r.outlook.job_mtbf_h;
+  j["goodput"] = r.outlook.at_daly.goodput;
+  j["effective_tokens_per_s"] = r.outlook.effective_tokens_per_s;
+  if (!r.costs) return j;
+  const plan::CompareCosts& k = *r.costs;
+  j["days"] = k.days;
+  j["device_hours"] = k.device_hours;
+  j["energy_mwh"] = optional_json(k.energy_mwh);
+  j["site_mw"] = optional_json(k.site_mw);
+  j["buy_usd"] = optional_json(k.buy_usd);
+  j["rent_usd"] = optional_json(k.rent_usd);
+  j["break_even_days"] = optional_json(k.break_even_days);
+  return j;
+}
+
+nlohmann::json chip_json(const plan::ChipComparison& c) {
+  const plan::HardwareSpec& hw = c.chip.hardware;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const plan::CompareRow& r : c.rows) rows.push_back(compare_row_json(r));
+  return {{"label", c.chip.label},
+          {"name", hw.name},
+          {"source", c.chip.source},
+          {"precision", c.precision},
+          {"devices_per_node", c.devices_per_node},
+          {"tdp_w", optional_json(hw.tdp_w)},
+          {"price_usd", optional_json(hw.price_usd)},
+          {"price_date", hw.price_date},
+          {"rent_usd_per_hour", optional_json(hw.rent_usd_per_hour)},
+          {"rent_date", hw.rent_date},
+          {"notes", c.notes},
+          {"rows", rows}};
+}
+
 }  // namespace
+
+std::string usd_short(double usd) { return "$" + short_number(usd); }
+std::string count_short(double n) { return short_number(n); }
+
+std::string layout_short(const plan::Layout& p) {
+  std::string s = fmt::format("tp{}", p.tp);
+  if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
+  s += fmt::format(" pp{}", p.pp);
+  if (p.vpp > 1) s += fmt::format(" vpp{}", p.vpp);
+  s += fmt::format(" dp{}", p.dp);
+  if (p.ep > 1) s += fmt::format(" ep{}", p.ep);
+  return s;
+}
+
+std::string prices_text(const plan::ChipComparison& c) {
+  const plan::HardwareSpec& hw = c.chip.hardware;
+  const std::string buy =
+      hw.price_usd ? fmt::format("buy {} ({})", usd_short(*hw.price_usd), quoted(hw.price_date))
+                   : "no price_usd";
+  const std::string rent = hw.rent_usd_per_hour
+                               ? fmt::format("rent ${:.3g}/h ({})", *hw.rent_usd_per_hour,
+                                             quoted(hw.rent_date))
+                               : "no rent_usd_per_hour";
+  return fmt::format("{}: {} · {} · {}", c.chip.label, buy, rent, shown_path(c.chip.source));
+}
+
+void print_compare(const plan::Comparison& c, std::ostream& out) {
+  const plan::CompareSpec& s = c.spec;
+  fmt::print(out, "# plumb plan compare · {} · {:.3g} tokens · {} · PUE {:g}\n", c.model,
+             s.tokens, counts_text(s), s.outlook.pue);
+  fmt::print(out,
+             "# best layout per count by plan search · {:.3g} failures per device-hour · energy "
+             "and site power at TDP · {:.2f} s\n",
+             s.outlook.failures_per_device_hour, c.seconds);
+  print_compare_header(s.budget_usd.has_value(), out);
+  for (const plan::ChipComparison& chip : c.chips) {
+    for (const plan::CompareRow& r : chip.rows) print_compare_row(chip, r, out);
+  }
+  for (size_t i = 0; i < c.chips.size(); ++i) {
+    fmt::print(out, "{} {}\n", i == 0 ? "# prices" : "#       ", prices_text(c.chips[i]));
+  }
+  for (const plan::ChipComparison& chip : c.chips) {
+    for (const std::string& n : chip.notes) fmt::print(out, "# note: {}\n", n);
+  }
+}
+
+nlohmann::json compare_json(const plan::Comparison& c) {
+  const plan::CompareSpec& s = c.spec;
+  nlohmann::json chips = nlohmann::json::array();
+  for (const plan::ChipComparison& chip : c.chips) chips.push_back(chip_json(chip));
+  nlohmann::json devices = s.devices;
+  return {{"schema", "plumb.plan-compare/1"},
+          {"model", c.model},
+          {"tokens", s.tokens},
+          {"budget_usd", optional_json(s.budget_usd)},
+          {"budget_tiers", s.budget_usd ? nlohmann::json(plan::kBudgetTiers) : nlohmann::json()},
+          {"devices", s.budget_usd ? nlohmann::json() : devices},
+          {"precision", s.precision},
+          {"pue", s.outlook.pue},
+          {"failures_per_device_hour", s.outlook.failures_per_device_hour},
+          {"storage_gbps", s.outlook.storage_gbps},
+          {"restart_s", s.outlook.restart_s},
+          {"batch_tokens", s.space.batch_tokens},
+          {"seconds", c.seconds},
+          {"chips", chips}};
+}
 
 void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostream& out) {
   print_context(c, out);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "baseline/store.h"
 #include "support/step_record.h"
 #include "support/subprocess.h"
@@ -455,6 +457,160 @@ TEST(PlanCli, ValidateRunSetExitStatus) {
                               "you mean 'tokens_per_s_per_device'?)"),
             std::string::npos) << refused.err;
   EXPECT_TRUE(refused.out.empty()) << refused.out;
+}
+
+// plan compare on a data folder of its own ($PLUMB_DATA): two chips whose prices the test wrote, so
+// that the money is checked exactly and nothing depends on the catalog's figures.
+std::string compare_data() {
+  const std::string dir = temp_dir("plan-compare-data");
+  std::filesystem::create_directories(dir + "/models");
+  std::filesystem::create_directories(dir + "/hardware");
+  write_file(dir + "/models/small.yaml",
+             "name: small\nlayers: 32\nhidden: 4096\nheads: 32\nkv_heads: 8\nffn_hidden: 14336\n"
+             "vocab: 128256\nseq_len: 8192\nffn_type: swiglu\ntied_embeddings: false\n");
+  const std::string links = "devices_per_node: 8\nscaleup_gbps_per_device: 450\n"
+                            "scaleout_gbps_per_device: 50\n";
+  write_file(dir + "/hardware/fast.yaml",
+             "name: Fast\npeak_tflops: {bf16: 989, fp8: 1979}\nhbm_gb: 80\nhbm_tbps: 3.35\n" +
+                 links + "tdp_w: 700\nprice_usd: 30000\nprice_date: 2025-01\nrent_usd_per_hour: 4\n"
+                 "rent_date: 2025-06-01\nefficiency: 0.8\n");
+  write_file(dir + "/hardware/slow.yaml",
+             "name: Slow\npeak_tflops: {bf16: 400}\nhbm_gb: 64\nhbm_tbps: 1.6\n" + links +
+                 "tdp_w: 350\nefficiency: 0.8\n");
+  return dir;
+}
+
+test::Run run_compare(const std::string& data, const std::string& args) {
+  return run_command("PLUMB_DATA=" + data + " " + kPlumb + " plan compare " + args);
+}
+
+// $2M buys 8 nodes of 8 × $30,000 (64 devices), half of it 4 nodes, a quarter 2: three rows of
+// "fast"; "slow" has no price and gets a note instead.
+TEST(PlanCli, CompareWithABudgetConsoleTable) {
+  const std::string data = compare_data();
+  const test::Run r =
+      run_compare(data, "--model small --hardware fast,slow --budget 2e6 --tokens 1e11");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# plumb plan compare · small · 1e+11 tokens · budget $2M to buy each "
+                        "chip's cluster (whole nodes: all of it, ½ and ¼) · PUE 1.2\n", 0), 0u)
+      << r.out;
+  for (const char* part : {"chip          prec  devices budget  best layout", " device-h ",
+                           "\nfast          bf16       64   100%  tp",
+                           "\nfast          bf16       32    50%  tp",
+                           "\nfast          bf16       16    25%  tp", " $1.92M ",
+                           "# prices fast: buy $30k (2025-01) · rent $4/h (2025-06-01) · " ,
+                           "#        slow: no price_usd · no rent_usd_per_hour · ",
+                           "# note: slow has no price_usd: a budget cannot size its cluster"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("\nslow "), std::string::npos) << r.out;
+}
+
+TEST(PlanCli, CompareJsonAtTheSameCounts) {
+  const std::string data = compare_data();
+  const test::Run r =
+      run_compare(data, "--model small --hardware fast,slow --devices 32,64 --tokens 1e11 "
+                        "--json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "plumb.plan-compare/1");
+  EXPECT_EQ(j["devices"], nlohmann::json({32, 64}));
+  EXPECT_TRUE(j["budget_usd"].is_null());
+  ASSERT_EQ(j["chips"].size(), 2u);
+  for (const auto& chip : j["chips"]) {
+    ASSERT_EQ(chip["rows"].size(), 2u);
+    for (const auto& row : chip["rows"]) {
+      ASSERT_TRUE(row["found"].get<bool>()) << row;
+      const double devices = row["devices"].get<double>();
+      const double hours = row["days"].get<double>() * 24;
+      EXPECT_NEAR(row["device_hours"].get<double>(), devices * hours, 1e-9 * devices * hours);
+      const double tdp = chip["tdp_w"].get<double>();
+      EXPECT_NEAR(row["energy_mwh"].get<double>(), devices * tdp * hours * 1.2 / 1e6,
+                  1e-9 * devices * tdp * hours);
+      EXPECT_NEAR(row["site_mw"].get<double>(), devices * tdp * 1.2 / 1e6, 1e-12);
+      EXPECT_EQ(row["best"]["layout"]["tp"].get<int>() * row["best"]["layout"]["cp"].get<int>() *
+                    row["best"]["layout"]["pp"].get<int>() * row["best"]["layout"]["dp"].get<int>(),
+                devices);
+    }
+  }
+  const auto& fast = j["chips"][0];
+  EXPECT_EQ(fast["label"], "fast");
+  EXPECT_EQ(fast["price_date"], "2025-01");
+  EXPECT_EQ(fast["rows"][1]["buy_usd"], 64 * 30000.0);
+  EXPECT_NEAR(fast["rows"][1]["rent_usd"].get<double>(),
+              4 * fast["rows"][1]["device_hours"].get<double>(), 1e-6);
+  EXPECT_NEAR(fast["rows"][1]["break_even_days"].get<double>(), 30000.0 / (4 * 24), 1e-9);
+  const auto& slow = j["chips"][1];
+  EXPECT_TRUE(slow["rows"][0]["buy_usd"].is_null());
+  EXPECT_TRUE(slow["rows"][0]["rent_usd"].is_null());
+  EXPECT_LT(fast["rows"][1]["days"].get<double>(), slow["rows"][1]["days"].get<double>());
+}
+
+// The catalog's chips, by name: structure only (the predictor and the prices change).
+TEST(PlanCli, CompareCatalogChips) {
+  const test::Run r = plan("compare --model llama3-8b --hardware h100-sxm,mi300x --devices 64 "
+                           "--tokens 1e11 --precision fp8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nh100-sxm      fp8        64  tp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmi300x        fp8        64  tp"), std::string::npos) << r.out;
+}
+
+// A buyer's own quote in a file beside the catalog's chips: labelled by its file name.
+TEST(PlanCli, CompareACatalogChipAndAFile) {
+  const std::string file = compare_data() + "/hardware/fast.yaml";
+  const test::Run r = plan("compare --model llama3-8b --hardware h100-sxm --hardware-file " + file +
+                           " --devices 64 --tokens 1e11 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["chips"].size(), 2u);
+  EXPECT_EQ(j["chips"][0]["label"], "h100-sxm");
+  EXPECT_EQ(j["chips"][1]["label"], "fast");
+  EXPECT_EQ(j["chips"][1]["source"], file);
+  EXPECT_EQ(j["chips"][1]["rows"][0]["buy_usd"], 64 * 30000.0);
+}
+
+// Nothing fits on any chip at any count: the table, then a failed check (exit 1).
+TEST(PlanCli, CompareWhereNothingFitsExitsOne) {
+  const test::Run r =
+      plan("compare --model llama3-405b --hardware h100-sxm --devices 2 --tokens 1e12");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("\nh100-sxm      bf16        2  no layout fits in 80 GB ("),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "plumb: error: no chip has a layout of llama3-405b that fits at any of its "
+                   "device counts\n");
+}
+
+TEST(PlanCli, CompareBadInputIsOneLineAndExitTwo) {
+  const std::string run = "--model llama3-8b --tokens 1e11 ";
+  const struct {
+    std::string args;
+    std::string err;
+  } cases[] = {
+      {run + "--hardware h100,b200 --devices 8",
+       "plumb: error: --hardware: unknown hardware 'h100' (did you mean 'h100-sxm'?); expected "
+       "one of "},
+      {run + "--hardware h100-sxm --budget 1e8 --devices 8",
+       "plumb: error: plumb plan compare: --budget and --devices: give one (--budget sizes each "
+       "chip's cluster by its price; --devices compares every chip at the same counts)\n"},
+      {"--model llama3-8b --hardware h100-sxm --devices 8",
+       "plumb: error: plumb plan compare: needs --tokens (the tokens to train)\n"},
+      {"--model llama3-8b --hardware h100-sxm",
+       "plumb: error: plumb plan compare: needs --tokens (the tokens to train); needs --budget USD "
+       "or --devices N,M,...\n"},
+      {run + "--hardware h100-sxm,h100-sxm --devices 8",
+       "plumb: error: --hardware: h100-sxm is named twice\n"},
+      {run + "--hardware h100-sxm --budget 0",
+       "plumb: error: --budget: must be a number from 1 to 1e+13, got '0'; run 'plumb --help' "
+       "for usage\n"},
+  };
+  for (const auto& c : cases) {
+    const test::Run r = plan("compare " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err.substr(0, c.err.size()), c.err) << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 }  // namespace
