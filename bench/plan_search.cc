@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
     }
     const double rate = plumb::percentile(rates, 50);
     const double seconds = plumb::percentile(totals, 50);
-    fmt::print("search {}: {} layouts ({} fit, predicted in full unless a dominating layout is below the best found) in {:.3f} s median · "
+    fmt::print("search {}: {} layouts ({} fit; predicted in full unless one that dominates them "
+               "is below the best found) in {:.3f} s median · "
                "{:.0f} layouts/s (target ≥ 100,000; ratio {:.1f}) · {:.0f} fitting layouts/s · "
                "Calculon at 0.6 s each: {:.1f} h\n",
                c.name, last.candidates, last.fitting, seconds, rate, rate / 1e5,
