@@ -143,8 +143,9 @@ int main(int argc, char** argv) {
     }
     const double rate = plumb::percentile(rates, 50);
     const double seconds = plumb::percentile(totals, 50);
-    fmt::print("search {}: {} layouts ({} fit, each of those fully predicted) in {:.3f} s median · "
-               "{:.0f} layouts/s (target ≥ 100,000; ratio {:.1f}) · {:.0f} full predictions/s · "
+    fmt::print("search {}: {} layouts ({} fit; predicted in full unless one that dominates them "
+               "is below the best found) in {:.3f} s median · "
+               "{:.0f} layouts/s (target ≥ 100,000; ratio {:.1f}) · {:.0f} fitting layouts/s · "
                "Calculon at 0.6 s each: {:.1f} h\n",
                c.name, last.candidates, last.fitting, seconds, rate, rate / 1e5,
                static_cast<double>(last.fitting) / seconds,

@@ -89,11 +89,15 @@ class Enumerator {
       for (const Pipeline& pipe : pipelines(s_, p.pp)) {
         p.schedule = pipe.schedule;
         p.vpp = pipe.vpp;
-        for (bool ep_overlap : choices(s_.ep_overlaps, m_.moe && p.ep > 1)) {
-          p.ep_overlap = ep_overlap;
-          for (bool tp_overlap : choices(s_.tp_overlaps, p.tp > 1)) {
-            p.tp_overlap = tp_overlap;
-            batches(p);
+        known_.assign(s_.micro_batches.size() * 3 * s_.zeros.size(), Known{});
+        // Most overlap first: its predictions bound the others'.
+        const std::vector<bool> eps = choices(s_.ep_overlaps, m_.moe && p.ep > 1);
+        const std::vector<bool> tps = choices(s_.tp_overlaps, p.tp > 1);
+        for (auto ep = eps.rbegin(); ep != eps.rend(); ++ep) {
+          p.ep_overlap = *ep;
+          for (auto tp = tps.rbegin(); tp != tps.rend(); ++tp) {
+            p.tp_overlap = *tp;
+            batches(p, ep == eps.rbegin() && tp == tps.rbegin());
           }
         }
       }
@@ -101,39 +105,70 @@ class Enumerator {
   }
 
  private:
-  void batches(Layout p) {
-    for (int64_t mbs : s_.micro_batches) {
-      p.micro_batch = mbs;
+  // What is known of one (mbs, recompute, ZeRO) of the current grid and pipeline from its first,
+  // most overlapped, layout: memory does not depend on overlap, and that layout's tokens/s (or a
+  // bound on it) bounds every layout with less overlap (overlap only hides communication).
+  struct Known {
+    int fits = -1;          // -1: not looked at yet
+    double tokens_per_s = -1;  // an upper bound for every overlap; −1: none
+  };
+
+  // `most_overlap`: the first overlap variant of the grid and pipeline, which fills known_.
+  void batches(Layout p, bool most_overlap) {
+    for (size_t b = 0; b < s_.micro_batches.size(); ++b) {
+      p.micro_batch = s_.micro_batches[b];
       p.global_batch = s_.global_batch > 0 ? s_.global_batch
                                            : global_batch_near(p, m_, s_.batch_tokens);
       const bool too_big = s_.global_batch == 0 &&
                            static_cast<double>(p.global_batch * m_.seq_len) >
                                kMaxBatchOvershoot * s_.batch_tokens;
+      // Less recomputation only removes work: its tokens/s bounds more recomputation's.
+      std::vector<double> less_recompute(s_.zeros.size(), -1);
+      Recompute last = Recompute::kNone;
       for (Recompute rc : s_.recomputes) {
         p.recompute = rc;
-        for (int zero : s_.zeros) {
-          p.zero = zero;
-          consider(p, too_big);
+        if (rc < last) std::fill(less_recompute.begin(), less_recompute.end(), -1);
+        last = rc;
+        for (size_t z = 0; z < s_.zeros.size(); ++z) {
+          p.zero = s_.zeros[z];
+          Known& known = known_[(b * 3 + static_cast<size_t>(rc)) * s_.zeros.size() + z];
+          const double got = consider(p, too_big, known, less_recompute[z], most_overlap);
+          if (got >= 0) less_recompute[z] = got;
         }
       }
     }
   }
 
-  void consider(const Layout& p, bool too_big) {
+  // Counts the layout; predicts it unless a bound shows it cannot enter the top. Returns an upper
+  // bound on its tokens/s (the prediction itself when predicted), or −1 when it is not a
+  // candidate (invalid, oversized, does not fit).
+  double consider(const Layout& p, bool too_big, Known& known, double bound, bool most_overlap) {
     ++r_.candidates;
-    if (!layout_valid(m_, p, s_.devices)) return;
+    if (!layout_valid(m_, p, s_.devices)) return -1;
     if (too_big) {
       ++r_.oversized;
-      return;
+      return -1;
     }
     ++r_.valid;
-    if (!predictor_.memory(p).fits()) return;
+    if (known.fits < 0) known.fits = predictor_.memory(p).fits() ? 1 : 0;
+    if (known.fits == 0) return -1;
     ++r_.fitting;
+    if (known.tokens_per_s >= 0 && (bound < 0 || known.tokens_per_s < bound)) {
+      bound = known.tokens_per_s;
+    }
+    if (bound >= 0 && bound < threshold_) {  // below the k-th best found: cannot enter the top
+      if (most_overlap) known.tokens_per_s = bound;
+      return bound;
+    }
     r_.top.push_back(predictor_(p));
+    const double tokens_per_s = r_.top.back().tokens_per_s;
+    if (most_overlap) known.tokens_per_s = tokens_per_s;
     if (r_.top.size() > static_cast<size_t>(4 * top_k_)) {
       std::partial_sort(r_.top.begin(), r_.top.begin() + top_k_, r_.top.end(), faster);
       r_.top.resize(top_k_);
+      threshold_ = r_.top.back().tokens_per_s;
     }
+    return tokens_per_s;
   }
 
   const Predictor& predictor_;
@@ -141,6 +176,8 @@ class Enumerator {
   const ModelSpec& m_;
   int top_k_;
   SearchResult& r_;
+  std::vector<Known> known_;  // per (mbs, recompute, ZeRO) of the current grid and pipeline
+  double threshold_ = 0;      // the k-th best tokens/s found so far (0 until the top is full)
 };
 
 }  // namespace

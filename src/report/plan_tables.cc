@@ -26,18 +26,28 @@ void print_context(const PlanContext& c, std::ostream& out) {
   for (const std::string& n : c.notes) fmt::print(out, "# note: {}\n", n);
 }
 
+// The schedule and what else differs from the defaults: "dualpipe etp 1 ep-overlap".
+std::string schedule_column(const plan::Layout& l) {
+  std::string text = schedule_name(l.pipeline_schedule());
+  if (l.expert_tp() != l.tp) text += fmt::format(" etp {}", l.expert_tp());
+  if (l.ep_overlap) text += " ep-overlap";
+  if (l.tp_overlap) text += " tp-overlap";
+  return text;
+}
+
 void print_layout_row(int rank, const plan::Prediction& p, std::ostream& out) {
   const plan::Layout& l = p.layout;
-  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9.3f} {:>11.0f} {:>6.1f}% {:>8.1f} {:>6.1f}%\n",
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9.3f} {:>11.0f} {:>6.1f}% {:>8.1f} {:>6.1f}%  {}\n",
              rank, l.tp, l.cp, l.pp, l.vpp, l.dp, l.ep, l.micro_batch, l.global_batch, l.zero,
              recompute_name(l.recompute), p.step_time_s, p.tokens_per_s, 100 * p.mfu,
-             (p.memory.total() + p.memory.reserved) / kGB, 100 * p.comm_wait_share);
+             (p.memory.total() + p.memory.reserved) / kGB, 100 * p.comm_wait_share,
+             schedule_column(l));
 }
 
 void print_layout_header(std::ostream& out) {
-  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9} {:>11} {:>7} {:>8} {:>7}\n",
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9} {:>11} {:>7} {:>8} {:>7}  {}\n",
              "#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "gbs", "zero", "recompute", "step s",
-             "tokens/s", "MFU", "mem GB", "comm");
+             "tokens/s", "MFU", "mem GB", "comm", "schedule");
 }
 
 // A run-set row (validation_set.h) also names its run, quantity, source, the fields its file

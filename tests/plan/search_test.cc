@@ -57,6 +57,32 @@ TEST(Search, RanksFittingLayoutsByThroughput) {
   EXPECT_GE(r.top.front().tokens_per_s, predictor(manual).tokens_per_s);
 }
 
+// The search skips predicting a layout whose bound (the same with more overlap, or with less
+// recomputation) is below the k-th best so far. That must not change what it finds: the top 3 of
+// a MoE model, with overlap and schedules in the space, equals the first 3 of the whole ranking
+// (a top as large as the space never fills, so nothing is skipped there), with the same counts.
+TEST(Search, SkippingDominatedLayoutsChangesNothing) {
+  ModelSpec m = test_models::gpt3();
+  m.layers = 24;
+  m.moe = MoeSpec{16, 2, 1, 4096, 1, 2};
+  const HardwareSpec hw = h100();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predictor(m, hw, net, "bf16", compute_model(hw));
+  SearchSpace s;
+  s.devices = 256;
+  const SearchResult top = search(predictor, s, 3);
+  const SearchResult all = search(predictor, s, 1000000);
+  ASSERT_EQ(top.top.size(), 3u);
+  ASSERT_GT(all.top.size(), 100u);
+  EXPECT_EQ(top.candidates, all.candidates);
+  EXPECT_EQ(top.valid, all.valid);
+  EXPECT_EQ(top.fitting, all.fitting);
+  EXPECT_EQ(static_cast<int64_t>(all.top.size()), all.fitting);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(top.top[i].tokens_per_s, all.top[i].tokens_per_s) << i;
+  }
+}
+
 TEST(Search, NothingFitsSaysSoWithCounts) {
   const ModelSpec m = test_models::gpt3();
   const HardwareSpec hw = h100();
