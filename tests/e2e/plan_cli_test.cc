@@ -92,6 +92,17 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
       {"--model-file " + dir + "/model.yaml --hardware h100-sxm",
        "plumb: error: " + dir + "/model.yaml:4: not valid YAML: end of sequence flow not found\n"},
       {"--hardware h100-sxm", "plumb: error: plumb plan needs --model NAME or --model-file PATH\n"},
+      // Issue 15's options: what a schedule cannot run, MoE options on a dense model.
+      {"--model llama3-8b --hardware h100-sxm --devices 8 --tp 2 --pp 2 --vpp 4 --schedule 1f1b",
+       "plumb: error: --schedule 1f1b runs one chunk per stage: --vpp 4 needs --schedule "
+       "interleaved\n"},
+      {"--model llama3-8b --hardware h100-sxm --devices 8 --tp 2 --etp 1 --ep-overlap",
+       "plumb: error: layout for llama3-8b on 8 devices: etp 1 needs a MoE model; --ep-overlap "
+       "needs a MoE model\n"},
+      {"--model deepseek-v3-671b --hardware h800 --pp 16 --ep 64 --dp 128 --gbs 384 "
+       "--schedule dualpipe",
+       "plumb: error: layout for deepseek-v3-671b on 2048 devices: DualPipe needs an even pp ≥ 2 "
+       "and an even number of micro-batches (pp 16, 3 micro-batches)\n"},
   };
   for (const auto& c : cases) {
     const test::Run r = plan(c.args);
@@ -100,6 +111,32 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out, "");
   }
+}
+
+// DeepSeek-V3's published layout as plumb plan takes it: the JSON says what ran (schedule,
+// overlap, dispatch precision, etp) and which stage the memory is of.
+TEST(PlanCli, MoeLayoutOptionsReachTheJson) {
+  const test::Run r = plan("--model deepseek-v3-671b --hardware h800 --pp 16 --ep 64 --dp 128 "
+                           "--gbs 15360 --schedule dualpipe --ep-overlap --dispatch-precision fp8 "
+                           "--precision fp8 --zero 1 --json -");
+  ASSERT_NE(r.out, "") << r.err;
+  // plumb keeps bf16 activations where the run kept FP8 ones (docs/plan.md section 10): it
+  // predicts this layout over 80 GB, a failed check.
+  EXPECT_EQ(r.exit_code, 1);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["layout"]["schedule"], "dualpipe");
+  EXPECT_EQ(j["layout"]["ep_overlap"], true);
+  EXPECT_EQ(j["layout"]["tp_overlap"], false);
+  EXPECT_EQ(j["layout"]["dispatch_precision"], "fp8");
+  EXPECT_EQ(j["layout"]["etp"], 1);
+  EXPECT_EQ(j["layout"]["micro_batches"], 120);
+  EXPECT_EQ(j["breakdown_s"]["ep"], 0.0);  // DualPipe's overlap hides the all-to-all here
+  EXPECT_EQ(j["memory_stage"]["stage"], 1);
+  const test::Run text = plan("--model deepseek-v3-671b --hardware h800 --pp 16 --ep 64 --dp 128 "
+                              "--gbs 15360 --schedule dualpipe --ep-overlap --zero 1");
+  EXPECT_NE(text.out.find("· dualpipe · ep-overlap"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("of the fullest stage"), std::string::npos) << text.out;
 }
 
 // Issue 10: every number option refuses non-finite values, values out of its range and values of
