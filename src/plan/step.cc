@@ -205,8 +205,12 @@ double layer_ep_seconds(const Ctx& c) {
   if (!c.m.moe || c.moe_layers == 0) return 0;
   double pass = 0, backward = 0;
   if (c.p.ep > 1) {
-    pass = a2a_seconds(c, dispatch_bytes(c.p.dispatch)) + a2a_seconds(c, kActivationBytes);
-    backward = 2 * a2a_seconds(c, kActivationBytes);
+    const double bf16 = a2a_seconds(c, kActivationBytes);
+    const double dispatch = c.p.dispatch == DispatchPrecision::kBf16
+                                ? bf16
+                                : a2a_seconds(c, dispatch_bytes(c.p.dispatch));
+    pass = dispatch + bf16;
+    backward = 2 * bf16;
   }
   if (c.p.expert_tp() > 1) {
     const double gathered = local_tokens(c) * c.p.expert_tp() * d(c.m.hidden) * kActivationBytes;

@@ -5,26 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "plan/memory.h"
+#include "plan/models.h"
 #include "plan/network.h"
 #include "plan/step.h"
 
 namespace plumb::plan {
 namespace {
 
-// DeepSeek-V3's shape (report Section 4.2) with plain multi-head attention, so that the numbers
-// below depend on the MoE rules alone.
+// DeepSeek-V3's shape (report Section 4.2) with plain multi-head attention and no MTP module, so
+// that the numbers below depend on the MoE rules alone.
 ModelSpec deepseek_like() {
-  ModelSpec m;
-  m.name = "deepseek-like";
-  m.layers = 61;
-  m.hidden = 7168;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.ffn_hidden = 18432;
-  m.vocab = 129280;
-  m.seq_len = 4096;
-  m.ffn_type = FfnType::kSwiglu;
-  m.moe = MoeSpec{256, 8, 1, 2048, 3, 4};
+  ModelSpec m = test_models::deepseek_v3();
+  m.mla.reset();
+  m.mtp_layers = 0;
   return m;
 }
 
