@@ -351,6 +351,9 @@ class PickleReader {
       step();
     }
     if (streaming()) refuse_collapsed(0);
+    // A streamed item's nodes are gone, so a cycle through one cannot be found here: the whole
+    // reader decides (an insertion into a container already shared is rare in a snapshot).
+    if (streaming() && !shared_inserts_.empty()) fall_back(kSharedInsert);
     arena_->root = pop();
     check_cycles();
     return PickleDoc(std::move(arena_));
@@ -844,6 +847,8 @@ class PickleReader {
   bool streaming() const { return stream_list_ != kNoNode; }
   [[noreturn]] static void fall_back(const char* why) { throw PickleStreamFallback{why}; }
   static constexpr const char* kItemElsewhere = "a streamed item is used elsewhere than in its list";
+  static constexpr const char* kSharedInsert =
+      "an insertion into a shared container could close a cycle through a streamed item";
   // The fast lane leaves kCollapsed on the stack for each item it took; only the streamed list's
   // APPENDS may take it from there.
   void refuse_collapsed(size_t from) const {
