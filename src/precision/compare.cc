@@ -1,0 +1,2 @@
+// Filled by issue 16's work; see the header.
+#include "precision/compare.h"

@@ -1,0 +1,54 @@
+// Pass or fail for one compared pair: a table of rules (verdict.cc). "msprobe" (the default):
+// cosine < 0.99 with max abs error > 0.001, or cosine < 0.9, or max abs error > 1 → fail;
+// "assert-close": torch.testing.assert_close's per-dtype rtol/atol (any element not close → fail).
+// Thresholds are flags (--cosine, --max-abs ...). Statistics-mode pairs are judged by the rule's
+// statistics form (docs/precision.md).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "precision/metrics.h"
+
+namespace plumb::precision {
+
+enum class Verdict : uint8_t { kPass, kFail, kUnmatched };
+std::string_view verdict_name(Verdict v);  // "pass", "fail", "unmatched"
+
+struct Thresholds {
+  double cosine_pass = 0.99;    // msprobe: below this with max abs error above abs_with_cosine fails
+  double abs_with_cosine = 0.001;
+  double cosine_fail = 0.9;     // below this fails whatever the error
+  double max_abs_fail = 1;      // above this fails whatever the cosine
+  double stats_rel_fail = 0.5;  // statistics mode: relative difference of max/min/mean/norm
+};
+
+// The differences of one statistics-mode pair (msprobe dump.json "summary" values): b − a and
+// |b − a| / |b| for each of max, min, mean and the L2 norm.
+struct StatDiffs {
+  double max_diff = 0, min_diff = 0, mean_diff = 0, norm_diff = 0;
+  double max_rel = 0, min_rel = 0, mean_rel = 0, norm_rel = 0;
+};
+
+struct Judgement {
+  Verdict verdict = Verdict::kPass;
+  std::string why;  // empty on pass; "cosine 0.95 < 0.99 and max abs error 0.02 > 0.001"
+};
+
+struct Rule {
+  std::string_view name;  // "msprobe", "assert-close"
+  std::string_view description;
+  Judgement (*judge)(const Metrics& m, DType a_dtype, const Thresholds& t);
+  Judgement (*judge_stats)(const StatDiffs& d, const Thresholds& t);
+};
+
+const std::vector<Rule>& rules();
+// The rule by name; an Error (exit 2) listing the known names otherwise.
+const Rule& rule_named(std::string_view name);
+
+// torch.testing.assert_close's default (rtol, atol) for a dtype (its _DTYPE_PRECISIONS; 0, 0 for
+// integers and bool).
+std::pair<double, double> assert_close_tolerances(DType dtype);
+
+}  // namespace plumb::precision

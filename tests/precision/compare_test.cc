@@ -1,0 +1,1 @@
+// Filled by issue 16's work.
