@@ -84,6 +84,9 @@ class HeaderReader {
       const size_t column = reason.find("column ");
       const size_t colon = column == std::string::npos ? column : reason.find(": ", column);
       if (colon != std::string::npos) reason.erase(0, colon + 2);
+      // The lexer's "last read" may hold any bytes of the file: left out of a one-line message.
+      const size_t last_read = reason.find("; last read: ");
+      if (last_read != std::string::npos) reason.erase(last_read, reason.find("; expected", last_read) - last_read);
       throw Error(fmt::format("{}: header at byte {}: not valid JSON: {}", path_, kLengthBytes + e.byte - 1, reason));
     }
   }
