@@ -183,6 +183,11 @@ TEST(SafetensorsReader, EachMalformedFileHasItsOwnMessage) {
        "x.safetensors: header at byte 8: tensor 'a': 'dtype' is 7, not a name"},
       {file_of("{" + entry("a", "F32", "[2,-1]", "[0,8]") + "}"),
        "x.safetensors: header at byte 8: tensor 'a': 'shape' is [2,-1], not a list of sizes"},
+      {file_of("{" + entry("a", "F32", "[[2]]", "[0,8]") + "}"),
+       "x.safetensors: header at byte 8: tensor 'a': 'shape' is a list, not a list of sizes"},
+      {file_of("{" + entry("a", "F32\\n", "[2]", "[0,8]") + "}"),
+       "x.safetensors: header at byte 8: tensor 'a': 'dtype' is \"F32\\n\"; plumb reads BOOL, U8, I8, I16, U16, I32, "
+       "U32, I64, U64, F16, BF16, F32, F64, C64"},
       {file_of("{" + entry("a", "F32", "[2]", "[8,0]") + "}"),
        "x.safetensors: header at byte 8: tensor 'a': 'data_offsets' is [8,0], not [begin, end] with begin <= end"},
       {file_of("{" + entry("a", "F32", "[2,3]", "[0,8]") + "}", std::string(8, '\0')),
