@@ -91,6 +91,15 @@ TEST(FormatOf, FirstBytesThenDtypeThenExtension) {
   EXPECT_EQ(format_for(npy, "x.bin").name, "npy");
   EXPECT_EQ(format_for(npy, "x.dat", {DType::kFloat32, std::nullopt}).name, "npy");
   EXPECT_EQ(format_for(zip, "pytorch_model.bin").name, "pt");
+  const std::string npz("PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00\x6e\x99\xb2\x28\x90\x00\x00\x00"
+                        "\x90\x00\x00\x00\x05\x00\x14\x00" "a.npy", 35);  // numpy.savez(f, a=np.zeros(2))
+  EXPECT_EQ(format_for(npz, "x.npz").name, "npz");
+  EXPECT_EQ(format_for(npz.substr(0, 34), "x.npz").name, "pt");  // the name cut short: a zip, no more
+  const std::string archive = std::string(PLUMB_TEST_TMP) + "/x.npz";
+  std::ofstream(archive, std::ios::binary) << npz;
+  EXPECT_EQ(error_of(archive, {}), archive + ": a .npz archive (numpy.savez); plumb reads the .npy files in it: "
+                                              "extract them first (python3 -m zipfile -e " + archive +
+                                              " DIR) and compare the directories");
   EXPECT_EQ(format_for(legacy, "old.pt").name, "pt");
   EXPECT_EQ(format_for(safetensors, "model").name, "safetensors");
   // A length that does not fit the file is no safetensors header: raw data that happens to start so.
