@@ -22,6 +22,16 @@ constexpr size_t kVersionAt = 6;   // major, minor
 constexpr size_t kLengthAt = 8;    // the header's length
 constexpr int kMaxNesting = 32;    // of the header's literal: deeper is no header numpy writes
 
+// Bytes of the header as a message shows them: printable ASCII as is, others as \xNN.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte >= 0x20 && byte < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", byte);
+  }
+  return out;
+}
+
 // One value of the header's Python literal.
 struct Literal {
   enum class Kind { kString, kBool, kInt, kNone, kTuple, kList, kDict };
@@ -52,12 +62,9 @@ class LiteralParser {
 
  private:
   [[noreturn]] void fail(std::string_view what) const {
-    const std::string found = pos_ < text_.size() ? fmt::format("'{}'", escaped(text_[pos_])) : "the header's end";
+    const std::string found = pos_ < text_.size() ? fmt::format("'{}'", printable(text_.substr(pos_, 1)))
+                                                   : "the header's end";
     throw Error(fmt::format("{}: header at byte {}: {}, found {}", path_, base_ + pos_, what, found));
-  }
-  static std::string escaped(char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte >= 0x20 && byte < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", byte);
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
@@ -222,7 +229,7 @@ Descr parse_descr(const Literal& descr, const std::string& path) {
       return {type.dtype, type.bytes > 1 && ((big && !native_big) || (little && native_big))};
     }
   }
-  throw refuse(fmt::format("'{}' ({})", descr.text, unread_kind(kind)));
+  throw refuse(fmt::format("'{}' ({})", printable(descr.text), unread_kind(kind)));
 }
 
 struct Header {
@@ -258,7 +265,7 @@ Header parse_header(const Literal& dict, size_t header_at, const std::string& pa
     else if (key == "fortran_order") fortran = value;
     else if (key == "shape") shape = value;
     else throw Error(fmt::format("{}: header at byte {}: unexpected key '{}'; a .npy header holds 'descr', "
-                                 "'fortran_order' and 'shape'", path, value->at, key));
+                                 "'fortran_order' and 'shape'", path, value->at, printable(key)));
   }
   for (const auto& [found, key] : {std::pair{descr, "descr"}, {fortran, "fortran_order"}, {shape, "shape"}}) {
     if (found == nullptr) {
