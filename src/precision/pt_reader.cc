@@ -192,6 +192,159 @@ class PtReader {
   std::unordered_map<std::string, Storage> storages_;
 };
 
+// ---- storages and views
+
+// A list of ints from a tuple (torch writes size and stride as tuples; a torch.Size call, from
+// older writers, holds its tuple as the one argument).
+std::vector<int64_t> ints_of(Value v, const std::string& name, std::string_view what) {
+  if (v.is(PickleKind::kCall) && allowed(v.call_function()).name == "Size" && v.call_args().size() == 1) {
+    v = v.call_args()[0];
+  }
+  if (!v.is(PickleKind::kTuple) && !v.is(PickleKind::kList)) {
+    throw Error(fmt::format("{}: _rebuild_tensor_v2's {} is a {}, not a tuple of ints", name, what,
+                            mem::kind_name(v.kind())));
+  }
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (const Value item : v.items()) {
+    if (!item.is(PickleKind::kInt) || item.as_int() < 0) {
+      throw Error(fmt::format("{}: _rebuild_tensor_v2's {} holds {}, not a count", name, what,
+                              item.is(PickleKind::kInt) ? std::to_string(item.as_int())
+                                                        : fmt::format("a {}", mem::kind_name(item.kind()))));
+    }
+    out.push_back(item.as_int());
+  }
+  return out;
+}
+
+// The last element a view reaches: offset + Σ (size - 1) × stride; nullopt past 2^63.
+std::optional<int64_t> last_element(int64_t offset, const std::vector<int64_t>& shape,
+                                    const std::vector<int64_t>& strides) {
+  int64_t last = offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &step) || __builtin_add_overflow(last, step, &last)) {
+      return std::nullopt;
+    }
+  }
+  return last;
+}
+
+// C order: each stride is the product of the sizes after it (dimensions of size 1 may have any).
+bool c_contiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+// The view's elements in C order, one element of `size` bytes at a time: an odometer over the
+// dimensions, the source index moved by each dimension's stride.
+std::vector<std::byte> gather(const std::byte* storage, int64_t offset, const std::vector<int64_t>& shape,
+                              const std::vector<int64_t>& strides, size_t size, uint64_t elements) {
+  std::vector<std::byte> out(elements * size);
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t at = offset;
+  for (uint64_t i = 0; i < elements; ++i) {
+    std::memcpy(out.data() + i * size, storage + at * static_cast<int64_t>(size), size);
+    for (size_t d = shape.size(); d-- > 0;) {
+      at += strides[d];
+      if (++index[d] < shape[d]) break;
+      at -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Each number's bytes reversed (a complex number's two halves each on their own).
+void swap_bytes(std::vector<std::byte>& bytes, DType dtype) {
+  const DTypeInfo& info = dtype_info(dtype);
+  const size_t width = info.kind == DKind::kComplex ? info.bytes / 2u : info.bytes;
+  if (width == 1) return;
+  for (size_t i = 0; i + width <= bytes.size(); i += width) {
+    std::reverse(bytes.begin() + static_cast<ptrdiff_t>(i), bytes.begin() + static_cast<ptrdiff_t>(i + width));
+  }
+}
+
+const Storage& PtReader::storage(Value pid, const std::string& name) {
+  if (!pid.is(PickleKind::kPersistent)) {
+    fail(name, fmt::format("_rebuild_tensor_v2's storage is a {}, not a persistent id (BINPERSID)",
+                           mem::kind_name(pid.kind())));
+  }
+  const Value id = pid.persistent_id();
+  if (!id.is(PickleKind::kTuple) || id.size() != 5 || !id[0].is(PickleKind::kStr) ||
+      id[0].as_str() != "storage" || !id[1].is(PickleKind::kGlobal) || !id[2].is(PickleKind::kStr) ||
+      !id[4].is(PickleKind::kInt)) {
+    fail(name, "a persistent id that is not ('storage', storage_type, key, location, numel)");
+  }
+  const Allowed& type = allowed(id[1]);
+  if (type.make != Make::kStorage) {
+    fail(name, fmt::format("the persistent id's storage type is {}.{}, not a typed storage",
+                           type.module, type.name));
+  }
+  const std::string key(id[2].as_str());
+  if (const auto it = storages_.find(key); it != storages_.end()) {
+    if (it->second.dtype != type.dtype) {
+      fail(name, fmt::format("storage '{}' is read as {} here and as {} before", key,
+                             dtype_name(type.dtype), dtype_name(it->second.dtype)));
+    }
+    return it->second;
+  }
+  const std::string entry_name = prefix_ + "data/" + key;
+  const ZipEntry* entry = zip_.find(entry_name);
+  if (entry == nullptr) {
+    fail(name, fmt::format("data.pkl names storage '{}', and the zip has no entry '{}'", key, entry_name));
+  }
+  const ZipData data = zip_.read(*entry);
+  const uint64_t width = dtype_info(type.dtype).bytes;
+  const int64_t numel = id[4].as_int();
+  if (numel < 0 || data.bytes.size() / width < static_cast<uint64_t>(numel)) {
+    fail(name, fmt::format("storage '{}' holds {} bytes, fewer than the {} {} elements data.pkl gives it",
+                           key, data.bytes.size(), numel, dtype_name(type.dtype)));
+  }
+  Storage s{key, type.dtype, static_cast<uint64_t>(numel),
+            reinterpret_cast<const std::byte*>(data.bytes.data()), data.owner};
+  return storages_.emplace(key, std::move(s)).first->second;
+}
+
+Tensor PtReader::rebuild(Value args, const std::string& name) {
+  if (!args.is(PickleKind::kTuple) || args.size() < 4) {
+    fail(name, "_rebuild_tensor_v2 takes (storage, storage_offset, size, stride, ...), and data.pkl "
+               "gives fewer arguments");
+  }
+  const Storage& s = storage(args[0], name);
+  if (!args[1].is(PickleKind::kInt) || args[1].as_int() < 0) {
+    fail(name, "_rebuild_tensor_v2's storage_offset is not a count");
+  }
+  const int64_t offset = args[1].as_int();
+  std::vector<int64_t> shape = ints_of(args[2], name, "size");
+  const std::vector<int64_t> strides = ints_of(args[3], name, "stride");
+  if (shape.size() != strides.size()) {
+    fail(name, fmt::format("the view has {} sizes and {} strides", shape.size(), strides.size()));
+  }
+  const std::optional<uint64_t> bytes = checked_bytes(shape, s.dtype);
+  if (!bytes) fail(name, fmt::format("shape {} holds more than 2^64 bytes", shape_text(shape)));
+  const size_t width = dtype_info(s.dtype).bytes;
+  const uint64_t elements = *bytes / width;
+  if (elements == 0) return owned_tensor(name, s.dtype, std::move(shape), {});
+  const std::optional<int64_t> last = last_element(offset, shape, strides);
+  if (!last || static_cast<uint64_t>(*last) >= s.elements) {
+    fail(name, fmt::format("the view (offset {}, shape {}, strides {}) reaches past storage '{}', "
+                           "which holds {} {} elements",
+                           offset, shape_text(shape), shape_text(strides), s.key, s.elements,
+                           dtype_name(s.dtype)));
+  }
+  if (!swap_ && c_contiguous(shape, strides)) {
+    return view_tensor(name, s.dtype, std::move(shape), s.data + offset * static_cast<int64_t>(width), s.owner);
+  }
+  std::vector<std::byte> out = gather(s.data, offset, shape, strides, width, elements);
+  if (swap_) swap_bytes(out, s.dtype);
+  return owned_tensor(name, s.dtype, std::move(shape), std::move(out));
+}
+
 }  // namespace
 
 std::vector<Tensor> read_pt(const mem::InputBytes& input, const ReadOptions& /*options*/) {
