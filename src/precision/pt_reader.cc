@@ -18,6 +18,7 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/error.h"
 #include "mem/pickle.h"
@@ -74,6 +75,9 @@ const mem::PickleObjects& allowed_objects() {
   return objects;
 }
 
+// How deep data.pkl's containers may nest: a state dict is 2 or 3 deep; the walk recurses.
+constexpr size_t kMaxDepth = 256;
+
 const Allowed& allowed(Value global) { return kAllowed[global.global_index()]; }
 
 // One storage: its entry's bytes and element type.
@@ -101,7 +105,7 @@ class PtReader {
     const ZipData data = zip_.read(*pkl);
     const mem::InputBytes pickle(data.owner, data.bytes, input_.name() + ": data.pkl");
     const mem::PickleDoc doc = mem::parse_restricted_pickle(pickle, allowed_objects());
-    walk(doc.root(), input_.name(), true);
+    walk(doc.root(), input_.name(), 0);
     return std::move(tensors_);
   }
 
@@ -131,48 +135,51 @@ class PtReader {
   }
 
   // ---- the value tree
-  void walk(Value v, const std::string& name, bool top) {
+  // `depth` counts the containers above v: 0 for the whole object, whose keys are "path:key".
+  void walk(Value v, const std::string& name, size_t depth) {
+    if (depth > kMaxDepth) {
+      fail(input_.name(), fmt::format("data.pkl nests containers more than {} deep", kMaxDepth));
+    }
     const auto child = [&](std::string_view key) {
-      return fmt::format("{}{}{}", name, top ? ":" : ".", key);
+      return fmt::format("{}{}{}", name, depth == 0 ? ":" : ".", key);
     };
     switch (v.kind()) {
-      case PickleKind::kCall: return call(v, name);
+      case PickleKind::kCall: return call(v, name, depth);
       case PickleKind::kDict:
-        if (!seen_.insert({v.id(), {}}).second) return;  // a shared container: read once
+        if (!visited_.insert(v.id()).second) return;  // a shared container: read once
         for (const auto& [key, value] : v.entries()) {
-          if (key.is(PickleKind::kStr)) walk(value, child(key.as_str()), false);
-          if (key.is(PickleKind::kInt)) walk(value, child(std::to_string(key.as_int())), false);
+          if (key.is(PickleKind::kStr)) walk(value, child(key.as_str()), depth + 1);
+          if (key.is(PickleKind::kInt)) walk(value, child(std::to_string(key.as_int())), depth + 1);
         }
         return;
       case PickleKind::kList:
       case PickleKind::kTuple: {
-        if (!seen_.insert({v.id(), {}}).second) return;
+        if (!visited_.insert(v.id()).second) return;
         size_t index = 0;
-        for (const Value item : v.items()) walk(item, child(std::to_string(index++)), false);
+        for (const Value item : v.items()) walk(item, child(std::to_string(index++)), depth + 1);
         return;
       }
-      default: return;  // ints, strings, None: not tensors
+      default: return;  // ints, strings, None, storages: not tensors
     }
   }
 
-  void call(Value v, const std::string& name) {
+  void call(Value v, const std::string& name, size_t depth) {
     const Allowed& what = allowed(v.call_function());
     const Value args = v.call_args();
-    if (what.make == Make::kParameter) {
+    if (what.make == Make::kParameter) {  // (tensor, requires_grad, hooks[, state])
       if (args.size() == 0) fail(name, fmt::format("{} has no arguments", what.name));
-      return walk(args[0], name, false);
+      return walk(args[0], name, depth + 1);
     }
-    if (what.make != Make::kTensor) return;
-    // A tensor reached twice (a memo reference) is read once and named each time.
-    const auto [it, added] = seen_.insert({v.id(), {}});
-    if (!added && it->second) {
-      Tensor again = *it->second;
+    if (what.make != Make::kTensor) return;  // a torch.Size: not a tensor
+    // A tensor reached twice (a memo reference) is rebuilt once and named each time.
+    if (const auto it = rebuilt_.find(v.id()); it != rebuilt_.end()) {
+      Tensor again = tensors_[it->second];
       again.name = name;
       tensors_.push_back(std::move(again));
       return;
     }
     tensors_.push_back(rebuild(args, name));
-    seen_[v.id()] = tensors_.back();
+    rebuilt_.emplace(v.id(), tensors_.size() - 1);
   }
 
   [[noreturn]] static void fail(const std::string& name, std::string_view what) {
@@ -188,7 +195,8 @@ class PtReader {
   std::string prefix_;  // "archive/"
   bool swap_ = false;   // the storages' byte order is not this machine's
   std::vector<Tensor> tensors_;
-  std::unordered_map<mem::NodeId, std::optional<Tensor>> seen_;
+  std::unordered_set<mem::NodeId> visited_;           // dicts, lists and tuples walked
+  std::unordered_map<mem::NodeId, size_t> rebuilt_;  // a tensor's call → its index in tensors_
   std::unordered_map<std::string, Storage> storages_;
 };
 
@@ -348,6 +356,13 @@ Tensor PtReader::rebuild(Value args, const std::string& name) {
 }  // namespace
 
 std::vector<Tensor> read_pt(const mem::InputBytes& input, const ReadOptions& /*options*/) {
+  // torch/serialization.py's MAGIC_NUMBER pickled with protocol 2: the format before torch 1.6.
+  constexpr std::string_view kLegacy = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
+  if (input.bytes().starts_with(kLegacy)) {
+    throw Error(fmt::format("{}: a torch.save file of the format before torch 1.6 (pickles, not a zip); "
+                            "plumb reads the zip format: load it and save it again with torch 1.6 or later",
+                            input.name()));
+  }
   return PtReader(input).read();
 }
 

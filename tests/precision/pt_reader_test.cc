@@ -228,6 +228,17 @@ TEST(PtReader, NotAZip) {
             "old.pt: not a zip archive (torch.save writes one since torch 1.6; the older format is not read)");
 }
 
+TEST(PtReader, FormatBeforeTorch16) {
+  EXPECT_EQ(error_of(std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15), "legacy.pt"),
+            "legacy.pt: a torch.save file of the format before torch 1.6 (pickles, not a zip); plumb reads the zip "
+            "format: load it and save it again with torch 1.6 or later");
+}
+
+TEST(PtReader, NestingTooDeep) {
+  EXPECT_EQ(error_of_file("deep.pt"),
+            kDir + "deep.pt: data.pkl nests containers more than 256 deep");
+}
+
 TEST(PtReader, MissingStorageEntry) {
   EXPECT_EQ(error_of_file("missing_storage.pt"),
             kDir + "missing_storage.pt: data.pkl names storage '0', and the zip has no entry 'archive/data/0'");
