@@ -131,10 +131,11 @@ class PtReader {
   void read_byteorder() {
     const ZipEntry* entry = zip_.find(prefix_ + "byteorder");
     if (entry == nullptr) return;  // before torch 1.13: little-endian
-    const std::string_view order = zip_.read(*entry).bytes;
+    const ZipData data = zip_.read(*entry);  // keeps an inflated entry alive while it is read
+    const std::string_view order = data.bytes;
     if (order != "little" && order != "big") {
-      throw Error(fmt::format("{}: '{}byteorder' holds '{}', not 'little' or 'big'", input_.name(),
-                              prefix_, order.substr(0, 16)));
+      throw Error(fmt::format("{}: '{}byteorder' holds {} bytes that are not 'little' or 'big'",
+                              input_.name(), prefix_, order.size()));
     }
     swap_ = (order == "big") != (std::endian::native == std::endian::big);
   }

@@ -229,6 +229,20 @@ TEST(PtReader, TruncatedZip) {
             "the file (1136 bytes)");
 }
 
+TEST(PtReader, ByteorderNeitherLittleNorBig) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  bytes.replace(bytes.find("little"), 6, "middle");
+  EXPECT_EQ(error_of(bytes, "x.pt"), "x.pt: 'float32_2d/byteorder' holds 6 bytes that are not 'little' or 'big'");
+}
+
+TEST(PtReader, CompressionMethodOtherThanDeflate) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  bytes[680 + 10] = 12;  // the first central directory header's method: bzip2
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data.pkl' is compressed with method 12; plumb reads stored entries "
+            "(as torch.save writes them) and deflated ones");
+}
+
 TEST(PtReader, NotAZip) {
   EXPECT_EQ(error_of("\x80\x02}q\x00.", "old.pt"),
             "old.pt: not a zip archive (torch.save writes one since torch 1.6; the older format is not read)");
