@@ -188,6 +188,22 @@ TEST(PtReader, BigEndianStoragesAreSwapped) {
   EXPECT_EQ(values<float>(t), (std::vector<float>{1.5f, -2.0f, 3.25f, 1e-3f}));
 }
 
+TEST(PtReader, BigEndianViewsAreGatheredThenSwapped) {
+  const std::vector<Tensor> tensors = read("views_big_endian.pt");
+  ASSERT_EQ(tensors.size(), 2u);
+  // arange(24).reshape(2, 3, 4).permute(2, 0, 1): element [i][j][k] is base[j][k][i] = 12j + 4k + i.
+  EXPECT_EQ(tensors[0].shape, (std::vector<int64_t>{4, 2, 3}));
+  std::vector<int16_t> expected;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 3; ++k) expected.push_back(static_cast<int16_t>(12 * j + 4 * k + i));
+    }
+  }
+  EXPECT_EQ(values<int16_t>(tensors[0]), expected);
+  EXPECT_TRUE(tensors[1].shape.empty());
+  EXPECT_EQ(values<int16_t>(tensors[1]), (std::vector<int16_t>{5}));
+}
+
 TEST(PtReader, DeflatedEntryIsInflated) {
   const Tensor t = read("deflated.pt").at(0);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{8, 8}));
