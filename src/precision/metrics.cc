@@ -19,7 +19,9 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "common/error.h"
 #include "precision/verdict.h"
@@ -39,6 +41,7 @@ constexpr size_t kBlock = 2048;  // elements per block: partial sums per block, 
 constexpr size_t kLine = 64;
 constexpr size_t kPrefetchAhead = 2048;
 constexpr double kUint64Max = 18446744073709551615.0;
+constexpr uint64_t kThreadedMinimum = uint64_t{1} << 20;  // smaller pairs stay on one thread
 
 // ---- element types --------------------------------------------------------------------------
 
@@ -171,6 +174,16 @@ struct BlockSums {
 struct Totals {
   Sum dot, sxx, syy, sum_abs, sum_sq;
   BlockSums rest;  // maxima and counts
+  void add(const Totals& t) {
+    for (auto [sum, other] : {std::pair{&dot, &t.dot}, {&sxx, &t.sxx}, {&syy, &t.syy}, {&sum_abs, &t.sum_abs},
+                              {&sum_sq, &t.sum_sq}}) {
+      sum->add(other->s), sum->add(other->c);
+    }
+    BlockSums maxima_and_counts = t.rest;
+    maxima_and_counts.dot = maxima_and_counts.sxx = maxima_and_counts.syy = 0;
+    maxima_and_counts.sum_abs = maxima_and_counts.sum_sq = 0;
+    add(maxima_and_counts);
+  }
   void add(const BlockSums& b) {
     dot.add(b.dot), sxx.add(b.sxx), syy.add(b.syy), sum_abs.add(b.sum_abs), sum_sq.add(b.sum_sq);
     rest.max_abs = std::max(rest.max_abs, b.max_abs);
@@ -535,14 +548,30 @@ Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& o
 
   const DType da = component(a.dtype), db = component(b.dtype);
   const uint64_t n = is_complex(a.dtype) ? 2 * elements : elements;
+  // Components [first, first + len) into `totals`: the vector path for same-dtype float32/64.
+  auto range = [&](uint64_t first, uint64_t len, Totals& totals) {
+    if (da == db && da == DType::kFloat32) {
+      fast_range<float>(a.data + first * sizeof(float), b.data + first * sizeof(float), len, p, totals);
+    } else if (da == db && da == DType::kFloat64) {
+      fast_range<double>(a.data + first * sizeof(double), b.data + first * sizeof(double), len, p, totals);
+    } else {
+      kKernels[static_cast<size_t>(da)].careful(a.data, b.data, kKernels[static_cast<size_t>(db)].widen, first,
+                                                len, p, totals);
+    }
+  };
   Totals totals;
-  if (da == db && da == DType::kFloat32) {
-    fast_range<float>(a.data, b.data, n, p, totals);
-  } else if (da == db && da == DType::kFloat64) {
-    fast_range<double>(a.data, b.data, n, p, totals);
-  } else {
-    const Kernels& ka = kKernels[static_cast<size_t>(da)];
-    ka.careful(a.data, b.data, kKernels[static_cast<size_t>(db)].widen, 0, n, p, totals);
+  const uint64_t parts = options.threads > 1 && n >= kThreadedMinimum ? static_cast<uint64_t>(options.threads) : 1;
+  if (parts == 1) {
+    range(0, n, totals);
+  } else {  // contiguous parts of whole blocks, merged in order
+    const uint64_t step = (n / parts + kBlock - 1) / kBlock * kBlock;
+    std::vector<Totals> part(parts);
+    std::vector<std::thread> workers;
+    for (uint64_t i = 0; i < parts && i * step < n; ++i) {
+      workers.emplace_back([&, i] { range(i * step, std::min(step, n - i * step), part[i]); });
+    }
+    for (std::thread& w : workers) w.join();
+    for (const Totals& t : part) totals.add(t);
   }
   Metrics m = finish(totals, n, elements, a.shape.empty());
   m.rtol = p.rtol, m.atol = p.atol;
