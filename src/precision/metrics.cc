@@ -9,8 +9,9 @@
 // Layout: per element type a small traits struct (widen to double exactly, ULP distance in that
 // type); a careful per-element kernel templated on a's type that handles NaN/Inf, zeros and
 // mixed dtypes; and, for same-dtype float32/float64 pairs, a block kernel written with GCC vector
-// extensions (8 lanes) compiled for AVX-512, AVX2 and the baseline and chosen at run time. A block
-// whose sums are not finite holds a NaN or an Inf: it is redone by the careful kernel.
+// extensions (four double lanes, eight integer lanes for the ULP distance) compiled for AVX-512,
+// AVX2 and the baseline and chosen at run time. A block whose sums are not finite holds a NaN or
+// an Inf: it is redone by the careful kernel. Optionally one pair is split over threads.
 #include "precision/metrics.h"
 
 #include <algorithm>
@@ -77,9 +78,10 @@ uint16_t half_bits(double v) {
 }
 
 // The order of a sign-magnitude bit pattern as an integer, so that neighbouring values of the
-// type differ by 1 and +0 and -0 coincide: the usual ULP distance (Goldberg 1991, "What every
-// computer scientist should know about floating-point arithmetic"; msprobe's ULP check counts
-// the same distance).
+// type differ by 1 and +0 and -0 coincide: the ULP distance is the difference of two orders, the
+// number of representable values between them (Bruce Dawson, "Comparing Floating Point Numbers,
+// 2012 Edition"). msprobe's compare has no ULP column (its accuracy checker's ULP check is a
+// separate tool), so this one is plumb's own.
 int64_t ordered(uint64_t bits, int width) {
   const uint64_t sign_bit = uint64_t{1} << (width - 1);
   const auto magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
