@@ -1,8 +1,9 @@
 """The peer of bench/precision_compare: the metrics of `plumb precision compare` computed with
 numpy, as one would write them for two large raw float32 files: both mapped with np.memmap,
 processed in chunks of 2**20 elements (so that the float64 temporaries fit in memory and in the
-allocator's reuse) with float64 arithmetic, msprobe's formulas (Ascend/msprobe core/compare/npy_compare.py) plus mean absolute
-error, RMSE, the ULP distance and assert_close's not-close count.
+allocator's reuse) with float64 arithmetic: msprobe's formulas (Ascend/msprobe
+core/compare/npy_compare.py) plus mean absolute error, RMSE, the ULP distance and assert_close's
+not-close count.
 
     /usr/bin/python3 bench/precision_numpy.py A.bin B.bin
 
