@@ -149,7 +149,9 @@ TEST(CompareDumps, TensorFixtureFindsTheLayerNorm) {
   for (size_t i = 0; i < kLayerNormOutput; ++i) EXPECT_EQ(r.pairs[i].judgement.verdict, Verdict::kPass) << i;
   EXPECT_EQ(r.pairs[7].judgement.verdict, Verdict::kFail);  // the Linear's input is the drifted output
   EXPECT_EQ(r.first_divergence, (std::vector<size_t>{kLayerNormOutput}));
-  EXPECT_EQ(r.failed(), 5u);  // layer_norm out, linear in and out, softmax in and out
+  // The drift goes through the Linear (cosine 0.983) and the Softmax damps it (0.9997: pass).
+  EXPECT_EQ(r.failed(), 4u);
+  EXPECT_EQ(r.pairs[12].judgement.verdict, Verdict::kPass);
 }
 
 TEST(CompareDumps, SummariesOfTensorDumpsWhenAskedAndAgainstAStatisticsDump) {
