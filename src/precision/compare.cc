@@ -105,6 +105,11 @@ Judgement only_in(const Match& m) { return unmatched(m.first ? "only in A" : "on
 
 // ---- the pool --------------------------------------------------------------------------------
 
+// CompareOptions::threads as a count: 0 is every core.
+size_t thread_count(int threads) {
+  return threads > 0 ? static_cast<size_t>(threads) : std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
 // Runs work(0) ... work(n − 1) on `threads` threads (0: every core). Every failure is kept and
 // all of them are reported together, in index order, once every item has run.
 void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work) {
@@ -119,8 +124,7 @@ void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work
       }
     }
   };
-  const size_t cores = std::max<size_t>(1, std::thread::hardware_concurrency());
-  const size_t count = std::min(n, threads > 0 ? static_cast<size_t>(threads) : cores);
+  const size_t count = std::min(n, thread_count(threads));
   if (count <= 1) {
     worker();
   } else {
@@ -435,8 +439,12 @@ CompareResult compare(const std::string& a, const std::string& b, const CompareO
   const Input ia = classify(a), ib = classify(b);
   CompareResult r;
   if (ia.kind == InputKind::kFile && ib.kind == InputKind::kFile) {
+    // Two files are compared one pair after the other: each large pair is split over the threads
+    // instead (elsewhere the pairs share them).
+    CompareOptions split = options;
+    split.metrics.threads = std::max(options.metrics.threads, static_cast<int>(thread_count(options.threads)));
     r.mode = "files";
-    r.pairs = compare_files(a, b, a, options, rule);
+    r.pairs = compare_files(a, b, a, split, rule);
   } else if (ia.kind == InputKind::kDirectory && ib.kind == InputKind::kDirectory) {
     r = compare_directories(ia, ib, options, rule);
   } else if (is_dump(ia.kind) && is_dump(ib.kind)) {
