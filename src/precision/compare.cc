@@ -354,7 +354,7 @@ std::string dump_mode(const std::vector<MsprobeDump>& dumps, const CompareOption
     if (d.task != dumps.front().task && !o.statistics) {
       throw Error(fmt::format(
           "{} is a '{}' dump and {} a '{}' dump; compare dumps of one task, or compare only their summaries "
-          "(statistics)",
+          "(--statistics)",
           dumps.front().path, dumps.front().task, d.path, d.task));
     }
   }

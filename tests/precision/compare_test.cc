@@ -330,7 +330,7 @@ TEST(CompareErrors, OneClearLineEach) {
   EXPECT_EQ(error_of(stats, tensors),
             stats + "/step0/rank0/dump.json is a 'statistics' dump and " + tensors +
                 "/step0/rank0/dump.json a 'tensor' dump; compare dumps of one task, or compare only their "
-                "summaries (statistics)");
+                "summaries (--statistics)");
   EXPECT_EQ(error_of(stats, (dir / "plain").string()),
             stats + " is an msprobe dump and " + (dir / "plain").string() +
                 " a directory with no dump.json (in it, in rank*/ or in step*/rank*/); plumb compares two tensor "
