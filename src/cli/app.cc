@@ -7,6 +7,7 @@
 
 #include "cli/baseline_command.h"
 #include "cli/checkpoint_command.h"
+#include "cli/completion_command.h"
 #include "cli/exporter_command.h"
 #include "cli/alert_relay_command.h"
 #include "cli/comm_command.h"
@@ -133,8 +134,23 @@ std::span<const Command> commands() {
       {"alert-relay",
        "Alertmanager's webhook into the on-call chat: Feishu/Lark, Slack, a JSON webhook",
        command(setup_alert_relay, run_alert_relay)},
+      // packaging: the shell completion scripts the Debian package installs
+      {"completion", "Shell completion for bash or zsh, from this command table",
+       command(setup_completion, run_completion)},
   };
   return kTable;
+}
+
+void declare_cli(CLI::App& app, std::function<int()>& selected) {
+  app.description("plumb measures an AI training cluster and keeps what it measured as a baseline.");
+  app.name("plumb");
+  app.set_version_flag("--version", std::string("plumb ") + PLUMB_VERSION);
+  app.require_subcommand(1);
+  for (const Command& c : commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    auto run = c.setup(*sub);
+    sub->callback([&selected, run] { selected = run; });
+  }
 }
 
 int run_main(int argc, char** argv) {
@@ -144,16 +160,9 @@ int run_main(int argc, char** argv) {
                             did_you_mean(*word, names), join(names, ", ")));
     return static_cast<int>(ExitCode::kBadInput);
   }
-  CLI::App app("plumb measures an AI training cluster and keeps what it measured as a baseline.",
-               "plumb");
-  app.set_version_flag("--version", std::string("plumb ") + PLUMB_VERSION);
-  app.require_subcommand(1);
+  CLI::App app;
   std::function<int()> selected;
-  for (const Command& c : commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.summary);
-    auto run = c.setup(*sub);
-    sub->callback([&selected, run] { selected = run; });
-  }
+  declare_cli(app, selected);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

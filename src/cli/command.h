@@ -21,6 +21,10 @@ struct Command {
 
 std::span<const Command> commands();
 
+// Every command of the table on `app` (plumb's name, description and --version); `selected` is set
+// to what runs the command argv chose once `app` has parsed it.
+void declare_cli(CLI::App& app, std::function<int()>& selected);
+
 // The whole CLI: parses argv, runs one command, turns errors into messages and exit codes.
 int run_main(int argc, char** argv);
 

@@ -6,15 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "common/strings.h"
 
 namespace plumb::plan {
 
-std::string data_dir() {
-  const char* env = std::getenv("PLUMB_DATA");
-  return env && *env ? env : PLUMB_DATA_DIR;
-}
+std::string data_dir() { return plumb::data_dir(); }
 
 std::vector<std::string> preset_names(const std::string& kind) {
   std::vector<std::string> names;
@@ -39,7 +37,7 @@ std::string preset_path(const std::string& kind, const std::string& name, const 
   }
   const std::string noun = kind == "models" ? "model" : "hardware";
   if (names.empty()) {
-    throw Error(fmt::format("{} '{}': no catalog in {}/{} (set PLUMB_DATA to plumb's data folder)",
+    throw Error(fmt::format("{} '{}': no catalog in {}/{} (set PLUMB_DATA_DIR to plumb's data folder)",
                             option, name, data_dir(), kind));
   }
   // "h100" means "h100-sxm" more likely than the closer spelling "h200": a single name that starts

@@ -1,5 +1,5 @@
-// The catalogs shipped in data/: models and hardware by preset name. The folder is the one this
-// build was made from, or $PLUMB_DATA when set (an installed copy).
+// The catalogs shipped in data/: models and hardware by preset name, in the data folder of
+// common/data_dir.h ($PLUMB_DATA_DIR, an installed package's share/plumb, or the source tree).
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@
 
 namespace plumb::plan {
 
-// The data folder: $PLUMB_DATA, else the source tree's data/ this binary was built from.
+// The data folder (common/data_dir.h).
 std::string data_dir();
 
 // Preset names (file names without .yaml) in data/<kind>/, sorted. kind: "models", "hardware".

@@ -496,7 +496,7 @@ TEST(PlanCli, ValidateRunSetExitStatus) {
   EXPECT_TRUE(refused.out.empty()) << refused.out;
 }
 
-// plan compare on a data folder of its own ($PLUMB_DATA): two chips whose prices the test wrote, so
+// plan compare on a data folder of its own ($PLUMB_DATA_DIR): two chips whose prices the test wrote, so
 // that the money is checked exactly and nothing depends on the catalog's figures.
 std::string compare_data() {
   const std::string dir = temp_dir("plan-compare-data");
@@ -518,7 +518,7 @@ std::string compare_data() {
 }
 
 test::Run run_compare(const std::string& data, const std::string& args) {
-  return run_command("PLUMB_DATA=" + data + " " + kPlumb + " plan compare " + args);
+  return run_command("PLUMB_DATA_DIR=" + data + " " + kPlumb + " plan compare " + args);
 }
 
 // $2M buys 8 nodes of 8 × $30,000 (64 devices), half of it 4 nodes, a quarter 2: three rows of
