@@ -24,8 +24,9 @@ struct Thresholds {
   double stats_rel_fail = 0.5;  // statistics mode: relative difference of max/min/mean/norm
 };
 
-// The differences of one statistics-mode pair (msprobe dump.json "summary" values): b − a and
-// |b − a| / |b| for each of max, min, mean and the L2 norm.
+// The differences of one statistics-mode pair (msprobe dump.json "summary" values): a − b (msprobe's
+// NPU − Bench) and |a − b| / |b| for each of max, min, mean and the L2 norm (stat_diffs() in
+// msprobe_dump.h).
 struct StatDiffs {
   double max_diff = 0, min_diff = 0, mean_diff = 0, norm_diff = 0;
   double max_rel = 0, min_rel = 0, mean_rel = 0, norm_rel = 0;
