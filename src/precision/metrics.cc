@@ -1,2 +1,554 @@
-// Filled by issue 16's work; see the header.
+// The metrics of one tensor pair and one tensor's statistics, in one pass over the bytes with
+// float64 accumulators. Each formula lives in one function below with its source:
+//   msprobe: Ascend/msprobe python/msprobe/core/compare/npy_compare.py (handle_inf_nan,
+//     get_relative_err, GetCosineSimilarity, GetEuclideanDistance, GetMaxAbsErr, GetMaxRelativeErr,
+//     GetErrRatio) and core/common/const.py (CompareConst thresholds), documented in
+//     docs/zh/accuracy_compare/pytorch_accuracy_compare_instruct.md ("比对指标计算公式");
+//   assert_close: torch/testing/_comparison.py (torch.isclose with equal_nan=False).
+//
+// Layout: per element type a small traits struct (widen to double exactly, ULP distance in that
+// type); a careful per-element kernel templated on a's type that handles NaN/Inf, zeros and
+// mixed dtypes; and, for same-dtype float32/float64 pairs, a block kernel written with GCC vector
+// extensions (8 lanes) compiled for AVX-512, AVX2 and the baseline and chosen at run time. A block
+// whose sums are not finite holds a NaN or an Inf: it is redone by the careful kernel.
 #include "precision/metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+#include "precision/verdict.h"
+
+namespace plumb::precision {
+namespace {
+
+// msprobe's constants (core/common/const.py).
+constexpr double kFloatEpsilon = 2.220446049250313e-16;  // Const.FLOAT_EPSILON = np.finfo(float).eps
+constexpr double kOneThousandth = 0.001;                  // CompareConst.THOUSAND_RATIO_THRESHOLD
+constexpr double kFiveThousandths = 0.005;                // CompareConst.FIVE_THOUSAND_RATIO_THRESHOLD
+
+constexpr size_t kBlock = 2048;  // elements per block: partial sums per block, then compensated
+constexpr double kUint64Max = 18446744073709551615.0;
+
+// ---- element types --------------------------------------------------------------------------
+
+struct Half { uint16_t bits; };
+struct BF16 { uint16_t bits; };
+struct Bool { uint8_t byte; };
+
+template <class S>
+S load(const std::byte* base, size_t i) {
+  S v;
+  std::memcpy(&v, base + i * sizeof(S), sizeof(S));  // files map at any alignment
+  return v;
+}
+
+// IEEE binary16, exactly (subnormals, ±inf, NaN).
+double half_value(uint16_t h) {
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa ? std::nan("") : sign * HUGE_VAL;
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+double bf16_value(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+// y rounded to nearest-even in a binary format with `digits` significand bits, smallest normal
+// exponent `emin` and largest finite value `max_finite` (overflow gives ±inf).
+double round_to_format(double y, int digits, int emin, double max_finite) {
+  if (!std::isfinite(y) || y == 0) return y;
+  const int e = std::max(std::ilogb(y), emin);
+  const double v = std::ldexp(std::nearbyint(std::ldexp(y, digits - 1 - e)), e - digits + 1);
+  return std::fabs(v) > max_finite ? std::copysign(HUGE_VAL, y) : v;
+}
+
+// Bits of a value exactly representable in binary16.
+uint16_t half_bits(double v) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double m = std::fabs(v);
+  if (std::isinf(m)) return sign | 0x7c00;
+  if (m < 0x1p-14) return sign | static_cast<uint16_t>(m * 0x1p24);
+  const int e = std::ilogb(m);
+  const auto frac = static_cast<uint16_t>((m * std::ldexp(1.0, -e) - 1) * 1024);
+  return sign | static_cast<uint16_t>((e + 15) << 10) | frac;
+}
+
+// The order of a sign-magnitude bit pattern as an integer, so that neighbouring values of the
+// type differ by 1 and +0 and -0 coincide: the usual ULP distance (Goldberg 1991, "What every
+// computer scientist should know about floating-point arithmetic"; msprobe's ULP check counts
+// the same distance).
+int64_t ordered(uint64_t bits, int width) {
+  const uint64_t sign_bit = uint64_t{1} << (width - 1);
+  const auto magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
+  return (bits & sign_bit) ? -magnitude : magnitude;
+}
+
+uint64_t distance(int64_t a, int64_t b) {
+  const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  return a > b ? ua - ub : ub - ua;  // exact: the true difference is below 2^64
+}
+
+// Integer and bool a: the ULP distance is the absolute difference, rounded up (docs/precision.md).
+uint64_t integer_distance(double a, double y) {
+  const double d = std::ceil(std::fabs(a - y));
+  return d >= kUint64Max ? UINT64_MAX : static_cast<uint64_t>(d);
+}
+
+template <class S> struct Traits {  // integers
+  static double widen(S v) { return static_cast<double>(v); }
+  static uint64_t ulp(S a, double y) { return integer_distance(widen(a), y); }
+};
+template <> struct Traits<Bool> {
+  static double widen(Bool v) { return v.byte ? 1.0 : 0.0; }
+  static uint64_t ulp(Bool a, double y) { return integer_distance(widen(a), y); }
+};
+template <> struct Traits<float> {
+  static double widen(float v) { return v; }
+  static uint64_t ulp(float a, double y) {
+    const auto r = static_cast<float>(y);  // round-to-nearest-even, overflow to ±inf
+    return distance(ordered(std::bit_cast<uint32_t>(a), 32), ordered(std::bit_cast<uint32_t>(r), 32));
+  }
+};
+template <> struct Traits<double> {
+  static double widen(double v) { return v; }
+  static uint64_t ulp(double a, double y) {
+    return distance(ordered(std::bit_cast<uint64_t>(a), 64), ordered(std::bit_cast<uint64_t>(y), 64));
+  }
+};
+template <> struct Traits<Half> {
+  static double widen(Half v) { return half_value(v.bits); }
+  static uint64_t ulp(Half a, double y) {
+    const uint16_t r = half_bits(round_to_format(y, 11, -14, 65504.0));
+    return distance(ordered(a.bits, 16), ordered(r, 16));
+  }
+};
+template <> struct Traits<BF16> {
+  static double widen(BF16 v) { return bf16_value(v.bits); }
+  static uint64_t ulp(BF16 a, double y) {
+    const double r = round_to_format(y, 8, -126, 0x1.fep127);
+    const auto bits = static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16);
+    return distance(ordered(a.bits, 16), ordered(bits, 16));
+  }
+};
+
+// ---- accumulation ---------------------------------------------------------------------------
+
+// Neumaier's compensated sum, for adding block sums (Neumaier 1974, the improved Kahan sum).
+struct Sum {
+  double s = 0, c = 0;
+  void add(double v) {
+    const double t = s + v;
+    c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
+    s = t;
+  }
+  double value() const { return s + c; }
+};
+
+struct Params {
+  double rtol = 0, atol = 0;
+  uint64_t ulp_threshold = 1;
+};
+
+// One block's plain float64 sums and counts.
+struct BlockSums {
+  double dot = 0, sxx = 0, syy = 0, sum_abs = 0, sum_sq = 0, max_abs = 0, max_rel = 0;
+  uint64_t thousandth = 0, five_thousandths = 0, not_close = 0, ulp_beyond = 0, max_ulp = 0;
+  uint64_t nan_a = 0, nan_b = 0, inf_a = 0, inf_b = 0, mismatch = 0;
+};
+
+struct Totals {
+  Sum dot, sxx, syy, sum_abs, sum_sq;
+  BlockSums rest;  // maxima and counts
+  void add(const BlockSums& b) {
+    dot.add(b.dot), sxx.add(b.sxx), syy.add(b.syy), sum_abs.add(b.sum_abs), sum_sq.add(b.sum_sq);
+    rest.max_abs = std::max(rest.max_abs, b.max_abs);
+    rest.max_rel = std::max(rest.max_rel, b.max_rel);
+    rest.max_ulp = std::max(rest.max_ulp, b.max_ulp);
+    rest.thousandth += b.thousandth, rest.five_thousandths += b.five_thousandths;
+    rest.not_close += b.not_close, rest.ulp_beyond += b.ulp_beyond;
+    rest.nan_a += b.nan_a, rest.nan_b += b.nan_b, rest.inf_a += b.inf_a, rest.inf_b += b.inf_b;
+    rest.mismatch += b.mismatch;
+  }
+};
+
+// msprobe get_relative_err: RE = |(N − B) / B|, where a zero B gets FLOAT_EPSILON added to both N
+// and B first.
+inline double relative_error(double x, double y) {
+  const bool zero = y == 0;
+  const double yp = zero ? kFloatEpsilon : y;
+  const double xp = zero ? x + kFloatEpsilon : x;
+  return std::fabs(xp - yp) / std::fabs(yp);
+}
+
+// torch.isclose(a, b, rtol, atol, equal_nan=False), the test of assert_close: equal (so ±inf match
+// themselves), or both finite and |a − b| ≤ atol + rtol·|b|. NaN is never close.
+inline bool is_close(double x, double y, const Params& p) {
+  return x == y || (std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= p.atol + p.rtol * std::fabs(y));
+}
+
+// The msprobe sums of one element pair whose NaN/Inf were already replaced (see careful_element).
+inline void accumulate(double x, double y, BlockSums& s) {
+  const double d = x - y, ad = std::fabs(d);
+  s.dot += x * y, s.sxx += x * x, s.syy += y * y;
+  s.sum_abs += ad, s.sum_sq += d * d;
+  s.max_abs = std::max(s.max_abs, ad);
+  const double rel = relative_error(x, y);
+  s.max_rel = std::max(s.max_rel, rel);
+  s.thousandth += rel < kOneThousandth;          // msprobe GetErrRatio: RE < threshold, strictly
+  s.five_thousandths += rel < kFiveThousandths;
+}
+
+// One element, every case: counts NaN/Inf, the assert_close test and the ULP distance on the
+// values as stored, then msprobe's handle_inf_nan: where NaN and Inf sit at the same places on
+// both sides they become 0 on both sides; anywhere else the pair's msprobe metrics are N/A
+// (counted in `mismatch`).
+template <class SA>
+inline void careful_element(SA raw_a, double y, const Params& p, BlockSums& s) {
+  double x = Traits<SA>::widen(raw_a);
+  const bool nan_x = std::isnan(x), nan_y = std::isnan(y), inf_x = std::isinf(x), inf_y = std::isinf(y);
+  s.nan_a += nan_x, s.nan_b += nan_y, s.inf_a += inf_x, s.inf_b += inf_y;
+  s.not_close += !is_close(x, y, p);
+  if (nan_x || nan_y) {
+    s.ulp_beyond += !(nan_x && nan_y);  // NaN against a number: beyond any threshold; NaN, NaN: 0
+  } else {
+    const uint64_t u = Traits<SA>::ulp(raw_a, y);
+    s.max_ulp = std::max(s.max_ulp, u);
+    s.ulp_beyond += u > p.ulp_threshold;
+  }
+  if (nan_x || nan_y || inf_x || inf_y) {
+    s.mismatch += nan_x != nan_y || inf_x != inf_y;
+    x = 0, y = 0;
+  }
+  accumulate(x, y, s);
+}
+
+using WidenFn = void (*)(const std::byte* base, size_t first, size_t n, double* out);
+
+template <class S>
+void widen_into(const std::byte* base, size_t first, size_t n, double* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = Traits<S>::widen(load<S>(base, first + i));
+}
+
+template <class SA>
+void careful_range(const std::byte* a, const std::byte* b, WidenFn widen_b, size_t first, size_t n,
+                   const Params& p, Totals& totals) {
+  std::array<double, kBlock> y;
+  for (size_t start = first; start < first + n; start += kBlock) {
+    const size_t len = std::min(kBlock, first + n - start);
+    widen_b(b, start, len, y.data());
+    BlockSums s;
+    for (size_t i = 0; i < len; ++i) careful_element(load<SA>(a, start + i), y[i], p, s);
+    totals.add(s);
+  }
+}
+
+// ---- the same-dtype fast path ---------------------------------------------------------------
+
+using v8d = double __attribute__((vector_size(64)));
+using v8l = int64_t __attribute__((vector_size(64)));
+using v8u = uint64_t __attribute__((vector_size(64)));
+using v8f = float __attribute__((vector_size(32)));
+using v8i = int32_t __attribute__((vector_size(32)));
+
+template <class T> struct Lanes;
+template <> struct Lanes<float> {
+  static constexpr int64_t kMagnitude = 0x7fffffff;
+  [[gnu::always_inline]] static inline void load8(const std::byte* p, v8d& value, v8l& bits) {
+    v8f f;
+    v8i i;
+    std::memcpy(&f, p, sizeof f);
+    std::memcpy(&i, p, sizeof i);
+    value = __builtin_convertvector(f, v8d);
+    bits = __builtin_convertvector(i, v8l);  // sign-extended: negative when the sign bit is set
+  }
+};
+template <> struct Lanes<double> {
+  static constexpr int64_t kMagnitude = 0x7fffffffffffffff;
+  [[gnu::always_inline]] static inline void load8(const std::byte* p, v8d& value, v8l& bits) {
+    std::memcpy(&value, p, sizeof value);
+    std::memcpy(&bits, p, sizeof bits);
+  }
+};
+
+[[gnu::always_inline]] inline double lane_sum(const v8d& v) {
+  double s = 0;
+  for (int i = 0; i < 8; ++i) s += v[i];
+  return s;
+}
+
+// The formulas of accumulate(), careful_element() and ordered() over 8 lanes, for a block with
+// no NaN or Inf. Returns false (nothing added) when the block's sums show one: the caller redoes it.
+template <class T>
+[[gnu::always_inline]] inline bool fast_block(const std::byte* a, const std::byte* b, size_t n,
+                                              const Params& p, Totals& totals) {
+  const v8d zero = {}, eps = zero + kFloatEpsilon, t1 = zero + kOneThousandth, t5 = zero + kFiveThousandths;
+  const v8d atol = zero + p.atol, rtol = zero + p.rtol;
+  const v8l magnitude = v8l{} + Lanes<T>::kMagnitude, abs_mask = v8l{} + 0x7fffffffffffffff;
+  const v8u threshold = v8u{} + p.ulp_threshold;
+  v8d dot = zero, sxx = zero, syy = zero, sabs = zero, ssq = zero, mabs = zero, mrel = zero;
+  v8l c1 = {}, c5 = {}, cfar = {}, cbeyond = {};
+  v8u mulp = {};
+  for (size_t i = 0; i < n; i += 8) {
+    v8d x, y;
+    v8l bx, by;
+    Lanes<T>::load8(a + i * sizeof(T), x, bx);
+    Lanes<T>::load8(b + i * sizeof(T), y, by);
+    const v8d d = x - y;
+    const v8d ad = (v8d)((v8l)d & abs_mask);
+    dot += x * y, sxx += x * x, syy += y * y, sabs += ad, ssq += d * d;
+    mabs = ad > mabs ? ad : mabs;
+    const v8l yzero = y == zero;
+    const v8d yp = yzero ? eps : y;
+    const v8d xp = yzero ? x + eps : x;
+    const v8d rel = (v8d)((v8l)(xp - yp) & abs_mask) / (v8d)((v8l)yp & abs_mask);
+    mrel = rel > mrel ? rel : mrel;
+    c1 -= rel < t1, c5 -= rel < t5;
+    cfar -= ad > atol + rtol * (v8d)((v8l)y & abs_mask);
+    const v8l ox = bx < 0 ? -(bx & magnitude) : bx, oy = by < 0 ? -(by & magnitude) : by;
+    const v8u ux = (v8u)ox, uy = (v8u)oy;
+    const v8u dist = ox > oy ? ux - uy : uy - ux;
+    mulp = dist > mulp ? dist : mulp;
+    cbeyond -= dist > threshold;
+  }
+  BlockSums s;
+  s.sxx = lane_sum(sxx), s.syy = lane_sum(syy);
+  if (!std::isfinite(s.sxx) || !std::isfinite(s.syy)) return false;
+  s.dot = lane_sum(dot), s.sum_abs = lane_sum(sabs), s.sum_sq = lane_sum(ssq);
+  for (int l = 0; l < 8; ++l) {
+    s.max_abs = std::max(s.max_abs, mabs[l]), s.max_rel = std::max(s.max_rel, mrel[l]);
+    s.max_ulp = std::max(s.max_ulp, mulp[l]);
+    s.thousandth += c1[l], s.five_thousandths += c5[l], s.not_close += cfar[l];
+    s.ulp_beyond += cbeyond[l];
+  }
+  totals.add(s);
+  return true;
+}
+
+using FastFn = bool (*)(const std::byte*, const std::byte*, size_t, const Params&, Totals&);
+
+template <class T> bool fast_baseline(const std::byte* a, const std::byte* b, size_t n, const Params& p, Totals& t) {
+  return fast_block<T>(a, b, n, p, t);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class T> __attribute__((target("avx2,fma")))
+bool fast_avx2(const std::byte* a, const std::byte* b, size_t n, const Params& p, Totals& t) {
+  return fast_block<T>(a, b, n, p, t);
+}
+template <class T> __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+bool fast_avx512(const std::byte* a, const std::byte* b, size_t n, const Params& p, Totals& t) {
+  return fast_block<T>(a, b, n, p, t);
+}
+#endif
+
+// The widest kernel this CPU runs, chosen once.
+template <class T>
+FastFn fast_kernel() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const FastFn chosen = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+      return &fast_avx512<T>;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &fast_avx2<T>;
+    return &fast_baseline<T>;
+  }();
+  return chosen;
+#else
+  return &fast_baseline<T>;
+#endif
+}
+
+template <class T>
+void fast_range(const std::byte* a, const std::byte* b, size_t n, const Params& p, Totals& totals) {
+  const FastFn kernel = fast_kernel<T>();
+  size_t start = 0;
+  for (; start + 8 <= n; start += kBlock) {
+    const size_t len = std::min(kBlock, (n - start) / 8 * 8);
+    if (!kernel(a + start * sizeof(T), b + start * sizeof(T), len, p, totals))
+      careful_range<T>(a, b, &widen_into<T>, start, len, p, totals);
+    if (len < kBlock) {
+      start += len;
+      break;
+    }
+  }
+  if (start < n) careful_range<T>(a, b, &widen_into<T>, start, n - start, p, totals);
+}
+
+// ---- dispatch on the dtypes -----------------------------------------------------------------
+
+using CarefulFn = void (*)(const std::byte*, const std::byte*, WidenFn, size_t, size_t, const Params&, Totals&);
+
+struct Kernels {
+  WidenFn widen;
+  CarefulFn careful;  // with this dtype on the a side
+};
+
+template <class S> constexpr Kernels kernels_of() { return {&widen_into<S>, &careful_range<S>}; }
+
+// Indexed by DType (dtype.h's order); complex types are read as their real components.
+constexpr std::array<Kernels, 15> kKernels = {
+    kernels_of<Bool>(),     kernels_of<int8_t>(),  kernels_of<int16_t>(), kernels_of<int32_t>(),
+    kernels_of<int64_t>(),  kernels_of<uint8_t>(), kernels_of<uint16_t>(), kernels_of<uint32_t>(),
+    kernels_of<uint64_t>(), kernels_of<Half>(),    kernels_of<BF16>(),    kernels_of<float>(),
+    kernels_of<double>(),   kernels_of<float>(),   kernels_of<double>(),
+};
+
+bool is_complex(DType d) { return d == DType::kComplex64 || d == DType::kComplex128; }
+
+// The stand-in of a complex type: its component type.
+DType component(DType d) {
+  if (d == DType::kComplex64) return DType::kFloat32;
+  if (d == DType::kComplex128) return DType::kFloat64;
+  return d;
+}
+
+uint64_t element_count(const Tensor& t) {
+  uint64_t n = 1;
+  for (int64_t d : t.shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  return n;
+}
+
+std::string_view name_of(DType d) {
+  static constexpr std::array<std::string_view, 15> kNames = {
+      "bool",   "int8",    "int16",    "int32",   "int64",   "uint8",     "uint16",    "uint32",
+      "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+  return kNames[static_cast<size_t>(d)];
+}
+
+// msprobe GetCosineSimilarity: N·B / (‖N‖₂‖B‖₂); 1 when both norms are ≤ FLOAT_EPSILON, N/A
+// ("Nan") when one is, or when the result is NaN; unsupported for a single element.
+double cosine(double dot, double sxx, double syy) {
+  const double na = std::sqrt(sxx), nb = std::sqrt(syy);
+  if (na <= kFloatEpsilon && nb <= kFloatEpsilon) return 1.0;
+  if (na <= kFloatEpsilon || nb <= kFloatEpsilon) return kUndefined;
+  return dot / (na * nb);  // NaN stays NaN: N/A
+}
+
+// The pair's metrics from the totals over `n` compared components.
+Metrics finish(const Totals& t, uint64_t n, uint64_t elements, bool scalar) {
+  Metrics m;
+  m.elements = elements;
+  const BlockSums& r = t.rest;
+  m.max_ulp = r.max_ulp;
+  m.ulp_beyond_share = n ? static_cast<double>(r.ulp_beyond) / static_cast<double>(n) : kUndefined;
+  m.not_close = r.not_close;
+  m.nan_a = r.nan_a, m.nan_b = r.nan_b, m.inf_a = r.inf_a, m.inf_b = r.inf_b;
+  const double dn = static_cast<double>(n);
+  if (n == 0 || r.mismatch > 0) {  // msprobe: empty data, or NaN/Inf at different places: N/A
+    m.max_abs_err = m.max_rel_err = m.mean_abs_err = m.rmse = m.euclidean = kUndefined;
+    m.one_thousandth_ratio = m.five_thousandths_ratio = kUndefined;
+    return m;
+  }
+  m.max_abs_err = r.max_abs;                    // msprobe GetMaxAbsErr: max |N − B|
+  m.max_rel_err = r.max_rel;                    // msprobe GetMaxRelativeErr: max RE
+  m.mean_abs_err = t.sum_abs.value() / dn;      // mean |N − B|
+  m.rmse = std::sqrt(t.sum_sq.value() / dn);    // sqrt(mean (N − B)²)
+  m.euclidean = std::sqrt(t.sum_sq.value());    // msprobe GetEuclideanDistance: ‖N − B‖₂
+  m.one_thousandth_ratio = static_cast<double>(r.thousandth) / dn;        // msprobe GetErrRatio(0.001)
+  m.five_thousandths_ratio = static_cast<double>(r.five_thousandths) / dn;  // GetErrRatio(0.005)
+  if (elements > 1) m.cosine = cosine(t.dot.value(), t.sxx.value(), t.syy.value());
+  if (scalar) {  // msprobe: a 0-d tensor has no cosine, Euclidean distance or error ratios
+    m.euclidean = m.one_thousandth_ratio = m.five_thousandths_ratio = kUndefined;
+  }
+  return m;
+}
+
+}  // namespace
+
+Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& options) {
+  const uint64_t elements = element_count(a);
+  if (element_count(b) != elements) {
+    throw Error(a.name + " and " + b.name + ": " + std::to_string(elements) + " against " +
+                std::to_string(element_count(b)) + " elements; compare_tensors needs the same count");
+  }
+  if (is_complex(a.dtype) != is_complex(b.dtype)) {
+    throw Error(a.name + " is " + std::string(name_of(a.dtype)) + " and " + b.name + " is " +
+                std::string(name_of(b.dtype)) +
+                ": plumb compares a complex tensor only with a complex one (as pairs of reals)");
+  }
+  const auto [rtol_default, atol_default] = assert_close_tolerances(a.dtype);
+  const auto [rtol_b, atol_b] = assert_close_tolerances(b.dtype);
+  Params p;
+  p.rtol = options.rtol.value_or(std::max(rtol_default, rtol_b));  // torch: the loosest of the two
+  p.atol = options.atol.value_or(std::max(atol_default, atol_b));
+  p.ulp_threshold = options.ulp_threshold;
+
+  const DType da = component(a.dtype), db = component(b.dtype);
+  const uint64_t n = is_complex(a.dtype) ? 2 * elements : elements;
+  Totals totals;
+  if (da == db && da == DType::kFloat32) {
+    fast_range<float>(a.data, b.data, n, p, totals);
+  } else if (da == db && da == DType::kFloat64) {
+    fast_range<double>(a.data, b.data, n, p, totals);
+  } else {
+    const Kernels& ka = kKernels[static_cast<size_t>(da)];
+    ka.careful(a.data, b.data, kKernels[static_cast<size_t>(db)].widen, 0, n, p, totals);
+  }
+  Metrics m = finish(totals, n, elements, a.shape.empty());
+  m.rtol = p.rtol, m.atol = p.atol;
+  return m;
+}
+
+namespace {
+
+// Chan, Golub and LeVeque's pairwise update of count, mean and M2 (sum of squared deviations),
+// for merging one block's statistics into the running ones.
+struct Moments {
+  double count = 0, mean = 0, m2 = 0;
+  void merge(double n, double mean_b, double m2_b) {
+    if (n == 0) return;
+    const double total = count + n, delta = mean_b - mean;
+    mean += delta * n / total;
+    m2 += m2_b + delta * delta * count * n / total;
+    count = total;
+  }
+};
+
+}  // namespace
+
+// min, max, mean, std (population: numpy's ddof=0) and L2 norm over the finite elements; NaN and
+// ±Inf counted. Complex tensors: over their real components.
+TensorStats tensor_stats(const Tensor& t) {
+  TensorStats stats;
+  stats.elements = element_count(t);
+  const DType d = component(t.dtype);
+  const uint64_t n = is_complex(t.dtype) ? 2 * stats.elements : stats.elements;
+  const WidenFn widen = kKernels[static_cast<size_t>(d)].widen;
+  std::array<double, kBlock> x;
+  Moments moments;
+  Sum squares;
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (uint64_t start = 0; start < n; start += kBlock) {
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(kBlock, n - start));
+    widen(t.data, start, len, x.data());
+    double sum = 0, sq = 0;
+    size_t finite = 0;
+    for (size_t i = 0; i < len; ++i) {
+      const double v = x[i];
+      stats.nan += std::isnan(v), stats.inf += std::isinf(v);
+      if (!std::isfinite(v)) continue;
+      ++finite, sum += v, sq += v * v;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    if (finite == 0) continue;
+    const double mean = sum / static_cast<double>(finite);
+    double m2 = 0;
+    for (size_t i = 0; i < len; ++i)
+      if (std::isfinite(x[i])) m2 += (x[i] - mean) * (x[i] - mean);
+    moments.merge(static_cast<double>(finite), mean, m2);
+    squares.add(sq);
+  }
+  if (moments.count == 0) return stats;
+  stats.min = lo, stats.max = hi, stats.mean = moments.mean;
+  stats.std = std::sqrt(moments.m2 / moments.count);
+  stats.l2norm = std::sqrt(squares.value());
+  return stats;
+}
+
+}  // namespace plumb::precision

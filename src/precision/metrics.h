@@ -16,8 +16,8 @@ inline constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 
 struct MetricOptions {
   uint64_t ulp_threshold = 1;   // ulp_beyond_share counts elements more than this many ULP apart
-  std::optional<double> rtol;   // assert-close tolerances; unset: torch's default for a's dtype
-  std::optional<double> atol;
+  std::optional<double> rtol;   // assert-close tolerances; unset: torch's defaults for the two
+  std::optional<double> atol;   // dtypes, the loosest of them (torch.testing.assert_close)
 };
 
 struct Metrics {
@@ -28,17 +28,20 @@ struct Metrics {
   double mean_abs_err = 0;
   double rmse = 0;
   double euclidean = 0;
-  double one_thousandth_ratio = 0;    // share of elements with relative error ≤ 0.001
-  double five_thousandths_ratio = 0;  // ≤ 0.005
+  double one_thousandth_ratio = 0;    // share of elements with relative error < 0.001 (msprobe)
+  double five_thousandths_ratio = 0;  // < 0.005
   uint64_t max_ulp = 0;               // in a's type (integers: the absolute difference)
   double ulp_beyond_share = 0;        // share of elements more than ulp_threshold ULP apart
   uint64_t not_close = 0;             // elements failing |a − b| ≤ atol + rtol·|b| (assert_close)
   uint64_t nan_a = 0, nan_b = 0, inf_a = 0, inf_b = 0;
+  double rtol = 0, atol = 0;          // the tolerances not_close was counted with
 };
 
 // a and b must have the same number of elements (the caller reports "shape unmatched"
-// otherwise); their dtypes may differ (each element is widened exactly to double; ULP distances
-// are counted in a's type).
+// otherwise; an Error here); their dtypes may differ (each element is widened exactly to double;
+// ULP distances are counted in a's type). Complex tensors compare with complex tensors only, as
+// pairs of reals (an Error otherwise). Where msprobe writes N/A (NaN/Inf at different places on
+// the two sides, empty tensors) the msprobe metrics are kUndefined.
 Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& options = {});
 
 struct TensorStats {

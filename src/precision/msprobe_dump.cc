@@ -441,25 +441,4 @@ TensorStats dump_stats(const DumpTensor& t) {
   return s;
 }
 
-namespace {
-
-// One summary value's difference and relative difference (msprobe: diff = npu − bench; relative =
-// |diff / bench|, N/A when bench is 0).
-std::pair<double, double> stat_diff(double a, double b) {
-  const double diff = a - b;
-  if (b == 0) return {diff, a == 0 ? 0.0 : kUndefined};
-  return {diff, std::abs(diff / b)};
-}
-
-}  // namespace
-
-StatDiffs stat_diffs(const TensorStats& a, const TensorStats& b) {
-  StatDiffs d;
-  std::tie(d.max_diff, d.max_rel) = stat_diff(a.max, b.max);
-  std::tie(d.min_diff, d.min_rel) = stat_diff(a.min, b.min);
-  std::tie(d.mean_diff, d.mean_rel) = stat_diff(a.mean, b.mean);
-  std::tie(d.norm_diff, d.norm_rel) = stat_diff(a.l2norm, b.l2norm);
-  return d;
-}
-
 }  // namespace plumb::precision

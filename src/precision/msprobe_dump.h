@@ -67,9 +67,4 @@ std::vector<std::string> find_dump_dirs(const std::string& root);
 // The tensor summary the dump gives (elements from the shape; std unknown).
 TensorStats dump_stats(const DumpTensor& t);
 
-// A statistics-mode pair's differences, as msprobe's compare computes them (compare utils,
-// get_rela_diff_summary_mode): each difference NPU − Bench (a − b), each relative difference
-// |a − b| / |b|; kUndefined (msprobe's N/A) where b is 0 and a is not, or a value is missing.
-StatDiffs stat_diffs(const TensorStats& a, const TensorStats& b);
-
 }  // namespace plumb::precision

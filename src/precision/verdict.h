@@ -24,13 +24,19 @@ struct Thresholds {
   double stats_rel_fail = 0.5;  // statistics mode: relative difference of max/min/mean/norm
 };
 
-// The differences of one statistics-mode pair (msprobe dump.json "summary" values): a − b (msprobe's
-// NPU − Bench) and |a − b| / |b| for each of max, min, mean and the L2 norm (stat_diffs() in
-// msprobe_dump.h).
+// The differences of one statistics-mode pair (msprobe dump.json "summary" values): a − b
+// (msprobe's "Max diff" = NPU max − Bench max) and |a − b| / |b| (msprobe's MaxRelativeErr, as a
+// fraction, not a percentage) for each of max, min, mean and the L2 norm. stat_diffs() fills it.
 struct StatDiffs {
   double max_diff = 0, min_diff = 0, mean_diff = 0, norm_diff = 0;
   double max_rel = 0, min_rel = 0, mean_rel = 0, norm_rel = 0;
 };
+
+// msprobe's statistics-mode differences (core/compare/acc_compare.py CalcStatsDiff): equal values
+// (both NaN, the same infinity) give 0 and 0; otherwise diff = a − b and rel = |diff / b|, inf
+// where b is 0; a NaN or Inf on one side only leaves a non-finite diff, which the statistics
+// judges fail.
+StatDiffs stat_diffs(const TensorStats& a, const TensorStats& b);
 
 struct Judgement {
   Verdict verdict = Verdict::kPass;
