@@ -214,7 +214,7 @@ std::string summary_line(const precision::CompareResult& r) {
 }
 
 void PrecisionConsoleReporter::report(const precision::CompareResult& r, std::ostream& out) const {
-  fmt::print(out, "A (under test): {}\nB (reference):  {}\n{}, rule {}\n\n", r.a, r.b, r.mode,
+  fmt::print(out, "A (under test): {}\nB (reference):  {}\nmode {}, rule {}\n\n", r.a, r.b, r.mode,
              r.rule);
   const bool stats = statistics_mode(r);
   Table table = stats ? statistics_table() : tensor_table();

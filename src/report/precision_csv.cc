@@ -122,15 +122,13 @@ std::vector<std::string> tensor_row(const PairResult& p) {
   return row;
 }
 
-// StatDiffs holds b − a (verdict.h); msprobe's columns are NPU − Bench, a − b.
+// StatDiffs holds a − b and |a − b| / |b| (verdict.h), as msprobe's columns: NPU − Bench.
 std::vector<std::string> statistics_row(const PairResult& p) {
   std::vector<std::string> row;
   basic_info(p, row);
   if (p.stat_diffs) {
     const precision::StatDiffs& d = *p.stat_diffs;
-    for (double v : {d.max_diff, d.min_diff, d.mean_diff, d.norm_diff}) {
-      row.push_back(number_cell(v == 0 ? 0.0 : -v));
-    }
+    for (double v : {d.max_diff, d.min_diff, d.mean_diff, d.norm_diff}) row.push_back(number_cell(v));
     const precision::TensorStats b = p.b && p.b->stats ? *p.b->stats : precision::TensorStats{};
     row.push_back(percent_cell(d.max_rel, b.max));
     row.push_back(percent_cell(d.min_rel, b.min));
