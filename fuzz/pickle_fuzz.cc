@@ -33,6 +33,9 @@ uint64_t touch(Value v) {
       }
       return sum + (v.get("size").has_value() ? 1 : 0);
     }
+    case PickleKind::kGlobal:  // only from parse_restricted_pickle (fuzz_precision_pt)
+    case PickleKind::kCall:
+    case PickleKind::kPersistent: return 0;
   }
   return 0;
 }

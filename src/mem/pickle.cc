@@ -117,8 +117,11 @@ constexpr uint64_t kMaxDoubleExponent = 1024;
 // The longest text quoted in a message.
 constexpr size_t kQuoteMax = 40;
 
+// Values with children: a call and a persistent id hold theirs as a container does, so that the
+// cycle check sees through them.
 bool is_container(PickleKind k) {
-  return k == PickleKind::kList || k == PickleKind::kTuple || k == PickleKind::kDict;
+  return k == PickleKind::kList || k == PickleKind::kTuple || k == PickleKind::kDict ||
+         k == PickleKind::kCall || k == PickleKind::kPersistent;
 }
 
 // Text from the input, printable: other bytes as \xNN, long text cut.
@@ -313,8 +316,10 @@ class PickleReader {
  public:
   // Reads the `size` bytes at arena->input; with a sink, streams the list it wants.
   PickleReader(std::unique_ptr<PickleArena> arena, size_t size, ListSink* sink = nullptr,
-               StreamedList* streamed = nullptr, InputWindow* window = nullptr)
-      : begin_(reinterpret_cast<const uint8_t*>(arena->input)),
+               StreamedList* streamed = nullptr, InputWindow* window = nullptr,
+               const PickleObjects* objects = nullptr)
+      : objects_(objects),
+        begin_(reinterpret_cast<const uint8_t*>(arena->input)),
         p_(begin_),
         end_(begin_ + size),
         arena_(std::move(arena)),
@@ -744,10 +749,98 @@ class PickleReader {
   void refuse_or_unknown() const {
     const OpInfo& info = kOps[op_];
     if (info.refusal == nullptr) fail(fmt::format("unknown opcode 0x{:02x}", op_));
+    if (objects_ != nullptr) {
+      fail(fmt::format("opcode {} (0x{:02x}) {}; plumb reads {}", info.name, op_, info.refusal,
+                       objects_->reads));
+    }
     fail(
         fmt::format("opcode {} (0x{:02x}) {}; plumb reads plain data only (dicts, lists, numbers, "
                     "strings)",
                     info.name, op_, info.refusal));
+  }
+
+  // ---- restricted objects (pickle.h, parse_restricted_pickle)
+  void object_op() {
+    if (objects_ == nullptr) refuse_or_unknown();
+    switch (op_) {
+      case GLOBAL: {
+        const std::string_view module = take_line();
+        return push_global(module, take_line());
+      }
+      case STACK_GLOBAL: return stack_global();
+      case REDUCE: return reduce();
+      case BUILD: return build();
+      default: return persistent();  // BINPERSID
+    }
+  }
+
+  void push_global(std::string_view module, std::string_view name) {
+    const auto& globals = objects_->globals;
+    for (size_t k = 0; k < globals.size(); ++k) {
+      if (globals[k].module == module && globals[k].name == name) {
+        const NodeId id = add_node(PickleKind::kGlobal);
+        arena_->nodes[id].i = static_cast<int64_t>(k);
+        return push(id);
+      }
+    }
+    fail(fmt::format("{} {} is not allowed (plumb reads {})", op_name(),
+                     quoted(fmt::format("{} {}", module, name)), objects_->reads));
+  }
+
+  // STACK_GLOBAL: the module and the name, two str on the stack.
+  void stack_global() {
+    if (stack_.size() - fence_ < 2) underflow();
+    const PickleNode& module = arena_->nodes[stack_[stack_.size() - 2]];
+    const PickleNode& name = arena_->nodes[stack_.back()];
+    if (module.kind != PickleKind::kStr || name.kind != PickleKind::kStr) {
+      fail(fmt::format("STACK_GLOBAL takes a module and a name as str, not a {} and a {}",
+                       kind_name(module.kind), kind_name(name.kind)));
+    }
+    const std::string_view m = arena_->payload(module), n = arena_->payload(name);
+    stack_.resize(stack_.size() - 2);
+    push_global(m, n);
+  }
+
+  // REDUCE: an allowed global called with a tuple.
+  void reduce() {
+    if (stack_.size() - fence_ < 2) underflow();
+    const NodeId function = stack_[stack_.size() - 2];
+    const PickleNode& args = arena_->nodes[stack_.back()];
+    const PickleNode& f = arena_->nodes[function];
+    if (f.kind != PickleKind::kGlobal) {
+      fail(fmt::format("REDUCE calls a {}; plumb calls only the globals it allows", kind_name(f.kind)));
+    }
+    if (args.kind != PickleKind::kTuple) {
+      fail(fmt::format("REDUCE's arguments are a {}, not a tuple", kind_name(args.kind)));
+    }
+    const PickleGlobal& global = objects_->globals[static_cast<size_t>(f.i)];
+    if (!global.makes_dict) return push_container(PickleKind::kCall, 2);
+    if (args.size != 0) {
+      fail(fmt::format("REDUCE calls {}.{} with arguments; plumb reads only the empty call that "
+                       "pickle writes before the items",
+                       global.module, global.name));
+    }
+    stack_.resize(stack_.size() - 2);
+    push_container(PickleKind::kDict, 0);
+    arena_->nodes[stack_.back()].flags |= PickleNode::kObjectDict;
+  }
+
+  // BUILD: the state of a dict made by an allowed global (its attributes) is dropped.
+  void build() {
+    if (stack_.size() - fence_ < 2) underflow();
+    const PickleNode& target = arena_->nodes[stack_[stack_.size() - 2]];
+    if ((target.flags & PickleNode::kObjectDict) == 0) {
+      fail(fmt::format("BUILD sets the state of a {}; plumb allows it only on a dict made by an "
+                       "allowed global (its attributes are dropped)",
+                       kind_name(target.kind)));
+    }
+    stack_.pop_back();
+  }
+
+  // BINPERSID: the id, kept for the caller to resolve.
+  void persistent() {
+    if (stack_.size() - fence_ < 1) underflow();
+    push_container(PickleKind::kPersistent, 1);
   }
 
   void check_protocol() {
@@ -827,6 +920,11 @@ class PickleReader {
       case BINGET: return memo_get(take_uint(1));
       case LONG_BINGET: return memo_get(take_uint(4));
       case GET: return memo_get(text_memo_key());
+      case GLOBAL:
+      case STACK_GLOBAL:
+      case REDUCE:
+      case BUILD:
+      case BINPERSID: return object_op();
       default: refuse_or_unknown();
     }
   }
@@ -1171,6 +1269,7 @@ class PickleReader {
                         kOps[begin_[closed_at]].name, kind_name(arena_->nodes[child].kind)));
   }
 
+  const PickleObjects* objects_ = nullptr;  // the restricted reading's globals; null: none
   const uint8_t* begin_;
   const uint8_t* p_;
   const uint8_t* end_;
@@ -1223,6 +1322,9 @@ std::string_view kind_name(PickleKind kind) {
     case PickleKind::kList: return "list";
     case PickleKind::kTuple: return "tuple";
     case PickleKind::kDict: return "dict";
+    case PickleKind::kGlobal: return "global";
+    case PickleKind::kCall: return "call";
+    case PickleKind::kPersistent: return "persistent id";
   }
   return "?";
 }
@@ -1271,6 +1373,15 @@ PickleDoc parse_pickle(const InputBytes& input) {
 }
 
 PickleDoc read_pickle_file(const std::string& path) { return parse_pickle(load_input(path)); }
+
+PickleDoc parse_restricted_pickle(const InputBytes& input, const PickleObjects& objects) {
+  auto arena = std::make_unique<PickleArena>();
+  arena->name = input.name();
+  arena->input = input.bytes().data();
+  arena->input_owner = input.owner();
+  return PickleReader(std::move(arena), input.bytes().size(), nullptr, nullptr, nullptr, &objects)
+      .read();
+}
 
 PickleDoc parse_pickle_streaming(const InputBytes& input, ListSink& sink, StreamedList& streamed) {
   auto arena = std::make_unique<PickleArena>();

@@ -50,10 +50,14 @@
 
 namespace plumb::mem {
 
-enum class PickleKind : uint8_t { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
+// kGlobal, kCall and kPersistent come only from the restricted reading of objects
+// (parse_restricted_pickle, below); the default reading never makes them.
+enum class PickleKind : uint8_t {
+  kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict, kGlobal, kCall, kPersistent
+};
 
 // The Python type name: "NoneType", "bool", "int", "float", "str", "bytes", "list", "tuple",
-// "dict".
+// "dict"; "global", "call", "persistent id" for the restricted reading's values.
 std::string_view kind_name(PickleKind kind);
 
 using NodeId = uint32_t;
@@ -65,13 +69,15 @@ struct PickleNode {
   static constexpr uint8_t kGrown = 4;    // container whose children have power-of-two capacity
   static constexpr uint8_t kDecoded = 8;  // str decoded from protocol-0 text: payload in chars
   static constexpr uint8_t kStreamed = 16;  // an item handed to a ListSink (its nodes go)
+  static constexpr uint8_t kObjectDict = 32;  // a dict made by calling an allowed global (BUILD)
 
   PickleKind kind = PickleKind::kNone;
   uint8_t flags = 0;
   // str/bytes: byte length; list/tuple: items; dict: 2 × entries (key, value, key, value, ...)
+  // call: 2 (function, args); persistent id: 1 (the id)
   uint32_t size = 0;
   union {
-    int64_t i = 0;  // Int, Bool
+    int64_t i = 0;  // Int, Bool; Global: its index in PickleObjects::globals
     double d;       // Float
     uint64_t at;    // str/bytes: offset in input (or chars); containers: offset in kids
   };
@@ -197,6 +203,14 @@ class Value {
   PickleRange<Value, 1> items() const;          // list/tuple
   PickleRange<PickleEntry, 2> entries() const;  // dict, in pickle order
 
+  // The restricted reading's values (parse_restricted_pickle). A global: its index in
+  // PickleObjects::globals. A call (REDUCE): the function (a global) and its arguments (a tuple).
+  // A persistent id (BINPERSID): the id, any value.
+  size_t global_index() const;
+  Value call_function() const;
+  Value call_args() const;
+  Value persistent_id() const;
+
  private:
   const PickleNode& node() const { return arena_->nodes[id_]; }
   [[noreturn]] void wrong_kind(std::string_view expected) const;
@@ -265,6 +279,26 @@ inline std::optional<Value> Value::get(std::string_view key) const {
     }
   }
   return std::nullopt;
+}
+
+inline size_t Value::global_index() const {
+  if (!is(PickleKind::kGlobal)) wrong_kind("a global");
+  return static_cast<size_t>(node().i);
+}
+
+inline Value Value::call_function() const {
+  if (!is(PickleKind::kCall)) wrong_kind("a call");
+  return Value(arena_, kids()[0]);
+}
+
+inline Value Value::call_args() const {
+  if (!is(PickleKind::kCall)) wrong_kind("a call");
+  return Value(arena_, kids()[1]);
+}
+
+inline Value Value::persistent_id() const {
+  if (!is(PickleKind::kPersistent)) wrong_kind("a persistent id");
+  return Value(arena_, kids()[0]);
 }
 
 inline PickleRange<Value, 1> Value::items() const {
@@ -362,6 +396,36 @@ PickleDoc parse_pickle(std::string_view bytes, const std::string& name);
 
 // Parses bytes read once (mem/input.h) without copying them: the document keeps them alive.
 PickleDoc parse_pickle(const InputBytes& input);
+
+// ---- Restricted objects (opt-in) ------------------------------------------------------------
+//
+// In the spirit of torch.load(weights_only=True): the caller names the globals it accepts, and the
+// reader then also reads
+//   - GLOBAL and STACK_GLOBAL of those names: a kGlobal value (Value::global_index(), its index
+//     in `globals`); any other name is refused, naming it: "<name>: byte 2: GLOBAL 'os system' is
+//     not allowed (plumb reads <reads>)";
+//   - REDUCE of such a global with a tuple: a kCall value (call_function(), call_args()). A global
+//     marked makes_dict, called with no arguments, gives an empty dict instead, which SETITEMS
+//     then fills (collections.OrderedDict reduces so);
+//   - BUILD on a dict made so: its state (the attributes, such as a state dict's _metadata) is
+//     dropped; BUILD on anything else is refused;
+//   - BINPERSID: a kPersistent value (persistent_id()), which the caller resolves.
+// Nothing is imported or called: the caller interprets the values. Every other object opcode
+// (INST, OBJ, NEWOBJ, sets, PERSID, buffers) is refused as in the default reading.
+struct PickleGlobal {
+  std::string_view module;  // "torch._utils"
+  std::string_view name;    // "_rebuild_tensor_v2"
+  bool makes_dict = false;  // called with (), makes an empty dict
+};
+
+struct PickleObjects {
+  std::vector<PickleGlobal> globals;
+  std::string reads;  // what a refusal says plumb reads: "tensors only: torch._utils...., ..."
+};
+
+// Parses `input` without copying it, reading the objects `objects` allows as above. The default
+// readers (parse_pickle, read_pickle_file) refuse every object opcode, as before.
+PickleDoc parse_restricted_pickle(const InputBytes& input, const PickleObjects& objects);
 
 // Maps the whole file (reads it when it cannot be mapped, e.g. a pipe) and parses it; an
 // unreadable file is an Error naming the path.

@@ -222,11 +222,14 @@ CompareResult compare_directories(const Input& a, const Input& b, const CompareO
   CompareResult r;
   r.mode = "directories";
   const std::vector<std::string> fa = tensor_files(a.path), fb = tensor_files(b.path);
-  const std::vector<Match> matches = merge_order({fa.begin(), fa.end()}, {fb.begin(), fb.end()});
+  // Both lists are sorted; so is their union.
+  std::vector<Match> matches = merge_order({fa.begin(), fa.end()}, {fb.begin(), fb.end()});
+  const auto rel_of = [&](const Match& m) -> const std::string& { return m.first ? fa[*m.first] : fb[*m.second]; };
+  std::stable_sort(matches.begin(), matches.end(), [&](const Match& x, const Match& y) { return rel_of(x) < rel_of(y); });
   std::vector<std::vector<PairResult>> slots(matches.size());
   parallel_for(matches.size(), o.threads, [&](size_t i) {
     const Match& m = matches[i];
-    const std::string& rel = m.first ? fa[*m.first] : fb[*m.second];
+    const std::string& rel = rel_of(m);
     const std::string pa = (fs::path(a.path) / rel).string(), pb = (fs::path(b.path) / rel).string();
     if (m.first && m.second) {
       slots[i] = compare_files(pa, pb, rel, o, rule);

@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <limits>
-#include <tuple>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
