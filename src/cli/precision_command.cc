@@ -180,6 +180,9 @@ void add_threshold_options(CLI::App* c, PrecisionOptions& o) {
   c->add_option("--max-abs-fail", o.max_abs_fail,
                 "msprobe rule: a max abs error above this fails alone (default 1)")
       ->transform(number_option(kError));
+  c->add_option("--stats-rel", o.stats_rel,
+                "Statistics mode: an L2 norm relative difference above this fails (default 0.5)")
+      ->transform(number_option(kError));
   c->add_option("--rtol", o.rtol,
                 "assert-close rule: relative tolerance (default: torch's for the dtype)")
       ->transform(number_option(kError));
@@ -240,6 +243,7 @@ precision::CompareOptions compare_options(const PrecisionOptions& o) {
   t.abs_with_cosine = o.max_abs.value_or(t.abs_with_cosine);
   t.cosine_fail = o.cosine_fail.value_or(t.cosine_fail);
   t.max_abs_fail = o.max_abs_fail.value_or(t.max_abs_fail);
+  t.stats_rel_fail = o.stats_rel.value_or(t.stats_rel_fail);
   c.metrics.rtol = o.rtol;
   c.metrics.atol = o.atol;
   c.metrics.ulp_threshold = o.ulp.value_or(c.metrics.ulp_threshold);

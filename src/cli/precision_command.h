@@ -25,6 +25,7 @@ struct PrecisionOptions {
   std::string rule = "msprobe";
   // msprobe rule: --cosine, --max-abs (the pair that fails together), --cosine-fail, --max-abs-fail.
   std::optional<double> cosine, max_abs, cosine_fail, max_abs_fail;
+  std::optional<double> stats_rel;   // statistics mode, both rules
   std::optional<double> rtol, atol;  // assert-close rule
   std::optional<uint64_t> ulp;       // the N of "share of elements beyond N ULP"
   bool first_divergence = false;

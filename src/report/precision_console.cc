@@ -51,7 +51,7 @@ double cosine_key(const PairResult& p) {
 double error_key(const PairResult& p) {
   double v = -1;
   if (p.metrics) v = p.metrics->max_abs_err;
-  else if (p.stat_diffs) v = largest_stat_rel(*p.stat_diffs);
+  else if (p.stat_diffs) v = p.stat_diffs->norm_rel;
   return std::isnan(v) ? HUGE_VAL : v;
 }
 
@@ -118,7 +118,7 @@ std::vector<std::string> tensor_row(const PairResult& p) {
 
 Table statistics_table() {
   return {{"verdict", "name", "dtype", "shape", "max diff", "min diff", "mean diff",
-           "l2norm diff", "largest rel", "why"},
+           "l2norm diff", "l2norm rel", "why"},
           {false, false, false, false, true, true, true, true, true, false},
           {}};
 }
@@ -134,7 +134,7 @@ std::vector<std::string> statistics_row(const PairResult& p) {
           error_text(d ? d->min_diff : nan),
           error_text(d ? d->mean_diff : nan),
           error_text(d ? d->norm_diff : nan),
-          ratio_text(d ? largest_stat_rel(*d) : nan),
+          ratio_text(d ? d->norm_rel : nan),
           why_of(p)};
 }
 
@@ -182,15 +182,6 @@ std::string pair_shape(const PairResult& p) {
   }
   if (p.a) return precision::shape_text(p.a->shape);
   return p.b ? precision::shape_text(p.b->shape) : "";
-}
-
-double largest_stat_rel(const precision::StatDiffs& d) {
-  double largest = precision::kUndefined;
-  for (double v : {d.max_rel, d.min_rel, d.mean_rel, d.norm_rel}) {
-    if (std::isnan(v)) continue;
-    if (std::isnan(largest) || v > largest) largest = v;
-  }
-  return largest;
 }
 
 std::vector<size_t> severity_order(const precision::CompareResult& r) {

@@ -95,7 +95,7 @@ std::string tip(const PairResult& p) {
     t += fmt::format("\ncosine {}\nmax abs err {}\nmax rel err {}", cosine_text(p.metrics->cosine),
                      error_text(p.metrics->max_abs_err), error_text(p.metrics->max_rel_err));
   }
-  if (p.stat_diffs) t += fmt::format("\nlargest rel diff {}", ratio_text(largest_stat_rel(*p.stat_diffs)));
+  if (p.stat_diffs) t += fmt::format("\nL2 norm rel diff {}", ratio_text(p.stat_diffs->norm_rel));
   if (!p.judgement.why.empty()) t += "\n" + p.judgement.why;
   return t;
 }
@@ -161,12 +161,12 @@ BarChart max_abs_chart(const std::vector<const PairResult*>& pairs, bool msprobe
 BarChart stat_rel_chart(const std::vector<const PairResult*>& pairs, const precision::Thresholds& t) {
   std::vector<double> values;
   for (const PairResult* p : pairs) {
-    values.push_back(p->stat_diffs ? largest_stat_rel(*p->stat_diffs) : precision::kUndefined);
+    values.push_back(p->stat_diffs ? p->stat_diffs->norm_rel : precision::kUndefined);
   }
-  return log_chart("stat-rel",
-                   "Largest relative difference of max, min, mean and L2 norm per operator, in "
-                   "execution order (log scale)",
-                   "relative diff", std::move(values), {t.stats_rel_fail});
+  return log_chart("norm-rel",
+                   "Relative difference of the L2 norm per operator, in execution order (log "
+                   "scale)",
+                   "L2 norm rel diff", std::move(values), {t.stats_rel_fail});
 }
 
 void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
@@ -376,7 +376,7 @@ void append_row(const PairResult& p, bool statistics, fmt::memory_buffer& out) {
     const precision::StatDiffs d = p.stat_diffs.value_or(precision::StatDiffs{});
     const bool known = p.stat_diffs.has_value();
     for (double x : {d.max_diff, d.min_diff, d.mean_diff, d.norm_diff}) cell(out, error_text(known ? x : nan), true);
-    cell(out, ratio_text(known ? largest_stat_rel(d) : nan), true);
+    cell(out, ratio_text(known ? d.norm_rel : nan), true);
   } else {
     const precision::Metrics m = p.metrics.value_or(precision::Metrics{});
     const bool known = p.metrics.has_value();
@@ -408,7 +408,7 @@ void append_table(const precision::CompareResult& r, fmt::memory_buffer& out) {
   if (statistics) {
     put(out,
         "<th>max diff</th><th>min diff</th><th>mean diff</th><th>l2norm diff</th>"
-        "<th>largest rel</th>");
+        "<th>l2norm rel</th>");
   } else {
     put(out,
         "<th>cosine</th><th>max abs err</th><th>max rel err</th><th>mean abs err</th>"

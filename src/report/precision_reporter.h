@@ -55,7 +55,7 @@ class PrecisionConsoleReporter final : public PrecisionReporter {
 
 // The pairs' indices by severity: failed, then unmatched, then passed; within each, cosine
 // ascending (an undefined cosine first), then max abs error descending (statistics mode: the
-// largest relative difference descending), then execution order. Shared by the console and page.
+// L2 norm's relative difference descending, the figure its rule judges), then execution order. Shared by the console and page.
 std::vector<size_t> severity_order(const precision::CompareResult& result);
 
 // "12 pairs: 9 passed, 2 failed, 1 unmatched".
@@ -70,8 +70,6 @@ std::string ratio_text(double v);   // "0.9981"
 // ("float16 vs float32", "[2, 3] vs [3, 2]"); one side's alone when the other is absent.
 std::string pair_dtype(const precision::PairResult& pair);
 std::string pair_shape(const precision::PairResult& pair);
-// The largest of a statistics-mode pair's four relative differences (NaN where none is known).
-double largest_stat_rel(const precision::StatDiffs& d);
 
 // ---- CSV --------------------------------------------------------------------------------------
 
@@ -110,7 +108,7 @@ struct PrecisionHtmlOptions {
 };
 
 // The page: the facts (A, B, mode, rule, summary); per-operator bars in execution order of the
-// cosine and of the max abs error (statistics mode: of the largest relative difference), failed
+// cosine and of the max abs error (statistics mode: of the L2 norm's relative difference), failed
 // pairs red with a mark above, unmatched ones a grey mark; the first divergence; the table of
 // pairs by severity. CSS inline, SVG drawn here, no script, nothing by URL; every name escaped.
 void write_precision_html(const precision::CompareResult& result,

@@ -107,16 +107,7 @@ CompareResult tensor_result() {
   return r;
 }
 
-precision::StatDiffs diffs(double max, double mean, double bench_max, double bench_mean) {
-  precision::StatDiffs d;
-  d.max_diff = max;
-  d.mean_diff = mean;
-  d.max_rel = std::fabs(max / bench_max);
-  d.mean_rel = std::fabs(mean / bench_mean);
-  return d;
-}
-
-// Statistics mode: a's summaries against b's; one pass, one fail (its mean moved by 100%), one
+// Statistics mode: a's summaries against b's; one pass, one fail (its L2 norm 13 against 8), one
 // only in B.
 CompareResult statistics_result() {
   CompareResult r;
@@ -129,8 +120,9 @@ CompareResult statistics_result() {
   pass.a->stats = stats(2.5, -2, 0.25, 8);
   pass.stat_diffs = precision::StatDiffs{};
   PairResult fail = pair("Functional.layer_norm.1.forward", "output.0", PairRole::kOutput,
-                         std::nullopt, Verdict::kFail, "mean differs by 100% (> 50%)");
-  fail.stat_diffs = diffs(-0.5, 0.25, 2.5, 0.25);
+                         std::nullopt, Verdict::kFail, "L2 norm relative error 0.625 > 0.5");
+  fail.a->stats = stats(2, -2, 0.5, 13);
+  fail.stat_diffs = precision::stat_diffs(*fail.a->stats, *fail.b->stats);
   PairResult only_b = pair("Functional.gelu.2.forward", "output.0", PairRole::kOutput,
                            std::nullopt, Verdict::kUnmatched, "only in B");
   only_b.a.reset();
@@ -281,11 +273,12 @@ TEST(PrecisionCsv, RowsOfTheWorkedExample) {
             "N/A,N/A,N/A,2.0,-2.0,0.5,8.0,N/A,N/A,N/A,N/A,,N/A,No bench data matched.");
   const std::vector<std::string> stats = lines_of(text_of(PrecisionCsvReporter(), statistics_result()));
   ASSERT_EQ(stats.size(), 4u);
-  // a − b and |a − b| / |b| × 100 with msprobe's "%": max 2.0 − 2.5, mean 0.5 − 0.25.
+  // a − b and |a − b| / |b| × 100 with msprobe's "%": max 2.0 − 2.5, mean 0.5 − 0.25, norm 13 − 8.
   EXPECT_EQ(stats[2],
             "Functional.layer_norm.1.forward.output.0,Functional.layer_norm.1.forward.output.0,"
-            "torch.float16,torch.float32,\"[4, 16]\",\"[4, 16]\",,,-0.5,0.0,0.25,0.0,20.0%,0.0%,"
-            "100.0%,0.0%,2.0,-2.0,0.5,8.0,2.5,-2.0,0.25,8.0,,Warning,mean differs by 100% (> 50%)");
+            "torch.float16,torch.float32,\"[4, 16]\",\"[4, 16]\",,,-0.5,0.0,0.25,5.0,20.0%,0.0%,"
+            "100.0%,62.5%,2.0,-2.0,0.5,13.0,2.5,-2.0,0.25,8.0,,Warning,L2 norm relative error "
+            "0.625 > 0.5");
 }
 
 TEST(PrecisionCsv, QuotingAndFormulaDefused) {
@@ -350,6 +343,7 @@ TEST(PrecisionJson, StatisticsPairs) {
   const json& fail = j["pairs"][1];
   EXPECT_TRUE(fail["cosine"].is_null());
   EXPECT_EQ(fail["stat_diffs"]["mean_rel"], 1.0);
+  EXPECT_EQ(fail["stat_diffs"]["norm_rel"], 0.625);
   EXPECT_EQ(fail["stats_b"]["max"], 2.5);
   EXPECT_EQ(fail["nan_a"], 0);  // from the summary
   EXPECT_TRUE(j["pairs"][2]["dtype"] == "torch.float32");  // b's when a is absent
@@ -387,8 +381,8 @@ TEST(PrecisionHtml, BarsMarksAndTable) {
 TEST(PrecisionHtml, StatisticsModeDrawsTheRelativeDifference) {
   const std::string page = page_of(statistics_result());
   EXPECT_EQ(count(page, "<svg class=\"bars\""), 1u);
-  EXPECT_TRUE(has(page, "Largest relative difference"));
-  EXPECT_TRUE(has(page, "<th>largest rel</th>"));
+  EXPECT_TRUE(has(page, "Relative difference of the L2 norm"));
+  EXPECT_TRUE(has(page, "<th>l2norm rel</th>"));
 }
 
 TEST(PrecisionHtml, EveryNameEscaped) {
