@@ -170,18 +170,26 @@ std::string error_text(double v) {
 
 std::string ratio_text(double v) { return std::isnan(v) ? "n/a" : fmt::format("{:.4f}", v); }
 
+const precision::Side* described(const std::optional<precision::Side>& side) {
+  return side && !side->dtype.empty() ? &*side : nullptr;
+}
+
 std::string pair_dtype(const PairResult& p) {
-  if (p.a && p.b && p.a->dtype != p.b->dtype) return p.a->dtype + " vs " + p.b->dtype;
-  if (p.a) return p.a->dtype;
-  return p.b ? p.b->dtype : "";
+  const precision::Side* a = described(p.a);
+  const precision::Side* b = described(p.b);
+  if (a && b && a->dtype != b->dtype) return a->dtype + " vs " + b->dtype;
+  if (a) return a->dtype;
+  return b ? b->dtype : "";
 }
 
 std::string pair_shape(const PairResult& p) {
-  if (p.a && p.b && p.a->shape != p.b->shape) {
-    return precision::shape_text(p.a->shape) + " vs " + precision::shape_text(p.b->shape);
+  const precision::Side* a = described(p.a);
+  const precision::Side* b = described(p.b);
+  if (a && b && a->shape != b->shape) {
+    return precision::shape_text(a->shape) + " vs " + precision::shape_text(b->shape);
   }
-  if (p.a) return precision::shape_text(p.a->shape);
-  return p.b ? precision::shape_text(p.b->shape) : "";
+  if (a) return precision::shape_text(a->shape);
+  return b ? precision::shape_text(b->shape) : "";
 }
 
 std::vector<size_t> severity_order(const precision::CompareResult& r) {

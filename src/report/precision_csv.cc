@@ -78,7 +78,8 @@ std::string percent_cell(double rel, double bench) {
 
 void basic_info(const PairResult& p, std::vector<std::string>& row) {
   const auto side_text = [](const std::optional<precision::Side>& s, auto field) {
-    return s ? text_cell(field(*s)) : std::string(kNotAvailable);
+    const precision::Side* side = described(s);
+    return side ? text_cell(field(*side)) : std::string(kNotAvailable);
   };
   row.push_back(p.a ? text_cell(p.name) : std::string(kNotAvailable));
   row.push_back(p.b ? text_cell(p.name) : std::string(kNotAvailable));

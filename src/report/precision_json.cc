@@ -51,7 +51,7 @@ json stat_diffs_json(const precision::StatDiffs& d) {
 
 // The keys first, each present in every pair.
 json fixed_keys(const PairResult& p) {
-  const precision::Side* side = p.a ? &*p.a : (p.b ? &*p.b : nullptr);
+  const precision::Side* side = described(p.a) ? described(p.a) : described(p.b);
   const std::optional<precision::Metrics>& m = p.metrics;
   auto metric = [&m](double precision::Metrics::*field) {
     return m ? number((*m).*field) : json(nullptr);
@@ -82,8 +82,9 @@ void add_extras(const PairResult& p, bool first_divergence, json& j) {
   j["first_divergence"] = first_divergence;
   j["a_source"] = p.a ? json(p.a->source) : json(nullptr);
   j["b_source"] = p.b ? json(p.b->source) : json(nullptr);
-  j["b_dtype"] = p.b ? json(p.b->dtype) : json(nullptr);
-  j["b_shape"] = p.b ? json(p.b->shape) : json(nullptr);
+  const precision::Side* b = described(p.b);
+  j["b_dtype"] = b ? json(b->dtype) : json(nullptr);
+  j["b_shape"] = b ? json(b->shape) : json(nullptr);
   if (p.metrics) {
     const precision::Metrics& m = *p.metrics;
     j["elements"] = m.elements;

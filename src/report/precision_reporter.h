@@ -67,9 +67,12 @@ std::string cosine_text(double v);  // "0.999871"
 std::string error_text(double v);   // "2.345e-03", "0", "inf"
 std::string ratio_text(double v);   // "0.9981"
 // The pair's dtype and shape as a column shows them: a's, then b's after " vs " where they differ
-// ("float16 vs float32", "[2, 3] vs [3, 2]"); one side's alone when the other is absent.
+// ("float16 vs float32", "[2, 3] vs [3, 2]"); one side's alone when the other is absent or was not
+// read (a file only in one directory: its dtype is empty); "" when neither is known.
 std::string pair_dtype(const precision::PairResult& pair);
 std::string pair_shape(const precision::PairResult& pair);
+// The side when it is there and was read (its dtype and shape are known), else null.
+const precision::Side* described(const std::optional<precision::Side>& side);
 
 // ---- CSV --------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 // the console table (severity order, the summary line, the first divergence, the cap on passes),
 // msprobe's CSV columns (both modes, quoting), JSON plumb.precision/1 (the fixed keys,
 // null where undefined), the HTML page (bars, marks, escaping, no script) and plumb precision
-// stats' outputs; each whole output against a golden file in tests/fixtures/precision/cli/.
+// stats' outputs; each whole output against a golden file in tests/fixtures/precision/cli/golden/.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -131,10 +131,10 @@ CompareResult statistics_result() {
   return r;
 }
 
-// Compares with tests/fixtures/precision/cli/<name>. After an intended change of format, rerun
+// Compares with tests/fixtures/precision/cli/golden/<name>. After an intended change of format, rerun
 // with PLUMB_UPDATE_GOLDEN=1 to rewrite the file, and review its diff.
 void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(PLUMB_TEST_FIXTURES) + "/precision/cli/" + name;
+  const std::string path = std::string(PLUMB_TEST_FIXTURES) + "/precision/cli/golden/" + name;
   if (std::getenv("PLUMB_UPDATE_GOLDEN")) test::write_file(path, actual);
   EXPECT_EQ(actual, test::read_file(path)) << "golden file " << path;
 }
