@@ -48,14 +48,15 @@ std::optional<precision::DType> dtype_option(const std::string& text,
 std::optional<std::vector<int64_t>> shape_option(const std::string& text,
                                                  std::vector<std::string>& problems) {
   if (text.empty()) return std::nullopt;
-  std::string list = text;
+  std::string_view list = text;
   if (list.size() >= 2 && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
-  for (char& c : list) c = c == 'x' ? ',' : c;
   std::vector<int64_t> shape;
-  for (const std::string& item : split_list(list)) {
+  for (size_t start = 0, end = 0; end != std::string_view::npos; start = end + 1) {
+    end = list.find_first_of(",x", start);
+    const std::string_view item = trim_blanks(list.substr(start, end - start));
     int64_t v = -1;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v < 0) {
+    const auto [stop, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || stop != item.data() + item.size() || v < 0) {
       problems.push_back(fmt::format("--shape '{}': expected whole numbers separated by commas, "
                                      "e.g. 1024,4096",
                                      text));
@@ -236,7 +237,7 @@ precision::CompareOptions compare_options(const PrecisionOptions& o) {
     c.rule = std::string(precision::rule_named(o.rule).name);
     check_rule_flags(o, problems);
   } catch (const Error& e) {
-    problems.emplace_back(e.what());
+    problems.push_back(std::string("--rule: ") + e.what());
   }
   precision::Thresholds& t = c.thresholds;
   t.cosine_pass = o.cosine.value_or(t.cosine_pass);
