@@ -174,7 +174,16 @@ void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
   if (c.log) {
     ticks = log10_ticks(c.lo, c.hi);
   } else {
-    for (int k = 0; k <= kLinearTicks; ++k) ticks.push_back(c.lo + (c.hi - c.lo) * k / kLinearTicks);
+    // A step of 1, 2 or 5 × 10^k giving about kLinearTicks intervals, from the first multiple.
+    const double raw = (c.hi - c.lo) / kLinearTicks;
+    const double decade = std::pow(10, std::floor(std::log10(raw)));
+    double step = decade;
+    for (double m : {2.0, 5.0, 10.0}) {
+      if (step < raw) step = m * decade;
+    }
+    for (double v = std::ceil(c.lo / step - 1e-9) * step; v <= c.hi * (1 + 1e-12); v += step) {
+      ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+    }
   }
   for (double v : ticks) {
     if (v < c.lo * (1 - 1e-9) || v > c.hi * (1 + 1e-9)) continue;
