@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "common/error.h"
+#include "common/huge_pages.h"
 #include "common/output_file.h"
 #include "common/units.h"
 #include "mem/analysis.h"
@@ -262,6 +263,7 @@ void setup_mem(CLI::App& app, MemOptions& o) {
 }
 
 int run_mem(const MemOptions& o) {
+  prefer_small_pages_where_given_back();  // common/huge_pages.h: measured on this project's VM
   switch (o.mode) {
     case MemMode::kAnalyze: return run_analyze(o);
     case MemMode::kReplay: return run_replay(o);

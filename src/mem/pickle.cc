@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/huge_pages.h"
 #include "mem/input.h"
 
 namespace plumb::mem {
@@ -1353,7 +1354,7 @@ void* map_huge_pages(size_t bytes) {
   if (start > first) ::munmap(raw, start - first);
   const uintptr_t tail = first + length + kHugePageBytes - (start + length);
   if (tail > 0) ::munmap(reinterpret_cast<void*>(start + length), tail);
-  ::madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // a hint: may be refused
+  advise_huge_pages(reinterpret_cast<void*>(start), length);  // a hint: may be refused
   return reinterpret_cast<void*>(start);
 }
 

@@ -105,6 +105,11 @@ Judgement only_in(const Match& m) { return unmatched(m.first ? "only in A" : "on
 
 // ---- the pool --------------------------------------------------------------------------------
 
+// CompareOptions::threads as a count: 0 is every core.
+size_t thread_count(int threads) {
+  return threads > 0 ? static_cast<size_t>(threads) : std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
 // Runs work(0) ... work(n − 1) on `threads` threads (0: every core). Every failure is kept and
 // all of them are reported together, in index order, once every item has run.
 void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work) {
@@ -119,8 +124,7 @@ void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work
       }
     }
   };
-  const size_t cores = std::max<size_t>(1, std::thread::hardware_concurrency());
-  const size_t count = std::min(n, threads > 0 ? static_cast<size_t>(threads) : cores);
+  const size_t count = std::min(n, thread_count(threads));
   if (count <= 1) {
     worker();
   } else {
@@ -350,30 +354,36 @@ std::string dump_mode(const std::vector<MsprobeDump>& dumps, const CompareOption
     if (d.task != dumps.front().task && !o.statistics) {
       throw Error(fmt::format(
           "{} is a '{}' dump and {} a '{}' dump; compare dumps of one task, or compare only their summaries "
-          "(statistics)",
+          "(--statistics)",
           dumps.front().path, dumps.front().task, d.path, d.task));
     }
   }
   return !o.statistics && dumps.front().task == "tensor" ? "dump-tensors" : "dump-statistics";
 }
 
+// One rank's two sides (either may be missing) and their tensors in execution order.
+struct RankSides {
+  const MsprobeDump* a;
+  const MsprobeDump* b;
+  std::vector<DumpTensorRef> ta, tb;
+};
+
 // One pair of a dump: judged at once unless its tensors must be read (`pending`).
-PairResult dump_pair(const RankPair& rp, const Match& m, const std::vector<DumpTensorRef>& ta,
-                     const std::vector<DumpTensorRef>& tb, const MsprobeDump* da, const MsprobeDump* db,
-                     bool tensors, const CompareOptions& o, const Rule& rule, bool& pending) {
-  const DumpTensorRef& ref = m.first ? ta[*m.first] : tb[*m.second];
+PairResult dump_pair(const RankPair& rp, const RankSides& s, const Match& m, bool tensors, const CompareOptions& o,
+                     const Rule& rule, bool& pending) {
+  const DumpTensorRef& ref = m.first ? s.ta[*m.first] : s.tb[*m.second];
   PairResult p;
   p.name = rp.prefix + ref.tensor->key;
   p.api = rp.prefix + ref.call->api;
   p.role = ref.tensor->role;
-  if (m.first) p.a = dump_side(*da, *ta[*m.first].tensor, tensors);
-  if (m.second) p.b = dump_side(*db, *tb[*m.second].tensor, tensors);
+  if (m.first) p.a = dump_side(*s.a, *s.ta[*m.first].tensor, tensors);
+  if (m.second) p.b = dump_side(*s.b, *s.tb[*m.second].tensor, tensors);
   pending = false;
   if (!m.first || !m.second) {
     p.judgement = only_in(m);
   } else if (p.a->shape != p.b->shape) {
     p.judgement = unmatched("shape unmatched");
-  } else if (tensors && !ta[*m.first].tensor->data_name.empty() && !tb[*m.second].tensor->data_name.empty()) {
+  } else if (tensors && !s.ta[*m.first].tensor->data_name.empty() && !s.tb[*m.second].tensor->data_name.empty()) {
     pending = true;
   } else {  // statistics mode, or an entry without its file: the summaries
     p.stat_diffs = stat_diffs(*p.a->stats, *p.b->stats);
@@ -390,16 +400,16 @@ CompareResult compare_dumps(const Input& a, const Input& b, const CompareOptions
   std::vector<size_t> pending;
   std::vector<std::pair<size_t, size_t>> ranks;  // each rank pair's range of pairs
   for (const RankPair& rp : rank_pairs(a, b)) {
-    const MsprobeDump* da = rp.a ? &dumps[*rp.a] : nullptr;
-    const MsprobeDump* db = rp.b ? &dumps[a.dump_dirs.size() + *rp.b] : nullptr;
-    const std::vector<DumpTensorRef> ta = flatten(da), tb = flatten(db);
+    RankSides s{rp.a ? &dumps[*rp.a] : nullptr, rp.b ? &dumps[a.dump_dirs.size() + *rp.b] : nullptr, {}, {}};
+    s.ta = flatten(s.a);
+    s.tb = flatten(s.b);
     std::vector<std::string_view> ka, kb;
-    for (const DumpTensorRef& t : ta) ka.push_back(t.tensor->key);
-    for (const DumpTensorRef& t : tb) kb.push_back(t.tensor->key);
+    for (const DumpTensorRef& t : s.ta) ka.push_back(t.tensor->key);
+    for (const DumpTensorRef& t : s.tb) kb.push_back(t.tensor->key);
     const size_t begin = r.pairs.size();
     for (const Match& m : merge_order(ka, kb)) {
       bool wait = false;
-      r.pairs.push_back(dump_pair(rp, m, ta, tb, da, db, tensors, o, rule, wait));
+      r.pairs.push_back(dump_pair(rp, s, m, tensors, o, rule, wait));
       if (wait) pending.push_back(r.pairs.size() - 1);
     }
     ranks.emplace_back(begin, r.pairs.size());
@@ -429,8 +439,12 @@ CompareResult compare(const std::string& a, const std::string& b, const CompareO
   const Input ia = classify(a), ib = classify(b);
   CompareResult r;
   if (ia.kind == InputKind::kFile && ib.kind == InputKind::kFile) {
+    // Two files are compared one pair after the other: each large pair is split over the threads
+    // instead (elsewhere the pairs share them).
+    CompareOptions split = options;
+    split.metrics.threads = std::max(options.metrics.threads, static_cast<int>(thread_count(options.threads)));
     r.mode = "files";
-    r.pairs = compare_files(a, b, a, options, rule);
+    r.pairs = compare_files(a, b, a, split, rule);
   } else if (ia.kind == InputKind::kDirectory && ib.kind == InputKind::kDirectory) {
     r = compare_directories(ia, ib, options, rule);
   } else if (is_dump(ia.kind) && is_dump(ib.kind)) {

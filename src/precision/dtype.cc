@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 namespace plumb::precision {
@@ -42,17 +43,17 @@ struct Spelling {
   DType dtype;
 };
 
-// Every spelling, lower-cased: numpy's names and aliases, torch's (torch.float32, torch.half,
-// torch.long, torch.cfloat, as msprobe's dump.json writes them), safetensors' (F32, BF16, I64,
-// BOOL: https://github.com/huggingface/safetensors, README "Format"), and the short --dtype forms.
-// "i8" is int8 (safetensors' I8), never numpy's 8-byte typestr.
+// Every spelling, lower-cased: numpy's names and aliases, torch's (torch.float32, torch.bfloat16,
+// as msprobe's dump.json writes them; MindSpore's Float32 lower-cased), safetensors' (F32, BF16,
+// I64, BOOL: https://github.com/huggingface/safetensors, README "Format"), and the short --dtype
+// forms. "i8" is int8 (safetensors' I8), never numpy's 8-byte typestr.
 constexpr Spelling kSpellings[] = {
     {"bool", DType::kBool},         {"b1", DType::kBool},
-    {"int8", DType::kInt8},         {"i8", DType::kInt8},          {"char", DType::kInt8},
-    {"int16", DType::kInt16},       {"i16", DType::kInt16},        {"short", DType::kInt16},
-    {"int32", DType::kInt32},       {"i32", DType::kInt32},        {"int", DType::kInt32},
-    {"int64", DType::kInt64},       {"i64", DType::kInt64},        {"long", DType::kInt64},
-    {"uint8", DType::kUInt8},       {"u8", DType::kUInt8},         {"byte", DType::kUInt8},
+    {"int8", DType::kInt8},         {"i8", DType::kInt8},
+    {"int16", DType::kInt16},       {"i16", DType::kInt16},
+    {"int32", DType::kInt32},       {"i32", DType::kInt32},
+    {"int64", DType::kInt64},       {"i64", DType::kInt64},
+    {"uint8", DType::kUInt8},       {"u8", DType::kUInt8},
     {"uint16", DType::kUInt16},     {"u16", DType::kUInt16},
     {"uint32", DType::kUInt32},     {"u32", DType::kUInt32},
     {"uint64", DType::kUInt64},     {"u64", DType::kUInt64},
@@ -60,13 +61,28 @@ constexpr Spelling kSpellings[] = {
     {"half", DType::kFloat16},
     {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16},
     {"float32", DType::kFloat32},   {"f32", DType::kFloat32},      {"fp32", DType::kFloat32},
-    {"float", DType::kFloat32},     {"single", DType::kFloat32},
+    {"single", DType::kFloat32},
     {"float64", DType::kFloat64},   {"f64", DType::kFloat64},      {"fp64", DType::kFloat64},
     {"double", DType::kFloat64},
-    {"complex64", DType::kComplex64},   {"c64", DType::kComplex64},  {"cfloat", DType::kComplex64},
+    {"complex64", DType::kComplex64},   {"c64", DType::kComplex64},
     {"complex128", DType::kComplex128}, {"c128", DType::kComplex128},
-    {"cdouble", DType::kComplex128},
 };
+
+// torch's short aliases (torch/_C/_VariableFunctions: torch.float is float32, torch.long int64),
+// read only after "torch.": bare, numpy means other types by them (float and int are 64-bit in
+// numpy, byte is int8, cfloat complex128).
+constexpr Spelling kTorchAliases[] = {
+    {"float", DType::kFloat32}, {"double", DType::kFloat64}, {"half", DType::kFloat16},
+    {"short", DType::kInt16},   {"int", DType::kInt32},      {"long", DType::kInt64},
+    {"byte", DType::kUInt8},    {"cfloat", DType::kComplex64}, {"cdouble", DType::kComplex128},
+};
+
+std::optional<DType> find_spelling(std::string_view key, std::span<const Spelling> table) {
+  for (const Spelling& spelling : table) {
+    if (spelling.name == key) return spelling.dtype;
+  }
+  return std::nullopt;
+}
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -81,11 +97,10 @@ const DTypeInfo& dtype_info(DType dtype) { return kInfo[static_cast<size_t>(dtyp
 std::optional<DType> dtype_from_name(std::string_view name) {
   std::string key = lower(name);
   constexpr std::string_view kTorch = "torch.";
-  if (key.starts_with(kTorch)) key.erase(0, kTorch.size());
-  for (const Spelling& spelling : kSpellings) {
-    if (spelling.name == key) return spelling.dtype;
-  }
-  return std::nullopt;
+  if (!key.starts_with(kTorch)) return find_spelling(key, kSpellings);
+  key.erase(0, kTorch.size());
+  const std::optional<DType> alias = find_spelling(key, kTorchAliases);
+  return alias ? alias : find_spelling(key, kSpellings);
 }
 
 // IEEE 754-2008 binary16: 1 sign bit, 5 exponent bits (bias 15), 10 fraction bits. Every value

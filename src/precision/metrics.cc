@@ -19,6 +19,9 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
 
 #include "common/error.h"
 #include "precision/verdict.h"
@@ -32,7 +35,13 @@ constexpr double kOneThousandth = 0.001;                  // CompareConst.THOUSA
 constexpr double kFiveThousandths = 0.005;                // CompareConst.FIVE_THOUSAND_RATIO_THRESHOLD
 
 constexpr size_t kBlock = 2048;  // elements per block: partial sums per block, then compensated
+// Software prefetch in the vector path: the hardware prefetcher stops at each 4 KiB page of a
+// mapped file; asking for the line this far ahead keeps both inputs streaming (a hint: it never
+// faults, even past the end).
+constexpr size_t kLine = 64;
+constexpr size_t kPrefetchAhead = 2048;
 constexpr double kUint64Max = 18446744073709551615.0;
+constexpr uint64_t kThreadedMinimum = uint64_t{1} << 20;  // smaller pairs stay on one thread
 
 // ---- element types --------------------------------------------------------------------------
 
@@ -165,6 +174,16 @@ struct BlockSums {
 struct Totals {
   Sum dot, sxx, syy, sum_abs, sum_sq;
   BlockSums rest;  // maxima and counts
+  void add(const Totals& t) {
+    for (auto [sum, other] : {std::pair{&dot, &t.dot}, {&sxx, &t.sxx}, {&syy, &t.syy}, {&sum_abs, &t.sum_abs},
+                              {&sum_sq, &t.sum_sq}}) {
+      sum->add(other->s), sum->add(other->c);
+    }
+    BlockSums maxima_and_counts = t.rest;
+    maxima_and_counts.dot = maxima_and_counts.sxx = maxima_and_counts.syy = 0;
+    maxima_and_counts.sum_abs = maxima_and_counts.sum_sq = 0;
+    add(maxima_and_counts);
+  }
   void add(const BlockSums& b) {
     dot.add(b.dot), sxx.add(b.sxx), syy.add(b.syy), sum_abs.add(b.sum_abs), sum_sq.add(b.sum_sq);
     rest.max_abs = std::max(rest.max_abs, b.max_abs);
@@ -250,81 +269,129 @@ void careful_range(const std::byte* a, const std::byte* b, WidenFn widen_b, size
 
 // ---- the same-dtype fast path ---------------------------------------------------------------
 
-using v8d = double __attribute__((vector_size(64)));
+using v4d = double __attribute__((vector_size(32)));
+using v4l = int64_t __attribute__((vector_size(32)));
+using v4f = float __attribute__((vector_size(16)));
 using v8l = int64_t __attribute__((vector_size(64)));
 using v8u = uint64_t __attribute__((vector_size(64)));
 using v8f = float __attribute__((vector_size(32)));
 using v8i = int32_t __attribute__((vector_size(32)));
+using v8w = uint32_t __attribute__((vector_size(32)));
 
+// Eight elements of T: their values widened to double in two halves of four lanes (one AVX2
+// register each; one instruction widens four floats), and their bit patterns in eight integer
+// lanes of T's width (the ULP distance of float32 fits 32-bit lanes: at most 0xff000000).
 template <class T> struct Lanes;
-template <> struct Lanes<float> {
-  static constexpr int64_t kMagnitude = 0x7fffffff;
-  [[gnu::always_inline]] static inline void load8(const std::byte* p, v8d& value, v8l& bits) {
-    v8f f;
-    v8i i;
-    std::memcpy(&f, p, sizeof f);
-    std::memcpy(&i, p, sizeof i);
-    value = __builtin_convertvector(f, v8d);
-    bits = __builtin_convertvector(i, v8l);  // sign-extended: negative when the sign bit is set
+template <> struct Lanes<double> {
+  using Bits = v8l;
+  using Unsigned = v8u;
+  static constexpr uint64_t kMagnitude = 0x7fffffffffffffff;
+  [[gnu::always_inline]] static inline void load8(const std::byte* p, v4d& lo, v4d& hi, Bits& bits) {
+    std::memcpy(&lo, p, sizeof lo);
+    std::memcpy(&hi, p + sizeof lo, sizeof hi);
+    std::memcpy(&bits, p, sizeof bits);
   }
 };
-template <> struct Lanes<double> {
-  static constexpr int64_t kMagnitude = 0x7fffffffffffffff;
-  [[gnu::always_inline]] static inline void load8(const std::byte* p, v8d& value, v8l& bits) {
-    std::memcpy(&value, p, sizeof value);
+template <> struct Lanes<float> {
+  using Bits = v8i;
+  using Unsigned = v8w;
+  static constexpr uint32_t kMagnitude = 0x7fffffff;
+  [[gnu::always_inline]] static inline void load8(const std::byte* p, v4d& lo, v4d& hi, Bits& bits) {
+    v4f f0, f1;  // two 16-byte loads widen straight from memory; the bits load a third time
+    std::memcpy(&f0, p, sizeof f0);
+    std::memcpy(&f1, p + sizeof f0, sizeof f1);
+    lo = v4d{f0[0], f0[1], f0[2], f0[3]};  // one vcvtps2pd each (__builtin_convertvector gives two)
+    hi = v4d{f1[0], f1[1], f1[2], f1[3]};
     std::memcpy(&bits, p, sizeof bits);
   }
 };
 
-[[gnu::always_inline]] inline double lane_sum(const v8d& v) {
-  double s = 0;
-  for (int i = 0; i < 8; ++i) s += v[i];
-  return s;
+[[gnu::always_inline]] inline double lane_sum(const v4d& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+
+// The vector path's running sums, maxima and counts (4 double lanes; the ULP ones in 8 lanes).
+template <class T>
+struct VectorSums {
+  using Unsigned = typename Lanes<T>::Unsigned;
+  v4d dot = {}, sxx = {}, syy = {}, sabs = {}, ssq = {}, mabs = {}, mrel = {};
+  v4l c1 = {}, c5 = {}, cfar = {};
+  typename Lanes<T>::Bits cbeyond = {};
+  Unsigned mulp = {};
+};
+
+// accumulate() and the assert_close test over four lanes with no NaN or Inf.
+template <class T>
+[[gnu::always_inline]] inline void fast_values(const v4d& x, const v4d& y, const v4d& atol, const v4d& rtol,
+                                               VectorSums<T>& v) {
+  const v4d zero = {}, eps = zero + kFloatEpsilon;
+  const v4l abs_mask = v4l{} + 0x7fffffffffffffff;
+  const v4d d = x - y;
+  const v4d ad = (v4d)((v4l)d & abs_mask);
+  v.dot += x * y, v.sxx += x * x, v.syy += y * y, v.sabs += ad, v.ssq += d * d;
+  v.mabs = ad > v.mabs ? ad : v.mabs;
+  const v4l yzero = y == zero;
+  const v4d yp = yzero ? eps : y;
+  const v4d num = yzero ? (x + eps) - eps : d;  // (N + eps) − (B + eps) where B is 0
+  const v4d rel = (v4d)((v4l)(num / yp) & abs_mask);  // numpy: abs(divide(n - b, b))
+  v.mrel = rel > v.mrel ? rel : v.mrel;
+  v.c1 -= rel < zero + kOneThousandth, v.c5 -= rel < zero + kFiveThousandths;
+  v.cfar -= ad > atol + rtol * (v4d)((v4l)y & abs_mask);
 }
 
-// The formulas of accumulate(), careful_element() and ordered() over 8 lanes, for a block with
-// no NaN or Inf. Returns false (nothing added) when the block's sums show one: the caller redoes it.
+// ordered() distances over eight lanes: same signs differ by their magnitudes' difference,
+// opposite signs by their magnitudes' sum (+0 and -0 coincide).
+template <class T>
+[[gnu::always_inline]] inline void fast_ulp(const typename Lanes<T>::Bits& bx, const typename Lanes<T>::Bits& by,
+                                            const typename Lanes<T>::Unsigned& threshold, VectorSums<T>& v) {
+  using Unsigned = typename Lanes<T>::Unsigned;
+  const Unsigned magnitude = Unsigned{} + Lanes<T>::kMagnitude;
+  const Unsigned mx = (Unsigned)bx & magnitude, my = (Unsigned)by & magnitude;
+  const Unsigned same = (mx > my ? mx : my) - (mx > my ? my : mx);
+  const Unsigned dist = (bx ^ by) < 0 ? mx + my : same;
+  v.mulp = dist > v.mulp ? dist : v.mulp;
+  v.cbeyond -= dist > threshold;
+}
+
+// The formulas of accumulate(), careful_element() and ordered() over blocks of eight elements (n
+// a multiple of 8) with no NaN or Inf. Returns false (nothing added) when the block's sums show
+// one: the caller redoes it.
 template <class T>
 [[gnu::always_inline]] inline bool fast_block(const std::byte* a, const std::byte* b, size_t n,
                                               const Params& p, Totals& totals) {
-  const v8d zero = {}, eps = zero + kFloatEpsilon, t1 = zero + kOneThousandth, t5 = zero + kFiveThousandths;
-  const v8d atol = zero + p.atol, rtol = zero + p.rtol;
-  const v8l magnitude = v8l{} + Lanes<T>::kMagnitude, abs_mask = v8l{} + 0x7fffffffffffffff;
-  const v8u threshold = v8u{} + p.ulp_threshold;
-  v8d dot = zero, sxx = zero, syy = zero, sabs = zero, ssq = zero, mabs = zero, mrel = zero;
-  v8l c1 = {}, c5 = {}, cfar = {}, cbeyond = {};
-  v8u mulp = {};
+  using L = Lanes<T>;
+  using Word = std::remove_reference_t<decltype(typename L::Unsigned{}[0])>;
+  const v4d atol = v4d{} + p.atol, rtol = v4d{} + p.rtol;
+  // float32 distances stay below 2^32: a larger threshold is never exceeded.
+  const typename L::Unsigned threshold =
+      typename L::Unsigned{} + static_cast<Word>(std::min<uint64_t>(p.ulp_threshold, static_cast<Word>(-1)));
+  VectorSums<T> v;
   for (size_t i = 0; i < n; i += 8) {
-    v8d x, y;
-    v8l bx, by;
-    Lanes<T>::load8(a + i * sizeof(T), x, bx);
-    Lanes<T>::load8(b + i * sizeof(T), y, by);
-    const v8d d = x - y;
-    const v8d ad = (v8d)((v8l)d & abs_mask);
-    dot += x * y, sxx += x * x, syy += y * y, sabs += ad, ssq += d * d;
-    mabs = ad > mabs ? ad : mabs;
-    const v8l yzero = y == zero;
-    const v8d yp = yzero ? eps : y;
-    const v8d xp = yzero ? x + eps : x;
-    const v8d rel = (v8d)((v8l)(xp - yp) & abs_mask) / (v8d)((v8l)yp & abs_mask);
-    mrel = rel > mrel ? rel : mrel;
-    c1 -= rel < t1, c5 -= rel < t5;
-    cfar -= ad > atol + rtol * (v8d)((v8l)y & abs_mask);
-    const v8l ox = bx < 0 ? -(bx & magnitude) : bx, oy = by < 0 ? -(by & magnitude) : by;
-    const v8u ux = (v8u)ox, uy = (v8u)oy;
-    const v8u dist = ox > oy ? ux - uy : uy - ux;
-    mulp = dist > mulp ? dist : mulp;
-    cbeyond -= dist > threshold;
+    if (i % (kLine / sizeof(T)) == 0) {  // one line of each input, kPrefetchAhead bytes ahead
+      __builtin_prefetch(a + i * sizeof(T) + kPrefetchAhead);
+      __builtin_prefetch(b + i * sizeof(T) + kPrefetchAhead);
+      if constexpr (sizeof(T) == 8) {
+        __builtin_prefetch(a + i * sizeof(T) + kPrefetchAhead + kLine);
+        __builtin_prefetch(b + i * sizeof(T) + kPrefetchAhead + kLine);
+      }
+    }
+    v4d x0, x1, y0, y1;
+    typename L::Bits bx, by;
+    L::load8(a + i * sizeof(T), x0, x1, bx);
+    L::load8(b + i * sizeof(T), y0, y1, by);
+    fast_values(x0, y0, atol, rtol, v);
+    fast_values(x1, y1, atol, rtol, v);
+    fast_ulp<T>(bx, by, threshold, v);
   }
   BlockSums s;
-  s.sxx = lane_sum(sxx), s.syy = lane_sum(syy);
+  s.sxx = lane_sum(v.sxx), s.syy = lane_sum(v.syy);
   if (!std::isfinite(s.sxx) || !std::isfinite(s.syy)) return false;
-  s.dot = lane_sum(dot), s.sum_abs = lane_sum(sabs), s.sum_sq = lane_sum(ssq);
+  s.dot = lane_sum(v.dot), s.sum_abs = lane_sum(v.sabs), s.sum_sq = lane_sum(v.ssq);
+  for (int l = 0; l < 4; ++l) {
+    s.max_abs = std::max(s.max_abs, v.mabs[l]), s.max_rel = std::max(s.max_rel, v.mrel[l]);
+    s.thousandth += v.c1[l], s.five_thousandths += v.c5[l], s.not_close += v.cfar[l];
+  }
   for (int l = 0; l < 8; ++l) {
-    s.max_abs = std::max(s.max_abs, mabs[l]), s.max_rel = std::max(s.max_rel, mrel[l]);
-    s.max_ulp = std::max(s.max_ulp, mulp[l]);
-    s.thousandth += c1[l], s.five_thousandths += c5[l], s.not_close += cfar[l];
-    s.ulp_beyond += cbeyond[l];
+    s.max_ulp = std::max<uint64_t>(s.max_ulp, v.mulp[l]);
+    s.ulp_beyond += static_cast<uint64_t>(v.cbeyond[l]);
   }
   totals.add(s);
   return true;
@@ -481,14 +548,30 @@ Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& o
 
   const DType da = component(a.dtype), db = component(b.dtype);
   const uint64_t n = is_complex(a.dtype) ? 2 * elements : elements;
+  // Components [first, first + len) into `totals`: the vector path for same-dtype float32/64.
+  auto range = [&](uint64_t first, uint64_t len, Totals& totals) {
+    if (da == db && da == DType::kFloat32) {
+      fast_range<float>(a.data + first * sizeof(float), b.data + first * sizeof(float), len, p, totals);
+    } else if (da == db && da == DType::kFloat64) {
+      fast_range<double>(a.data + first * sizeof(double), b.data + first * sizeof(double), len, p, totals);
+    } else {
+      kKernels[static_cast<size_t>(da)].careful(a.data, b.data, kKernels[static_cast<size_t>(db)].widen, first,
+                                                len, p, totals);
+    }
+  };
   Totals totals;
-  if (da == db && da == DType::kFloat32) {
-    fast_range<float>(a.data, b.data, n, p, totals);
-  } else if (da == db && da == DType::kFloat64) {
-    fast_range<double>(a.data, b.data, n, p, totals);
-  } else {
-    const Kernels& ka = kKernels[static_cast<size_t>(da)];
-    ka.careful(a.data, b.data, kKernels[static_cast<size_t>(db)].widen, 0, n, p, totals);
+  const uint64_t parts = options.threads > 1 && n >= kThreadedMinimum ? static_cast<uint64_t>(options.threads) : 1;
+  if (parts == 1) {
+    range(0, n, totals);
+  } else {  // contiguous parts of whole blocks, merged in order
+    const uint64_t step = (n / parts + kBlock - 1) / kBlock * kBlock;
+    std::vector<Totals> part(parts);
+    std::vector<std::thread> workers;
+    for (uint64_t i = 0; i < parts && i * step < n; ++i) {
+      workers.emplace_back([&, i] { range(i * step, std::min(step, n - i * step), part[i]); });
+    }
+    for (std::thread& w : workers) w.join();
+    for (const Totals& t : part) totals.add(t);
   }
   Metrics m = finish(totals, n, elements, a.shape.empty());
   m.rtol = p.rtol, m.atol = p.atol;

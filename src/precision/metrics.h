@@ -18,6 +18,9 @@ struct MetricOptions {
   uint64_t ulp_threshold = 1;   // ulp_beyond_share counts elements more than this many ULP apart
   std::optional<double> rtol;   // assert-close tolerances; unset: torch's defaults for the two
   std::optional<double> atol;   // dtypes, the loosest of them (torch.testing.assert_close)
+  int threads = 1;              // one pair of ≥ 2^20 elements split over this many threads
+                                // (contiguous parts, merged in order; sums may differ in the
+                                // last bits from one thread's)
 };
 
 struct Metrics {

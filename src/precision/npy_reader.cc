@@ -22,6 +22,16 @@ constexpr size_t kVersionAt = 6;   // major, minor
 constexpr size_t kLengthAt = 8;    // the header's length
 constexpr int kMaxNesting = 32;    // of the header's literal: deeper is no header numpy writes
 
+// Bytes of the header as a message shows them: printable ASCII as is, others as \xNN.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte >= 0x20 && byte < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", byte);
+  }
+  return out;
+}
+
 // One value of the header's Python literal.
 struct Literal {
   enum class Kind { kString, kBool, kInt, kNone, kTuple, kList, kDict };
@@ -52,12 +62,9 @@ class LiteralParser {
 
  private:
   [[noreturn]] void fail(std::string_view what) const {
-    const std::string found = pos_ < text_.size() ? fmt::format("'{}'", escaped(text_[pos_])) : "the header's end";
+    const std::string found = pos_ < text_.size() ? fmt::format("'{}'", printable(text_.substr(pos_, 1)))
+                                                   : "the header's end";
     throw Error(fmt::format("{}: header at byte {}: {}, found {}", path_, base_ + pos_, what, found));
-  }
-  static std::string escaped(char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte >= 0x20 && byte < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", byte);
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
@@ -222,7 +229,7 @@ Descr parse_descr(const Literal& descr, const std::string& path) {
       return {type.dtype, type.bytes > 1 && ((big && !native_big) || (little && native_big))};
     }
   }
-  throw refuse(fmt::format("'{}' ({})", descr.text, unread_kind(kind)));
+  throw refuse(fmt::format("'{}' ({})", printable(descr.text), unread_kind(kind)));
 }
 
 struct Header {
@@ -258,7 +265,7 @@ Header parse_header(const Literal& dict, size_t header_at, const std::string& pa
     else if (key == "fortran_order") fortran = value;
     else if (key == "shape") shape = value;
     else throw Error(fmt::format("{}: header at byte {}: unexpected key '{}'; a .npy header holds 'descr', "
-                                 "'fortran_order' and 'shape'", path, value->at, key));
+                                 "'fortran_order' and 'shape'", path, value->at, printable(key)));
   }
   for (const auto& [found, key] : {std::pair{descr, "descr"}, {fortran, "fortran_order"}, {shape, "shape"}}) {
     if (found == nullptr) {
@@ -318,23 +325,54 @@ bool fortran_is_c(const std::vector<int64_t>& shape) {
          std::find(shape.begin(), shape.end(), 0) != shape.end();
 }
 
-// Fortran order (the first index fastest) into C order (the last index fastest).
+// A 2-D transpose of kSize-byte elements, dst[r × dst_row + c] = src[r + c × src_col] for r <
+// rows, c < cols (in elements), in tiles, so that both sides stay in cache.
+template <size_t kSize>
+void transpose(std::byte* dst, size_t dst_row, const std::byte* src, size_t src_col, size_t rows, size_t cols) {
+  constexpr size_t kTile = 32;
+  for (size_t r0 = 0; r0 < rows; r0 += kTile) {
+    const size_t r_end = std::min(rows, r0 + kTile);
+    for (size_t c0 = 0; c0 < cols; c0 += kTile) {
+      const size_t c_end = std::min(cols, c0 + kTile);
+      for (size_t r = r0; r < r_end; ++r) {
+        for (size_t c = c0; c < c_end; ++c) std::memcpy(dst + (r * dst_row + c) * kSize, src + (r + c * src_col) * kSize, kSize);
+      }
+    }
+  }
+}
+using Transpose = void (*)(std::byte*, size_t, const std::byte*, size_t, size_t, size_t);
+
+Transpose transpose_of(size_t size) {
+  switch (size) {
+    case 1: return transpose<1>;
+    case 2: return transpose<2>;
+    case 4: return transpose<4>;
+    case 8: return transpose<8>;
+    default: return transpose<16>;  // complex128, the only other size
+  }
+}
+
+// Fortran order (the first index fastest) into C order (the last index fastest), for two or more
+// dimensions: for each index of the middle dimensions, a 2-D transpose of the first and the last.
 std::vector<std::byte> fortran_to_c(const std::byte* src, const std::vector<int64_t>& shape, size_t size) {
   const size_t n = shape.size();
   std::vector<size_t> stride(n);  // of the source, in elements
-  size_t step = 1;
+  size_t total = 1;
   for (size_t i = 0; i < n; ++i) {
-    stride[i] = step;
-    step *= static_cast<size_t>(shape[i]);
+    stride[i] = total;
+    total *= static_cast<size_t>(shape[i]);
   }
-  std::vector<std::byte> out(step * size);
-  std::vector<int64_t> index(n, 0);
-  const auto inner = static_cast<size_t>(shape[n - 1]);
-  for (std::byte* dst = out.data(); dst != out.data() + out.size();) {
+  const auto rows = static_cast<size_t>(shape[0]);
+  const auto cols = static_cast<size_t>(shape[n - 1]);
+  const size_t middle = total / rows / cols;
+  std::vector<std::byte> out(total * size);
+  const Transpose slab = transpose_of(size);
+  std::vector<int64_t> index(n, 0);  // of the middle dimensions, 1 … n-2
+  for (size_t m = 0; m < middle; ++m) {
     size_t from = 0;
-    for (size_t i = 0; i + 1 < n; ++i) from += static_cast<size_t>(index[i]) * stride[i];
-    for (size_t j = 0; j < inner; ++j, dst += size) std::memcpy(dst, src + (from + j * stride[n - 1]) * size, size);
-    for (size_t i = n - 1; i-- > 0;) {  // the odometer, without the last dimension
+    for (size_t i = 1; i + 1 < n; ++i) from += static_cast<size_t>(index[i]) * stride[i];
+    slab(out.data() + m * cols * size, middle * cols, src + from * size, stride[n - 1], rows, cols);
+    for (size_t i = n - 1; i-- > 1;) {  // the odometer over the middle dimensions, C order
       if (++index[i] < shape[i]) break;
       index[i] = 0;
     }
@@ -342,9 +380,28 @@ std::vector<std::byte> fortran_to_c(const std::byte* src, const std::vector<int6
   return out;
 }
 
-// Reverses the bytes of each `unit` (the element, or each half of a complex one).
+template <typename U>
+U byte_swapped(U v) {
+  if constexpr (sizeof(U) == 2) return __builtin_bswap16(v);
+  if constexpr (sizeof(U) == 4) return __builtin_bswap32(v);
+  if constexpr (sizeof(U) == 8) return __builtin_bswap64(v);
+}
+
+template <typename U>
+void swap_each(std::vector<std::byte>& bytes) {
+  for (size_t at = 0; at + sizeof(U) <= bytes.size(); at += sizeof(U)) {
+    U v;
+    std::memcpy(&v, &bytes[at], sizeof v);
+    v = byte_swapped(v);
+    std::memcpy(&bytes[at], &v, sizeof v);
+  }
+}
+
+// Reverses the bytes of each `unit` (the element, or each half of a complex one): 2, 4 or 8.
 void swap_units(std::vector<std::byte>& bytes, size_t unit) {
-  for (size_t at = 0; at + unit <= bytes.size(); at += unit) std::reverse(&bytes[at], &bytes[at] + unit);
+  if (unit == 2) swap_each<uint16_t>(bytes);
+  if (unit == 4) swap_each<uint32_t>(bytes);
+  if (unit == 8) swap_each<uint64_t>(bytes);
 }
 
 }  // namespace

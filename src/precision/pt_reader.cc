@@ -78,6 +78,11 @@ const mem::PickleObjects& allowed_objects() {
 // How deep data.pkl's containers may nest: a state dict is 2 or 3 deep; the walk recurses.
 constexpr size_t kMaxDepth = 256;
 
+// The copies of views that repeat their storage's elements may reach, together, this much plus
+// this many times the file's size: beyond, a tiny file could ask for terabytes.
+constexpr uint64_t kRepeatFloor = uint64_t{16} << 20;
+constexpr uint64_t kRepeatPerFileByte = 16;
+
 const Allowed& allowed(Value global) { return kAllowed[global.global_index()]; }
 
 // One storage: its entry's bytes and element type.
@@ -188,12 +193,15 @@ class PtReader {
 
   // ---- _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, hooks, ...)
   Tensor rebuild(Value args, const std::string& name);
+  uint64_t check_view(const Storage& s, int64_t offset, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& strides, const std::string& name);
   const Storage& storage(Value pid, const std::string& name);
 
   const mem::InputBytes& input_;
   ZipArchive zip_;
   std::string prefix_;  // "archive/"
   bool swap_ = false;   // the storages' byte order is not this machine's
+  uint64_t repeated_ = 0;  // bytes of views that repeat storage elements, copied so far
   std::vector<Tensor> tensors_;
   std::unordered_set<mem::NodeId> visited_;           // dicts, lists and tuples walked
   std::unordered_map<mem::NodeId, size_t> rebuilt_;  // a tensor's call → its index in tensors_
@@ -333,11 +341,28 @@ Tensor PtReader::rebuild(Value args, const std::string& name) {
   if (shape.size() != strides.size()) {
     fail(name, fmt::format("the view has {} sizes and {} strides", shape.size(), strides.size()));
   }
+  const uint64_t elements = check_view(s, offset, shape, strides, name);
+  const size_t width = dtype_info(s.dtype).bytes;
+  if (elements == 0) return owned_tensor(name, s.dtype, std::move(shape), {});
+  if (!swap_ && c_contiguous(shape, strides)) {
+    return view_tensor(name, s.dtype, std::move(shape), s.data + offset * static_cast<int64_t>(width), s.owner);
+  }
+  std::vector<int64_t> steps = strides;  // a dimension of size 1 never steps
+  for (size_t d = 0; d < shape.size(); ++d) steps[d] = shape[d] == 1 ? 0 : strides[d];
+  std::vector<std::byte> out = gather(s.data, offset, shape, steps, width, elements);
+  if (swap_) swap_bytes(out, s.dtype);
+  return owned_tensor(name, s.dtype, std::move(shape), std::move(out));
+}
+
+// The view's element count, once its last element is known to be inside the storage. A view of
+// more elements than its storage repeats some (a stride of 0, as expand() makes, or overlapping
+// strides): its copy may be far bigger than the file, so such copies share a budget.
+uint64_t PtReader::check_view(const Storage& s, int64_t offset, const std::vector<int64_t>& shape,
+                              const std::vector<int64_t>& strides, const std::string& name) {
   const std::optional<uint64_t> bytes = checked_bytes(shape, s.dtype);
   if (!bytes) fail(name, fmt::format("shape {} holds more than 2^64 bytes", shape_text(shape)));
-  const size_t width = dtype_info(s.dtype).bytes;
-  const uint64_t elements = *bytes / width;
-  if (elements == 0) return owned_tensor(name, s.dtype, std::move(shape), {});
+  const uint64_t elements = *bytes / dtype_info(s.dtype).bytes;
+  if (elements == 0) return 0;
   const std::optional<int64_t> last = last_element(offset, shape, strides);
   if (!last || static_cast<uint64_t>(*last) >= s.elements) {
     fail(name, fmt::format("the view (offset {}, shape {}, strides {}) reaches past storage '{}', "
@@ -345,12 +370,16 @@ Tensor PtReader::rebuild(Value args, const std::string& name) {
                            offset, shape_text(shape), shape_text(strides), s.key, s.elements,
                            dtype_name(s.dtype)));
   }
-  if (!swap_ && c_contiguous(shape, strides)) {
-    return view_tensor(name, s.dtype, std::move(shape), s.data + offset * static_cast<int64_t>(width), s.owner);
+  if (elements <= s.elements) return elements;
+  const uint64_t budget = kRepeatFloor + kRepeatPerFileByte * input_.bytes().size();
+  if (*bytes > budget - std::min(budget, repeated_)) {
+    fail(name, fmt::format("the view (offset {}, shape {}, strides {}) repeats storage '{}' into {} "
+                           "bytes; plumb copies such views up to {} bytes for this file (16 MiB and 16 "
+                           "times its size)",
+                           offset, shape_text(shape), shape_text(strides), s.key, *bytes, budget));
   }
-  std::vector<std::byte> out = gather(s.data, offset, shape, strides, width, elements);
-  if (swap_) swap_bytes(out, s.dtype);
-  return owned_tensor(name, s.dtype, std::move(shape), std::move(out));
+  repeated_ += *bytes;
+  return elements;
 }
 
 }  // namespace

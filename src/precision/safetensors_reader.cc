@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -53,6 +54,21 @@ struct Entry {
   uint64_t end;
 };
 
+// A header value for a message: short values as JSON, a nested or long one by its kind (never a
+// recursive dump of whatever a file nests).
+std::string describe(const json& value) {
+  constexpr size_t kShort = 60;
+  const bool flat = value.is_primitive() ||
+                    (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) {
+                      return v.is_primitive();
+                    }));
+  if (flat) {
+    std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
+    if (text.size() <= kShort) return text;
+  }
+  return value.is_array() ? "a list" : value.is_object() ? "an object" : "a long string";
+}
+
 class HeaderReader {
  public:
   explicit HeaderReader(const std::string& path) : path_(path) {}
@@ -84,6 +100,9 @@ class HeaderReader {
       const size_t column = reason.find("column ");
       const size_t colon = column == std::string::npos ? column : reason.find(": ", column);
       if (colon != std::string::npos) reason.erase(0, colon + 2);
+      // The lexer's "last read" may hold any bytes of the file: left out of a one-line message.
+      const size_t last_read = reason.find("; last read: ");
+      if (last_read != std::string::npos) reason.erase(last_read, reason.find("; expected", last_read) - last_read);
       throw Error(fmt::format("{}: header at byte {}: not valid JSON: {}", path_, kLengthBytes + e.byte - 1, reason));
     }
   }
@@ -94,7 +113,7 @@ class HeaderReader {
     const json& offsets = field(key, value, "data_offsets");
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned() || offsets[0].get<uint64_t>() > offsets[1].get<uint64_t>()) {
-      fail(key, fmt::format("'data_offsets' is {}, not [begin, end] with begin <= end", offsets.dump()));
+      fail(key, fmt::format("'data_offsets' is {}, not [begin, end] with begin <= end", describe(offsets)));
     }
     out.begin = offsets[0].get<uint64_t>();
     out.end = offsets[1].get<uint64_t>();
@@ -115,12 +134,16 @@ class HeaderReader {
   }
 
   DType dtype(const std::string& key, const json& value) const {
-    if (!value.is_string()) fail(key, fmt::format("'dtype' is {}, not a name", value.dump()));
+    if (!value.is_string()) fail(key, fmt::format("'dtype' is {}, not a name", describe(value)));
     const std::string name = value.get<std::string>();
     for (const SafetensorsType& type : kTypes) {
       if (type.name == name) return type.dtype;
     }
-    fail(key, fmt::format("'dtype' is '{}'{}; plumb reads {}", name, unread_type(name), kReadTypes));
+    const bool plain = name.size() <= 16 && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    fail(key, fmt::format("'dtype' is {}{}; plumb reads {}", plain ? "'" + name + "'" : describe(value),
+                          unread_type(name), kReadTypes));
   }
 
   std::vector<int64_t> shape(const std::string& key, const json& value) const {
@@ -128,7 +151,7 @@ class HeaderReader {
     const bool sizes = value.is_array() && std::all_of(value.begin(), value.end(), [](const json& dim) {
       return dim.is_number_unsigned() && dim.get<uint64_t>() <= uint64_t{INT64_MAX};
     });
-    if (!sizes) fail(key, fmt::format("'shape' is {}, not a list of sizes", value.dump()));
+    if (!sizes) fail(key, fmt::format("'shape' is {}, not a list of sizes", describe(value)));
     for (const json& dim : value) out.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     return out;
   }

@@ -29,7 +29,10 @@ constexpr uint16_t kSentinel16 = 0xffff;
 constexpr uint16_t kStored = 0;
 constexpr uint16_t kDeflated = 8;
 constexpr uint16_t kEncrypted = 1;
-constexpr int kRawDeflate = -15;  // zlib's windowBits for a raw deflate stream (no header)
+constexpr int kRawDeflate = -15;
+// Deflate's best: a 258-byte match in under 2 bits, about 1032:1 (zlib's FAQ, "what is the maximum
+// compression ratio").
+constexpr uint64_t kMaxDeflateRatio = 1032;  // zlib's windowBits for a raw deflate stream (no header)
 
 uint64_t le(const char* at, int n) {
   uint64_t v = 0;
@@ -190,6 +193,11 @@ ZipData ZipArchive::read(const ZipEntry& entry) const {
     return {raw, owner_, at};
   }
   // Deflated: inflate into a buffer of the size the directory gives, and check that it fills.
+  if (entry.size / kMaxDeflateRatio > raw.size()) {
+    throw Error(fmt::format("{}: zip entry '{}' claims {} bytes from {} deflated ones, more than "
+                            "deflate can make",
+                            name_, entry.name, entry.size, raw.size()));
+  }
   if (entry.size > std::numeric_limits<uInt>::max() || raw.size() > std::numeric_limits<uInt>::max()) {
     throw Error(fmt::format("{}: zip entry '{}' is deflated and over 4 GiB; plumb inflates smaller "
                             "entries only",

@@ -153,7 +153,7 @@ TEST(CompareDumps, TensorFixtureFindsTheLayerNorm) {
   EXPECT_EQ(ln.judgement.verdict, Verdict::kFail);
   EXPECT_EQ(ln.a->source, kFixtures + "/tensor/npu/step0/rank0/dump_tensor_data/"
                                       "Functional.layer_norm.0.forward.output.0.npy");
-  EXPECT_EQ(r.pairs[0].metrics->cosine, 1.0);
+  EXPECT_DOUBLE_EQ(r.pairs[0].metrics->cosine, 1.0);
   EXPECT_EQ(r.pairs[0].metrics->max_abs_err, 0.0);
   for (size_t i = 0; i < kLayerNormOutput; ++i) EXPECT_EQ(r.pairs[i].judgement.verdict, Verdict::kPass) << i;
   EXPECT_EQ(r.pairs[7].judgement.verdict, Verdict::kFail);  // the Linear's input is the drifted output
@@ -238,6 +238,36 @@ TEST(CompareDumps, FirstDivergenceStopsAfterFiveCalls) {
   EXPECT_EQ(r.pairs[3].api, "Tensor.mul.0.forward");
 }
 
+TEST(CompareDumps, PyTorchTensorDumpsReadTheirPtFiles) {
+  // PyTorch's msprobe writes each tensor with torch.save; the .pt fixtures of pt_reader_test stand
+  // in for them (tests/fixtures/precision/pt/make_pt.py).
+  const fs::path dir = scratch("pt");
+  const std::string pt = std::string(PLUMB_TEST_FIXTURES) + "/precision/pt/";
+  const std::string entry = R"({"input_args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [4],
+      "Max": 65504.0, "Min": -2.0, "Mean": 16375.875, "Norm": 65504.0, "requires_grad": false,
+      "data_name": "Functional.relu.0.forward.input.0.pt"}], "input_kwargs": {"inplace": {"type": "bool",
+      "value": false}}, "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 5.25,
+      "Min": -6.0, "Mean": 0.958, "Norm": 10.5, "requires_grad": false,
+      "data_name": "Functional.relu.0.forward.output.0.pt"}]})";
+  for (const char* side : {"a", "b"}) {
+    write_dump(dir / side / "step0/rank0", "tensor", {{"Functional.relu.0.forward", entry}});
+    fs::create_directories(dir / side / "step0/rank0/dump_tensor_data");
+    fs::copy_file(pt + "float16.pt", dir / side / "step0/rank0/dump_tensor_data/Functional.relu.0.forward.input.0.pt");
+    fs::copy_file(pt + "float32_2d.pt",
+                  dir / side / "step0/rank0/dump_tensor_data/Functional.relu.0.forward.output.0.pt");
+  }
+  const CompareResult r = compare((dir / "a").string(), (dir / "b").string(), {});
+  EXPECT_EQ(r.mode, "dump-tensors");
+  EXPECT_EQ(names(r), (std::vector<std::string>{"Functional.relu.0.forward.input.0",
+                                                "Functional.relu.0.forward.output.0"}));
+  EXPECT_EQ(verdicts(r), (std::vector<std::string>{"pass", "pass"}));
+  ASSERT_TRUE(r.pairs[1].metrics.has_value());
+  EXPECT_EQ(r.pairs[1].metrics->elements, 6u);
+  EXPECT_DOUBLE_EQ(r.pairs[1].metrics->cosine, 1.0);
+  EXPECT_EQ(r.pairs[1].metrics->max_abs_err, 0.0);
+  EXPECT_EQ(r.pairs[0].a->dtype, "torch.float16");
+}
+
 TEST(CompareDumps, SameResultOnAnyNumberOfThreads) {
   CompareOptions one, many;
   one.threads = 1;
@@ -300,7 +330,7 @@ TEST(CompareErrors, OneClearLineEach) {
   EXPECT_EQ(error_of(stats, tensors),
             stats + "/step0/rank0/dump.json is a 'statistics' dump and " + tensors +
                 "/step0/rank0/dump.json a 'tensor' dump; compare dumps of one task, or compare only their "
-                "summaries (statistics)");
+                "summaries (--statistics)");
   EXPECT_EQ(error_of(stats, (dir / "plain").string()),
             stats + " is an msprobe dump and " + (dir / "plain").string() +
                 " a directory with no dump.json (in it, in rank*/ or in step*/rank*/); plumb compares two tensor "

@@ -46,13 +46,18 @@ TEST(DType, NamesOfNumpyTorchSafetensorsAndTheCommandLine) {
       {"torch.uint8", DType::kUInt8},      {"U16", DType::kUInt16},            {"uint32", DType::kUInt32},
       {"U64", DType::kUInt64},             {"complex64", DType::kComplex64},   {"torch.cfloat", DType::kComplex64},
       {"torch.complex128", DType::kComplex128}, {"Float32", DType::kFloat32},
+      {"BFloat16", DType::kBFloat16},      {"torch.byte", DType::kUInt8},      {"torch.cdouble", DType::kComplex128},
+      {"half", DType::kFloat16},           {"double", DType::kFloat64},        {"torch.f32", DType::kFloat32},
   };
   for (const auto& [name, dtype] : cases) {
     const std::optional<DType> found = dtype_from_name(name);
     ASSERT_TRUE(found.has_value()) << name;
     EXPECT_EQ(*found, dtype) << name;
   }
-  for (const char* unknown : {"", "f4", "<f4", "F8_E4M3", "torch.float8_e4m3fn", "torch.", "float128", "object"}) {
+  // numpy's float, int and cfloat are 64-bit (and its byte is int8): torch's short aliases only
+  // with their prefix.
+  for (const char* unknown : {"", "f4", "<f4", "F8_E4M3", "torch.float8_e4m3fn", "torch.", "float128", "object",
+                              "float", "int", "long", "byte", "cfloat", "torch.f4"}) {
     EXPECT_FALSE(dtype_from_name(unknown).has_value()) << unknown;
   }
 }

@@ -283,6 +283,18 @@ TEST(Metrics, VectorPathAgreesWithTheCarefulPath) {
   expect_same(compare_tensors(f32(a), f32(b), options), compare_tensors(f32(a), f64(b64), options));
 }
 
+TEST(Metrics, ThreadsAgreeWithOneThread) {
+  // 2^20 + 13 elements over three threads (parts of whole blocks, the last one short), with a
+  // NaN pair in the second part; float64 against float32 takes the careful path in parts too.
+  std::vector<float> a = normal((1 << 20) + 13, 7), b = noisy(a, 8, 1e-3);
+  a[400000] = b[400000] = std::nanf("");
+  MetricOptions three;
+  three.threads = 3;
+  expect_same(compare_tensors(f32(a), f32(b), three), compare_tensors(f32(a), f32(b)));
+  std::vector<double> b64(b.begin(), b.end());
+  expect_same(compare_tensors(f32(a), f64(b64), three), compare_tensors(f32(a), f64(b64)));
+}
+
 TEST(TensorStats, WorkedExample) {
   // Finite elements 1, 2, 3: mean 2, population std sqrt(2/3), L2 norm sqrt(14).
   const TensorStats s = tensor_stats(f32({1, 2, kNaN, kInf, 3, -kInf}));

@@ -320,6 +320,12 @@ TEST(NpyReader, EachMalformedHeaderHasItsOwnMessage) {
        "numeric arrays only"},
       {npy_bytes("{'descr': '<M8[ns]', 'fortran_order': False, 'shape': ()}"),
        "x.npy: header at byte 20: 'descr' is '<M8[ns]' (datetimes); plumb reads numeric arrays only"},
+      {npy_bytes("{'descr': '<\x01\xc3\xa4', 'fortran_order': False, 'shape': ()}"),
+       "x.npy: header at byte 20: 'descr' is '<\\x01\\xc3\\xa4' (a type numpy does not write); plumb reads numeric "
+       "arrays only"},
+      {npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (\x7f,)}"),
+       "x.npy: header at byte 61: expected a Python literal (a string, a number, True, False, None, a tuple, a list "
+       "or a dict), found '\\x7f'"},
       {npy_bytes("{'descr': 4, 'fortran_order': False, 'shape': ()}"),
        "x.npy: header at byte 20: 'descr' is not a string; plumb reads numeric arrays only"},
       {npy_bytes("{" + f4 + ", 'shape': (4611686018427387904, 8)}"),

@@ -151,6 +151,12 @@ TEST(PtReader, TransposedSliceIsCopiedIntoCOrder) {
   EXPECT_EQ(values<float>(t), (std::vector<float>{1, 5, 9, 2, 6, 10}));
 }
 
+TEST(PtReader, ExpandedViewRepeatsItsElement) {
+  const Tensor t = read("expanded.pt").at(0);  // x.expand(4, 3): strides (0, 0)
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(values<float>(t), std::vector<float>(12, 2.5f));
+}
+
 TEST(PtReader, StateDictWithTwoTensorsSharingAStorage) {
   const mem::InputBytes input = mem::load_input(kDir + "shared.pt");
   const std::vector<Tensor> tensors = read_pt(input, {});
@@ -248,6 +254,13 @@ TEST(PtReader, StorageTooSmallForTheView) {
   EXPECT_EQ(error_of_file("short_storage.pt"),
             kDir + "short_storage.pt: the view (offset 2, shape [4, 4], strides [4, 1]) reaches past storage '0', "
                    "which holds 12 float32 elements");
+}
+
+TEST(PtReader, ExpandedViewBeyondTheCopyBudget) {
+  EXPECT_EQ(error_of_file("expanded_huge.pt"),
+            kDir + "expanded_huge.pt: the view (offset 0, shape [1048576, 1024], strides [0, 0]) repeats storage "
+                   "'0' into 4294967296 bytes; plumb copies such views up to 16795200 bytes for this file (16 MiB and "
+                   "16 times its size)");
 }
 
 // ---- the restricted reading of src/mem's pickle reader
