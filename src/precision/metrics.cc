@@ -9,8 +9,9 @@
 // Layout: per element type a small traits struct (widen to double exactly, ULP distance in that
 // type); a careful per-element kernel templated on a's type that handles NaN/Inf, zeros and
 // mixed dtypes; and, for same-dtype float32/float64 pairs, a block kernel written with GCC vector
-// extensions (8 lanes) compiled for AVX-512, AVX2 and the baseline and chosen at run time. A block
-// whose sums are not finite holds a NaN or an Inf: it is redone by the careful kernel.
+// extensions (four double lanes, eight integer lanes for the ULP distance) compiled for AVX-512,
+// AVX2 and the baseline and chosen at run time. A block whose sums are not finite holds a NaN or
+// an Inf: it is redone by the careful kernel. Optionally one pair is split over threads.
 #include "precision/metrics.h"
 
 #include <algorithm>
@@ -56,18 +57,6 @@ S load(const std::byte* base, size_t i) {
   return v;
 }
 
-// IEEE binary16, exactly (subnormals, ±inf, NaN).
-double half_value(uint16_t h) {
-  const double sign = (h & 0x8000) ? -1.0 : 1.0;
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
-  if (exponent == 31) return mantissa ? std::nan("") : sign * HUGE_VAL;
-  return sign * std::ldexp(mantissa + 1024, exponent - 25);
-}
-
-double bf16_value(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
-
 // y rounded to nearest-even in a binary format with `digits` significand bits, smallest normal
 // exponent `emin` and largest finite value `max_finite` (overflow gives ±inf).
 double round_to_format(double y, int digits, int emin, double max_finite) {
@@ -89,9 +78,10 @@ uint16_t half_bits(double v) {
 }
 
 // The order of a sign-magnitude bit pattern as an integer, so that neighbouring values of the
-// type differ by 1 and +0 and -0 coincide: the usual ULP distance (Goldberg 1991, "What every
-// computer scientist should know about floating-point arithmetic"; msprobe's ULP check counts
-// the same distance).
+// type differ by 1 and +0 and -0 coincide: the ULP distance is the difference of two orders, the
+// number of representable values between them (Bruce Dawson, "Comparing Floating Point Numbers,
+// 2012 Edition"). msprobe's compare has no ULP column (its accuracy checker's ULP check is a
+// separate tool), so this one is plumb's own.
 int64_t ordered(uint64_t bits, int width) {
   const uint64_t sign_bit = uint64_t{1} << (width - 1);
   const auto magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
@@ -131,14 +121,14 @@ template <> struct Traits<double> {
   }
 };
 template <> struct Traits<Half> {
-  static double widen(Half v) { return half_value(v.bits); }
+  static double widen(Half v) { return half_to_double(v.bits); }
   static uint64_t ulp(Half a, double y) {
     const uint16_t r = half_bits(round_to_format(y, 11, -14, 65504.0));
     return distance(ordered(a.bits, 16), ordered(r, 16));
   }
 };
 template <> struct Traits<BF16> {
-  static double widen(BF16 v) { return bf16_value(v.bits); }
+  static double widen(BF16 v) { return bfloat16_to_double(v.bits); }
   static uint64_t ulp(BF16 a, double y) {
     const double r = round_to_format(y, 8, -126, 0x1.fep127);
     const auto bits = static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16);
@@ -475,19 +465,6 @@ DType component(DType d) {
   return d;
 }
 
-uint64_t element_count(const Tensor& t) {
-  uint64_t n = 1;
-  for (int64_t d : t.shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
-  return n;
-}
-
-std::string_view name_of(DType d) {
-  static constexpr std::array<std::string_view, 15> kNames = {
-      "bool",   "int8",    "int16",    "int32",   "int64",   "uint8",     "uint16",    "uint32",
-      "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
-  return kNames[static_cast<size_t>(d)];
-}
-
 // msprobe GetCosineSimilarity: N·B / (‖N‖₂‖B‖₂); 1 when both norms are ≤ FLOAT_EPSILON, N/A
 // ("Nan") when one is, or when the result is NaN; unsupported for a single element.
 double cosine(double dot, double sxx, double syy) {
@@ -529,14 +506,14 @@ Metrics finish(const Totals& t, uint64_t n, uint64_t elements, bool scalar) {
 }  // namespace
 
 Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& options) {
-  const uint64_t elements = element_count(a);
-  if (element_count(b) != elements) {
+  const uint64_t elements = a.elements();
+  if (b.elements() != elements) {
     throw Error(a.name + " and " + b.name + ": " + std::to_string(elements) + " against " +
-                std::to_string(element_count(b)) + " elements; compare_tensors needs the same count");
+                std::to_string(b.elements()) + " elements; compare_tensors needs the same count");
   }
   if (is_complex(a.dtype) != is_complex(b.dtype)) {
-    throw Error(a.name + " is " + std::string(name_of(a.dtype)) + " and " + b.name + " is " +
-                std::string(name_of(b.dtype)) +
+    throw Error(a.name + " is " + std::string(dtype_name(a.dtype)) + " and " + b.name + " is " +
+                std::string(dtype_name(b.dtype)) +
                 ": plumb compares a complex tensor only with a complex one (as pairs of reals)");
   }
   const auto [rtol_default, atol_default] = assert_close_tolerances(a.dtype);
@@ -599,7 +576,7 @@ struct Moments {
 // ±Inf counted. Complex tensors: over their real components.
 TensorStats tensor_stats(const Tensor& t) {
   TensorStats stats;
-  stats.elements = element_count(t);
+  stats.elements = t.elements();
   const DType d = component(t.dtype);
   const uint64_t n = is_complex(t.dtype) ? 2 * stats.elements : stats.elements;
   const WidenFn widen = kKernels[static_cast<size_t>(d)].widen;

@@ -21,7 +21,7 @@ struct Thresholds {
   double abs_with_cosine = 0.001;
   double cosine_fail = 0.9;     // below this fails whatever the error
   double max_abs_fail = 1;      // above this fails whatever the cosine
-  double stats_rel_fail = 0.5;  // statistics mode: relative difference of max/min/mean/norm
+  double stats_rel_fail = 0.5;  // statistics mode: an L2 norm relative error above this fails
 };
 
 // The differences of one statistics-mode pair (msprobe dump.json "summary" values): a − b

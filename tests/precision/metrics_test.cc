@@ -39,37 +39,6 @@ Tensor make(DType dtype, const std::vector<T>& values, std::vector<int64_t> shap
   return t;
 }
 
-size_t element_count_of(const Tensor& t) {
-  size_t n = 1;
-  for (int64_t d : t.shape) n *= static_cast<size_t>(d);
-  return n;
-}
-
-size_t byte_width(DType d) {
-  switch (d) {
-    case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: return 2;
-    case DType::kFloat64: return 8;
-    default: return 4;
-  }
-}
-
-std::string_view numpy_name(DType d) {
-  switch (d) {
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt16: return "int16";
-    case DType::kFloat64: return "float64";
-    default: return "float32";
-  }
-}
-
-double half_of(uint16_t h) {
-  const int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  const double sign = (h & 0x8000) ? -1 : 1;
-  if (e == 31) return mant ? std::nan("") : sign * HUGE_VAL;
-  return e == 0 ? sign * std::ldexp(mant, -24) : sign * std::ldexp(mant + 1024, e - 25);
-}
-
 Tensor f32(const std::vector<float>& v, std::string name = "t") { return make(DType::kFloat32, v, {}, std::move(name)); }
 Tensor f64(const std::vector<double>& v) { return make(DType::kFloat64, v); }
 
@@ -457,13 +426,12 @@ void expect_agrees(const std::string& what, double ours, const std::map<std::str
 void check_against_numpy(const std::string& name, const Tensor& a, const Tensor& b) {
   const std::string dir = test::temp_dir("metrics_numpy_" + name);
   auto write = [&](const Tensor& t, const std::string& file) {
-    const size_t bytes = element_count_of(t) * byte_width(t.dtype);
-    std::vector<std::byte> v(t.data, t.data + bytes);
+    std::vector<std::byte> v(t.data, t.data + t.bytes());
     return write_raw(dir, file, v);
   };
   const Metrics m = compare_tensors(a, b);
-  const auto ref = numpy_reference(dir, write(a, "a.bin"), numpy_name(a.dtype), write(b, "b.bin"),
-                                   numpy_name(b.dtype), m, a.shape.empty());
+  const auto ref = numpy_reference(dir, write(a, "a.bin"), dtype_name(a.dtype), write(b, "b.bin"),
+                                   dtype_name(b.dtype), m, a.shape.empty());
   SCOPED_TRACE(name);
   expect_agrees("cosine", m.cosine, ref);
   expect_agrees("max_abs_err", m.max_abs_err, ref);
@@ -529,7 +497,7 @@ TEST(MetricsNumpy, AgreesToOnePartInATrillion) {
   check_against_numpy("bfloat16", make(DType::kBFloat16, ba), make(DType::kBFloat16, bb));
   // Mixed: float16 against float32 (ULP in float16), int16 against float32.
   std::vector<float> hb32(hb.size());
-  for (size_t i = 0; i < hb.size(); ++i) hb32[i] = static_cast<float>(half_of(hb[i]) * 1.0007);
+  for (size_t i = 0; i < hb.size(); ++i) hb32[i] = static_cast<float>(half_to_double(hb[i]) * 1.0007);
   check_against_numpy("float16_float32", make(DType::kFloat16, ha), f32(hb32));
   std::vector<int16_t> ints(a.size());
   for (size_t i = 0; i < a.size(); ++i) ints[i] = static_cast<int16_t>(std::lround(std::isfinite(a[i]) ? a[i] * 100 : 0));
