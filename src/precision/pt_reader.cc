@@ -131,10 +131,11 @@ class PtReader {
   void read_byteorder() {
     const ZipEntry* entry = zip_.find(prefix_ + "byteorder");
     if (entry == nullptr) return;  // before torch 1.13: little-endian
-    const std::string_view order = zip_.read(*entry).bytes;
+    const ZipData data = zip_.read(*entry);  // keeps an inflated entry alive while it is read
+    const std::string_view order = data.bytes;
     if (order != "little" && order != "big") {
-      throw Error(fmt::format("{}: '{}byteorder' holds '{}', not 'little' or 'big'", input_.name(),
-                              prefix_, order.substr(0, 16)));
+      throw Error(fmt::format("{}: '{}byteorder' holds {} bytes that are not 'little' or 'big'",
+                              input_.name(), prefix_, order.size()));
     }
     swap_ = (order == "big") != (std::endian::native == std::endian::big);
   }
@@ -256,16 +257,42 @@ bool c_contiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>&
   return true;
 }
 
-// The view's elements in C order, one element of `size` bytes at a time: an odometer over the
-// dimensions, the source index moved by each dimension's stride.
+// One row of a view: n elements of Size bytes, `step` elements apart in the storage.
+template <size_t Size>
+void copy_row(std::byte* out, const std::byte* from, int64_t n, int64_t step) {
+  for (int64_t j = 0; j < n; ++j) std::memcpy(out + j * Size, from + j * step * static_cast<int64_t>(Size), Size);
+}
+
+using RowCopy = void (*)(std::byte*, const std::byte*, int64_t, int64_t);
+
+RowCopy row_copy(size_t size) {
+  switch (size) {
+    case 1: return copy_row<1>;
+    case 2: return copy_row<2>;
+    case 4: return copy_row<4>;
+    case 8: return copy_row<8>;
+    default: return copy_row<16>;  // complex128, the widest type
+  }
+}
+
+// The view's elements (at least one) in C order: row by row along the last dimension, an odometer
+// over the others moving the source by each dimension's stride.
 std::vector<std::byte> gather(const std::byte* storage, int64_t offset, const std::vector<int64_t>& shape,
                               const std::vector<int64_t>& strides, size_t size, uint64_t elements) {
   std::vector<std::byte> out(elements * size);
-  std::vector<int64_t> index(shape.size(), 0);
+  const auto width = static_cast<int64_t>(size);
+  if (shape.empty()) {
+    std::memcpy(out.data(), storage + offset * width, size);
+    return out;
+  }
+  const size_t last = shape.size() - 1;
+  const int64_t n = shape[last];
+  const RowCopy copy = row_copy(size);
+  std::vector<int64_t> index(last, 0);
   int64_t at = offset;
-  for (uint64_t i = 0; i < elements; ++i) {
-    std::memcpy(out.data() + i * size, storage + at * static_cast<int64_t>(size), size);
-    for (size_t d = shape.size(); d-- > 0;) {
+  for (uint64_t row = 0; row < elements / static_cast<uint64_t>(n); ++row) {
+    copy(out.data() + row * static_cast<uint64_t>(n) * size, storage + at * width, n, strides[last]);
+    for (size_t d = last; d-- > 0;) {
       at += strides[d];
       if (++index[d] < shape[d]) break;
       at -= strides[d] * shape[d];

@@ -188,6 +188,22 @@ TEST(PtReader, BigEndianStoragesAreSwapped) {
   EXPECT_EQ(values<float>(t), (std::vector<float>{1.5f, -2.0f, 3.25f, 1e-3f}));
 }
 
+TEST(PtReader, BigEndianViewsAreGatheredThenSwapped) {
+  const std::vector<Tensor> tensors = read("views_big_endian.pt");
+  ASSERT_EQ(tensors.size(), 2u);
+  // arange(24).reshape(2, 3, 4).permute(2, 0, 1): element [i][j][k] is base[j][k][i] = 12j + 4k + i.
+  EXPECT_EQ(tensors[0].shape, (std::vector<int64_t>{4, 2, 3}));
+  std::vector<int16_t> expected;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 3; ++k) expected.push_back(static_cast<int16_t>(12 * j + 4 * k + i));
+    }
+  }
+  EXPECT_EQ(values<int16_t>(tensors[0]), expected);
+  EXPECT_TRUE(tensors[1].shape.empty());
+  EXPECT_EQ(values<int16_t>(tensors[1]), (std::vector<int16_t>{5}));
+}
+
 TEST(PtReader, DeflatedEntryIsInflated) {
   const Tensor t = read("deflated.pt").at(0);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{8, 8}));
@@ -227,6 +243,20 @@ TEST(PtReader, TruncatedZip) {
   EXPECT_EQ(error_of(moved, "hole.pt"),
             "hole.pt: truncated zip: the central directory at byte 680 (534 bytes) runs past the end of "
             "the file (1136 bytes)");
+}
+
+TEST(PtReader, ByteorderNeitherLittleNorBig) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  bytes.replace(bytes.find("little"), 6, "middle");
+  EXPECT_EQ(error_of(bytes, "x.pt"), "x.pt: 'float32_2d/byteorder' holds 6 bytes that are not 'little' or 'big'");
+}
+
+TEST(PtReader, CompressionMethodOtherThanDeflate) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  bytes[680 + 10] = 12;  // the first central directory header's method: bzip2
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data.pkl' is compressed with method 12; plumb reads stored entries "
+            "(as torch.save writes them) and deflated ones");
 }
 
 TEST(PtReader, NotAZip) {
