@@ -21,7 +21,7 @@ struct ReadOptions {
 };
 
 struct Format {
-  std::string_view name;        // "npy", "pt", "safetensors", "raw"
+  std::string_view name;        // "npy", "npz" (refused, saying how to extract it), "pt", "safetensors", "raw"
   std::string_view extensions;  // ".npy", ".pt .pth", ".safetensors", ".bin .raw"
   // True when the first bytes say the file is this format (raw: never; chosen by extension).
   bool (*sniff)(std::string_view head);

@@ -104,6 +104,11 @@ class HeaderReader {
       const size_t last_read = reason.find("; last read: ");
       if (last_read != std::string::npos) reason.erase(last_read, reason.find("; expected", last_read) - last_read);
       throw Error(fmt::format("{}: header at byte {}: not valid JSON: {}", path_, kLengthBytes + e.byte - 1, reason));
+    } catch (const json::out_of_range&) {
+      // nlohmann's 406: "number overflow parsing '6e666'", thrown by the parser with no position.
+      fail("not valid JSON: a number beyond a double's range");
+    } catch (const json::exception& e) {  // none other is documented for parsing; named if it comes
+      fail(fmt::format("not valid JSON: nlohmann::json error {}", e.id));
     }
   }
 

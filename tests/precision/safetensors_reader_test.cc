@@ -172,6 +172,8 @@ TEST(SafetensorsReader, EachMalformedFileHasItsOwnMessage) {
                             "unexpected '}'; expected '[', '{', or a literal"},
       {file_of("{" + a + "," + a + "}", std::string(8, '\0')),
        "x.safetensors: header at byte 8: the name 'a' appears twice; safetensors allows each name once"},
+      {file_of("{\"x\":{\"dtype\":6e666}}"),  // found by fuzz/precision_safetensors
+       "x.safetensors: header at byte 8: not valid JSON: a number beyond a double's range"},
       {file_of("{\"a\":[0]}"), "x.safetensors: header at byte 8: tensor 'a': not an object with 'dtype', 'shape' and "
                                "'data_offsets'"},
       {file_of("{\"a\":{\"dtype\":\"F32\",\"shape\":[]}}"), "x.safetensors: header at byte 8: tensor 'a': no "
