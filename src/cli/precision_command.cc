@@ -153,7 +153,7 @@ int run_stats(const PrecisionOptions& o) {
   }
   if (out->json) {
     out->json->stream() << report::precision_stats_json(r).dump(
-                              2, ' ', false, nlohmann::json::error_handler_t::replace)
+                              2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
                        << "\n";
     out->json->commit();
   }

@@ -90,8 +90,8 @@ std::string precision_csv_header(bool statistics);
 // The document: schema, a, b, mode, rule, summary {pairs, passed, failed, unmatched},
 // first_divergence [names], pairs[] (the fixed keys, then why, api, role, order,
 // first_divergence, b_dtype, b_shape, elements, the ULP and inf counts, stats_a/stats_b and
-// stat_diffs where known). Undefined numbers are null.
-nlohmann::json precision_to_json(const precision::CompareResult& result);
+// stat_diffs where known). Undefined numbers are null. Keys in that order (ordered_json).
+nlohmann::ordered_json precision_to_json(const precision::CompareResult& result);
 
 class PrecisionJsonReporter final : public PrecisionReporter {
  public:
@@ -132,6 +132,6 @@ struct StatsReport {
 };
 
 void print_precision_stats(const StatsReport& report, std::ostream& out);
-nlohmann::json precision_stats_json(const StatsReport& report);
+nlohmann::ordered_json precision_stats_json(const StatsReport& report);
 
 }  // namespace plumb::report

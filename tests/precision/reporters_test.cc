@@ -21,7 +21,7 @@
 namespace plumb::report {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 using precision::CompareResult;
 using precision::PairResult;
 using precision::PairRole;
@@ -351,6 +351,16 @@ TEST(PrecisionJson, StatisticsPairs) {
 
 TEST(PrecisionJson, Golden) {
   expect_golden("tensors.json", text_of(PrecisionJsonReporter(), tensor_result()));
+}
+
+TEST(PrecisionJson, TheStreamedDocumentIsTheDocument) {
+  for (const CompareResult& r : {tensor_result(), statistics_result(), CompareResult{}}) {
+    const std::string text = text_of(PrecisionJsonReporter(), r);
+    EXPECT_EQ(json::parse(text), precision_to_json(r)) << text;
+  }
+  const std::vector<std::string> lines = lines_of(text_of(PrecisionJsonReporter(), tensor_result()));
+  EXPECT_EQ(lines[1], "  \"schema\": \"plumb.precision/1\",");
+  EXPECT_EQ(lines.size(), 8u + 1 + 8 + 2) << "the head, \"pairs\", a line per pair, the ends";
 }
 
 // ---- HTML -------------------------------------------------------------------------------------
