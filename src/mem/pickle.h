@@ -2,6 +2,8 @@
 // It decodes protocols 0 to 5 into a value tree held in one arena and refuses, with one message
 // naming the file, the byte offset and the opcode, anything that would build a Python object
 // (classes, sets, out-of-band buffers). The opcode reference is CPython's Lib/pickletools.py.
+// One opt-in exception: parse_restricted_pickle (below) also reads the calls of an allow-list of
+// globals, for torch.save's data.pkl (src/precision/pt_reader.cc), and builds nothing either.
 //
 //   const PickleDoc doc = read_pickle_file("snapshot.pickle");
 //   for (const Value segment : doc.root().get("segments")->items()) {
