@@ -19,6 +19,7 @@
 #include "cli/run_command.h"
 #include "cli/recover_command.h"
 #include "cli/plan_command.h"
+#include "cli/precision_command.h"
 #include "cli/report_command.h"
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
@@ -121,6 +122,10 @@ std::span<const Command> commands() {
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
+      {"precision",
+       "Operator outputs against a reference: tensor files, directories or msprobe dumps; the "
+       "first operator that went wrong",
+       command(setup_precision, run_precision)},
       // monitoring: the exporter, the rules on top of every exporter, the board, the chat
       {"exporter",
        "Serve this host's metrics to Prometheus: devices, training events, comm probe; /healthz",
