@@ -33,7 +33,7 @@ TEST(Cli, DidYouMean) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: "
                    "baseline, comm, topo, env, import, list, show, export, report, diff, mem, step, run, "
-                   "recover, checkpoint, plan, exporter, alerts, dashboard, alert-relay\n");
+                   "recover, checkpoint, k8s, plan, exporter, alerts, dashboard, alert-relay\n");
 }
 
 TEST(Cli, NoCommand) {
