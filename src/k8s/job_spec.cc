@@ -184,10 +184,12 @@ bool is_dns_label(std::string_view text) {
 bool is_dns_subdomain(std::string_view text) {
   constexpr size_t kMaxSubdomain = 253;
   if (text.empty() || text.size() > kMaxSubdomain) return false;
-  for (const std::string& label : split_list(text, '.')) {
-    if (!is_dns_label(label)) return false;
+  size_t start = 0;
+  for (size_t dot = text.find('.'); dot != std::string_view::npos; dot = text.find('.', start)) {
+    if (!is_dns_label(text.substr(start, dot - start))) return false;  // "a..b", ".a", "a."
+    start = dot + 1;
   }
-  return text.back() != '.';
+  return is_dns_label(text.substr(start));
 }
 
 std::vector<std::string> plumb_command(const JobSpec& s) {
