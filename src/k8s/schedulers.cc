@@ -28,6 +28,11 @@ void scheduler_problems(const Scheduler& s, const JobSpec& spec, std::vector<std
                               "keys itself (the ssh plugin)",
                               s.name));
   }
+  if (!s.zero_retry && spec.max_retry == 0) {
+    out.push_back(fmt::format("--max-retry 0: a {} Job takes maxRetry 0 as unset, its default 3; "
+                              "give 1 to {}",
+                              s.name, kMaxRetry));
+  }
   // Pod host names are DNS labels; a name valid alone can still make them too long.
   if (is_dns_label(spec.name) && spec.nodes >= 1) {
     const std::string host = s.last_host(spec);
@@ -43,9 +48,11 @@ void scheduler_problems(const Scheduler& s, const JobSpec& spec, std::vector<std
 
 const std::vector<Scheduler>& schedulers() {
   static const std::vector<Scheduler> kTable = {
-      {"volcano", "a Volcano Job (batch.volcano.sh/v1alpha1)", true, false, volcano_last_host,
-       emit_volcano_job},
-      {"kueue", "a JobSet (jobset.x-k8s.io/v1alpha2) queued by Kueue", false, true,
+      // Volcano's JobSpec.maxRetry is `json:"maxRetry,omitempty"`, "Defaults to 3"
+      // (volcano-sh/apis pkg/apis/batch/v1alpha1/job.go): 0 cannot be told from unset.
+      {"volcano", "a Volcano Job (batch.volcano.sh/v1alpha1)", true, false, false,
+       volcano_last_host, emit_volcano_job},
+      {"kueue", "a JobSet (jobset.x-k8s.io/v1alpha2) queued by Kueue", false, true, true,
        kueue_last_host, emit_kueue_jobset},
   };
   return kTable;

@@ -18,6 +18,7 @@ struct Scheduler {
   std::string kind;                 // what it writes, for --help
   bool network_topology = false;    // takes --network-topology / --highest-tier
   bool ssh_secret = false;          // needs a Secret with ssh keys (no ssh plugin)
+  bool zero_retry = true;           // --max-retry 0 means no restart (not "unset")
   std::function<std::string(const JobSpec&)> last_host;  // the longest pod host name
   std::function<void(YAML::Emitter&, const JobSpec&)> emit;
 };

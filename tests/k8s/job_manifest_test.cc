@@ -374,6 +374,15 @@ TEST(JobManifestErrors, OptionsPlumbGivesItself) {
                            "keys itself (the ssh plugin)");
 }
 
+TEST(JobManifestErrors, NoRetryIsKueuesOnly) {
+  JobSpec spec = four_by_eight();
+  spec.max_retry = 0;
+  EXPECT_EQ(message(spec), "--max-retry 0: a volcano Job takes maxRetry 0 as unset, its default 3; "
+                           "give 1 to 100");
+  spec.scheduler = "kueue";
+  EXPECT_EQ(manifest(spec)["spec"]["failurePolicy"]["maxRestarts"].as<int>(), 0);
+}
+
 // Golden files: the whole text of one Volcano Job and one JobSet. Rewrite them after a deliberate
 // change with: plumb k8s job --nodes 4 --devices-per-node 8 [...] -o tests/fixtures/k8s/<file>.
 TEST(JobManifestGolden, VolcanoFourByEight) {
