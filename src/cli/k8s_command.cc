@@ -32,9 +32,11 @@ void setup_job(CLI::App& job, k8s::JobSpec& o, std::string& output) {
       ->capture_default_str();
   job.add_option("--image", o.image, "An image with plumb, OpenMPI and sshd that every node can pull")
       ->capture_default_str();
-  job.add_option("--scheduler", o.scheduler,
-                 "volcano (a Volcano Job) or kueue (a JobSet with Kueue's queue label)")
-      ->capture_default_str();
+  std::vector<std::string> schedulers;
+  for (const k8s::Scheduler& s : k8s::schedulers()) {
+    schedulers.push_back(fmt::format("{}: {}", s.name, s.kind));
+  }
+  job.add_option("--scheduler", o.scheduler, join(schedulers, "; "))->capture_default_str();
   job.add_option("--queue", o.queue, "Volcano queue, or Kueue LocalQueue")->capture_default_str();
   job.add_option("--priority-class", o.priority_class,
                  "Volcano: a PriorityClass; Kueue: a WorkloadPriorityClass");
