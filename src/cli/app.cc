@@ -14,6 +14,7 @@
 #include "cli/diff_command.h"
 #include "cli/env_command.h"
 #include "cli/import_command.h"
+#include "cli/k8s_command.h"
 #include "cli/mem_command.h"
 #include "cli/step_command.h"
 #include "cli/run_command.h"
@@ -119,6 +120,9 @@ std::span<const Command> commands() {
       {"checkpoint",
        "A checkpoint's manifest: seal it, verify it, find the one plumb run resumes from",
        command(setup_checkpoint, run_checkpoint)},
+      // clusters: the manifests that run plumb under Kubernetes' gang schedulers
+      {"k8s", "Kubernetes manifests: plumb baseline across N nodes under Volcano or Kueue",
+       command(setup_k8s, run_k8s)},
       {"plan",
        "Predict step time, MFU, memory and goodput of a parallel layout; search, scale, validate",
        command(setup_plan, run_plan)},
