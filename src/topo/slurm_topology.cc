@@ -1,6 +1,6 @@
 // Slurm's topology.conf for the topology/tree plugin (slurm.schedmd.com/topology.conf.html):
 //
-//   # comments run to the end of the line; a backslash at the end joins the next line
+//   # comments run to the end of the line; a backslash at the end joins the next line to it
 //   SwitchName=leaf01 Nodes=gpu[001-032] LinkSpeed=400
 //   SwitchName=spine0 Switches=leaf[01-16]
 //
@@ -26,7 +26,8 @@ struct LogicalLine {
   std::string text;
 };
 
-// Comments cut, backslash continuations joined, blank lines dropped.
+// Comments cut, backslash continuations joined (the next line's leading blanks dropped), blank
+// lines dropped.
 std::vector<LogicalLine> logical_lines(std::string_view text) {
   std::vector<LogicalLine> out;
   LogicalLine pending;
@@ -42,8 +43,7 @@ std::vector<LogicalLine> logical_lines(std::string_view text) {
     const bool more = !line.empty() && line.back() == '\\';
     if (more) line.remove_suffix(1);
     if (!continuing) pending = {number, ""};
-    pending.text += " ";
-    pending.text += line;
+    pending.text += line;  // joined as it stands: "Nodes=a[1-2],\" then "  a5" is one list
     continuing = more;
     if (!continuing && !trim_blanks(pending.text).empty()) out.push_back(pending);
     if (end == text.size()) break;

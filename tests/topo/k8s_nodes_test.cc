@@ -99,7 +99,8 @@ TEST(K8sNodes, ProblemsNameTheNode) {
             "nodes.json: items[2]: expected a Node with metadata.name\n"
             "nodes.json: items[1] (node 'n0'): the node is listed twice");
   EXPECT_EQ(error_of("{\"items\": [}"),
-            "nodes.json: not valid JSON: syntax error while parsing value - unexpected '}'; expected "
+            "nodes.json: not valid JSON: parse error at line 1, column 12: syntax error while parsing "
+            "value - unexpected '}'; expected "
             "'[', '{', or a literal");
   EXPECT_EQ(error_of("[]"), "nodes.json: expected the output of kubectl get nodes -o json (an object with 'items')");
 }
