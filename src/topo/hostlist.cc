@@ -75,13 +75,20 @@ std::vector<Range> parse_brackets(std::string_view inside, std::string_view name
   return ranges;
 }
 
+// Bracket groups in one name: Slurm's multi-dimensional names have at most 5 (HIGHEST_DIMENSIONS).
+constexpr size_t kMaxGroups = 16;
+
+// A name is printable UTF-8 without blanks: what a map, a message and a terminal can show as is.
 void check_characters(std::string_view name) {
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u == 0x7f) {
-      throw Error(fmt::format("'{}' in a hostlist holds a blank or a control character",
-                              terminal_safe(name)));
-    }
+  const bool blank = std::any_of(name.begin(), name.end(), [](char c) { return c == ' '; });
+  if (blank || terminal_safe(name) != name) {
+    throw Error(fmt::format("'{}' in a hostlist holds a blank, a control character or bytes that "
+                            "are not UTF-8",
+                            terminal_safe(name)));
+  }
+  if (static_cast<size_t>(std::count(name.begin(), name.end(), '[')) > kMaxGroups) {
+    throw Error(fmt::format("'{}' in a hostlist has more than {} bracket groups", terminal_safe(name),
+                            kMaxGroups));
   }
 }
 

@@ -136,6 +136,11 @@ void read_line(const LogicalLine& l, Parsed& p) {
     return;
   }
   SiteSwitch s{std::string(name->second), {}, {}, l.line, fmt::format("SwitchName={}", name->second)};
+  if (terminal_safe(s.name) != s.name) {
+    p.problems.push_back({l.line, fmt::format("{}: a switch name is printable UTF-8 text",
+                                              terminal_safe(s.label))});
+    return;
+  }
   if (s.name.find_first_of("[],") != std::string::npos) {
     p.problems.push_back({l.line, fmt::format("{}: a switch name is one name, not a hostlist", s.label)});
     return;

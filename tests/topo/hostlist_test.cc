@@ -49,6 +49,11 @@ TEST(Hostlist, BadExpressionsNameTheBadPart) {
   EXPECT_EQ(error_of("n[]"), "empty brackets in 'n[]' in a hostlist");
   EXPECT_EQ(error_of("n[1,]"), "bad range '' in a hostlist (expected numbers such as 01-16)");
   EXPECT_EQ(error_of("a,,b"), "an empty name in a hostlist (two commas, or one at an end)");
+  EXPECT_EQ(error_of("n\x1b[1]"),
+            "'n\\x1b[1]' in a hostlist holds a blank, a control character or bytes that are not UTF-8");
+  EXPECT_EQ(error_of("n\xff"), "'n\\xff' in a hostlist holds a blank, a control character or bytes that are not UTF-8");
+  EXPECT_EQ(error_of(std::string("aaaaaaaaaaaaaaaaa[1]") + "[1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1]"),
+            "'aaaaaaaaaaaaaaaaa[1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1]' in a hostlist has more than 16 bracket groups");
   EXPECT_EQ(error_of("n[1-1234567890123456789]"),
             "bad range '1-1234567890123456789' in a hostlist (numbers have at most 18 digits)");
 }
