@@ -90,9 +90,12 @@ void setup_topo(CLI::App& app, TopoOptions& o) {
   app.add_option("--xml", o.xml,
                  "Read this hwloc XML export (lstopo --of xml) instead of this machine");
   app.add_flag("-q,--quiet", o.quiet, "No console tree");
+  setup_topo_site(app, o);
 }
 
 int run_topo(const TopoOptions& o) {
+  if (o.mode == TopoMode::kImport) return run_topo_import(o.import);
+  if (o.mode == TopoMode::kExport) return run_topo_export(o.export_);
   if (!o.xml.empty() || !started_by_mpi_launcher()) return run_alone(o);
   return run_ranks(o);
 }
