@@ -24,7 +24,8 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-bool any_starts_with(const std::vector<std::string>& list, std::initializer_list<const char*> prefixes) {
+bool any_starts_with(const std::vector<std::string>& list,
+                     std::initializer_list<const char*> prefixes) {
   return std::any_of(list.begin(), list.end(), [&](const std::string& s) {
     return std::any_of(prefixes.begin(), prefixes.end(),
                        [&](const char* p) { return s.rfind(p, 0) == 0; });
@@ -45,7 +46,8 @@ const WireUpRule kRules[] = {
 };
 
 std::string probe(const std::string& shell_command, const std::string& why_needed) {
-  const std::optional<ProcessResult> r = run_with_timeout({"sh", "-c", shell_command}, kProbeSeconds);
+  const std::optional<ProcessResult> r =
+      run_with_timeout({"sh", "-c", shell_command}, kProbeSeconds);
   if (!r) {
     throw Error(fmt::format("--launcher slurm: '{}' did not answer within {:.0f} s ({})",
                             shell_command, kProbeSeconds, why_needed));
@@ -116,12 +118,16 @@ SlurmRanks slurm_ranks(const sysinfo::SlurmJob& job, int requested, int accelera
   }
   if (accelerators > 0) {
     return {accelerators * nodes, accelerators,
-            fmt::format("one per accelerator of this node ({}) on {} node(s)", accelerators, nodes)};
+            fmt::format("one per accelerator of this node ({}) on {} node(s)", accelerators,
+                        nodes)};
   }
-  if (job.tasks > 0) return {job.tasks, 0, fmt::format("the job's tasks (SLURM_NTASKS={})", job.tasks)};
+  if (job.tasks > 0) {
+    return {job.tasks, 0, fmt::format("the job's tasks (SLURM_NTASKS={})", job.tasks)};
+  }
   const int tasks = job.tasks_per_node.empty() ? nodes : sysinfo::total_tasks(job.tasks_per_node);
-  return {tasks, 0, fmt::format("the job's tasks (SLURM_TASKS_PER_NODE={})",
-                                job.tasks_per_node.empty() ? "unset" : job.tasks_per_node)};
+  return {tasks, 0,
+          fmt::format("the job's tasks (SLURM_TASKS_PER_NODE={})",
+                      job.tasks_per_node.empty() ? "unset" : job.tasks_per_node)};
 }
 
 std::vector<std::string> slurm_launcher_words(const MpiWireUp& wire_up, const SlurmRanks& r,
@@ -129,7 +135,9 @@ std::vector<std::string> slurm_launcher_words(const MpiWireUp& wire_up, const Sl
   std::vector<std::string> argv = wire_up.command;
   if (wire_up.name == "mpirun") {
     argv.insert(argv.end(), {"-np", std::to_string(r.ranks)});
-    if (r.per_node > 0) argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", r.per_node)});
+    if (r.per_node > 0) {
+      argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", r.per_node)});
+    }
     if (root) argv.emplace_back("--allow-run-as-root");
     return argv;
   }
@@ -146,14 +154,16 @@ std::vector<std::string> slurm_launcher_words(const MpiWireUp& wire_up, const Sl
 SlurmLaunch slurm_launcher(int requested_ranks, int accelerators, bool root) {
   const std::optional<sysinfo::SlurmJob> job = sysinfo::slurm_job();
   if (!job) {
-    throw Error("--launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set): run "
-                "plumb baseline in an sbatch script or an salloc shell (docs/slurm.md)");
+    throw Error(
+        "--launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set): run "
+        "plumb baseline in an sbatch script or an salloc shell (docs/slurm.md)");
   }
   if (started_by_mpi_launcher()) {
-    throw Error(fmt::format("--launcher slurm: this is a task of job step {}.{}; plumb baseline "
-                            "starts its own steps: run it once in the batch script, or leave out "
-                            "--launcher to measure in this step",
-                            job->id, job->step));
+    throw Error(
+        fmt::format("--launcher slurm: this is a task of job step {}.{}; plumb baseline "
+                    "starts its own steps: run it once in the batch script, or leave out "
+                    "--launcher to measure in this step",
+                    job->id, job->step));
   }
   if (!in_path("srun")) throw Error("--launcher slurm: srun is not in PATH");
   const std::vector<std::string> plugins =

@@ -48,7 +48,7 @@ std::vector<std::string> slurm_launcher_words(const MpiWireUp& wire_up, const Sl
 
 struct SlurmLaunch {
   std::vector<std::string> words;  // the launcher's words, before plumb and its arguments
-  std::string note;                // "Slurm job 8 on node[1-2]: 16 rank(s), one per GPU …; srun --mpi=pmix"
+  std::string note;  // "Slurm job 8 on node[1-2]: 16 rank(s), one per GPU …; srun --mpi=pmix"
 };
 
 // This process's allocation, srun's and OpenMPI's answers → the launcher words. One line, exit 2,

@@ -73,9 +73,12 @@ std::string job_summary(const nlohmann::json& part) {
   const auto count = [&](const char* key) {
     return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : 0;
   };
-  std::string line = fmt::format("Slurm job {} on {} ({} node(s))", text("job_id"),
-                                 text("node_list").empty() ? "?" : text("node_list"), count("nodes"));
-  if (!text("step").empty()) line += fmt::format(", step {}: {} task(s)", text("step"), count("step_tasks"));
+  const std::string nodes = text("node_list").empty() ? "?" : text("node_list");
+  std::string line =
+      fmt::format("Slurm job {} on {} ({} node(s))", text("job_id"), nodes, count("nodes"));
+  if (!text("step").empty()) {
+    line += fmt::format(", step {}: {} task(s)", text("step"), count("step_tasks"));
+  }
   if (!text("mpi").empty()) line += fmt::format(", srun --mpi={}", text("mpi"));
   return line;
 }

@@ -42,7 +42,9 @@ int count(const EnvLookup& lookup, std::initializer_list<const char*> names) {
   return 0;
 }
 
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); }
+nlohmann::json text_or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json() : nlohmann::json(s);
+}
 
 }  // namespace
 

@@ -41,7 +41,7 @@ class SlurmE2E : public ::testing::Test {
       return;
     }
     cluster_ = pattern;
-    const Run started = run_command(env() + kSlurmLocal + " start");
+    const test::Run started = run_command(env() + kSlurmLocal + " start");
     if (started.exit_code == kCannotRunHere) {
       skip_ = started.err;
     } else if (started.exit_code != 0) {
@@ -51,7 +51,7 @@ class SlurmE2E : public ::testing::Test {
 
   static void TearDownTestSuite() {
     if (cluster_.empty()) return;
-    const Run stopped = run_command(env() + kSlurmLocal + " stop");
+    const test::Run stopped = run_command(env() + kSlurmLocal + " stop");
     if (stopped.exit_code == 0) std::filesystem::remove_all(cluster_);
   }
 
@@ -68,18 +68,19 @@ class SlurmE2E : public ::testing::Test {
   // Submits `script` with sbatch `options` and waits for it to end; returns the run with the
   // job's exit code, and the job id in `job`. Not sbatch --wait: it polls slurmctld at a growing
   // interval (capped at 10 s), which made a 12 s job take 42 s here; this asks every 0.2 s.
-  Run sbatch(const std::string& options, const std::string& script, std::string& job) {
+  test::Run sbatch(const std::string& options, const std::string& script, std::string& job) {
     write_file(dir_ + "/job.sh", "#!/bin/sh\n" + script + "\n");
-    Run r = run_command("cd " + dir_ + " && " + env() + "sbatch --parsable " + options + " -o " +
-                        dir_ + "/job.out job.sh");
+    test::Run r = run_command("cd " + dir_ + " && " + env() + "sbatch --parsable " + options +
+                              " -o " + dir_ + "/job.out job.sh");
     job = r.out.substr(0, r.out.find_first_of(";\n"));
     if (r.exit_code != 0 || job.empty()) return r;
-    const std::regex ended("JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)"
-                           ".* ExitCode=([0-9]+):([0-9]+)");
+    const std::regex ended(
+        "JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)"
+        ".* ExitCode=([0-9]+):([0-9]+)");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
     r.exit_code = -1;
     while (std::chrono::steady_clock::now() < deadline) {
-      const Run shown = run_command(env() + "scontrol -o show job " + job);
+      const test::Run shown = run_command(env() + "scontrol -o show job " + job);
       std::smatch m;
       if (std::regex_search(shown.out, m, ended)) {
         r.exit_code = std::stoi(m[2]) != 0 ? std::stoi(m[2]) : std::stoi(m[3]);
@@ -93,12 +94,12 @@ class SlurmE2E : public ::testing::Test {
   }
 
   nlohmann::json exported(const std::string& id) {
-    const Run r = run_command(kPlumb + " export " + id + " --db " + dir_ + "/plumb.db");
+    const test::Run r = run_command(kPlumb + " export " + id + " --db " + dir_ + "/plumb.db");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out, nullptr, false);
   }
 
-  Run show(const std::string& id) {
+  test::Run show(const std::string& id) {
     return run_command(kPlumb + " show " + id + " --db " + dir_ + "/plumb.db");
   }
 
@@ -113,8 +114,9 @@ std::string SlurmE2E::skip_;
 std::string SlurmE2E::problem_;
 
 TEST_F(SlurmE2E, SrunStartsPlumbCommRanksWhoseResultNamesTheJobAndTheStep) {
-  const Run r = run_command("cd " + dir_ + " && " + env() + "srun --mpi=pmix -N1 -n2 " + kPlumb +
-                            " comm -e 64K --collectives allreduce -q --json " + dir_ + "/comm.json");
+  const test::Run r =
+      run_command("cd " + dir_ + " && " + env() + "srun --mpi=pmix -N1 -n2 " + kPlumb +
+                  " comm -e 64K --collectives allreduce -q --json " + dir_ + "/comm.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json doc = nlohmann::json::parse(read_file(dir_ + "/comm.json"));
   EXPECT_EQ(doc["ranks"], 2);
@@ -132,9 +134,12 @@ TEST_F(SlurmE2E, SrunStartsPlumbCommRanksWhoseResultNamesTheJobAndTheStep) {
 
 TEST_F(SlurmE2E, SbatchRunsBaselineWithTheSlurmLauncherAndTheStoreNamesTheJob) {
   std::string job;
-  const Run r = sbatch("-N1 -n2", kPlumb + " baseline --launcher slurm --quick --rounds 2 "
-                                  "--collectives allreduce,allgather --db " + dir_ +
-                                  "/plumb.db -o " + dir_ + " --label slurm-e2e", job);
+  const test::Run r = sbatch("-N1 -n2",
+                             kPlumb +
+                                 " baseline --launcher slurm --quick --rounds 2 "
+                                 "--collectives allreduce,allgather --db " +
+                                 dir_ + "/plumb.db -o " + dir_ + " --label slurm-e2e",
+                             job);
   const std::string out = read_file(dir_ + "/job.out");
   ASSERT_EQ(r.exit_code, 0) << r.err << out;
   ASSERT_FALSE(job.empty()) << r.out;
@@ -142,12 +147,15 @@ TEST_F(SlurmE2E, SbatchRunsBaselineWithTheSlurmLauncherAndTheStoreNamesTheJob) {
   EXPECT_NE(out.find("plumb baseline: Slurm job " + job + " on " + host +
                      ": 2 rank(s), the job's tasks (SLURM_NTASKS=2); srun --mpi=pmix (srun "
                      "--mpi=list: "),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("plumb baseline: round 1/2: srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=2 "),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("slurm    Slurm job " + job + " on " + host +
                      " (1 node(s)), step 0: 2 task(s), srun --mpi=pmix\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
 
   const nlohmann::json doc = exported("latest");
   ASSERT_FALSE(doc.is_discarded());
@@ -165,16 +173,19 @@ TEST_F(SlurmE2E, SbatchRunsBaselineWithTheSlurmLauncherAndTheStoreNamesTheJob) {
   EXPECT_EQ(j["step_tasks"], 2);
   EXPECT_EQ(j["mpi"], "pmix");
   EXPECT_EQ(j["partition"], "debug");
-  const Run shown = show("latest");
-  EXPECT_NE(shown.out.find("# Slurm job " + job + " on " + host + " (1 node(s)), step 0: 2 "
+  const test::Run shown = show("latest");
+  EXPECT_NE(shown.out.find("# Slurm job " + job + " on " + host +
+                           " (1 node(s)), step 0: 2 "
                            "task(s), srun --mpi=pmix\n"),
-            std::string::npos) << shown.out;
+            std::string::npos)
+      << shown.out;
 }
 
 TEST_F(SlurmE2E, SrunStartsBaselineRanksThemselvesAndALauncherInsideAStepIsRefused) {
-  const Run r = run_command("cd " + dir_ + " && " + env() + "srun --mpi=pmix -N1 -n2 " + kPlumb +
-                            " baseline --quick --rounds 1 --collectives allreduce -q --db " +
-                            dir_ + "/plumb.db -o " + dir_);
+  const test::Run r =
+      run_command("cd " + dir_ + " && " + env() + "srun --mpi=pmix -N1 -n2 " + kPlumb +
+                  " baseline --quick --rounds 1 --collectives allreduce -q --db " + dir_ +
+                  "/plumb.db -o " + dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json doc = exported("latest");
   EXPECT_EQ(doc["comm"]["ranks"], 2);
@@ -182,20 +193,24 @@ TEST_F(SlurmE2E, SrunStartsBaselineRanksThemselvesAndALauncherInsideAStepIsRefus
   EXPECT_EQ(doc["comm"]["job"]["node_list"], this_host());
 
   // plumb baseline --launcher slurm starts steps of its own: not from inside one.
-  const Run nested = run_command(env() + "srun -n1 " + kPlumb + " baseline --launcher slurm --db " +
-                                 dir_ + "/plumb.db -o " + dir_);
+  const test::Run nested =
+      run_command(env() + "srun -n1 " + kPlumb + " baseline --launcher slurm --db " + dir_ +
+                  "/plumb.db -o " + dir_);
   EXPECT_EQ(nested.exit_code, 2);
   EXPECT_TRUE(std::regex_search(
-      nested.err, std::regex("plumb: error: --launcher slurm: this is a task of job step "
-                             "[0-9]+\\.0; plumb baseline starts its own steps: run it once in "
-                             "the batch script, or leave out --launcher to measure in this step\n")))
+      nested.err,
+      std::regex("plumb: error: --launcher slurm: this is a task of job step "
+                 "[0-9]+\\.0; plumb baseline starts its own steps: run it once in "
+                 "the batch script, or leave out --launcher to measure in this step\n")))
       << nested.err;
 }
 
 TEST_F(SlurmE2E, SbatchRunsPlumbRunSupervisingAStepAndItsRecordNamesTheJob) {
   std::string job;
-  const Run r = sbatch("-N1 -n2", kPlumb + " run --save --label slurm-run --db " + dir_ +
-                                  "/plumb.db -- srun --kill-on-bad-exit=1 -n2 echo step 1", job);
+  const test::Run r = sbatch("-N1 -n2",
+                             kPlumb + " run --save --label slurm-run --db " + dir_ +
+                                 "/plumb.db -- srun --kill-on-bad-exit=1 -n2 echo step 1",
+                             job);
   const std::string out = read_file(dir_ + "/job.out");
   ASSERT_EQ(r.exit_code, 0) << r.err << out;
   EXPECT_NE(out.find("step 1\nstep 1\n"), std::string::npos) << out;
@@ -210,20 +225,22 @@ TEST_F(SlurmE2E, SbatchRunsPlumbRunSupervisingAStepAndItsRecordNamesTheJob) {
   EXPECT_EQ(rec["job"]["node_list"], this_host());
   EXPECT_EQ(rec["job"]["tasks"], 2);
   EXPECT_TRUE(rec["job"]["step"].is_null());  // the batch script is no step
-  const Run shown = show("latest");
+  const test::Run shown = show("latest");
   EXPECT_NE(shown.out.find("# Slurm job " + job + " on " + this_host() + " (1 node(s))\n"),
-            std::string::npos) << shown.out;
+            std::string::npos)
+      << shown.out;
 }
 
 // Needs no Slurm: outside an allocation --launcher slurm says so in one line.
 TEST(SlurmCli, LauncherSlurmOutsideAnAllocation) {
   const std::string dir = temp_dir("slurm-cli");
-  const Run r = run_command("env -u SLURM_JOB_ID -u SLURM_JOBID " + kPlumb +
-                            " baseline --launcher slurm --db " + dir + "/plumb.db -o " + dir);
+  const test::Run r = run_command("env -u SLURM_JOB_ID -u SLURM_JOBID " + kPlumb +
+                                  " baseline --launcher slurm --db " + dir + "/plumb.db -o " + dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "plumb: error: --launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID "
-                   "is not set): run plumb baseline in an sbatch script or an salloc shell "
-                   "(docs/slurm.md)\n");
+  EXPECT_EQ(r.err,
+            "plumb: error: --launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID "
+            "is not set): run plumb baseline in an sbatch script or an salloc shell "
+            "(docs/slurm.md)\n");
   EXPECT_FALSE(std::filesystem::exists(dir + "/plumb.db"));  // nothing was opened
 }
 

@@ -22,14 +22,22 @@ std::optional<SlurmJob> job_of(const Env& env) {
 // The variables of task 1 of `srun --mpi=pmix -n 2` inside `sbatch -N1 --ntasks-per-node=2`,
 // as slurmd 22.05 (Debian 12) set them on scripts/slurm-local's node.
 const Env kStepTask = {
-    {"SLURM_JOB_ID", "8"},          {"SLURM_JOBID", "8"},
-    {"SLURM_JOB_NAME", "c.sh"},     {"SLURM_CLUSTER_NAME", "plumb-local"},
-    {"SLURM_JOB_PARTITION", "debug"}, {"SLURM_JOB_NODELIST", "vm"},
-    {"SLURM_NODELIST", "vm"},       {"SLURM_JOB_NUM_NODES", "1"},
-    {"SLURM_NNODES", "1"},          {"SLURM_NTASKS", "2"},
-    {"SLURM_NTASKS_PER_NODE", "2"}, {"SLURM_TASKS_PER_NODE", "2"},
-    {"SLURM_STEP_ID", "0"},         {"SLURM_STEP_NODELIST", "vm"},
-    {"SLURM_STEP_NUM_TASKS", "2"},  {"SLURM_PROCID", "1"},
+    {"SLURM_JOB_ID", "8"},
+    {"SLURM_JOBID", "8"},
+    {"SLURM_JOB_NAME", "c.sh"},
+    {"SLURM_CLUSTER_NAME", "plumb-local"},
+    {"SLURM_JOB_PARTITION", "debug"},
+    {"SLURM_JOB_NODELIST", "vm"},
+    {"SLURM_NODELIST", "vm"},
+    {"SLURM_JOB_NUM_NODES", "1"},
+    {"SLURM_NNODES", "1"},
+    {"SLURM_NTASKS", "2"},
+    {"SLURM_NTASKS_PER_NODE", "2"},
+    {"SLURM_TASKS_PER_NODE", "2"},
+    {"SLURM_STEP_ID", "0"},
+    {"SLURM_STEP_NODELIST", "vm"},
+    {"SLURM_STEP_NUM_TASKS", "2"},
+    {"SLURM_PROCID", "1"},
     {"SLURM_MPI_TYPE", "pmix"},
 };
 
@@ -56,9 +64,11 @@ TEST(SlurmJob, AStepTaskNamesTheJobItsNodesAndTheStep) {
 
 TEST(SlurmJob, TheBatchScriptOfAJobThatAskedForNoTaskCount) {
   // sbatch -N2 --gpus-per-node=8 (no -n): no SLURM_NTASKS, no step.
-  const std::optional<SlurmJob> job =
-      job_of({{"SLURM_JOBID", "77"}, {"SLURM_NODELIST", "gpu[01-02]"}, {"SLURM_NNODES", "2"},
-              {"SLURM_TASKS_PER_NODE", "1(x2)"}, {"SLURM_GPUS_ON_NODE", "8"}});
+  const std::optional<SlurmJob> job = job_of({{"SLURM_JOBID", "77"},
+                                              {"SLURM_NODELIST", "gpu[01-02]"},
+                                              {"SLURM_NNODES", "2"},
+                                              {"SLURM_TASKS_PER_NODE", "1(x2)"},
+                                              {"SLURM_GPUS_ON_NODE", "8"}});
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->id, "77");  // the older names are read too
   EXPECT_EQ(job->node_list, "gpu[01-02]");
@@ -72,7 +82,7 @@ TEST(SlurmJob, TheBatchScriptOfAJobThatAskedForNoTaskCount) {
 
 TEST(SlurmJob, TasksPerNodeInSlurmsCompressedForm) {
   EXPECT_EQ(total_tasks("2"), 2);
-  EXPECT_EQ(total_tasks("2(x3),1"), 7);   // sbatch(1)'s own example
+  EXPECT_EQ(total_tasks("2(x3),1"), 7);  // sbatch(1)'s own example
   EXPECT_EQ(total_tasks("8(x128)"), 1024);
   EXPECT_EQ(test::error_message([] { total_tasks("2(x3"); }),
             "SLURM_TASKS_PER_NODE='2(x3': '2(x3' is not COUNT or COUNT(xNODES)");
