@@ -23,6 +23,8 @@ const std::string kPlumb = PLUMB_BIN;
 const std::string kSlurmLocal = PLUMB_DATA_DIR "/../scripts/slurm-local";
 constexpr int kCannotRunHere = 3;  // scripts/slurm-local's exit code
 
+std::string trim(const std::string& s) { return s.substr(0, s.find_last_not_of(" \n") + 1); }
+
 std::string this_host() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
@@ -203,6 +205,34 @@ TEST_F(SlurmE2E, SrunStartsBaselineRanksThemselvesAndALauncherInsideAStepIsRefus
                  "[0-9]+\\.0; plumb baseline starts its own steps: run it once in "
                  "the batch script, or leave out --launcher to measure in this step\n")))
       << nested.err;
+}
+
+// A Slurm whose srun offers no PMI that this OpenMPI speaks (an srun in front of the real one
+// that lists only none and pmi2, which Debian's OpenMPI lacks): OpenMPI's own mpirun starts the
+// ranks inside the allocation.
+TEST_F(SlurmE2E, WithoutAPmiBothSpeakOpenMpisMpirunStartsTheRanksInTheAllocation) {
+  const std::string srun = trim(run_command("command -v srun").out);
+  std::filesystem::create_directories(dir_ + "/bin");
+  write_file(dir_ + "/bin/srun",
+             "#!/bin/sh\n"
+             "if [ \"$1\" = --mpi=list ]; then printf 'MPI plugin types are...\\n\\tnone\\n"
+             "\\tpmi2\\n'; exit 0; fi\n"
+             "exec " + srun + " \"$@\"\n");
+  std::filesystem::permissions(dir_ + "/bin/srun", std::filesystem::perms::owner_all);
+  std::string job;
+  const test::Run r = sbatch("-N1 -n2", "PATH=" + dir_ + "/bin:$PATH " + kPlumb +
+                                            " baseline --launcher slurm --quick --rounds 1 "
+                                            "--collectives allreduce --db " + dir_ +
+                                            "/plumb.db -o " + dir_, job);
+  const std::string out = read_file(dir_ + "/job.out");
+  ASSERT_EQ(r.exit_code, 0) << r.err << out;
+  EXPECT_NE(out.find("; mpirun (srun --mpi=list: none,pmi2; OpenMPI's PMI clients: "),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("plumb baseline: round 1/1: mpirun -np 2 "), std::string::npos) << out;
+  const nlohmann::json doc = exported("latest");
+  EXPECT_EQ(doc["comm"]["ranks"], 2);
+  EXPECT_EQ(doc["comm"]["job"]["job_id"], job);
+  EXPECT_TRUE(doc["comm"]["job"]["step"].is_null());  // one node: mpirun starts them itself
 }
 
 TEST_F(SlurmE2E, SbatchRunsPlumbRunSupervisingAStepAndItsRecordNamesTheJob) {
