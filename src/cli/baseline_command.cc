@@ -137,6 +137,9 @@ void print_summary(const baseline::Record& r, double seconds, const std::string&
   fmt::print(out, "plumb baseline {} · {} rank(s) on {} · {} · {} round(s) · {:.0f} s\n", r.id,
              r.comm.value("ranks", 0), join(r.hosts, ","), r.comm.value("backend", "?"),
              r.comm.value("settings", nlohmann::json::object()).value("rounds", 1), seconds);
+  if (const std::string job = report::job_summary(r.comm); !job.empty()) {
+    fmt::print(out, "slurm    {}\n", job);
+  }
   comm::Result result;
   result.rows = r.rows;
   for (const comm::Summary& s : comm::summarize(result)) {
@@ -364,7 +367,9 @@ void validate(const BaselineOptions& o) {
 void setup_baseline(CLI::App& app, BaselineOptions& o) {
   app.add_option("--ranks,-n", o.ranks, "Ranks to start (default: one per accelerator, else per core)")
       ->check(whole_number(1, kMaxRanks));
-  app.add_option("--launcher", o.launcher, "Start the ranks with this instead of mpirun, e.g. \"srun -N 4\"");
+  app.add_option("--launcher", o.launcher,
+                 "Start the ranks with this instead of mpirun, e.g. \"srun -N 4\"; slurm: srun in "
+                 "this allocation, one rank per GPU/NPU, the right --mpi (docs/slurm.md)");
   app.add_option("--hostfile", o.hostfile, "mpirun --hostfile for several hosts");
   app.add_option("--label", o.label, "A name for this baseline (e.g. after-driver-update)");
   app.add_flag("--quick", o.quick, "Sizes 1K to 1M: a smoke test in seconds");

@@ -12,9 +12,12 @@
 
 namespace plumb::cli {
 
+// --launcher slurm: srun with the allocation's layout and MPI plugin (cli/slurm_launch.h).
+inline constexpr const char* kSlurmLauncher = "slurm";
+
 struct BaselineOptions {
   int ranks = 0;              // 0 (left out): one per accelerator, else one per core (2 to 8)
-  std::string launcher;       // "srun -N 4 --ntasks-per-node 8", ...; empty: mpirun
+  std::string launcher;       // "srun -N 4 --ntasks-per-node 8", ..., "slurm"; empty: mpirun
   std::string hostfile;       // mpirun --hostfile
   std::string label;
   bool quick = false;

@@ -1,6 +1,7 @@
 // plumb baseline started alone: choose the ranks, build the launch command, run it in a process
 // group of its own that plumb's signals reach and that does not outlive plumb.
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +15,12 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <regex>
 
 #include "cli/baseline_command.h"
+#include "cli/slurm_launch.h"
 #include "common/error.h"
 #include "common/strings.h"
 
@@ -206,18 +209,33 @@ std::vector<std::string> launch_command(const BaselineOptions& o, const std::str
   return argv;
 }
 
+namespace {
+
+// --launcher slurm: srun (or mpirun) as this allocation and its MPI plugins want it.
+std::vector<std::string> slurm_command(const BaselineOptions& o, const std::string& self) {
+  const SlurmLaunch launch = slurm_launcher(o.ranks, accelerators_here(), geteuid() == 0);
+  if (!o.quiet) fmt::print(std::cerr, "plumb baseline: {}\n", launch.note);
+  std::vector<std::string> argv = launch.words;
+  argv.push_back(self);
+  for (std::string& a : worker_arguments(o)) argv.push_back(std::move(a));
+  return argv;
+}
+
+}  // namespace
+
 std::vector<std::string> ranks_command(const BaselineOptions& o) {
   if (!o.launcher.empty() && !o.hostfile.empty()) {
     throw Error("--launcher and --hostfile: give one (--hostfile is for the mpirun plumb starts)");
   }
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (o.launcher == kSlurmLauncher) return slurm_command(o, self);
   if (o.launcher.empty() && !in_path("mpirun")) {
     throw Error("mpirun is not in PATH: install OpenMPI (scripts/install-deps installs "
                 "openmpi-bin), or name your launcher with --launcher \"srun ...\"");
   }
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const int ranks = o.ranks > 0 ? o.ranks : default_ranks(accelerators_here(), cores);
-  std::error_code ec;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   return launch_command(o, self, ranks, cores, geteuid() == 0);
 }
 

@@ -26,6 +26,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "report/comm_reporter.h"
+#include "sysinfo/slurm_job.h"
 
 namespace plumb::cli {
 namespace {
@@ -63,8 +64,10 @@ std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
   return out;
 }
 
-void fill_context(comm::Result& result, const comm::SweepOptions& s) {
+void fill_context(comm::Result& result, const comm::SweepOptions& s,
+                  std::optional<sysinfo::SlurmJob> job) {
   result.created = utc_timestamp();
+  result.job = std::move(job);
   result.env = capture_environment(kEnvPrefixes);
   std::set<std::string> seen;
   for (const comm::RankPlace& r : result.placement.ranks) {
@@ -105,6 +108,7 @@ int ranks_on_host(const comm::Placement& placement, const std::string& host) {
 
 // Everything `plumb comm` prepares before measuring, agreed by every rank.
 struct Prepared {
+  std::optional<sysinfo::SlurmJob> job;  // rank 0's: the job, its node list, this step
   comm::Placement placement;
   std::vector<comm::Layer> layers;
   std::unique_ptr<comm::Communicator> world;
@@ -116,6 +120,7 @@ Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
   std::optional<comm::ClusterMap> map;
   comm::agree(control, [&] {
     if (control.rank() == 0 && before) before();
+    if (control.rank() == 0) p.job = sysinfo::slurm_job();
     if (!o.cluster.empty()) map = comm::load_cluster_map(o.cluster);
   });
   const std::vector<std::string> hosts = control.all_gather_strings(host_name());
@@ -255,7 +260,7 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
     comm::abort_all(static_cast<int>(ExitCode::kBadInput), e.what());
   }
   progress.clear();
-  if (leader) fill_context(result, sweep);
+  if (leader) fill_context(result, sweep, std::move(p.job));
   if (leader && sweep.timeout_seconds > 0 && !watchdog) {
     result.notes.push_back("this MPI library runs no second thread (no MPI_THREAD_MULTIPLE): "
                            "--timeout was not enforced");

@@ -19,6 +19,7 @@
 #include "supervise/checkpoint.h"
 #include "supervise/drill.h"
 #include "supervise/supervisor.h"
+#include "sysinfo/slurm_job.h"
 
 namespace plumb::cli {
 namespace {
@@ -313,6 +314,7 @@ int run_run(const RunOptions& o) {
     baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
   }
   const std::string started = utc_timestamp();
+  const std::optional<sysinfo::SlurmJob> job = sysinfo::slurm_job();  // a bad SLURM_* fails now
   if (!o.metrics.empty()) {
     supervise::RunSummary none;
     supervise::write_metrics_file(o.metrics, live_baseline(o, none, started));  // writable?
@@ -322,6 +324,7 @@ int run_run(const RunOptions& o) {
   }
   supervise::RunSummary summary = supervise::supervise(options, sink);
   supervise::RecoveryBaseline baseline = baseline_of(o, summary, started, drill ? &*drill : nullptr);
+  baseline.job = job;
   if (!baseline.recoveries.empty() || drill) {
     std::ostringstream table;
     report::print_recovery_table(baseline, table);

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/placement.h"
+#include "sysinfo/slurm_job.h"
 
 namespace plumb::comm {
 
@@ -68,6 +70,7 @@ struct Result {
   std::vector<Layer> layers;
   std::vector<Row> rows;
   std::vector<std::string> notes;  // what the user should know (rounded sizes, skipped layers)
+  std::optional<sysinfo::SlurmJob> job;  // the Slurm job it ran in (JSON "job", absent outside one)
 };
 
 // Average busbw of one (layer, collective) over the requested sizes of at least kSummaryMinBytes

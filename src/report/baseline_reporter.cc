@@ -64,10 +64,30 @@ void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostre
   }
 }
 
+std::string job_summary(const nlohmann::json& part) {
+  if (!part.is_object() || !part.contains("job") || !part["job"].is_object()) return "";
+  const nlohmann::json& j = part["job"];
+  const auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? safe(j[key].get<std::string>()) : "";
+  };
+  const auto count = [&](const char* key) {
+    return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : 0;
+  };
+  const std::string nodes = text("node_list").empty() ? "?" : text("node_list");
+  std::string line =
+      fmt::format("Slurm job {} on {} ({} node(s))", text("job_id"), nodes, count("nodes"));
+  if (!text("step").empty()) {
+    line += fmt::format(", step {}: {} task(s)", text("step"), count("step_tasks"));
+  }
+  if (!text("mpi").empty()) line += fmt::format(", srun --mpi={}", text("mpi"));
+  return line;
+}
+
 void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
   fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
              r.label.empty() ? "" : " · " + safe(r.label));
   fmt::print(out, "# hosts: {}\n", safe_hosts(r.hosts, ", "));
+  if (const std::string job = job_summary(r.comm); !job.empty()) fmt::print(out, "# {}\n", job);
   if (r.env.is_object() && r.env.contains("versions") && r.env["versions"].is_object()) {
     for (const auto& [name, value] : r.env["versions"].items()) {
       if (!value.is_null()) fmt::print(out, "# {:<14} {}\n", safe(name), safe_value(value));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "baseline/store.h"
@@ -15,6 +16,11 @@ inline constexpr const char* kBaselineSchema = "plumb.baseline/1";
 
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out);
 void print_baseline_summary(const baseline::Record& record, std::ostream& out);
+
+// The "job" of a plumb.comm/1 or plumb.recovery/1 record (sysinfo/slurm_job.h) in one line,
+// escaped for the terminal: "Slurm job 8 on node[1-2] (2 node(s)), step 0: 16 task(s), srun
+// --mpi=pmix"; "" when the record holds none.
+std::string job_summary(const nlohmann::json& record_part);
 
 // The record as one document: its fields, topo, env, comm with results[] rows carrying the
 // plumb.comm/1 fields (empty for a step record), step (plumb.step/1) and recovery

@@ -52,7 +52,7 @@ json summary_json(const std::vector<comm::Summary>& summaries) {
 }  // namespace
 
 nlohmann::json comm_result_json(const comm::Result& result) {
-  return json{
+  json doc{
       {"schema", comm::kCommSchema},
       {"created", result.created},
       {"plumb_version", PLUMB_VERSION},
@@ -67,6 +67,8 @@ nlohmann::json comm_result_json(const comm::Result& result) {
       {"summary", summary_json(comm::summarize(result))},
       {"notes", result.notes},
   };
+  if (result.job) doc["job"] = sysinfo::slurm_job_json(*result.job);  // only inside a Slurm job
+  return doc;
 }
 
 void CommJsonReporter::report(const comm::Result& result, std::ostream& out) const {

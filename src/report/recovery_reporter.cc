@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "report/baseline_reporter.h"
 #include "supervise/recovery_json.h"
 
 namespace plumb::report {
@@ -95,6 +96,7 @@ void print_recovery_record(const baseline::Record& r, const supervise::RecoveryB
   fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
              r.label.empty() ? "" : " · " + safe(r.label));
   fmt::print(out, "# hosts: {}\n", safe(join(r.hosts, ", ")));
+  if (const std::string job = job_summary(r.recovery); !job.empty()) fmt::print(out, "# {}\n", job);
   fmt::print(out, "# recovery record: {} attempt(s), {} failure(s){}, {} after {:.1f} s{}\n",
              b.attempts, b.recoveries.size(), kinds_text(b), safe(b.result), b.wall_seconds,
              b.drill ? fmt::format("; a drill of {} fault(s)", b.faults_injected) : "");

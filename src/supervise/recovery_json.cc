@@ -202,7 +202,7 @@ nlohmann::json recovery_to_json(const RecoveryBaseline& b) {
   for (const Recovery& r : b.recoveries) recoveries.push_back(recovery_json(r));
   json kinds = json::object();
   for (const auto& [kind, n] : b.failures_by_kind) kinds[kind] = n;
-  return {{"schema", kRecoverySchema},
+  json doc = {{"schema", kRecoverySchema},
           {"command", b.command},
           {"host", b.host},
           {"started", b.started},
@@ -214,6 +214,8 @@ nlohmann::json recovery_to_json(const RecoveryBaseline& b) {
           {"failures_by_kind", kinds},
           {"recoveries", recoveries},
           {"totals", totals_json(recovery_totals(b))}};
+  if (b.job) doc["job"] = sysinfo::slurm_job_json(*b.job);
+  return doc;
 }
 
 RecoveryBaseline recovery_from_json(const nlohmann::json& doc, const std::string& what) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sysinfo/slurm_job.h"
+
 namespace plumb::supervise {
 
 inline constexpr const char* kRecoverySchema = "plumb.recovery/1";
@@ -63,6 +65,7 @@ struct RecoveryBaseline {
   int faults_injected = 0;
   std::map<std::string, int> failures_by_kind;
   std::vector<Recovery> recoveries;
+  std::optional<sysinfo::SlurmJob> job;  // the Slurm job plumb run ran in (JSON "job" when set)
 };
 
 }  // namespace plumb::supervise
