@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -36,6 +37,17 @@ constexpr double kReservedBytes = 2e9;
 // NCCL_BUFFSIZE (4 MiB) × send and receive × 16 channels per communicator.
 constexpr double kNcclBytesPerCommunicator = 4.0 * (1 << 20) * 2 * 16;
 constexpr double kActivationBytes = 2;  // bf16 activations and gradients
+// HBM bytes per value an FP8 GEMM operand costs to quantise with current (per-tensor) scaling, as
+// Transformer Engine does it: one pass reads the bf16 tensor for its amax (2 B), a second reads it
+// again (2 B) and writes the FP8 copy (1 B) and, for the other GEMM of the backward that needs it
+// transposed (Hopper's FP8 tensor cores take only the TN layout), the transposed FP8 copy (1 B).
+// TE docs, "Using FP8 with Transformer Engine" (current scaling: the scale comes from the amax of
+// the tensor being cast, so the cast cannot start before a full read) and its columnwise usage.
+constexpr double kQuantiseBytesPerValue = 2 + 2 + 1 + 1;
+// Kernels per quantised tensor: the amax reduction and the cast(-transpose).
+constexpr double kQuantiseKernelsPerTensor = 2;
+// GEMM operands quantised per layer and pass: four GEMMs (QKV, O, FC1, FC2), one operand each.
+constexpr double kQuantisedTensorsPerPass = 4;
 
 struct Ctx {
   const ModelSpec& m;
@@ -48,6 +60,7 @@ struct Ctx {
   double layer_flops = 0;  // forward FLOPs per token of an average layer
   int moe_layers = 0;
   double routed_flops = 0;  // forward FLOPs per token of the routed experts, averaged over layers
+  QuantisedValues quantised;  // per token, averaged over layers; zero unless fp8/fp4
 };
 
 double avg_layer_forward_flops(const ModelSpec& m) {
@@ -57,6 +70,19 @@ double avg_layer_forward_flops(const ModelSpec& m) {
 }
 
 int moe_layer_count(const ModelSpec& m) { return m.moe ? m.layers - m.moe->first_dense_layers : 0; }
+
+// The values per token an FP8 (or FP4) step quantises for an average layer's GEMMs; none in
+// bf16/fp16.
+QuantisedValues avg_quantised_values(const ModelSpec& m, const std::string& precision) {
+  QuantisedValues total;
+  if (precision != "fp8" && precision != "fp4") return total;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const QuantisedValues v = gemm_quantised_values(m, layer);
+    total.forward += v.forward / m.layers;
+    total.backward += v.backward / m.layers;
+  }
+  return total;
+}
 
 // Forward FLOPs per token of the routed experts (2 per weight of top_k experts), averaged over
 // the layers: what runs as grouped GEMMs at the experts' own width.
@@ -99,8 +125,23 @@ struct LayerCompute {
   double scores = 0;  // attention's quadratic FLOPs (Q·Kᵀ, scores·V)
   double memory = 0;
   double kernels = 0;
+  // FP8 quantisation of the GEMM operands (quantise_seconds): not part of total(), since the
+  // backward's is its own count, not twice the forward's.
+  double quantise_forward = 0;
+  double quantise_backward = 0;
   double total() const { return gemm + scores + memory + kernels; }
 };
+
+// FP8 (current scaling) quantisation of one layer's GEMM operands for one micro-batch on one
+// device: kQuantiseBytesPerValue per value at 90% of HBM bandwidth, and two kernels per operand.
+std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
+  if (c.quantised.forward <= 0) return {0, 0};
+  const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
+  const double kernels = kQuantisedTensorsPerPass * kQuantiseKernelsPerTensor * kKernelOverheadS;
+  const double bytes = kQuantiseBytesPerValue * tokens;
+  return {bytes * c.quantised.forward / rate + kernels,
+          bytes * c.quantised.backward / rate + kernels};
+}
 
 // A routed expert's GEMMs: [tokens × h] · [h × f/etp] and back, as slow as the smaller of the
 // expert's width per device and the tokens it gets (a 2,048-wide expert split 8 ways is a
@@ -130,16 +171,18 @@ LayerCompute layer_forward(const Ctx& c) {
   }
   t.memory = traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
   t.kernels = kernels * kKernelOverheadS;
+  std::tie(t.quantise_forward, t.quantise_backward) = quantise_seconds(c, tokens / c.p.tp);
   return t;
 }
 
 // Forward + backward (twice the forward) + recomputation: full repeats the forward, selective
-// repeats attention's score part (Korthikanti Section 5).
+// repeats attention's score part (Korthikanti Section 5). Under FP8 the forward's and the
+// backward's quantisation each once (and the forward's again under full recomputation).
 double layer_compute_seconds(const Ctx& c, const LayerCompute& f) {
   double recompute = 0;
-  if (c.p.recompute == Recompute::kFull) recompute = f.total();
+  if (c.p.recompute == Recompute::kFull) recompute = f.total() + f.quantise_forward;
   if (c.p.recompute == Recompute::kSelective) recompute = f.scores;
-  return 3 * f.total() + recompute;
+  return 3 * f.total() + f.quantise_forward + f.quantise_backward + recompute;
 }
 
 // The forward passes a layer runs per micro-batch: 1, or 2 under full recomputation.
@@ -627,6 +670,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);
   routed_flops_ = routed_expert_flops(m);
+  quantised_ = avg_quantised_values(m, precision_);
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
     hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
   }
@@ -635,12 +679,12 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 
 MemoryUse Predictor::memory(const Layout& p) const {
   return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
-                        layer_forward_flops_, moe_layers_, routed_flops_});
+                        layer_forward_flops_, moe_layers_, routed_flops_, quantised_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
   const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, layer_forward_flops_,
-              moe_layers_, routed_flops_};
+              moe_layers_, routed_flops_, quantised_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
   Prediction r;

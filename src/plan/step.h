@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/flops.h"
 #include "plan/hardware.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -160,6 +161,7 @@ class Predictor {
   double model_flops_ = 0;           // per token
   int moe_layers_ = 0;
   double routed_flops_ = 0;          // per token, the routed experts' share of layer_forward_flops_
+  QuantisedValues quantised_;        // per token, what fp8/fp4 casts for an average layer's GEMMs
   std::array<double, 3> hardware_flops_{};  // per token, by Recompute
 };
 
