@@ -44,10 +44,11 @@ constexpr double kActivationBytes = 2;  // bf16 activations and gradients
 // TE docs, "Using FP8 with Transformer Engine" (current scaling: the scale comes from the amax of
 // the tensor being cast, so the cast cannot start before a full read) and its columnwise usage.
 constexpr double kQuantiseBytesPerValue = 2 + 2 + 1 + 1;
-// Kernels per quantised tensor: the amax reduction and the cast(-transpose).
-constexpr double kQuantiseKernelsPerTensor = 2;
-// GEMM operands quantised per layer and pass: four GEMMs (QKV, O, FC1, FC2), one operand each.
-constexpr double kQuantisedTensorsPerPass = 4;
+// Kernels per quantised tensor under current scaling: the amax, the scale from it, the
+// cast(-transpose) (Transformer Engine, pytorch/csrc/quantizer.cpp,
+// Float8CurrentScalingQuantizer::quantize_impl: nvte_compute_amax, nvte_compute_scale_from_amax,
+// nvte_quantize_v2).
+constexpr double kQuantiseKernelsPerTensor = 3;
 
 struct Ctx {
   const ModelSpec& m;
@@ -132,12 +133,28 @@ struct LayerCompute {
   double total() const { return gemm + scores + memory + kernels; }
 };
 
+// The tensors one pass of an average layer quantises: a dense layer's four GEMMs (QKV, O, FC1,
+// FC2) one operand each; a MoE layer's attention two, and for each local expert its FC1 and FC2
+// operand apart — Transformer Engine's GroupedLinear splits the tokens by expert and quantises
+// each split with its own quantizer (tex.split_quantize), and for current scaling launches each
+// split's kernels one by one ("Currently only have fused kernel for FP8 delayed scaling",
+// pytorch/csrc/extensions/cast.cpp, multi_tensor_quantize_impl) — plus two for shared experts.
+double quantised_tensors_per_pass(const Ctx& c) {
+  constexpr double kDense = 4;
+  if (!c.m.moe) return kDense;
+  const double local_experts = d(c.m.moe->experts) / c.p.ep;
+  const double moe = 2 + 2 * local_experts + (c.m.moe->shared_experts > 0 ? 2 : 0);
+  return moe_share(c) * moe + (1 - moe_share(c)) * kDense;
+}
+
 // FP8 (current scaling) quantisation of one layer's GEMM operands for one micro-batch on one
-// device: kQuantiseBytesPerValue per value at 90% of HBM bandwidth, and two kernels per operand.
+// device: kQuantiseBytesPerValue per value at 90% of HBM bandwidth, and three kernels per
+// quantised tensor.
 std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
   if (c.quantised.forward <= 0) return {0, 0};
   const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
-  const double kernels = kQuantisedTensorsPerPass * kQuantiseKernelsPerTensor * kKernelOverheadS;
+  const double kernels =
+      quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * kKernelOverheadS;
   const double bytes = kQuantiseBytesPerValue * tokens;
   return {bytes * c.quantised.forward / rate + kernels,
           bytes * c.quantised.backward / rate + kernels};
