@@ -362,12 +362,31 @@ struct MicroBatch {
   double total() const { return compute + tp + cp + ep + pp; }
 };
 
+// The shared experts' GEMMs of one MoE layer for one micro-batch, forward, backward and any
+// recomputation: 2 FLOPs per weight of shared_experts FFNs of expert_ffn_hidden, split over tp
+// like the layer's other GEMMs and priced at their rate.
+double shared_expert_seconds(const Ctx& c) {
+  if (!c.m.moe || c.m.moe->shared_experts == 0) return 0;
+  const double flops = 2.0 * c.m.moe->shared_experts * d(ffn_params(c.m, c.m.moe->expert_ffn_hidden)) *
+                       tokens_per_micro_batch(c) / c.p.tp;
+  const double rate = c.peak * c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
+  return flops * (2 + forward_passes(c.p)) / rate;
+}
+
 // Communication the step overlaps with computation exposes only what exceeds it: the MoE
 // all-to-all under --ep-overlap (DualPipe's paired forward and backward chunks; Megatron-Core's
-// 1F1B a2a overlap) behind the MoE layers' compute, TP under --tp-overlap (Transformer Engine's
-// userbuffers, Ascend MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
-void hide_overlapped(const Ctx& c, double moe_compute, double gemm, MicroBatch& mb) {
-  if (c.p.ep_overlap) mb.ep = std::max(0.0, mb.ep - moe_compute);
+// 1F1B a2a overlap) behind the MoE layers' compute, or under --shared-expert-overlap behind the
+// shared experts' compute alone (DeepSeek-V2, arXiv:2405.04434, Section 3.1.3: "we overlap the
+// computation of shared experts with the expert parallel all-to-all communication"; Megatron-Core
+// --moe-shared-expert-overlap), TP under --tp-overlap (Transformer Engine's userbuffers, Ascend
+// MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
+void hide_overlapped(const Ctx& c, double moe_compute, double shared_compute, double gemm,
+                     MicroBatch& mb) {
+  if (c.p.ep_overlap) {
+    mb.ep = std::max(0.0, mb.ep - moe_compute);
+  } else if (c.p.shared_expert_overlap) {
+    mb.ep = std::max(0.0, mb.ep - shared_compute);
+  }
   if (c.p.tp_overlap) mb.tp = std::max(0.0, mb.tp - gemm);
   if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = std::max(0.0, mb.pp - mb.compute);
 }
@@ -388,7 +407,8 @@ MicroBatch micro_batch_seconds(const Ctx& c) {
   mb.backward = layers * 2 * f.total();
   mb.weight_grad = layers * f.gemm;
   const double gemm = layers * f.gemm * (2 + forward_passes(c.p));
-  hide_overlapped(c, layers * moe_share(c) * layer_s, gemm, mb);
+  hide_overlapped(c, layers * moe_share(c) * layer_s,
+                  layers * moe_share(c) * shared_expert_seconds(c), gemm, mb);
   return mb;
 }
 
@@ -573,7 +593,15 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
       check.fail([&] { return fmt::format("etp {} needs a MoE model", p.etp); });
     }
     if (p.ep_overlap) check.fail([] { return std::string("--ep-overlap needs a MoE model"); });
+    if (p.shared_expert_overlap) {
+      check.fail([] { return std::string("--shared-expert-overlap needs a MoE model"); });
+    }
     return;
+  }
+  if (p.shared_expert_overlap && m.moe->shared_experts == 0) {
+    check.fail([] {
+      return std::string("--shared-expert-overlap needs a model with shared experts");
+    });
   }
   const int64_t folded = int64_t{p.tp} * p.cp * p.dp;
   if (folded % (int64_t{p.ep} * p.expert_tp()) != 0) {
