@@ -76,7 +76,8 @@ inline double gemm_width_factor(double width) { return width / (width + kGemmHal
 // take part of the gain (NVIDIA reports 1.3–1.6× end-to-end over bf16 for FP8 recipes in NeMo,
 // "Faster Training Throughput in FP8 Precision with NVIDIA NeMo", 2025). Fitted on the FP8 rows
 // of the moe-ascend set (DeepSeek-V3 on H800, Megatron-Bridge on H100 and B200): docs/plan.md,
-// "Validation".
+// "Validation". It was fitted before the operands' quantisation was priced on its own (step.cc,
+// quantise_seconds) and not refitted since: the casts are now counted in both.
 inline constexpr double kLowPrecisionGemmSpeedup = 1.5;
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
