@@ -154,6 +154,9 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                  "else 1f1b)")->check(CLI::IsMember({"1f1b", "interleaved", "zero-bubble", "dualpipe"}));
   app.add_flag("--ep-overlap", o.ep_overlap,
                "MoE all-to-all overlapped with computation (DualPipe, Megatron's a2a overlap)");
+  app.add_flag("--shared-expert-overlap", o.shared_expert_overlap,
+               "MoE all-to-all overlapped with the shared experts' computation only (DeepSeek-V2, "
+               "Megatron's --moe-shared-expert-overlap)");
   app.add_flag("--tp-overlap", o.tp_overlap,
                "TP communication overlapped with the GEMMs (Transformer Engine, Ascend MC2)");
   app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
@@ -231,6 +234,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.schedule = o.schedule.empty() ? (p.vpp > 1 ? plan::Schedule::kInterleaved : plan::Schedule::kOneFOneB)
                                   : kSchedules.at(o.schedule);
   p.ep_overlap = o.ep_overlap;
+  p.shared_expert_overlap = o.shared_expert_overlap;
   p.tp_overlap = o.tp_overlap;
   p.dispatch = kDispatch.at(o.dispatch_precision);
   return p;

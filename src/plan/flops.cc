@@ -40,6 +40,20 @@ double attention_score_flops(const ModelSpec& m) {
   return 2 * d(m.seq_len) * d(q_width(m)) + 2 * d(m.seq_len) * d(o_width(m));
 }
 
+QuantisedValues gemm_quantised_values(const ModelSpec& m, int layer) {
+  const double h = d(m.hidden);
+  QuantisedValues v;
+  v.forward = h + d(o_width(m));
+  v.backward = d(q_width(m) + k_width(m) + v_width(m)) + h;
+  const bool moe = m.moe && layer >= m.moe->first_dense_layers;
+  const double f = d(moe ? m.moe->expert_ffn_hidden : m.ffn_hidden);
+  const double copies = moe ? m.moe->top_k + m.moe->shared_experts : 1;
+  const double matrices = d(ffn_params(m, static_cast<int64_t>(f))) / (h * f);  // 2 or 3
+  v.forward += copies * (h + f);
+  v.backward += copies * ((matrices - 1) * f + h);
+  return v;
+}
+
 double layer_forward_flops(const ModelSpec& m, int layer) {
   return 2 * d(attention_params(m)) + attention_score_flops(m) + ffn_forward_flops(m, layer);
 }

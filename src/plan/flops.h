@@ -21,6 +21,22 @@ double attention_score_flops(const ModelSpec& m);
 // attention's quadratic term attention_score_flops.
 double layer_forward_flops(const ModelSpec& m, int layer);
 
+// Values per token that FP8 (or FP4) training quantises for one layer's weight GEMMs: in the
+// forward pass each GEMM's input (its K side), in the backward each GEMM's output gradient (its N
+// side), before the GEMM can run at the low-precision rate (Transformer Engine's Linear and
+// GroupedLinear quantise both; weights are cast once per step and left out). Attention: the QKV
+// input h and the output projection's input o_width forward; the Q, K, V and output gradients
+// q_width + k_width + v_width + h backward (MLA's low-rank projections are counted as these).
+// An FFN of width f (g = 2 for GELU, 3 for SwiGLU): h + f forward, (g − 1)·f + h backward; a MoE
+// layer has top_k + shared_experts of them, each at expert_ffn_hidden, on its copies of a token.
+// Llama 3 8B: forward 4096 + 4096 + 4096 + 14336 = 26624, backward 6144 + 4096 + 28672 + 4096 =
+// 43008.
+struct QuantisedValues {
+  double forward = 0;
+  double backward = 0;
+};
+QuantisedValues gemm_quantised_values(const ModelSpec& m, int layer);
+
 // Forward FLOPs per token of the multi-token prediction modules (DeepSeek-V3 Section 2.2): each
 // runs one layer (an MoE layer when the model has MoE), its projection M_k (2·2h·h) and the
 // shared output head on its own hidden state (2·h·V). 0 without mtp_layers.

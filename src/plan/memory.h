@@ -43,6 +43,9 @@ struct Layout {
   Schedule schedule = Schedule::kOneFOneB;  // with vpp > 1: interleaved (pipeline_schedule)
   bool ep_overlap = false;  // MoE all-to-all overlapped with computation (DualPipe, Megatron's
                             // --overlap-moe-expert-parallel-comm): only the excess is exposed
+  bool shared_expert_overlap = false;  // the all-to-all behind the shared experts' computation
+                                       // only (DeepSeek-V2 Section 3.1.3; Megatron-Core's
+                                       // --moe-shared-expert-overlap)
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
                             // userbuffers, Ascend MC2)
   DispatchPrecision dispatch = DispatchPrecision::kBf16;

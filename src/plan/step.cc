@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -36,6 +37,18 @@ constexpr double kReservedBytes = 2e9;
 // NCCL_BUFFSIZE (4 MiB) × send and receive × 16 channels per communicator.
 constexpr double kNcclBytesPerCommunicator = 4.0 * (1 << 20) * 2 * 16;
 constexpr double kActivationBytes = 2;  // bf16 activations and gradients
+// HBM bytes per value an FP8 GEMM operand costs to quantise with current (per-tensor) scaling, as
+// Transformer Engine does it: one pass reads the bf16 tensor for its amax (2 B), a second reads it
+// again (2 B) and writes the FP8 copy (1 B) and, for the other GEMM of the backward that needs it
+// transposed (Hopper's FP8 tensor cores take only the TN layout), the transposed FP8 copy (1 B).
+// TE docs, "Using FP8 with Transformer Engine" (current scaling: the scale comes from the amax of
+// the tensor being cast, so the cast cannot start before a full read) and its columnwise usage.
+constexpr double kQuantiseBytesPerValue = 2 + 2 + 1 + 1;
+// Kernels per quantised tensor under current scaling: the amax, the scale from it, the
+// cast(-transpose) (Transformer Engine, pytorch/csrc/quantizer.cpp,
+// Float8CurrentScalingQuantizer::quantize_impl: nvte_compute_amax, nvte_compute_scale_from_amax,
+// nvte_quantize_v2).
+constexpr double kQuantiseKernelsPerTensor = 3;
 
 struct Ctx {
   const ModelSpec& m;
@@ -48,6 +61,7 @@ struct Ctx {
   double layer_flops = 0;  // forward FLOPs per token of an average layer
   int moe_layers = 0;
   double routed_flops = 0;  // forward FLOPs per token of the routed experts, averaged over layers
+  QuantisedValues quantised;  // per token, averaged over layers; zero unless fp8/fp4
 };
 
 double avg_layer_forward_flops(const ModelSpec& m) {
@@ -57,6 +71,19 @@ double avg_layer_forward_flops(const ModelSpec& m) {
 }
 
 int moe_layer_count(const ModelSpec& m) { return m.moe ? m.layers - m.moe->first_dense_layers : 0; }
+
+// The values per token an FP8 (or FP4) step quantises for an average layer's GEMMs; none in
+// bf16/fp16.
+QuantisedValues avg_quantised_values(const ModelSpec& m, const std::string& precision) {
+  QuantisedValues total;
+  if (precision != "fp8" && precision != "fp4") return total;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const QuantisedValues v = gemm_quantised_values(m, layer);
+    total.forward += v.forward / m.layers;
+    total.backward += v.backward / m.layers;
+  }
+  return total;
+}
 
 // Forward FLOPs per token of the routed experts (2 per weight of top_k experts), averaged over
 // the layers: what runs as grouped GEMMs at the experts' own width.
@@ -99,8 +126,39 @@ struct LayerCompute {
   double scores = 0;  // attention's quadratic FLOPs (Q·Kᵀ, scores·V)
   double memory = 0;
   double kernels = 0;
+  // FP8 quantisation of the GEMM operands (quantise_seconds): not part of total(), since the
+  // backward's is its own count, not twice the forward's.
+  double quantise_forward = 0;
+  double quantise_backward = 0;
   double total() const { return gemm + scores + memory + kernels; }
 };
+
+// The tensors one pass of an average layer quantises: a dense layer's four GEMMs (QKV, O, FC1,
+// FC2) one operand each; a MoE layer's attention two, and for each local expert its FC1 and FC2
+// operand apart — Transformer Engine's GroupedLinear splits the tokens by expert and quantises
+// each split with its own quantizer (tex.split_quantize), and for current scaling launches each
+// split's kernels one by one ("Currently only have fused kernel for FP8 delayed scaling",
+// pytorch/csrc/extensions/cast.cpp, multi_tensor_quantize_impl) — plus two for shared experts.
+double quantised_tensors_per_pass(const Ctx& c) {
+  constexpr double kDense = 4;
+  if (!c.m.moe) return kDense;
+  const double local_experts = d(c.m.moe->experts) / c.p.ep;
+  const double moe = 2 + 2 * local_experts + (c.m.moe->shared_experts > 0 ? 2 : 0);
+  return moe_share(c) * moe + (1 - moe_share(c)) * kDense;
+}
+
+// FP8 (current scaling) quantisation of one layer's GEMM operands for one micro-batch on one
+// device: kQuantiseBytesPerValue per value at 90% of HBM bandwidth, and three kernels per
+// quantised tensor.
+std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
+  if (c.quantised.forward <= 0) return {0, 0};
+  const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
+  const double kernels =
+      quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * kKernelOverheadS;
+  const double bytes = kQuantiseBytesPerValue * tokens;
+  return {bytes * c.quantised.forward / rate + kernels,
+          bytes * c.quantised.backward / rate + kernels};
+}
 
 // A routed expert's GEMMs: [tokens × h] · [h × f/etp] and back, as slow as the smaller of the
 // expert's width per device and the tokens it gets (a 2,048-wide expert split 8 ways is a
@@ -130,16 +188,18 @@ LayerCompute layer_forward(const Ctx& c) {
   }
   t.memory = traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
   t.kernels = kernels * kKernelOverheadS;
+  std::tie(t.quantise_forward, t.quantise_backward) = quantise_seconds(c, tokens / c.p.tp);
   return t;
 }
 
 // Forward + backward (twice the forward) + recomputation: full repeats the forward, selective
-// repeats attention's score part (Korthikanti Section 5).
+// repeats attention's score part (Korthikanti Section 5). Under FP8 the forward's and the
+// backward's quantisation each once (and the forward's again under full recomputation).
 double layer_compute_seconds(const Ctx& c, const LayerCompute& f) {
   double recompute = 0;
-  if (c.p.recompute == Recompute::kFull) recompute = f.total();
+  if (c.p.recompute == Recompute::kFull) recompute = f.total() + f.quantise_forward;
   if (c.p.recompute == Recompute::kSelective) recompute = f.scores;
-  return 3 * f.total() + recompute;
+  return 3 * f.total() + f.quantise_forward + f.quantise_backward + recompute;
 }
 
 // The forward passes a layer runs per micro-batch: 1, or 2 under full recomputation.
@@ -302,12 +362,31 @@ struct MicroBatch {
   double total() const { return compute + tp + cp + ep + pp; }
 };
 
+// The shared experts' GEMMs of one MoE layer for one micro-batch, forward, backward and any
+// recomputation: 2 FLOPs per weight of shared_experts FFNs of expert_ffn_hidden, split over tp
+// like the layer's other GEMMs and priced at their rate.
+double shared_expert_seconds(const Ctx& c) {
+  if (!c.m.moe || c.m.moe->shared_experts == 0) return 0;
+  const double flops = 2.0 * c.m.moe->shared_experts * d(ffn_params(c.m, c.m.moe->expert_ffn_hidden)) *
+                       tokens_per_micro_batch(c) / c.p.tp;
+  const double rate = c.peak * c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
+  return flops * (2 + forward_passes(c.p)) / rate;
+}
+
 // Communication the step overlaps with computation exposes only what exceeds it: the MoE
 // all-to-all under --ep-overlap (DualPipe's paired forward and backward chunks; Megatron-Core's
-// 1F1B a2a overlap) behind the MoE layers' compute, TP under --tp-overlap (Transformer Engine's
-// userbuffers, Ascend MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
-void hide_overlapped(const Ctx& c, double moe_compute, double gemm, MicroBatch& mb) {
-  if (c.p.ep_overlap) mb.ep = std::max(0.0, mb.ep - moe_compute);
+// 1F1B a2a overlap) behind the MoE layers' compute, or under --shared-expert-overlap behind the
+// shared experts' compute alone (DeepSeek-V2, arXiv:2405.04434, Section 3.1.3: "we overlap the
+// computation of shared experts with the expert parallel all-to-all communication"; Megatron-Core
+// --moe-shared-expert-overlap), TP under --tp-overlap (Transformer Engine's userbuffers, Ascend
+// MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
+void hide_overlapped(const Ctx& c, double moe_compute, double shared_compute, double gemm,
+                     MicroBatch& mb) {
+  if (c.p.ep_overlap) {
+    mb.ep = std::max(0.0, mb.ep - moe_compute);
+  } else if (c.p.shared_expert_overlap) {
+    mb.ep = std::max(0.0, mb.ep - shared_compute);
+  }
   if (c.p.tp_overlap) mb.tp = std::max(0.0, mb.tp - gemm);
   if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = std::max(0.0, mb.pp - mb.compute);
 }
@@ -328,7 +407,8 @@ MicroBatch micro_batch_seconds(const Ctx& c) {
   mb.backward = layers * 2 * f.total();
   mb.weight_grad = layers * f.gemm;
   const double gemm = layers * f.gemm * (2 + forward_passes(c.p));
-  hide_overlapped(c, layers * moe_share(c) * layer_s, gemm, mb);
+  hide_overlapped(c, layers * moe_share(c) * layer_s,
+                  layers * moe_share(c) * shared_expert_seconds(c), gemm, mb);
   return mb;
 }
 
@@ -513,7 +593,15 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
       check.fail([&] { return fmt::format("etp {} needs a MoE model", p.etp); });
     }
     if (p.ep_overlap) check.fail([] { return std::string("--ep-overlap needs a MoE model"); });
+    if (p.shared_expert_overlap) {
+      check.fail([] { return std::string("--shared-expert-overlap needs a MoE model"); });
+    }
     return;
+  }
+  if (p.shared_expert_overlap && m.moe->shared_experts == 0) {
+    check.fail([] {
+      return std::string("--shared-expert-overlap needs a model with shared experts");
+    });
   }
   const int64_t folded = int64_t{p.tp} * p.cp * p.dp;
   if (folded % (int64_t{p.ep} * p.expert_tp()) != 0) {
@@ -627,6 +715,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   model_flops_ = model_flops_per_token(m);
   moe_layers_ = moe_layer_count(m);
   routed_flops_ = routed_expert_flops(m);
+  quantised_ = avg_quantised_values(m, precision_);
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
     hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
   }
@@ -635,12 +724,12 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 
 MemoryUse Predictor::memory(const Layout& p) const {
   return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
-                        layer_forward_flops_, moe_layers_, routed_flops_});
+                        layer_forward_flops_, moe_layers_, routed_flops_, quantised_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
   const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, layer_forward_flops_,
-              moe_layers_, routed_flops_};
+              moe_layers_, routed_flops_, quantised_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
   Prediction r;

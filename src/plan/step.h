@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/flops.h"
 #include "plan/hardware.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -75,7 +76,8 @@ inline double gemm_width_factor(double width) { return width / (width + kGemmHal
 // take part of the gain (NVIDIA reports 1.3–1.6× end-to-end over bf16 for FP8 recipes in NeMo,
 // "Faster Training Throughput in FP8 Precision with NVIDIA NeMo", 2025). Fitted on the FP8 rows
 // of the moe-ascend set (DeepSeek-V3 on H800, Megatron-Bridge on H100 and B200): docs/plan.md,
-// "Validation".
+// "Validation". It was fitted before the operands' quantisation was priced on its own (step.cc,
+// quantise_seconds) and not refitted since: the casts are now counted in both.
 inline constexpr double kLowPrecisionGemmSpeedup = 1.5;
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
@@ -160,6 +162,7 @@ class Predictor {
   double model_flops_ = 0;           // per token
   int moe_layers_ = 0;
   double routed_flops_ = 0;          // per token, the routed experts' share of layer_forward_flops_
+  QuantisedValues quantised_;        // per token, what fp8/fp4 casts for an average layer's GEMMs
   std::array<double, 3> hardware_flops_{};  // per token, by Recompute
 };
 

@@ -38,8 +38,8 @@ const std::vector<std::string> kRunFields = {"model",     "model_file", "hardwar
 // plumb plan's layout options, without the dashes, '-' as '_' (src/cli/plan_command.cc).
 const std::vector<std::string> kLayoutKeys = {
     "tp",   "pp",  "dp",        "ep",       "etp",        "cp",         "vpp",
-    "zero", "mbs", "gbs",       "recompute", "schedule",  "ep_overlap", "tp_overlap",
-    "dispatch_precision",       "flash_attention",        "seq_len"};
+    "zero", "mbs", "gbs",       "recompute", "schedule",  "ep_overlap", "shared_expert_overlap",
+    "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len"};
 const std::vector<std::string> kMeasuredKeys = {"tokens_per_s_per_device", "step_time_s",
                                                 "tflops_per_device", "mfu", "flops_per_token"};
 
@@ -368,6 +368,7 @@ class RunReader {
     }
     const std::optional<Schedule> schedule = choice(node, "schedule", kSchedules, "schedule");
     if (auto v = flag(node, "ep_overlap")) p.ep_overlap = *v;
+    if (auto v = flag(node, "shared_expert_overlap")) p.shared_expert_overlap = *v;
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (problems_.size() > before || !model || !devices) return;

@@ -144,6 +144,7 @@ std::string layout_text(const plan::Layout& p) {
     text += fmt::format(" · {}", schedule_name(s));
   }
   if (p.ep_overlap) text += " · ep-overlap";
+  if (p.shared_expert_overlap) text += " · shared-expert-overlap";
   if (p.tp_overlap) text += " · tp-overlap";
   if (p.dispatch == plan::DispatchPrecision::kFp8) text += " · fp8 dispatch";
   return text;

@@ -31,6 +31,7 @@ std::string schedule_column(const plan::Layout& l) {
   std::string text = schedule_name(l.pipeline_schedule());
   if (l.expert_tp() != l.tp) text += fmt::format(" etp {}", l.expert_tp());
   if (l.ep_overlap) text += " ep-overlap";
+  if (l.shared_expert_overlap) text += " shared-expert-overlap";
   if (l.tp_overlap) text += " tp-overlap";
   return text;
 }

@@ -95,5 +95,19 @@ TEST(Flops, DeepSeekV3ForwardIsTwiceTheActivatedParameters) {
   EXPECT_NEAR(weights / (2 * 37e9), 1.0, 0.02);
 }
 
+// What FP8 quantises per token and layer (flops.h): Llama 3 8B (h 4096, Q 4096, K and V 1024,
+// SwiGLU 14336) forward 4096 + 4096 + 4096 + 14336 = 26,624 and backward 6144 + 4096 + 2·14336 +
+// 4096 = 43,008; Qwen3-30B-A3B's MoE layer (h 2048, Q and O 4096, K and V 512, 8 experts of 768)
+// forward 2048 + 4096 + 8·(2048 + 768) = 28,672 and backward 5120 + 2048 + 8·(1536 + 2048) =
+// 35,840.
+TEST(Flops, GemmOperandsQuantisedPerToken) {
+  const QuantisedValues llama = gemm_quantised_values(test_models::llama3_8b(), 0);
+  EXPECT_DOUBLE_EQ(llama.forward, 26624);
+  EXPECT_DOUBLE_EQ(llama.backward, 43008);
+  const QuantisedValues qwen = gemm_quantised_values(test_models::qwen3_30b_a3b(), 0);
+  EXPECT_DOUBLE_EQ(qwen.forward, 28672);
+  EXPECT_DOUBLE_EQ(qwen.backward, 35840);
+}
+
 }  // namespace
 }  // namespace plumb::plan

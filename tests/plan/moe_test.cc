@@ -166,6 +166,47 @@ TEST(Moe, RoutingPrecisionAndOverlapLowerTheExposedAllToAll) {
   EXPECT_LT(limited(p).breakdown.ep, fp8);
 }
 
+// DeepSeek-V2's overlap (Section 3.1.3) hides the all-to-all behind the shared experts alone.
+// DeepSeek-V3's shape on one stage (61 layers, 58 MoE), one micro-batch of 4096 tokens, no
+// recomputation: its one shared expert is 2·3·7168·2048 FLOPs per token forward, × 3 for forward
+// and backward, at 989 TFLOP/s × 0.8 × kFrameworkGemmShare × 7168/(7168 + 128): 1.6576 ms a layer,
+// 96.1 ms over the 58 MoE layers, which the exposed all-to-all loses. A model without shared
+// experts is refused the option.
+TEST(Moe, SharedExpertOverlapHidesBehindTheSharedExpertsOnly) {
+  HardwareSpec hw;
+  hw.name = "h800-like";
+  hw.peak_tflops = {{"bf16", 989}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 3.35;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 200;
+  hw.scaleout_gbps_per_device = 50;
+  hw.efficiency = 0.8;
+  const ModelSpec m = deepseek_like();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  Layout p;
+  p.dp = 2048;
+  p.ep = 64;
+  p.global_batch = 2048;
+  const Predictor predict(m, hw, net, "bf16", compute_model(hw));
+  const double exposed = predict(p).breakdown.ep;
+  p.shared_expert_overlap = true;
+  const double shared = 2.0 * 3 * 7168 * 2048 * 4096 * 3 /
+                        (989e12 * 0.8 * kFrameworkGemmShare * 7168 / (7168 + 128));
+  EXPECT_NEAR(shared, 1.6576e-3, 1e-7);
+  EXPECT_NEAR(exposed - predict(p).breakdown.ep, 58 * shared, 1e-9);
+  p.ep_overlap = true;  // the full overlap wins where both are set
+  EXPECT_LT(predict(p).breakdown.ep, exposed - 58 * shared);
+
+  Layout qwen;
+  qwen.dp = 8;
+  qwen.ep = 8;
+  qwen.global_batch = 8;
+  qwen.shared_expert_overlap = true;
+  EXPECT_EQ(layout_problems(test_models::qwen3_30b_a3b(), qwen, 8),
+            std::vector<std::string>{"--shared-expert-overlap needs a model with shared experts"});
+}
+
 // 126 layers on 16 stages as Llama 3 405B ran them: 7 on the first and last, 8 on the 14 others;
 // 61 on 16: 3 on the edges and stage 14, 4 on stages 1–13; every split adds up.
 TEST(Moe, StagesTakeTheLayersMiddleFirst) {

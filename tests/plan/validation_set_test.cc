@@ -175,7 +175,8 @@ TEST(ValidationSet, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(load_error(f.path),
             f.path + ":15: unknown key 'schedul' in layout (did you mean 'schedule'?); expected "
                      "one of tp, pp, dp, ep, etp, cp, vpp, zero, mbs, gbs, recompute, schedule, "
-                     "ep_overlap, tp_overlap, dispatch_precision, flash_attention, seq_len");
+                     "ep_overlap, shared_expert_overlap, tp_overlap, dispatch_precision, "
+                     "flash_attention, seq_len");
 }
 
 TEST(ValidationSet, BadScheduleName) {
