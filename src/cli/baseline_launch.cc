@@ -23,6 +23,7 @@
 #include "cli/slurm_launch.h"
 #include "common/error.h"
 #include "common/strings.h"
+#include "supervise/tool_process.h"
 
 namespace plumb::cli {
 namespace {
@@ -63,14 +64,6 @@ int count_entries(const std::string& folder, const std::regex& name) {
 int accelerators_here() {
   const int gpus = count_entries("/proc/driver/nvidia/gpus", std::regex(".+"));
   return gpus > 0 ? gpus : count_entries("/dev", std::regex("davinci[0-9]+"));
-}
-
-bool in_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  for (const std::string& dir : split_list(path ? path : "", ':')) {
-    if (access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -230,7 +223,7 @@ std::vector<std::string> ranks_command(const BaselineOptions& o) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (o.launcher == kSlurmLauncher) return slurm_command(o, self);
-  if (o.launcher.empty() && !in_path("mpirun")) {
+  if (o.launcher.empty() && !supervise::found_in_path("mpirun")) {
     throw Error("mpirun is not in PATH: install OpenMPI (scripts/install-deps installs "
                 "openmpi-bin), or name your launcher with --launcher \"srun ...\"");
   }

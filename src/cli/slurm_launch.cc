@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
+#include "supervise/tool_process.h"
 
 namespace plumb::cli {
 namespace {
@@ -53,14 +54,6 @@ std::string probe(const std::string& shell_command, const std::string& why_neede
                             shell_command, kProbeSeconds, why_needed));
   }
   return r->exit_code == 0 ? r->output : "";
-}
-
-bool in_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  for (const std::string& dir : split_list(path ? path : "", ':')) {
-    if (access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -165,11 +158,12 @@ SlurmLaunch slurm_launcher(int requested_ranks, int accelerators, bool root) {
                     "--launcher to measure in this step",
                     job->id, job->step));
   }
-  if (!in_path("srun")) throw Error("--launcher slurm: srun is not in PATH");
+  if (!supervise::found_in_path("srun")) throw Error("--launcher slurm: srun is not in PATH");
   const std::vector<std::string> plugins =
       srun_mpi_plugins(probe("srun --mpi=list 2>&1", "the MPI plugins of this Slurm"));
   const std::string ompi_info =
-      in_path("ompi_info") ? probe("ompi_info --parsable", "OpenMPI's PMI clients") : "";
+      supervise::found_in_path("ompi_info") ? probe("ompi_info --parsable", "OpenMPI's PMI clients")
+                                            : "";
   const std::vector<std::string> clients = openmpi_pmi_clients(ompi_info);
   const MpiWireUp wire_up = choose_wire_up(plugins, clients, !clients.empty());
   const SlurmRanks ranks = slurm_ranks(*job, requested_ranks, accelerators);
