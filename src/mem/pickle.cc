@@ -233,21 +233,44 @@ struct SharedInsert {
 };
 
 // The fast lane's memory (pickle.h): the sink's keys, and which memo'd str node is which key.
-// Entries are checked against the node's payload, since a node id is reused once its region goes.
+// A node id is reused once its region goes: drop_region empties the cache.
 struct FastLane {
   static constexpr size_t kCache = 64;
   static constexpr size_t kMaxKeys = 16;
   struct Entry {
     NodeId node = std::numeric_limits<NodeId>::max();
-    uint64_t at = 0;
-    uint32_t size = 0;
     int8_t slot = -1;  // -1: a key the sink does not want
+  };
+  // The last item the general way took, as the sequence of its keys' memo gets byte for byte:
+  // the next item with the same key bytes needs no key lookups. Valid while the memo entries it
+  // names stay (generation: PickleReader::memo_generation_ when it was recorded).
+  static constexpr size_t kMaxPairs = 2 * kMaxKeys;
+  struct Shape {
+    uint64_t generation = std::numeric_limits<uint64_t>::max();
+    size_t pairs = 0;
+    std::array<uint64_t, kMaxPairs> bytes{};  // the key's get opcode and argument, little-endian
+    std::array<uint64_t, kMaxPairs> mask{};
+    std::array<uint8_t, kMaxPairs> length{};
+    std::array<int8_t, kMaxPairs> slot{};
   };
   std::vector<std::string_view> keys;
   std::array<Entry, kCache> cache{};
+  Shape shape;
+  std::array<NodeId, kCache> marked = unmarked();  // value nodes marked kShared already
   std::array<FlatValue, kMaxKeys> values{};  // the item being decoded, one per key
   FlatValue ignored;                         // the value of a key the sink does not want
   bool enabled = false;
+
+  static std::array<NodeId, kCache> unmarked() {
+    std::array<NodeId, kCache> a;
+    a.fill(std::numeric_limits<NodeId>::max());
+    return a;
+  }
+  void forget() {
+    cache.fill(Entry{});
+    marked = unmarked();
+    shape.generation = std::numeric_limits<uint64_t>::max();
+  }
 };
 
 // Streaming (pickle.h): the nodes, children and memo keys made since the streamed list's current
@@ -543,6 +566,7 @@ class PickleReader {
       ++memo_count_;
       return;
     }
+    ++memo_generation_;  // an entry may change: the fast lane's shape is no longer valid
     // A key older than the region, or a sparse one, is not in the range end_region() scans.
     if (streaming() && (key < region_.memo || key > 2 * memo_.size() + kDenseMemoSlack)) region_.keep = true;
     if (key <= 2 * memo_.size() + kDenseMemoSlack) {
@@ -1026,17 +1050,20 @@ class PickleReader {
   }
 
   // Which of the sink's keys the str node `id` is (-1: none); nullopt when it is not a str.
+  // A cached key is marked kShared when cached (the ordinary way marks it too, should the item
+  // fall back), so that taking an item stores nothing into the key nodes.
   std::optional<int> key_slot(NodeId id) {
-    const PickleNode& n = arena_->nodes[id];
-    if (n.kind != PickleKind::kStr) return std::nullopt;
     FastLane::Entry& e = lane_.cache[id % FastLane::kCache];
-    if (e.node == id && e.at == n.at && e.size == n.size) return e.slot;
+    if (e.node == id) return e.slot;
+    PickleNode& n = arena_->nodes[id];
+    if (n.kind != PickleKind::kStr) return std::nullopt;
     const std::string_view text = arena_->payload(n);
     int slot = -1;
     for (size_t k = 0; k < lane_.keys.size(); ++k) {
       if (lane_.keys[k] == text) slot = static_cast<int>(k);
     }
-    if ((n.flags & PickleNode::kDecoded) == 0) e = {id, n.at, n.size, static_cast<int8_t>(slot)};
+    n.flags |= PickleNode::kShared;
+    e = {id, static_cast<int8_t>(slot)};
     return slot;
   }
 
@@ -1135,40 +1162,154 @@ class PickleReader {
   }
 
   // EMPTY_DICT, a memo put, MARK, (key value)*, SETITEMS — or false, nothing consumed.
-  bool fast_item() {
+  bool fast_item() { return shaped_item() || general_item(); }
+
+  FlatValue* cleared_values() {
+    FlatValue* values = lane_.values.data();  // reused: only the sink's slots are cleared
+    const size_t n = lane_.keys.size();
+    for (size_t k = 0; k < n; ++k) values[k].present = false;
+    return values;
+  }
+
+  bool general_item() {
     const uint8_t* q = p_;
     if (!skip_frames(q)) return false;
     const auto put = fast_put(q);
     if (!put || !skip_frames(q) || *q != MARK || *put >= memo_.size() + kDenseMemoSlack) return false;
     ++q;
-    FlatValue* values = lane_.values.data();  // reused: only the sink's slots are cleared
-    for (size_t k = 0; k < lane_.keys.size(); ++k) values[k].present = false;
-    // The memo gets, marked kShared once the item is taken (marking them as they come would make
-    // the compiler reload every member after each byte-sized store).
-    std::array<NodeId, FastLane::kMaxKeys * 2> gets;
-    size_t ngets = 0;
-    for (;;) {
+    FlatValue* values = cleared_values();
+    // The memo gets of values, marked kShared once the item is taken (marking them as they come
+    // would make the compiler reload every member after each byte-sized store).
+    std::array<NodeId, FastLane::kMaxPairs> gets;
+    FastLane::Shape& shape = lane_.shape;
+    shape.generation = std::numeric_limits<uint64_t>::max();  // recorded again as the keys come
+    size_t pairs = 0;
+    for (;; ++pairs) {
       if (!skip_frames(q)) return false;
       if (*q == SETITEMS) break;
+      const uint8_t* key_at = q;
       const auto key = fast_get(q);
-      if (!key || ngets + 2 > gets.size()) return false;
+      if (!key || pairs == FastLane::kMaxPairs) return false;
       const auto slot = key_slot(*key);
-      if (!slot || !skip_frames(q)) return false;
-      gets[ngets++] = *key;
+      if (!slot) return false;
+      record_key(pairs, key_at, static_cast<size_t>(q - key_at), static_cast<int8_t>(*slot));
+      if (!skip_frames(q)) return false;
       FlatValue& v = *slot >= 0 ? values[static_cast<size_t>(*slot)] : lane_.ignored;
       if (!fast_value(q, v)) return false;
-      if (v.ref != kNoNode) gets[ngets++] = v.ref;
+      gets[pairs] = v.ref;
       if (!skip_frames(q)) return false;
       if (*q == MEMOIZE || *q == BINPUT || *q == LONG_BINPUT) return false;  // a plain value memoized
       v.present = true;  // the last of a repeated key stands
     }
     p_ = q + 1;
-    take_fast_item(*put, values, gets.data(), ngets);
+    shape.pairs = pairs;
+    shape.generation = memo_generation_;
+    take_fast_item(*put, values, gets.data(), pairs);
     return true;
   }
 
-  void take_fast_item(uint64_t put, const FlatValue* values, const NodeId* gets, size_t ngets) {
-    for (size_t i = 0; i < ngets; ++i) arena_->nodes[gets[i]].flags |= PickleNode::kShared;
+  void record_key(size_t pair, const uint8_t* at, size_t length, int8_t slot) {
+    FastLane::Shape& shape = lane_.shape;
+    uint64_t bytes = 0;
+    std::memcpy(&bytes, at, length);
+    shape.bytes[pair] = bytes;
+    shape.mask[pair] = (uint64_t{1} << (8 * length)) - 1;  // length is 2 or 5
+    shape.length[pair] = static_cast<uint8_t>(length);
+    shape.slot[pair] = slot;
+  }
+
+  // The item, when its keys are the recorded shape's, byte for byte (no FRAME inside) and its
+  // values plain: the keys' slots are known. Far enough from the end that no read needs a check:
+  // an item of the shape's at most kMaxPairs pairs, each a 5-byte get and a value of at most 10
+  // bytes, plus its head, fits in kShapeMargin.
+  static constexpr size_t kShapeMargin = 512;
+  bool shaped_item() {
+    const FastLane::Shape& shape = lane_.shape;
+    if (shape.generation != memo_generation_ || static_cast<size_t>(end_ - p_) < kShapeMargin) return false;
+    const uint8_t* q = p_;
+    uint64_t put = 0;
+    if (*q == MEMOIZE) {
+      put = memo_count_, q += 1;
+    } else if (*q == BINPUT) {
+      put = q[1], q += 2;
+    } else if (*q == LONG_BINPUT) {
+      put = little_endian(q + 1, 4), q += 5;
+    } else {
+      return false;
+    }
+    if (*q++ != MARK || put >= memo_.size() + kDenseMemoSlack) return false;
+    FlatValue* values = cleared_values();
+    std::array<NodeId, FastLane::kMaxPairs> gets;
+    const size_t pairs = shape.pairs;
+    for (size_t i = 0; i < pairs; ++i) {
+      uint64_t word = 0;
+      std::memcpy(&word, q, 8);
+      if ((word & shape.mask[i]) != shape.bytes[i]) return false;
+      q += shape.length[i];
+      const int8_t slot = shape.slot[i];
+      FlatValue& v = slot >= 0 ? values[static_cast<size_t>(slot)] : lane_.ignored;
+      if (!roomy_value(q, v)) return false;
+      gets[i] = v.ref;
+      v.present = true;
+    }
+    if (*q != SETITEMS) return false;
+    p_ = q + 1;
+    ++streamed_->shaped;
+    take_fast_item(put, values, gets.data(), pairs);
+    return true;
+  }
+
+  // fast_value with at least 10 bytes at q: no length checks, LONG1 of up to 8 bytes in one load.
+  bool roomy_value(const uint8_t*& q, FlatValue& v) const {
+    PickleNode& n = v.scalar;
+    n = PickleNode{};
+    v.ref = kNoNode;
+    switch (*q) {
+      case BININT1: n.kind = PickleKind::kInt, n.i = q[1], q += 2; return true;
+      case BININT2: n.kind = PickleKind::kInt, n.i = static_cast<int64_t>(little_endian(q + 1, 2)), q += 3; return true;
+      case BININT:
+        n.kind = PickleKind::kInt;
+        n.i = static_cast<int32_t>(static_cast<uint32_t>(little_endian(q + 1, 4)));
+        q += 5;
+        return true;
+      case LONG1: {
+        const unsigned bytes = q[1];
+        if (bytes > 8) return false;
+        n.kind = PickleKind::kInt, n.i = sign_extended(q + 2, bytes), q += 2 + bytes;
+        return true;
+      }
+      case BINFLOAT: n.kind = PickleKind::kFloat, n.d = big_endian_double(q + 1), q += 9; return true;
+      case NONE: n.kind = PickleKind::kNone, ++q; return true;
+      case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
+      case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
+      default: {
+        const auto id = fast_get(q);
+        if (!id) return false;
+        v.ref = *id;
+        return true;
+      }
+    }
+  }
+
+  // The two's-complement little-endian integer of `bytes` ≤ 8 bytes at b (8 bytes readable):
+  // what small_long gives for them.
+  static int64_t sign_extended(const uint8_t* b, unsigned bytes) {
+    if (bytes == 0) return 0;
+    uint64_t word = 0;
+    std::memcpy(&word, b, 8);
+    const unsigned unused = 64 - 8 * bytes;
+    return static_cast<int64_t>(word << unused) >> unused;
+  }
+
+  // `gets`: the value each pair got from the memo, kNoNode where none.
+  void take_fast_item(uint64_t put, const FlatValue* values, const NodeId* gets, size_t pairs) {
+    for (size_t i = 0; i < pairs; ++i) {
+      if (gets[i] == kNoNode) continue;
+      NodeId& marked = lane_.marked[gets[i] % FastLane::kCache];
+      if (marked == gets[i]) continue;
+      arena_->nodes[gets[i]].flags |= PickleNode::kShared;
+      marked = gets[i];
+    }
     memo_store(put, kCollapsed);
     stack_.push_back(kCollapsed);
     sink_->flat_item(arena_.get(), values, streamed_->items++);
@@ -1209,6 +1350,7 @@ class PickleReader {
       if (small != kNoNode && small >= w) small = kNoNode;
     }
     sink_->forget_nodes_from(w);
+    lane_.forget();
   }
 
   // ---- reference cycles
@@ -1283,6 +1425,7 @@ class PickleReader {
   HugePageVector<NodeId> memo_;  // dense memo: key → node, kNoNode where unset
   std::unordered_map<uint64_t, NodeId> sparse_memo_;
   size_t memo_count_ = 0;  // distinct keys stored: MEMOIZE's key
+  uint64_t memo_generation_ = 0;  // counts the memo stores that were not appends
   std::array<NodeId, 256> small_ints_{};
   std::vector<SharedInsert> shared_inserts_;
   ListSink* sink_ = nullptr;

@@ -360,6 +360,10 @@ struct PickleStreamFallback {
 // fetched from the memo) is decoded straight from the bytes, without nodes, into one FlatValue per
 // key the sink names (ListSink::fast_keys; the last of a repeated key, as Value::get()). Anything
 // else in it (a new key, a nested container, a big int) and the item takes the ordinary way.
+// Its keys are the same memo gets item after item, so the lane remembers the last item's keys
+// byte for byte (the shape): the next item whose key bytes are those, its values plain and no
+// FRAME inside, is read without looking a key up. A memo store that is not an append and a
+// dropped region (node ids change) forget the shape.
 struct FlatValue {
   bool present = false;
   NodeId ref = std::numeric_limits<NodeId>::max();  // a value from the memo: a node of the document
@@ -384,6 +388,7 @@ class ListSink {
 struct StreamedList {
   NodeId list = std::numeric_limits<NodeId>::max();  // the streamed list's node (none: max)
   size_t items = 0;
+  size_t shaped = 0;  // of the items, those the fast lane took by the previous item's shape
   bool chosen() const { return list != std::numeric_limits<NodeId>::max(); }
 };
 
