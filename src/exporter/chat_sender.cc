@@ -1,6 +1,5 @@
 #include "exporter/chat_sender.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <memory>
 
 #include "common/number_range.h"
+#include "exporter/curl_library.h"
 
 namespace plumb::exporter {
 namespace {
@@ -52,11 +52,12 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<Transfer*>(user)->abandon->load() ? 1 : 0;  // non-zero aborts
 }
 
-using Easy = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
-using Headers = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
+using Easy = std::unique_ptr<CURL, void (*)(CURL*)>;
+using Headers = std::unique_ptr<curl_slist, void (*)(curl_slist*)>;
 
 void set_options(CURL* h, const std::string& url, const std::string& body, double timeout,
                  Transfer& t, curl_slist* headers, char* error) {
+  const auto curl_easy_setopt = curl_api().easy_setopt;
   const long ms = std::max(1L, std::lround(timeout * 1000));
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -92,10 +93,11 @@ std::string alerts_named(const WebhookPayload& p) {
 ChatReply curl_post(const std::string& url, const std::string& body, double timeout_seconds,
                     const std::atomic<bool>& abandon) {
   ChatReply reply;
-  Easy h(curl_easy_init(), curl_easy_cleanup);
-  curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/json; charset=utf-8");
-  list = curl_slist_append(list, "Expect:");  // no 1 s wait for a "100 Continue" first
-  Headers headers(list, curl_slist_free_all);
+  const CurlApi& curl = curl_api();
+  Easy h(curl.easy_init(), curl.easy_cleanup);
+  curl_slist* list = curl.slist_append(nullptr, "Content-Type: application/json; charset=utf-8");
+  list = curl.slist_append(list, "Expect:");  // no 1 s wait for a "100 Continue" first
+  Headers headers(list, curl.slist_free_all);
   if (!h || !headers) {
     reply.transport_error = "libcurl could not start a transfer";
     return reply;
@@ -104,12 +106,12 @@ ChatReply curl_post(const std::string& url, const std::string& body, double time
   t.abandon = &abandon;
   char error[CURL_ERROR_SIZE] = {};
   set_options(h.get(), url, body, timeout_seconds, t, headers.get(), error);
-  const CURLcode rc = curl_easy_perform(h.get());
+  const CURLcode rc = curl.easy_perform(h.get());
   if (rc != CURLE_OK) {
-    reply.transport_error = error[0] ? error : curl_easy_strerror(rc);
+    reply.transport_error = error[0] ? error : curl.easy_strerror(rc);
     return reply;
   }
-  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &reply.status);
+  curl.easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &reply.status);
   reply.body = std::move(t.body);
   reply.retry_after_seconds = t.retry_after;
   return reply;
@@ -124,13 +126,13 @@ double retry_delay(const SenderOptions& o, int retry, std::optional<double> retr
 
 ChatSender::ChatSender(std::vector<ChatTarget> targets, SenderOptions options, SenderHooks hooks)
     : targets_(std::move(targets)), options_(std::move(options)), hooks_(std::move(hooks)) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread: it is not thread-safe
+  curl_api().global_init(CURL_GLOBAL_DEFAULT);  // before any thread: it is not thread-safe
   worker_ = std::thread([this] { work(); });
 }
 
 ChatSender::~ChatSender() {
   finish(0);
-  curl_global_cleanup();
+  curl_api().global_cleanup();
 }
 
 bool ChatSender::enqueue(WebhookPayload payload) {
