@@ -1049,14 +1049,15 @@ class PickleReader {
     return stack_.size() == base || stack_.back() == kCollapsed;
   }
 
-  // Which of the sink's keys the str node `id` is (-1: none); nullopt when it is not a str.
+  // Which of the sink's keys the str node `id` is (-1: none); kNotAStr when it is not a str.
   // A cached key is marked kShared when cached (the ordinary way marks it too, should the item
   // fall back), so that taking an item stores nothing into the key nodes.
-  std::optional<int> key_slot(NodeId id) {
+  static constexpr int kNotAStr = -2;
+  int key_slot(NodeId id) {
     FastLane::Entry& e = lane_.cache[id % FastLane::kCache];
     if (e.node == id) return e.slot;
     PickleNode& n = arena_->nodes[id];
-    if (n.kind != PickleKind::kStr) return std::nullopt;
+    if (n.kind != PickleKind::kStr) return kNotAStr;
     const std::string_view text = arena_->payload(n);
     int slot = -1;
     for (size_t k = 0; k < lane_.keys.size(); ++k) {
@@ -1067,8 +1068,10 @@ class PickleReader {
     return slot;
   }
 
-  // A memo key at q (BINGET, LONG_BINGET) resolved to a live node, or nullopt.
-  std::optional<NodeId> fast_get(const uint8_t*& q) const {
+  // A memo key at q (BINGET, LONG_BINGET) resolved to a live node, or kNoNode. (Not an optional:
+  // GCC returns std::optional<uint32_t> through two stores and one wider load, a store-forwarding
+  // stall on every call that was a tenth of plumb mem analyze.)
+  NodeId fast_get(const uint8_t*& q) const {
     uint64_t key = 0;
     if (*q == BINGET && end_ - q >= 2) {
       key = q[1];
@@ -1077,11 +1080,11 @@ class PickleReader {
       key = little_endian(q + 1, 4);
       q += 5;
     } else {
-      return std::nullopt;
+      return kNoNode;
     }
-    if (key >= memo_.size()) return std::nullopt;
+    if (key >= memo_.size()) return kNoNode;
     const NodeId id = memo_[key];
-    if (id == kNoNode || id == kCollapsed || id == stream_list_) return std::nullopt;
+    if (id == kCollapsed || id == stream_list_) return kNoNode;
     return id;
   }
 
@@ -1114,12 +1117,9 @@ class PickleReader {
       case NONE: n.kind = PickleKind::kNone, ++q; return true;
       case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
       case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
-      default: {
-        const auto id = fast_get(q);
-        if (!id) return false;
-        v.ref = *id;
-        return true;
-      }
+      default:
+        v.ref = fast_get(q);
+        return v.ref != kNoNode;
     }
   }
 
@@ -1188,13 +1188,13 @@ class PickleReader {
       if (!skip_frames(q)) return false;
       if (*q == SETITEMS) break;
       const uint8_t* key_at = q;
-      const auto key = fast_get(q);
-      if (!key || pairs == FastLane::kMaxPairs) return false;
-      const auto slot = key_slot(*key);
-      if (!slot) return false;
-      record_key(pairs, key_at, static_cast<size_t>(q - key_at), static_cast<int8_t>(*slot));
+      const NodeId key = fast_get(q);
+      if (key == kNoNode || pairs == FastLane::kMaxPairs) return false;
+      const int slot = key_slot(key);
+      if (slot == kNotAStr) return false;
+      record_key(pairs, key_at, static_cast<size_t>(q - key_at), static_cast<int8_t>(slot));
       if (!skip_frames(q)) return false;
-      FlatValue& v = *slot >= 0 ? values[static_cast<size_t>(*slot)] : lane_.ignored;
+      FlatValue& v = slot >= 0 ? values[static_cast<size_t>(slot)] : lane_.ignored;
       if (!fast_value(q, v)) return false;
       gets[pairs] = v.ref;
       if (!skip_frames(q)) return false;
@@ -1282,12 +1282,9 @@ class PickleReader {
       case NONE: n.kind = PickleKind::kNone, ++q; return true;
       case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
       case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
-      default: {
-        const auto id = fast_get(q);
-        if (!id) return false;
-        v.ref = *id;
-        return true;
-      }
+      default:
+        v.ref = fast_get(q);
+        return v.ref != kNoNode;
     }
   }
 
