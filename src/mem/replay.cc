@@ -108,7 +108,8 @@ struct Replayer {
   }
 
   void alloc(size_t i, const Event& e) {
-    if (recorded.workspace.contains(e.addr)) return;  // torch_npu's workspace: reserved only
+    // torch_npu's workspace: reserved only (PyTorch's traces have none: no lookup then).
+    if (!recorded.workspace.empty() && recorded.workspace.contains(e.addr)) return;
     ++r.allocations;
     const auto b = model.malloc(e.size, trace.stream_of(e));
     if (!b) return fail(i, e.size);
@@ -212,16 +213,50 @@ ReplayResult replay(const Trace& t, const AllocatorPolicy& p, const ReplayOption
   return replay_scanned(t, scan(t), p, o.capacity, o.series > 0);
 }
 
+namespace {
+
+// For each policy, the first policy of the list with the same settings (itself when none before).
+std::vector<size_t> first_alike(const std::vector<AllocatorPolicy>& policies) {
+  std::vector<size_t> first(policies.size());
+  for (size_t i = 0; i < policies.size(); ++i) {
+    first[i] = i;
+    for (size_t j = 0; j < i; ++j) {
+      if (policies[j].settings() == policies[i].settings()) {
+        first[i] = j;
+        break;
+      }
+    }
+  }
+  return first;
+}
+
+// A policy's result from an alike one's: the same figures under its own name.
+ReplayResult renamed(const ReplayResult& from, const AllocatorPolicy& p, bool series) {
+  ReplayResult r = from;
+  r.policy = p.name;
+  r.description = p.description;
+  if (!series) r.reserved.clear();
+  return r;
+}
+
+}  // namespace
+
 std::vector<ReplayResult> replay_all(const Trace& t, const std::vector<AllocatorPolicy>& policies,
                                      const ReplayOptions& o) {
   const Recorded recorded = scan(t);
   std::vector<ReplayResult> out(policies.size());
+  const std::vector<size_t> first = first_alike(policies);
+  std::vector<size_t> distinct;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (first[i] == i) distinct.push_back(i);
+  }
   // Each thread takes the next policy not yet taken: the policies differ in cost (torch_npu's
   // pad splits more blocks), so a fixed half each would leave one thread waiting.
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   auto work = [&] {
-    for (size_t i = next++; i < policies.size() && !failed; i = next++) {
+    for (size_t k = next++; k < distinct.size() && !failed; k = next++) {
+      const size_t i = distinct[k];
       try {
         out[i] = replay_scanned(t, recorded, policies[i], o.capacity, i < o.series);
       } catch (...) {
@@ -230,7 +265,7 @@ std::vector<ReplayResult> replay_all(const Trace& t, const std::vector<Allocator
       }
     }
   };
-  const size_t threads = std::clamp<size_t>(o.threads, 1, std::max<size_t>(policies.size(), 1));
+  const size_t threads = std::clamp<size_t>(o.threads, 1, std::max<size_t>(distinct.size(), 1));
   std::vector<std::future<void>> helpers;
   for (size_t k = 1; k < threads; ++k) helpers.push_back(std::async(std::launch::async, work));
   std::exception_ptr error;
@@ -247,6 +282,9 @@ std::vector<ReplayResult> replay_all(const Trace& t, const std::vector<Allocator
     }
   }
   if (error) std::rethrow_exception(error);
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (first[i] != i) out[i] = renamed(out[first[i]], policies[i], i < o.series);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mem/timeline.h"
@@ -34,6 +35,14 @@ struct AllocatorPolicy {
   double gc_threshold = 0;                   // garbage_collection_threshold (needs a capacity)
   bool expandable_segments = false;          // expandable_segments:True
   unsigned bucket_divisions = 0;             // the program's sizes bucketed (0: as recorded)
+
+  // Every setting, without the name and description: two policies with equal settings allocate
+  // alike (replay_all replays them once). A new setting must be added here.
+  auto settings() const {
+    return std::tie(kind, pad, min_block, small_size, small_buffer, large_buffer, min_large_alloc,
+                    round_large, max_split_size, roundup_power2_divisions, gc_threshold,
+                    expandable_segments, bucket_divisions);
+  }
 };
 
 // The built-in policies, in the order the comparison table prints them.
@@ -90,6 +99,8 @@ ReplayResult replay(const Trace& trace, const AllocatorPolicy& policy, const Rep
 
 // replay() of each policy, in the order given, on up to o.threads threads that share the trace
 // and one scan of it: the results are those of replay() one after another, whatever the threads.
+// A policy whose settings equal an earlier one's is not replayed again: its result is that one's,
+// under its own name (the recorded policy is often PyTorch's defaults).
 std::vector<ReplayResult> replay_all(const Trace& trace, const std::vector<AllocatorPolicy>& policies,
                                      const ReplayOptions& o);
 

@@ -495,6 +495,32 @@ TEST(ReplayAll, OnlyTheFirstSeriesIsKeptWhenAsked) {
   EXPECT_TRUE(replay(t, policies[0], o).reserved.empty());
 }
 
+// Policies with equal settings are replayed once (replay.h): PyTorch's recorded policy with its
+// default settings and "pytorch" itself; every setting counts.
+TEST(ReplayAll, PoliciesWithEqualSettingsShareOneReplay) {
+  const Trace t = read_trace(fixture("leak.pickle"), 0);
+  const AllocatorPolicy recorded = recorded_policy(t);
+  EXPECT_TRUE(recorded.settings() == policy_from_spec("pytorch").settings());
+  EXPECT_FALSE(policy_from_spec("pytorch:garbage_collection_threshold=0.5").settings() ==
+               policy_from_spec("pytorch").settings());
+  EXPECT_FALSE(policy_from_spec("torch_npu").settings() == policy_from_spec("pytorch").settings());
+  ReplayOptions o;
+  o.series = 2;
+  const std::vector<ReplayResult> r =
+      replay_all(t, {recorded, policy_from_spec("expandable"), policy_from_spec("pytorch")}, o);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[2].policy, "pytorch");
+  EXPECT_TRUE(r[2].reserved.empty());  // past the two series asked for
+  ReplayResult same = r[2];
+  same.policy = r[0].policy;
+  same.description = r[0].description;
+  same.reserved = r[0].reserved;
+  expect_same(same, r[0]);
+  o.series = 3;
+  expect_same(replay_all(t, {recorded, policy_from_spec("pytorch")}, o)[1],
+              replay(t, policy_from_spec("pytorch"), o));
+}
+
 TEST(ReplayAll, NoPoliciesNoResults) {
   EXPECT_TRUE(replay_all(random_trace(1, false, false), {}, {}).empty());
 }
@@ -508,8 +534,8 @@ TEST(FreePoolTest, OrdersAsStdSet) {
   FreePool pool;
   std::set<FreeKey> reference;
   auto random_key = [&] {
-    return FreeKey{static_cast<int64_t>(rng() % 3), rng() % 40, rng() % 50,
-                   static_cast<uint32_t>(rng() % 4)};
+    return FreeKey{static_cast<int64_t>(rng() % 3) - 1, rng() % 40, rng() % 50,
+                   static_cast<uint32_t>(rng() % 4)};  // streams -1, 0, 1: signed order
   };
   for (int i = 0; i < 20000; ++i) {
     const FreeKey k = random_key();
