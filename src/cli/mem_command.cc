@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -122,12 +125,21 @@ void refuse_stats(const MemOptions& o, const mem::InputBytes& input, const char*
   }
 }
 
+// The trace's timeline, built once: an analysis has one; plumb mem replay builds it on a thread
+// of its own while the policies replay (the replays wait for it only for the capacity at the
+// trace's oom).
+using TimelineSource = std::function<const mem::Timeline&()>;
+
+bool has_oom(const mem::Trace& trace) {
+  return std::any_of(trace.events.begin(), trace.events.end(),
+                     [](const mem::Event& e) { return e.action == mem::Action::kOom; });
+}
+
 // The recorded policy first, then the ones asked for, each against the same capacity: --capacity,
 // else the trace's own at its oom event, else none; --threads of them at once.
-// `tl` is the trace's timeline, built once by the caller (an analysis has one). `all_series`: every
-// policy's reserved bytes per event are kept (the report's chart), else only the recorded one's
-// (the check).
-report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline& tl,
+// `all_series`: every policy's reserved bytes per event are kept (the report's chart), else only
+// the recorded one's (the check).
+report::ReplayReport replay_report(const mem::Trace& trace, const TimelineSource& timeline,
                                    const std::vector<mem::AllocatorPolicy>& asked,
                                    uint64_t capacity, unsigned threads, bool all_series) {
   report::ReplayReport r;
@@ -135,8 +147,10 @@ report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline&
   r.events = trace.events.size();
   r.capacity = capacity;
   r.capacity_from = capacity > 0 ? "--capacity" : "none";
-  if (capacity == 0 && (r.capacity = mem::capacity_from_trace(trace, tl)) > 0) {
-    r.capacity_from = "from the trace's oom: reserved + device_free";
+  r.has_recorded_oom = has_oom(trace);
+  if (capacity == 0 && r.has_recorded_oom) {
+    r.capacity = mem::capacity_from_trace(trace, timeline());
+    if (r.capacity > 0) r.capacity_from = "from the trace's oom: reserved + device_free";
   }
   mem::ReplayOptions options;
   options.capacity = r.capacity;
@@ -145,9 +159,7 @@ report::ReplayReport replay_report(const mem::Trace& trace, const mem::Timeline&
   std::vector<mem::AllocatorPolicy> policies{mem::recorded_policy(trace)};
   policies.insert(policies.end(), asked.begin(), asked.end());
   r.policies = mem::replay_all(trace, policies, options);
-  r.check = mem::check_against_recorded(trace, tl, r.policies.front());
-  r.has_recorded_oom = std::any_of(trace.events.begin(), trace.events.end(),
-                                   [](const mem::Event& e) { return e.action == mem::Action::kOom; });
+  r.check = mem::check_against_recorded(trace, timeline(), r.policies.front());
   return r;
 }
 
@@ -158,8 +170,12 @@ int run_replay(const MemOptions& o) {
   const uint64_t capacity = capacity_option(o);
   auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(input, o.device);
-  const report::ReplayReport r =
-      replay_report(trace, mem::build_timeline(trace), policies, capacity, o.threads, false);
+  std::shared_future<mem::Timeline> timeline =
+      std::async(o.threads > 1 ? std::launch::async : std::launch::deferred,
+                 [&] { return mem::build_timeline(trace); });
+  const report::ReplayReport r = replay_report(
+      trace, [&]() -> const mem::Timeline& { return timeline.get(); }, policies, capacity, o.threads,
+      false);
   write_json([&] { return report::mem_replay_json(r); }, out->json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
   const bool gate = capacity > 0 && r.policies.front().ran_out;
@@ -178,7 +194,8 @@ int run_report(const MemOptions& o) {
   const mem::Trace trace = mem::read_trace(input, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
   const report::ReplayReport replays =
-      replay_report(trace, a.timeline, policies, capacity, o.threads, true);
+      replay_report(trace, [&]() -> const mem::Timeline& { return a.timeline; }, policies, capacity,
+                    o.threads, true);
   report::MemHtmlOptions html;
   html.rules = options.rules;
   html.by_event_index = o.by_event;
