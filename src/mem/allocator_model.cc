@@ -108,18 +108,17 @@ uint64_t AllocatorModel::next_segment_address(uint64_t size) {
 
 // --- malloc -------------------------------------------------------------------------------------
 
-std::optional<AllocatorModel::BlockId> AllocatorModel::malloc(uint64_t size, int64_t stream) {
-  if (size > kLargestRequest) return std::nullopt;  // no device has a petabyte
+AllocatorModel::BlockId AllocatorModel::allocate(uint64_t size, int64_t stream) {
+  if (size > kLargestRequest) return kNoBlock;  // no device has a petabyte
   if (policy_.bucket_divisions > 1) size = round_to_power2_division(size, policy_.bucket_divisions);
   return malloc_rounded(policy_round_size(policy_, size), stream);
 }
 
-std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t size,
-                                                                      int64_t stream) {
+AllocatorModel::BlockId AllocatorModel::malloc_rounded(uint64_t size, int64_t stream) {
   if (policy_.kind == AllocatorPolicy::Kind::kBestFit) {
-    auto b = find_free(false, 0, size);
-    if (!b) return std::nullopt;
-    const BlockId id = take(*b, size);
+    const BlockId b = find_free(false, 0, size);
+    if (b == kNone) return kNone;
+    const BlockId id = take(b, size);
     refresh_arena_reserved();
     return id;
   }
@@ -128,29 +127,28 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::malloc_rounded(uint64_t s
     return policy_.expandable_segments ? grow_expandable(small, stream, size)
                                        : new_segment(small, stream, size);
   };
-  std::optional<BlockId> b = find_free(small, stream, size);
-  if (!b) {
+  BlockId b = find_free(small, stream, size);
+  if (b == kNone) {
     if (policy_.gc_threshold > 0 && capacity_ != kUnlimited) collect_garbage();
     b = grow();
-    if (!b && release_oversize(small, stream, size)) b = grow();
-    if (!b) {
+    if (b == kNone && release_oversize(small, stream, size)) b = grow();
+    if (b == kNone) {
       release_cached();
       ++counters_.cache_flushes;
       b = grow();
     }
-    if (!b) return std::nullopt;
+    if (b == kNone) return kNone;
   }
-  return take(*b, size);
+  return take(b, size);
 }
 
 // get_free_block: the smallest free block of the pool and stream that fits, lowest address on
 // ties; max_split_size keeps large cached blocks for large requests.
-std::optional<AllocatorModel::BlockId> AllocatorModel::find_free(bool small, int64_t stream,
-                                                                 uint64_t size) {
+AllocatorModel::BlockId AllocatorModel::find_free(bool small, int64_t stream, uint64_t size) {
   if (!small) ++large_lookups_;  // garbage collection's clock (get_free_blocks_call_count)
   FreePool& set = pool(small);
   auto it = set.lower_bound({stream, size, 0, 0});
-  if (it == set.end() || it->stream != stream) return std::nullopt;
+  if (it == set.end() || it->stream != stream) return kNone;
   // In an expandable segment a block's size for best fit is what it could grow to: one next to
   // unmapped pages is passed over for a larger block that cannot grow (get_free_block).
   auto can_grow_to = [&](BlockId b) {
@@ -163,8 +161,8 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::find_free(bool small, int
   }
   const uint64_t found = it->size;
   const uint64_t max_split = policy_.max_split_size;
-  if (size < max_split && found >= max_split) return std::nullopt;
-  if (size >= max_split && found >= size + policy_.large_buffer) return std::nullopt;
+  if (size < max_split && found >= max_split) return kNone;
+  if (size >= max_split && found >= size + policy_.large_buffer) return kNone;
   const BlockId id = it->id;
   set.erase(it);
   return id;
@@ -200,10 +198,9 @@ AllocatorModel::BlockId AllocatorModel::take(BlockId id, uint64_t size) {
   return id;
 }
 
-std::optional<AllocatorModel::BlockId> AllocatorModel::new_segment(bool small, int64_t stream,
-                                                                   uint64_t size) {
+AllocatorModel::BlockId AllocatorModel::new_segment(bool small, int64_t stream, uint64_t size) {
   const uint64_t bytes = policy_allocation_size(policy_, size);
-  if (capacity_ != kUnlimited && counters_.reserved + bytes > capacity_) return std::nullopt;
+  if (capacity_ != kUnlimited && counters_.reserved + bytes > capacity_) return kNone;
   const auto seg = static_cast<uint32_t>(segments_.size());
   const uint64_t addr = next_segment_address(bytes);
   segments_.push_back({addr, bytes, small, false, stream});
@@ -376,8 +373,8 @@ void AllocatorModel::collect_garbage() {
 // Expandable segments: one address range per pool and stream; pages (2 MiB small, 20 MiB large)
 // are mapped as needed (find_expandable_block, try_allocate_expandable_block): the first unmapped
 // range in address order that, with the free mapped blocks around it, covers the request.
-std::optional<AllocatorModel::BlockId> AllocatorModel::grow_expandable(bool small, int64_t stream,
-                                                                       uint64_t size) {
+AllocatorModel::BlockId AllocatorModel::grow_expandable(bool small, int64_t stream,
+                                                        uint64_t size) {
   const uint32_t seg = expandable_segment(small, stream);
   std::vector<BlockId> holes;
   for (BlockId b = segments_[seg].tail; b != kNone; b = blocks_[b].prev) {
@@ -398,10 +395,10 @@ std::optional<AllocatorModel::BlockId> AllocatorModel::grow_expandable(bool smal
       }
     }
     if (have < size) continue;
-    if (capacity_ != kUnlimited && counters_.reserved + to_map > capacity_) return std::nullopt;
+    if (capacity_ != kUnlimited && counters_.reserved + to_map > capacity_) return kNone;
     return map_range(start, size, small);
   }
-  return std::nullopt;  // the range is far larger than any device: not reached
+  return kNone;  // the range is far larger than any device: not reached
 }
 
 uint32_t AllocatorModel::expandable_segment(bool small, int64_t stream) {

@@ -38,8 +38,18 @@ class AllocatorModel {
   AllocatorModel(AllocatorPolicy policy, uint64_t capacity,
                  std::vector<std::pair<uint64_t, uint64_t>> segment_addresses = {});
 
-  // A block for `size` bytes (as the program asked) on `stream`, or nothing when out of memory.
-  std::optional<BlockId> malloc(uint64_t size, int64_t stream);
+  static constexpr BlockId kNoBlock = 0xffffffffu;
+
+  // A block for `size` bytes (as the program asked) on `stream`, or kNoBlock when out of memory.
+  // (Ids, not std::optional, inside the model and in the replay's loop: GCC returns a small
+  // optional through stores and a wider load, a store-forwarding stall per call that was half of
+  // malloc's time.)
+  BlockId allocate(uint64_t size, int64_t stream);
+  // allocate() as an optional, for callers off the hot path.
+  std::optional<BlockId> malloc(uint64_t size, int64_t stream) {
+    const BlockId b = allocate(size, stream);
+    return b == kNoBlock ? std::nullopt : std::optional<BlockId>(b);
+  }
   // The program frees the block; it returns to the pool at once, or at complete() when `deferred`.
   void free(BlockId b, bool deferred);
   void complete(BlockId b);
@@ -67,16 +77,15 @@ class AllocatorModel {
     int64_t stream = 0;
     uint32_t tail = 0xffffffffu;  // the block at its end
   };
-  static constexpr BlockId kNone = 0xffffffffu;
+  static constexpr BlockId kNone = kNoBlock;
 
-  std::optional<BlockId> malloc_rounded(uint64_t size, int64_t stream);
-  std::optional<BlockId> find_free(bool small, int64_t stream, uint64_t size);
-  std::optional<BlockId> new_segment(bool small, int64_t stream, uint64_t size);
-  std::optional<BlockId> grow_expandable(bool small, int64_t stream, uint64_t size);
+  BlockId malloc_rounded(uint64_t size, int64_t stream);
+  BlockId find_free(bool small, int64_t stream, uint64_t size);
+  BlockId new_segment(bool small, int64_t stream, uint64_t size);
+  BlockId grow_expandable(bool small, int64_t stream, uint64_t size);
   uint32_t expandable_segment(bool small, int64_t stream);
   BlockId map_range(BlockId start, uint64_t size, bool small);
   BlockId map_front(BlockId unmapped, uint64_t bytes);
-  std::optional<BlockId> best_fit_arena(uint64_t size);
   BlockId take(BlockId b, uint64_t size);
   bool should_split(const Block& b, uint64_t size) const;
   void return_block(BlockId b);

@@ -80,7 +80,16 @@ class FreePool {
     // Past every key: onto the last run.
     const size_t run = std::min(run_for(k), runs_.size() - 1);
     auto& r = runs_[run];
-    r.insert(std::lower_bound(r.begin(), r.end(), k), k);
+    const auto at = static_cast<size_t>(std::lower_bound(r.begin(), r.end(), k) - r.begin());
+    // Not r.insert(at, k): GCC copies the key through 16-byte loads of what the caller has just
+    // stored 8 bytes at a time, a store-forwarding stall per insertion (a third of its time).
+    r.emplace_back();
+    std::move_backward(r.begin() + static_cast<std::ptrdiff_t>(at), r.end() - 1, r.end());
+    FreeKey& slot = r[at];
+    slot.stream = k.stream;
+    slot.size = k.size;
+    slot.addr = k.addr;
+    slot.id = k.id;
     if (r.size() > kRun) split(run);
   }
 

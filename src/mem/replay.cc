@@ -111,32 +111,33 @@ struct Replayer {
     // torch_npu's workspace: reserved only (PyTorch's traces have none: no lookup then).
     if (!recorded.workspace.empty() && recorded.workspace.contains(e.addr)) return;
     ++r.allocations;
-    const auto b = model.malloc(e.size, trace.stream_of(e));
-    if (!b) return fail(i, e.size);
-    live[e.addr] = *b;
+    const AllocatorModel::BlockId b = model.allocate(e.size, trace.stream_of(e));
+    if (b == AllocatorModel::kNoBlock) return fail(i, e.size);
+    live[e.addr] = b;
   }
 
   void free_requested(const Event& e) {
-    const auto id = live.extract(e.addr);
-    if (!id) return;  // allocated before the trace began, or failed in the replay
-    model.free(*id, recorded.frees_complete);
-    if (recorded.frees_complete) waiting[e.addr] = {*id, model.generation(*id)};
+    AllocatorModel::BlockId id = 0;
+    if (!live.take(e.addr, id)) return;  // allocated before the trace began, or failed in the replay
+    model.free(id, recorded.frees_complete);
+    if (recorded.frees_complete) waiting[e.addr] = {id, model.generation(id)};
   }
 
   void free_completed(const Event& e) {
-    const auto waited = waiting.extract(e.addr);
-    if (!waited) return;
-    const auto [id, generation] = *waited;
+    std::pair<AllocatorModel::BlockId, uint32_t> waited;
+    if (!waiting.take(e.addr, waited)) return;
+    const auto [id, generation] = waited;
     if (model.generation(id) == generation) model.complete(id);
   }
 
   // The request that failed when the trace was recorded: would this policy have served it?
   // The entry holds the size the recording allocator rounded (round_size, its pad included).
   void oom(size_t i, const Event& e) {
-    const auto b = model.malloc(e.size - std::min(e.size, recorded.pad), trace.stream_of(e));
-    if (!b) return fail(i, e.size);
+    const AllocatorModel::BlockId b =
+        model.allocate(e.size - std::min(e.size, recorded.pad), trace.stream_of(e));
+    if (b == AllocatorModel::kNoBlock) return fail(i, e.size);
     r.served_recorded_oom = true;
-    model.free(*b, false);
+    model.free(b, false);
   }
 
   void step(size_t i, const Event& e) {
