@@ -231,12 +231,15 @@ std::vector<size_t> first_alike(const std::vector<AllocatorPolicy>& policies) {
   return first;
 }
 
-// A policy's result from an alike one's: the same figures under its own name.
-ReplayResult renamed(const ReplayResult& from, const AllocatorPolicy& p, bool series) {
+// A policy's result from an alike one's: the same figures under its own name. The series is
+// copied only when kept (8 bytes an event: 254 MB for a 2 GB snapshot).
+ReplayResult renamed(ReplayResult& from, const AllocatorPolicy& p, bool series) {
+  std::vector<uint64_t> reserved = std::move(from.reserved);
   ReplayResult r = from;
+  from.reserved = std::move(reserved);
+  if (series) r.reserved = from.reserved;
   r.policy = p.name;
   r.description = p.description;
-  if (!series) r.reserved.clear();
   return r;
 }
 
