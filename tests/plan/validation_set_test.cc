@@ -207,6 +207,21 @@ TEST(ValidationSet, InvalidLayoutIsPlumbPlansOwnCheck) {
                      "devices, not 16; global batch 64 is not a multiple of dp 3 × micro-batch 1");
 }
 
+// The capacity keys reach the layout checks: a dense GPT has no experts to give a capacity.
+TEST(ValidationSet, CapacityKeysAreReadIntoTheLayout) {
+  std::string text = edited(
+      "      gbs: 64\n", "      gbs: 64\n      capacity_factor: 1.1\n      einsum_dispatch: true\n");
+  text.replace(text.find("gbs, tokens"), 11, "gbs, capacity_factor, einsum_dispatch, tokens");
+  const SetFiles f = write_set("run_set_capacity", text);
+  EXPECT_EQ(load_error(f.path),
+            f.path + ":11: layout for gpt-test on 16 devices: --capacity-factor needs a MoE model; "
+                     "--einsum-dispatch needs a MoE model");
+  text.replace(text.find("capacity_factor: 1.1"), 20, "capacity_factor: -1");
+  const SetFiles negative = write_set("run_set_capacity_negative", text);
+  EXPECT_EQ(load_error(negative.path),
+            negative.path + ":15: 'capacity_factor' must be a number from 0 to 100, got '-1'");
+}
+
 TEST(ValidationSet, MissingModelFileNamesTheKeyAndThePath) {
   const SetFiles f =
       write_set("run_set_missing", edited("model_file: gpt.yaml", "model_file: none.yaml"));
