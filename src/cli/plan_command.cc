@@ -56,6 +56,7 @@ constexpr NumberRange kMicroBatch{1, 1e6, false, true};
 constexpr NumberRange kGlobalBatch{1, 1e9, false, true};  // sequences per step
 constexpr NumberRange kBatchTokens{1, 1e10};               // Llama 3's 16M × 600
 constexpr NumberRange kZeroStage{0, 3, false, true};
+constexpr NumberRange kCapacityFactor{0, 100};  // 0: dropless; GShard and DeepSpeed use 1–2
 constexpr NumberRange kTop{1, 1000, false, true};
 constexpr NumberRange kFailureRate{1e-9, 1};               // per device-hour
 constexpr NumberRange kMtbfHours{1, 1e9};
@@ -159,6 +160,12 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "Megatron's --moe-shared-expert-overlap)");
   app.add_flag("--tp-overlap", o.tp_overlap,
                "TP communication overlapped with the GEMMs (Transformer Engine, Ascend MC2)");
+  app.add_option("--capacity-factor", o.capacity_factor,
+                 "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
+                 "padded (GShard, DeepSpeed-MoE); 0: dropless")
+      ->transform(number_option(kCapacityFactor));
+  app.add_flag("--einsum-dispatch", o.einsum_dispatch,
+               "MoE dispatch and combine as GShard's one-hot einsums (DeepSpeed-MoE, AscendSpeed)");
   app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
       ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
 }
@@ -237,6 +244,8 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.shared_expert_overlap = o.shared_expert_overlap;
   p.tp_overlap = o.tp_overlap;
   p.dispatch = kDispatch.at(o.dispatch_precision);
+  p.capacity_factor = o.capacity_factor;
+  p.einsum_dispatch = o.einsum_dispatch;
   return p;
 }
 

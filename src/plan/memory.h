@@ -49,6 +49,15 @@ struct Layout {
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
                             // userbuffers, Ascend MC2)
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
+  // GShard-style capacity (Lepikhin et al. 2021): each expert takes a fixed buffer of
+  // ceil(tokens / experts · factor · top_k) slots per device, padded or dropping; 0: dropless
+  // (Megatron-Core's default). DeepSpeed-MoE --moe-train-capacity-factor, Megatron-Core
+  // --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity.
+  double capacity_factor = 0;
+  // Dispatch and combine as GShard's one-hot einsums over [tokens × experts × capacity]
+  // (Lepikhin et al. 2021, Algorithm 2; DeepSpeed-MoE sharded_moe.py, which AscendSpeed and
+  // ModelLink's Mixtral use) instead of a permutation; needs a capacity factor.
+  bool einsum_dispatch = false;
 
   int expert_tp() const { return etp > 0 ? etp : tp; }
   // The schedule that runs: 1F1B with vpp > 1 virtual stages is the interleaved one.

@@ -102,18 +102,58 @@ double moe_share(const Ctx& c) { return c.m.moe ? d(c.moe_layers) / c.m.layers :
 // micro-batch over tp.
 double local_tokens(const Ctx& c) { return tokens_per_micro_batch(c) / c.p.tp; }
 
+// GShard capacity (Lepikhin et al. 2021, Section 2.2 "expert capacity"; DeepSpeed-MoE
+// deepspeed/moe/sharded_moe.py, _capacity: ceil(tokens / experts · capacity_factor), which
+// top2gating calls with the factor doubled): the slots each expert holds for one device's tokens.
+// 0 without a capacity factor (dropless).
+double expert_capacity(const Ctx& c) {
+  if (!c.m.moe || c.p.capacity_factor <= 0) return 0;
+  const MoeSpec& moe = *c.m.moe;
+  return std::ceil(local_tokens(c) / d(moe.experts) * c.p.capacity_factor * moe.top_k);
+}
+
+// Expert slots per routed copy of a token, experts · capacity / (top_k · tokens): what a capacity
+// buffer adds to the expert GEMMs and to the all-to-all, which carry every slot, filled or
+// padded (GShard Algorithm 2 dispatches the [experts, capacity, h] tensor). 1 when dropless.
+double capacity_padding(const Ctx& c) {
+  const double capacity = expert_capacity(c);
+  if (capacity <= 0) return 1;
+  return capacity * d(c.m.moe->experts) / (c.m.moe->top_k * local_tokens(c));
+}
+
 // Tokens each local expert's GEMM gets: the device's tokens gathered over etp, top_k copies each,
-// spread evenly over the experts/ep experts the device holds.
+// spread evenly over the experts/ep experts the device holds (its capacity, padded, with one).
 double tokens_per_expert(const Ctx& c) {
-  return local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * c.p.ep / c.m.moe->experts;
+  return local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * c.p.ep / c.m.moe->experts *
+         capacity_padding(c);
+}
+
+// HBM bytes per [tokens × experts × capacity] slot that GShard's einsum gating moves in one
+// forward pass (DeepSpeed-MoE sharded_moe.py, top2gating and MOELayer.forward): two fp32
+// combine tensors written by einsum("se,sc->sec") (4 + 4), summed (read 8, write 4), the boolean
+// dispatch mask from the sum (read 4, write 1), both cast to bf16 for the einsums (read 5,
+// write 4) and read by them (4).
+constexpr double kEinsumBytesPerSlot = 4 + 4 + 12 + 5 + 9 + 4;
+
+// GShard's one-hot dispatch and combine (Algorithm 2: einsum("sec,sm->ecm") and
+// einsum("sec,ecm->sm")): each a GEMM over tokens · experts · capacity · h, 2 FLOPs per
+// multiply-add, run whatever the mask holds. Forward FLOPs of one MoE layer on one device.
+double einsum_dispatch_flops(const Ctx& c) {
+  if (!c.p.einsum_dispatch) return 0;
+  return 2 * 2 * local_tokens(c) * d(c.m.moe->experts) * expert_capacity(c) * d(c.m.hidden);
 }
 
 // HBM traffic of a MoE layer's routing per forward pass: the router's scores (fp32, read and
 // written by softmax and top-k, 3 passes) and the permutation before dispatch and after combine
 // (each reads and writes top_k copies of h bf16 values) — Megatron-Core's token dispatcher.
+// With GShard's einsum dispatch the permutation is the einsums (einsum_dispatch_flops), and the
+// [tokens × experts × capacity] gating tensors take its place (kEinsumBytesPerSlot).
 double routing_traffic(const Ctx& c) {
   const double tokens = local_tokens(c);
   const double scores = 3 * 4 * tokens * d(c.m.moe->experts);
+  if (c.p.einsum_dispatch) {
+    return scores + kEinsumBytesPerSlot * tokens * d(c.m.moe->experts) * expert_capacity(c);
+  }
   const double permute = 2 * 2 * tokens * c.m.moe->top_k * d(c.m.hidden) * kActivationBytes;
   return scores + permute;
 }
@@ -178,7 +218,12 @@ LayerCompute layer_forward(const Ctx& c) {
   const double efficiency = c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
   const double routed = c.routed_flops * tokens / c.p.tp;
   t.gemm = (flops - score_flops - routed) / (c.peak * efficiency);
-  if (routed > 0) t.gemm += routed / (c.peak * expert_gemm_efficiency(c));
+  if (routed > 0) {
+    t.gemm += routed * capacity_padding(c) / (c.peak * expert_gemm_efficiency(c));
+    // The einsums' GEMMs are h wide whatever tp: [experts·capacity × tokens] · [tokens × h].
+    const double einsum_rate = c.peak * c.gemm_efficiency * gemm_width_factor(d(c.m.hidden));
+    t.gemm += moe_share(c) * einsum_dispatch_flops(c) / einsum_rate;
+  }
   t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency);
   double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
   double kernels = kKernelsPerLayer;
@@ -242,11 +287,13 @@ double dispatch_bytes(DispatchPrecision p) { return p == DispatchPrecision::kFp8
 // each (Lepikhin et al. 2021, GShard; Megatron-Core's all-to-all dispatcher). With node-limited
 // routing (DeepSeek-V3 Section 3.2.2) a token crosses the network once per node its experts are
 // on — at most max_nodes_per_token of the group's nodes, (n−1)/n of them remote — and its copies
-// fan out inside the node over the scale-up links; the two overlap, the slower paces.
+// fan out inside the node over the scale-up links; the two overlap, the slower paces. With a
+// capacity factor every expert slot is sent, filled or padded (capacity_padding).
 double a2a_seconds(const Ctx& c, double value_bytes) {
   const GroupShape g = ep_group(c);
   const MoeSpec& moe = *c.m.moe;
-  const double token_bytes = local_tokens(c) * d(c.m.hidden) * value_bytes;
+  const double token_bytes =
+      local_tokens(c) * d(c.m.hidden) * value_bytes * capacity_padding(c);
   const double bytes = token_bytes * moe.top_k;
   const int limit = moe.max_nodes_per_token;
   if (limit <= 0 || g.nodes <= limit) return c.net.time(Collective::kAllToAll, bytes, g).seconds;
@@ -596,7 +643,19 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
     if (p.shared_expert_overlap) {
       check.fail([] { return std::string("--shared-expert-overlap needs a MoE model"); });
     }
+    if (p.capacity_factor > 0) {
+      check.fail([] { return std::string("--capacity-factor needs a MoE model"); });
+    }
+    if (p.einsum_dispatch) {
+      check.fail([] { return std::string("--einsum-dispatch needs a MoE model"); });
+    }
     return;
+  }
+  if (p.einsum_dispatch && p.capacity_factor <= 0) {
+    check.fail([] {
+      return std::string("--einsum-dispatch needs --capacity-factor: GShard's einsums run over "
+                         "each expert's capacity");
+    });
   }
   if (p.shared_expert_overlap && m.moe->shared_experts == 0) {
     check.fail([] {

@@ -39,7 +39,8 @@ const std::vector<std::string> kRunFields = {"model",     "model_file", "hardwar
 const std::vector<std::string> kLayoutKeys = {
     "tp",   "pp",  "dp",        "ep",       "etp",        "cp",         "vpp",
     "zero", "mbs", "gbs",       "recompute", "schedule",  "ep_overlap", "shared_expert_overlap",
-    "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len"};
+    "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len",
+    "capacity_factor",          "einsum_dispatch"};
 const std::vector<std::string> kMeasuredKeys = {"tokens_per_s_per_device", "step_time_s",
                                                 "tflops_per_device", "mfu", "flops_per_token"};
 
@@ -48,6 +49,7 @@ constexpr NumberRange kDeviceCount{1, static_cast<double>(kMaxDevices), false, t
 constexpr NumberRange kMicroBatch{1, 1e6, false, true};
 constexpr NumberRange kGlobalBatch{1, 1e9, false, true};  // sequences per step
 constexpr NumberRange kZeroStage{0, 3, false, true};
+constexpr NumberRange kCapacityFactor{0, 100};  // 0: dropless; GShard and DeepSpeed use 1–2
 // A sequence length as a model file accepts one (model.cc, kMaxSize).
 constexpr NumberRange kSeqLen{1, 1e9, false, true};
 // A target is a fraction of the published figure.
@@ -371,6 +373,8 @@ class RunReader {
     if (auto v = flag(node, "shared_expert_overlap")) p.shared_expert_overlap = *v;
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
+    if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
+    if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;
     if (problems_.size() > before || !model || !devices) return;
     if (seq_len) r.model.seq_len = static_cast<int64_t>(*seq_len);
     p.schedule = schedule.value_or(p.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);

@@ -103,7 +103,9 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"schedule", schedule_name(p.pipeline_schedule())},
           {"ep_overlap", p.ep_overlap},
           {"tp_overlap", p.tp_overlap},
-          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"}};
+          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
+          {"capacity_factor", p.capacity_factor},
+          {"einsum_dispatch", p.einsum_dispatch}};
 }
 
 nlohmann::json context_json(const PlanContext& c) {
@@ -147,6 +149,8 @@ std::string layout_text(const plan::Layout& p) {
   if (p.shared_expert_overlap) text += " · shared-expert-overlap";
   if (p.tp_overlap) text += " · tp-overlap";
   if (p.dispatch == plan::DispatchPrecision::kFp8) text += " · fp8 dispatch";
+  if (p.capacity_factor > 0) text += fmt::format(" · capacity {:g}", p.capacity_factor);
+  if (p.einsum_dispatch) text += " · einsum dispatch";
   return text;
 }
 

@@ -68,4 +68,21 @@ inline ModelSpec qwen3_30b_a3b() {
   return m;
 }
 
+// Mixtral 8x7B (Jiang et al. 2024, Table 1; data/models/mixtral-8x7b.yaml) at the 4,096-token
+// sequence ModelLink's example pre-trains at: 32 layers, GQA with 8 KV heads, 8 experts of
+// 14,336, top-2, every layer MoE.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.ffn_type = FfnType::kSwiglu;
+  m.moe = MoeSpec{8, 2, 0, 14336, 0, 0};
+  return m;
+}
+
 }  // namespace plumb::plan::test_models

@@ -207,6 +207,55 @@ TEST(Moe, SharedExpertOverlapHidesBehindTheSharedExpertsOnly) {
             std::vector<std::string>{"--shared-expert-overlap needs a model with shared experts"});
 }
 
+HardwareSpec a100_like() {
+  HardwareSpec hw;
+  hw.name = "a100-like";
+  hw.peak_tflops = {{"bf16", 312}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 2.039;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 300;
+  hw.scaleout_gbps_per_device = 25;
+  hw.efficiency = 0.869;
+  return hw;
+}
+
+// GShard capacity on Mixtral, one device, 4,096 tokens: C = ceil(4096/8 × 1.1 × 2) = 1127 slots
+// per expert, 9016 slots for 8192 routed copies, padding 1.1005859375. The routed experts'
+// 2·2·3·4096·14336·4096 = 2.886e12 FLOPs per layer forward run on 1127 rows per expert instead
+// of 1024, at rate = 312e12 × 0.869 × 0.84 × w/(w + 128):
+//   dropless 2.886e12 / (rate × 1024/1152) = 14.2570 ms, capacity 2.886e12 × 1.10059 /
+//   (rate × 1127/1255) = 15.5317 ms; 1.2747 ms more, × 3 (forward and backward) × 32 layers =
+//   122.4 ms a micro-batch.
+// GShard's einsums add 4 · 4096 · 8 · 1127 · 4096 = 6.0505e11 FLOPs at rate × 4096/4224
+// (2.7397 ms) and 38 B per slot of gating tensors in place of the permutation's 2·2·4096·2·4096·2
+// B: (38 · 36,929,536 − 268,435,456) B at 0.9 × 2.039 TB/s = 0.6184 ms; × 96 = 322.4 ms.
+TEST(Moe, CapacityPadsTheExpertGemmsAndEinsumsDispatch) {
+  const HardwareSpec hw = a100_like();
+  const ModelSpec m = test_models::mixtral_8x7b();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predict(m, hw, net, "bf16", compute_model(hw));
+  Layout p;
+  p.global_batch = 1;
+  const double dropless = predict(p).breakdown.compute;
+  p.capacity_factor = 1.1;
+  const double capacity = predict(p).breakdown.compute;
+  EXPECT_NEAR(capacity - dropless, 0.12237, 1e-5);
+  p.einsum_dispatch = true;
+  EXPECT_NEAR(predict(p).breakdown.compute - capacity, 0.32238, 1e-5);
+
+  Layout einsum;
+  einsum.global_batch = 1;
+  einsum.einsum_dispatch = true;
+  EXPECT_EQ(layout_problems(m, einsum, 1),
+            std::vector<std::string>{"--einsum-dispatch needs --capacity-factor: GShard's einsums "
+                                     "run over each expert's capacity"});
+  einsum.capacity_factor = 1;
+  EXPECT_EQ(layout_problems(test_models::llama3_8b(), einsum, 1),
+            (std::vector<std::string>{"--capacity-factor needs a MoE model",
+                                      "--einsum-dispatch needs a MoE model"}));
+}
+
 // 126 layers on 16 stages as Llama 3 405B ran them: 7 on the first and last, 8 on the 14 others;
 // 61 on 16: 3 on the edges and stage 14, 4 on stages 1–13; every split adds up.
 TEST(Moe, StagesTakeTheLayersMiddleFirst) {

@@ -176,7 +176,7 @@ TEST(ValidationSet, UnknownKeyWithDidYouMean) {
             f.path + ":15: unknown key 'schedul' in layout (did you mean 'schedule'?); expected "
                      "one of tp, pp, dp, ep, etp, cp, vpp, zero, mbs, gbs, recompute, schedule, "
                      "ep_overlap, shared_expert_overlap, tp_overlap, dispatch_precision, "
-                     "flash_attention, seq_len");
+                     "flash_attention, seq_len, capacity_factor, einsum_dispatch");
 }
 
 TEST(ValidationSet, BadScheduleName) {
@@ -205,6 +205,21 @@ TEST(ValidationSet, InvalidLayoutIsPlumbPlansOwnCheck) {
   EXPECT_EQ(load_error(f.path),
             f.path + ":11: layout for gpt-test on 16 devices: tp 2 × cp 1 × pp 2 × dp 3 = 12 "
                      "devices, not 16; global batch 64 is not a multiple of dp 3 × micro-batch 1");
+}
+
+// The capacity keys reach the layout checks: a dense GPT has no experts to give a capacity.
+TEST(ValidationSet, CapacityKeysAreReadIntoTheLayout) {
+  std::string text = edited(
+      "      gbs: 64\n", "      gbs: 64\n      capacity_factor: 1.1\n      einsum_dispatch: true\n");
+  text.replace(text.find("gbs, tokens"), 11, "gbs, capacity_factor, einsum_dispatch, tokens");
+  const SetFiles f = write_set("run_set_capacity", text);
+  EXPECT_EQ(load_error(f.path),
+            f.path + ":11: layout for gpt-test on 16 devices: --capacity-factor needs a MoE model; "
+                     "--einsum-dispatch needs a MoE model");
+  text.replace(text.find("capacity_factor: 1.1"), 20, "capacity_factor: -1");
+  const SetFiles negative = write_set("run_set_capacity_negative", text);
+  EXPECT_EQ(load_error(negative.path),
+            negative.path + ":15: 'capacity_factor' must be a number from 0 to 100, got '-1'");
 }
 
 TEST(ValidationSet, MissingModelFileNamesTheKeyAndThePath) {
