@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <system_error>
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -21,6 +24,12 @@ bool populate(char* at, size_t bytes) {
   const uintptr_t end = (reinterpret_cast<uintptr_t>(at) + bytes) & ~(page - 1);
   if (end <= begin) return true;
   return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
+}
+
+void advise_now(char* at, size_t bytes, int advice) {
+  if (madvise(at, bytes, advice) != 0 && advice == MADV_POPULATE_READ) {
+    madvise(at, bytes, MADV_WILLNEED);  // an older kernel: read-ahead at least
+  }
 }
 
 }  // namespace
@@ -46,14 +55,27 @@ void Prefaulter::ahead(void* at, size_t bytes) {
   {
     const std::lock_guard lock(mutex_);
     if (stop_) return;
-    ranges_.emplace_back(static_cast<char*>(at), bytes);
+    ranges_.push_back({static_cast<char*>(at), bytes, kWrite});
+  }
+  wake_.notify_one();
+}
+
+void Prefaulter::advise(const void* at, size_t bytes, int advice) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (stop_) {
+      advise_now(static_cast<char*>(const_cast<void*>(at)), bytes, advice);  // no thread: here
+      return;
+    }
+    ranges_.push_back({static_cast<char*>(const_cast<void*>(at)), bytes, advice});
   }
   wake_.notify_one();
 }
 
 void Prefaulter::run() {
+  bool can_populate = true;
   for (;;) {
-    std::pair<char*, size_t> range;
+    Range range{};
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stop_ || !ranges_.empty(); });
@@ -61,10 +83,10 @@ void Prefaulter::run() {
       range = ranges_.front();
       ranges_.pop_front();
     }
-    if (!populate(range.first, range.second)) {
-      const std::lock_guard lock(mutex_);
-      stop_ = true;  // the kernel cannot: the writer faults its pages itself, as without us
-      return;
+    if (range.advice != kWrite) {
+      advise_now(range.at, range.bytes, range.advice);
+    } else if (can_populate && !populate(range.at, range.bytes)) {
+      can_populate = false;  // the kernel cannot: the writer faults its pages itself, as without us
     }
   }
 }

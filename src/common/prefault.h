@@ -1,5 +1,5 @@
 // Faults in the pages of a buffer that is written front to back, on a thread of its own, ahead
-// of the writer. On this project's VMs the first touch of fresh memory is dear (the kernel zeroes
+// of the writer (and runs other madvise calls there: a mapped input's window, mem/input.h). On this project's VMs the first touch of fresh memory is dear (the kernel zeroes
 // each 2 MiB page while the writer waits): for `plumb mem analyze` of a 94 MB snapshot it was 11%
 // of the run, time the second core can take instead (docs/performance.md).
 //
@@ -28,13 +28,22 @@ class Prefaulter {
 
   // The whole pages inside [at, at + bytes), after those asked for before.
   void ahead(void* at, size_t bytes);
+  // madvise(at, bytes, advice) on the thread, in order with the rest; `at` page-aligned. A
+  // MADV_POPULATE_READ the kernel does not know becomes MADV_WILLNEED (read-ahead at least).
+  void advise(const void* at, size_t bytes, int advice);
 
  private:
+  struct Range {
+    char* at;
+    size_t bytes;
+    int advice;  // kWrite: ahead()'s populate
+  };
+  static constexpr int kWrite = -1;
   void run();
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::pair<char*, size_t>> ranges_;
+  std::deque<Range> ranges_;
   bool stop_ = false;
   std::thread thread_;
 };

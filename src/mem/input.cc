@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/prefault.h"
 
 namespace plumb::mem {
 namespace {
@@ -114,17 +115,38 @@ void InputBytes::populate() const {
   if (mapped_ && !bytes_.empty()) populate_range(*this, 0, bytes_.size());
 }
 
+InputWindow::InputWindow(const InputBytes& input)
+    : input_(input), next_(input.mapped() ? 0 : SIZE_MAX) {
+  if (input.mapped() && input.bytes().size() > 2 * kStep) pages_ = std::make_unique<Prefaulter>();
+}
+
+InputWindow::~InputWindow() = default;
+
 void InputWindow::move(size_t offset) {
   const size_t size = input_.bytes().size();
   // The window: the step just passed stays (values near the edge), the next two come in.
   const size_t keep_from = offset > kStep ? offset - kStep : 0;
   if (keep_from > released_) {
-    advise(input_, released_, keep_from, MADV_DONTNEED);
+    advise(released_, keep_from, MADV_DONTNEED);
     released_ = keep_from;
   }
   const size_t ahead = std::min(size, offset + 2 * kStep);
-  if (ahead > offset) populate_range(input_, offset, ahead);
+  if (ahead > offset) advise(offset, ahead, MADV_POPULATE_READ);
   next_ = offset + kStep;
+}
+
+// [from, to) of the file: released pages rounded inwards at the end (a page the reader is still
+// in stays), pages read ahead rounded outwards at the start.
+void InputWindow::advise(size_t from, size_t to, int advice) {
+  if (!pages_) {
+    if (advice == MADV_DONTNEED) return mem::advise(input_, from, to, advice);
+    return populate_range(input_, from, to);
+  }
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(input_.bytes().data());
+  const uintptr_t first = (base + from) / page * page;
+  const uintptr_t last = advice == MADV_DONTNEED ? (base + to) / page * page : base + to;
+  if (last > first) pages_->advise(reinterpret_cast<const void*>(first), last - first, advice);
 }
 
 InputBytes input_from_string(std::string bytes, std::string name) {

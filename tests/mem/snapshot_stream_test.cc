@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -570,6 +571,26 @@ TEST(SnapshotStream, AKeysMemoEntryStoredOverForgetsTheShape) {
   EXPECT_EQ(sink.flat, 2000u);
   EXPECT_GT(list.shaped, 1950u);
   expect_same_pickle(bytes);
+}
+
+// A mapped file of more than two InputWindow steps (16 MiB): the window's page calls run on a
+// thread of their own (mem/input.h) while the reader goes; the trace is that of the same bytes
+// read from memory.
+TEST(SnapshotStream, AMappedFileOfManyStepsReadsAsTheBytesInMemory) {
+  const std::string bytes = trace_of(330000, py_events);
+  ASSERT_GT(bytes.size(), 2 * InputWindow::kStep + InputWindow::kStep / 2);
+  const std::string path = ::testing::TempDir() + "/plumb-many-steps.pickle";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const InputBytes mapped = load_input(path);
+  ASSERT_TRUE(mapped.mapped());
+  const Trace from_file = snapshot_from_pickle(mapped, 0);
+  const Trace from_memory = snapshot_from_pickle_tree(input_from_string(bytes, path), 0);
+  ASSERT_EQ(from_file.events.size(), 330000u);
+  expect_same(from_file, from_memory);
+  std::remove(path.c_str());
 }
 
 std::string training_trace(size_t n, const std::function<bool(SnapshotWriter&, size_t)>& instead = {}) {
