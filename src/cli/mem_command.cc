@@ -125,10 +125,10 @@ void refuse_stats(const MemOptions& o, const mem::InputBytes& input, const char*
   }
 }
 
-// The trace's timeline, built once: an analysis has one; plumb mem replay builds it on a thread
-// of its own while the policies replay (the replays wait for it only for the capacity at the
-// trace's oom).
-using TimelineSource = std::function<const mem::Timeline&()>;
+// The trace's start (mem::TraceStart): an analysis has it in its timeline; plumb mem replay finds
+// it on a thread of its own while the policies replay (the replays wait for it only for the
+// capacity at the trace's oom).
+using StartSource = std::function<const mem::TraceStart&()>;
 
 bool has_oom(const mem::Trace& trace) {
   return std::any_of(trace.events.begin(), trace.events.end(),
@@ -139,7 +139,7 @@ bool has_oom(const mem::Trace& trace) {
 // else the trace's own at its oom event, else none; --threads of them at once.
 // `all_series`: every policy's reserved bytes per event are kept (the report's chart), else only
 // the recorded one's (the check).
-report::ReplayReport replay_report(const mem::Trace& trace, const TimelineSource& timeline,
+report::ReplayReport replay_report(const mem::Trace& trace, const StartSource& start,
                                    const std::vector<mem::AllocatorPolicy>& asked,
                                    uint64_t capacity, unsigned threads, bool all_series) {
   report::ReplayReport r;
@@ -149,7 +149,7 @@ report::ReplayReport replay_report(const mem::Trace& trace, const TimelineSource
   r.capacity_from = capacity > 0 ? "--capacity" : "none";
   r.has_recorded_oom = has_oom(trace);
   if (capacity == 0 && r.has_recorded_oom) {
-    r.capacity = mem::capacity_from_trace(trace, timeline());
+    r.capacity = mem::capacity_from_trace(trace, start());
     if (r.capacity > 0) r.capacity_from = "from the trace's oom: reserved + device_free";
   }
   mem::ReplayOptions options;
@@ -159,7 +159,7 @@ report::ReplayReport replay_report(const mem::Trace& trace, const TimelineSource
   std::vector<mem::AllocatorPolicy> policies{mem::recorded_policy(trace)};
   policies.insert(policies.end(), asked.begin(), asked.end());
   r.policies = mem::replay_all(trace, policies, options);
-  r.check = mem::check_against_recorded(trace, timeline(), r.policies.front());
+  r.check = mem::check_against_recorded(trace, start(), r.policies.front());
   return r;
 }
 
@@ -170,11 +170,11 @@ int run_replay(const MemOptions& o) {
   const uint64_t capacity = capacity_option(o);
   auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(input, o.device);
-  std::shared_future<mem::Timeline> timeline =
+  std::shared_future<mem::TraceStart> start =
       std::async(o.threads > 1 ? std::launch::async : std::launch::deferred,
-                 [&] { return mem::build_timeline(trace); });
+                 [&] { return mem::trace_start(trace); });
   const report::ReplayReport r = replay_report(
-      trace, [&]() -> const mem::Timeline& { return timeline.get(); }, policies, capacity, o.threads,
+      trace, [&]() -> const mem::TraceStart& { return start.get(); }, policies, capacity, o.threads,
       false);
   write_json([&] { return report::mem_replay_json(r); }, out->json);
   if (o.json != "-") report::print_mem_replay(r, std::cout);
@@ -193,9 +193,9 @@ int run_report(const MemOptions& o) {
   auto out = open_outputs(o);
   const mem::Trace trace = mem::read_trace(input, o.device);
   const mem::Analysis a = mem::analyze(trace, options);
-  const report::ReplayReport replays =
-      replay_report(trace, [&]() -> const mem::Timeline& { return a.timeline; }, policies, capacity,
-                    o.threads, true);
+  const mem::TraceStart start{a.timeline.initial, a.timeline.dropped_frees};
+  const report::ReplayReport replays = replay_report(
+      trace, [&]() -> const mem::TraceStart& { return start; }, policies, capacity, o.threads, true);
   report::MemHtmlOptions html;
   html.rules = options.rules;
   html.by_event_index = o.by_event;

@@ -203,9 +203,11 @@ AllocatorPolicy recorded_policy(const Trace& t) {
   return p;
 }
 
-uint64_t capacity_from_trace(const Trace& t, const Timeline& tl) {
+uint64_t capacity_from_trace(const Trace& t, const TraceStart& start) {
+  uint64_t reserved = start.initial.reserved;
   for (size_t i = 0; i < t.events.size(); ++i) {
-    if (t.events[i].action == Action::kOom) return tl.samples[i].reserved + t.device_free_of(i);
+    reserved = reserved_after(t.events[i], reserved);
+    if (t.events[i].action == Action::kOom) return reserved + t.device_free_of(i);
   }
   return 0;
 }
@@ -292,9 +294,9 @@ std::vector<ReplayResult> replay_all(const Trace& t, const std::vector<Allocator
   return out;
 }
 
-ReserveCheck check_against_recorded(const Trace& t, const Timeline& tl, const ReplayResult& r) {
+ReserveCheck check_against_recorded(const Trace& t, const TraceStart& start, const ReplayResult& r) {
   ReserveCheck c;
-  if (tl.initial.reserved != 0 || tl.initial.allocated != 0 || tl.dropped_frees != 0) {
+  if (start.initial.reserved != 0 || start.initial.allocated != 0 || start.dropped_frees != 0) {
     c.why_not = "the trace's ring buffer dropped its beginning: the replay cannot start from the "
                 "state the allocator had";
     return c;
@@ -304,17 +306,19 @@ ReserveCheck check_against_recorded(const Trace& t, const Timeline& tl, const Re
     return c;
   }
   c.comparable = true;
+  uint64_t recorded = 0;  // start.initial.reserved, 0 here
   for (size_t i = 0; i < t.events.size() && i < r.reserved.size(); ++i) {
+    recorded = reserved_after(t.events[i], recorded);
     const Action a = t.events[i].action;
     if (a != Action::kAlloc && a != Action::kFreeRequested && a != Action::kFreeCompleted &&
         a != Action::kOom) {
       continue;  // mid-way through the recorded allocator's own segment calls
     }
     ++c.events_compared;
-    if (tl.samples[i].reserved == r.reserved[i]) continue;
+    if (recorded == r.reserved[i]) continue;
     if (c.mismatches++ == 0) {
       c.first_mismatch = i;
-      c.recorded_at_mismatch = tl.samples[i].reserved;
+      c.recorded_at_mismatch = recorded;
       c.replayed_at_mismatch = r.reserved[i];
     }
   }

@@ -114,11 +114,19 @@ struct ReserveCheck {
   uint64_t recorded_at_mismatch = 0, replayed_at_mismatch = 0;
 };
 
-// `tl` is build_timeline(trace), which the caller has made already for its analysis.
-ReserveCheck check_against_recorded(const Trace& trace, const Timeline& tl, const ReplayResult& r);
+// `start` is trace_start(trace) (timeline.h); the recorded reserved bytes are counted from it as
+// the timeline counts them.
+ReserveCheck check_against_recorded(const Trace& trace, const TraceStart& start, const ReplayResult& r);
+// With the timeline an analysis has made already.
+inline ReserveCheck check_against_recorded(const Trace& trace, const Timeline& tl, const ReplayResult& r) {
+  return check_against_recorded(trace, TraceStart{tl.initial, tl.dropped_frees}, r);
+}
 
 // Bytes the allocator may reserve as the trace itself tells: reserved + device_free at its first
 // oom event; 0 when it has none.
-uint64_t capacity_from_trace(const Trace& trace, const Timeline& tl);
+uint64_t capacity_from_trace(const Trace& trace, const TraceStart& start);
+inline uint64_t capacity_from_trace(const Trace& trace, const Timeline& tl) {
+  return capacity_from_trace(trace, TraceStart{tl.initial, tl.dropped_frees});
+}
 
 }  // namespace plumb::mem

@@ -110,15 +110,8 @@ void apply(const Event& e, Sample& s, bool has_completions, const AddressSet& wo
       if (any_workspace && workspace.contains(e.addr)) break;
       s.active = minus(s.active, e.size);
       break;
-    case Action::kSegmentAlloc:
-    case Action::kSegmentMap:
-      s.reserved += e.size;
-      break;
-    case Action::kSegmentFree:
-    case Action::kSegmentUnmap:
-      s.reserved = minus(s.reserved, e.size);
-      break;
     default:
+      s.reserved = reserved_after(e, s.reserved);
       break;
   }
 }
@@ -151,6 +144,12 @@ bool Samples::operator==(const Samples& o) const {
     if ((*this)[i] != o[i]) return false;
   }
   return true;
+}
+
+TraceStart trace_start(const Trace& t) {
+  TraceStart start;
+  start.initial = initial_state(t, workspace_blocks(t), start.dropped_frees);
+  return start;
 }
 
 Timeline build_timeline(const Trace& t) {

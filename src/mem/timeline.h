@@ -108,6 +108,27 @@ struct Timeline {
 // first event (the ring buffer dropped their allocation): they make the initial state.
 Timeline build_timeline(const Trace& trace);
 
+// A timeline's start without its samples (Timeline::initial and ::dropped_frees): what plumb mem
+// replay's check needs of the recorded trace, a third of build_timeline's work and none of its
+// memory.
+struct TraceStart {
+  Sample initial;
+  uint64_t dropped_frees = 0;
+};
+TraceStart trace_start(const Trace& trace);
+
+// The reserved bytes after event `e` from `reserved` before it, as the timeline counts them (only
+// segment events change them; a free of more than there is leaves 0).
+inline uint64_t reserved_after(const Event& e, uint64_t reserved) {
+  switch (e.action) {
+    case Action::kSegmentAlloc:
+    case Action::kSegmentMap: return reserved + e.size;
+    case Action::kSegmentFree:
+    case Action::kSegmentUnmap: return reserved > e.size ? reserved - e.size : 0;
+    default: return reserved;
+  }
+}
+
 struct FreeSpace {
   uint64_t reserved = 0;
   uint64_t allocated = 0;        // live blocks (active ones included) inside the segments
