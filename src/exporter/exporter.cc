@@ -89,8 +89,22 @@ std::string failure_text(const std::exception& e, const std::string& source) {
   return fmt::format("{}: unexpected error: {}", source, e.what());
 }
 
-// One collect of `slot`'s source; the result replaces the cache only when it succeeded. Logged:
-// the first failure, each change of its message, and the return to good values.
+// What collect_into logs of a collect: the first failure, each change of its message, and the
+// return to good values; "" when nothing. Read under the slot's lock.
+std::string collect_message(const Exporter::Slot& slot, bool ok, const std::string& failure,
+                            double end) {
+  if (ok) {
+    return slot.logged.empty() ? "" : fmt::format("plumb exporter: {}: collecting again", slot.name);
+  }
+  if (failure == slot.logged) return "";
+  return slot.ever_ok ? fmt::format("plumb exporter: {}; serving its values from {:.0f} s ago",
+                                    failure, end - slot.last_ok)
+                      : fmt::format("plumb exporter: {}; no values from it yet", failure);
+}
+
+// One collect of `slot`'s source; the result replaces the cache only when it succeeded. The
+// message goes to the log before the state a scrape shows changes, so that whoever sees
+// plumb_exporter_source_up change finds its reason in the log already.
 bool collect_into(Exporter::Slot& slot, const Exporter::Shared& shared) {
   const double start = shared.clock();
   std::shared_ptr<const std::vector<RenderedFamily>> rendered;
@@ -102,30 +116,26 @@ bool collect_into(Exporter::Slot& slot, const Exporter::Shared& shared) {
     failure = failure_text(e, slot.name);
   }
   const double end = shared.clock();
+  const bool ok = rendered != nullptr;
   std::string message;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
-    slot.busy = false;
-    slot.collect_seconds = end - start;
-    slot.up = rendered != nullptr;
-    if (rendered) {
-      if (!slot.logged.empty()) message = fmt::format("plumb exporter: {}: collecting again", slot.name);
-      slot.rendered = std::move(rendered);
-      slot.ever_ok = true;
-      slot.last_ok = end;
-      slot.logged.clear();
-    } else {
-      ++slot.errors;
-      if (failure != slot.logged) {
-        message = slot.ever_ok
-                      ? fmt::format("plumb exporter: {}; serving its values from {:.0f} s ago",
-                                    failure, end - slot.last_ok)
-                      : fmt::format("plumb exporter: {}; no values from it yet", failure);
-        slot.logged = failure;
-      }
-    }
+    message = collect_message(slot, ok, failure, end);
   }
   if (!message.empty()) shared.log(message);
+  std::lock_guard<std::mutex> lock(slot.mu);
+  slot.busy = false;
+  slot.collect_seconds = end - start;
+  slot.up = ok;
+  if (ok) {
+    slot.rendered = std::move(rendered);
+    slot.ever_ok = true;
+    slot.last_ok = end;
+    slot.logged.clear();
+  } else {
+    ++slot.errors;
+    slot.logged = failure;
+  }
   return slot.up;
 }
 

@@ -359,8 +359,11 @@ TEST(MonitorE2E, AHungToolGarbageAndAMalformedLineAreMessagesAndTheExporterKeeps
                       " --device-source npu-smi --npu-smi " + kFixtures + "/bin/npu-smi",
                   dir + "/garbage.log");
   const std::string url2 = "http://127.0.0.1:" + std::to_string(port2) + "/metrics";
+  // Its first collect failed (up is 0 before any collect too: the errors say one ran); the
+  // exporter logs a failure before a scrape can see it.
   ASSERT_TRUE(wait_for([&] {
-    return http(url2).find("plumb_exporter_source_up{source=\"npu-smi\"} 0") != std::string::npos;
+    return http(url2).find("plumb_exporter_source_errors_total{source=\"npu-smi\"} 1") !=
+           std::string::npos;
   }, seconds(20))) << garbage.log();
   EXPECT_NE(garbage.log().find("plumb exporter: npu-smi info: "), std::string::npos) << garbage.log();
   EXPECT_EQ(garbage.stop(), 0);
