@@ -26,13 +26,13 @@ bool populate(char* at, size_t bytes) {
   return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
 }
 
-void advise_now(char* at, size_t bytes, int advice) {
+}  // namespace
+
+void advise_pages(void* at, size_t bytes, int advice) {
   if (madvise(at, bytes, advice) != 0 && advice == MADV_POPULATE_READ) {
     madvise(at, bytes, MADV_WILLNEED);  // an older kernel: read-ahead at least
   }
 }
-
-}  // namespace
 
 Prefaulter::Prefaulter() {
   try {
@@ -64,7 +64,7 @@ void Prefaulter::advise(const void* at, size_t bytes, int advice) {
   {
     const std::lock_guard lock(mutex_);
     if (stop_) {
-      advise_now(static_cast<char*>(const_cast<void*>(at)), bytes, advice);  // no thread: here
+      advise_pages(const_cast<void*>(at), bytes, advice);  // no thread: here
       return;
     }
     ranges_.push_back({static_cast<char*>(const_cast<void*>(at)), bytes, advice});
@@ -84,7 +84,7 @@ void Prefaulter::run() {
       ranges_.pop_front();
     }
     if (range.advice != kWrite) {
-      advise_now(range.at, range.bytes, range.advice);
+      advise_pages(range.at, range.bytes, range.advice);
     } else if (can_populate && !populate(range.at, range.bytes)) {
       can_populate = false;  // the kernel cannot: the writer faults its pages itself, as without us
     }

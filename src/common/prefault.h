@@ -19,6 +19,10 @@
 
 namespace plumb {
 
+// madvise(at, bytes, advice) here and now; a MADV_POPULATE_READ the kernel does not know (before
+// Linux 5.14) becomes MADV_WILLNEED, read-ahead at least. `at` page-aligned.
+void advise_pages(void* at, size_t bytes, int advice);
+
 class Prefaulter {
  public:
   Prefaulter();
@@ -28,8 +32,7 @@ class Prefaulter {
 
   // The whole pages inside [at, at + bytes), after those asked for before.
   void ahead(void* at, size_t bytes);
-  // madvise(at, bytes, advice) on the thread, in order with the rest; `at` page-aligned. A
-  // MADV_POPULATE_READ the kernel does not know becomes MADV_WILLNEED (read-ahead at least).
+  // advise_pages(at, bytes, advice) on the thread, in order with the rest.
   void advise(const void* at, size_t bytes, int advice);
 
  private:

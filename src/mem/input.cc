@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <algorithm>
+#include <utility>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -86,33 +87,27 @@ InputBytes load_input(const std::string& path) {
 
 namespace {
 
-// Pages of the mapping [from, to), rounded outwards (from) and inwards (to) to whole pages.
-void advise(const InputBytes& in, size_t from, size_t to, int advice) {
-  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const auto base = reinterpret_cast<uintptr_t>(in.bytes().data());
-  const uintptr_t first = (base + from) / page * page;
-  const uintptr_t last = advice == MADV_DONTNEED ? (base + to) / page * page : base + to;
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, advice);
-}
-
 // Linux 5.14; Debian 12's headers may lack the name.
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
 
-void populate_range(const InputBytes& in, size_t from, size_t to) {
+// The pages of the mapping [from, to) for `advice`: the start rounded down to a page, the end too
+// for MADV_DONTNEED (a page the reader is still in stays). Empty: nothing to ask.
+std::pair<void*, size_t> page_span(const InputBytes& in, size_t from, size_t to, int advice) {
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const auto base = reinterpret_cast<uintptr_t>(in.bytes().data());
   const uintptr_t first = (base + from) / page * page;
-  if (::madvise(reinterpret_cast<void*>(first), base + to - first, MADV_POPULATE_READ) != 0) {
-    advise(in, from, to, MADV_WILLNEED);  // an older kernel: read-ahead at least
-  }
+  const uintptr_t last = advice == MADV_DONTNEED ? (base + to) / page * page : base + to;
+  return {reinterpret_cast<void*>(first), last > first ? last - first : 0};
 }
 
 }  // namespace
 
 void InputBytes::populate() const {
-  if (mapped_ && !bytes_.empty()) populate_range(*this, 0, bytes_.size());
+  if (!mapped_ || bytes_.empty()) return;
+  const auto [at, bytes] = page_span(*this, 0, bytes_.size(), MADV_POPULATE_READ);
+  advise_pages(at, bytes, MADV_POPULATE_READ);
 }
 
 InputWindow::InputWindow(const InputBytes& input)
@@ -135,18 +130,15 @@ void InputWindow::move(size_t offset) {
   next_ = offset + kStep;
 }
 
-// [from, to) of the file: released pages rounded inwards at the end (a page the reader is still
-// in stays), pages read ahead rounded outwards at the start.
+// [from, to) of the file, on the window's thread where it has one.
 void InputWindow::advise(size_t from, size_t to, int advice) {
-  if (!pages_) {
-    if (advice == MADV_DONTNEED) return mem::advise(input_, from, to, advice);
-    return populate_range(input_, from, to);
+  const auto [at, bytes] = page_span(input_, from, to, advice);
+  if (bytes == 0) return;
+  if (pages_) {
+    pages_->advise(at, bytes, advice);
+  } else {
+    advise_pages(at, bytes, advice);
   }
-  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const auto base = reinterpret_cast<uintptr_t>(input_.bytes().data());
-  const uintptr_t first = (base + from) / page * page;
-  const uintptr_t last = advice == MADV_DONTNEED ? (base + to) / page * page : base + to;
-  if (last > first) pages_->advise(reinterpret_cast<const void*>(first), last - first, advice);
 }
 
 InputBytes input_from_string(std::string bytes, std::string name) {

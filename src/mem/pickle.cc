@@ -1088,39 +1088,15 @@ class PickleReader {
     return id;
   }
 
-  // A plain value at q into v: an int, float, None, bool or a memo get.
+  // A plain value at q into v: an int, float, None, bool or a memo get. Within kRoomyBytes of the
+  // end of the input the item takes the ordinary way.
+  static constexpr ptrdiff_t kRoomyBytes = 10;
   bool fast_value(const uint8_t*& q, FlatValue& v) const {
-    const ptrdiff_t left = end_ - q;
-    PickleNode& n = v.scalar;
-    n = PickleNode{};
+    if (end_ - q < kRoomyBytes) return false;
+    if (*q != LONG1 || q[1] <= 8) return roomy_value(q, v);
+    v.scalar = PickleNode{};  // a LONG1 of more bytes, which may still fit in int64
     v.ref = kNoNode;
-    switch (*q) {
-      case BININT1:
-        if (left < 2) return false;
-        n.kind = PickleKind::kInt, n.i = q[1], q += 2;
-        return true;
-      case BININT2:
-        if (left < 3) return false;
-        n.kind = PickleKind::kInt, n.i = static_cast<int64_t>(little_endian(q + 1, 2)), q += 3;
-        return true;
-      case BININT:
-        if (left < 5) return false;
-        n.kind = PickleKind::kInt;
-        n.i = static_cast<int32_t>(static_cast<uint32_t>(little_endian(q + 1, 4)));
-        q += 5;
-        return true;
-      case LONG1: return left >= 2 && left >= 2 + q[1] && fast_long(q, n);
-      case BINFLOAT:
-        if (left < 9) return false;
-        n.kind = PickleKind::kFloat, n.d = big_endian_double(q + 1), q += 9;
-        return true;
-      case NONE: n.kind = PickleKind::kNone, ++q; return true;
-      case NEWTRUE: n.kind = PickleKind::kBool, n.i = 1, ++q; return true;
-      case NEWFALSE: n.kind = PickleKind::kBool, n.i = 0, ++q; return true;
-      default:
-        v.ref = fast_get(q);
-        return v.ref != kNoNode;
-    }
+    return end_ - q >= 2 + q[1] && fast_long(q, v.scalar);
   }
 
   // LONG1 that fits in int64 (a big int takes the ordinary way).
@@ -1259,7 +1235,7 @@ class PickleReader {
     return true;
   }
 
-  // fast_value with at least 10 bytes at q: no length checks, LONG1 of up to 8 bytes in one load.
+  // fast_value with kRoomyBytes at q: no length checks, LONG1 of up to 8 bytes in one load.
   bool roomy_value(const uint8_t*& q, FlatValue& v) const {
     PickleNode& n = v.scalar;
     n = PickleNode{};
