@@ -24,6 +24,7 @@ class AddressMap {
   bool contains(uint64_t key) const { return find(key) != nullptr; }
   const V* find(uint64_t key) const {
     if (key == kEmpty) return has_empty_key_ ? &empty_key_value_ : nullptr;
+    if (size_ == 0) return nullptr;  // no hashing and probing for a set that stays empty
     for (size_t i = home(key);; i = (i + 1) & mask()) {
       if (keys_[i] == key) return &values_[i];
       if (keys_[i] == kEmpty) return nullptr;

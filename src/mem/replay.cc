@@ -108,8 +108,7 @@ struct Replayer {
   }
 
   void alloc(size_t i, const Event& e) {
-    // torch_npu's workspace: reserved only (PyTorch's traces have none: no lookup then).
-    if (!recorded.workspace.empty() && recorded.workspace.contains(e.addr)) return;
+    if (recorded.workspace.contains(e.addr)) return;  // torch_npu's workspace: reserved only
     ++r.allocations;
     const AllocatorModel::BlockId b = model.allocate(e.size, trace.stream_of(e));
     if (b == AllocatorModel::kNoBlock) return fail(i, e.size);
