@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "baseline/sqlite.h"
+#include "common/sqlite.h"
 #include "comm/result.h"
 
 namespace plumb::baseline {

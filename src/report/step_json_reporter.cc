@@ -9,7 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "baseline/importers/table_helpers.h"
+#include "common/json.h"
+#include "common/problem_list.h"
 #include "common/error.h"
 #include "step/classify.h"
 
@@ -103,8 +104,8 @@ json swimlane_json(const step::StepResult& r) {
 }
 
 // Every field read with its type checked; errors name the source and the JSON path
-// (baseline::JsonFields, as the store's record reader).
-class StepReader : baseline::JsonFields {
+// (JsonFields, as the store's record reader).
+class StepReader : JsonFields {
  public:
   explicit StepReader(std::string_view source) : JsonFields(source) {}
   step::StepResult read(const json& doc) const;
@@ -116,7 +117,7 @@ class StepReader : baseline::JsonFields {
     const json& items = array(parent, path, key);
     std::vector<T> out;
     out.reserve(items.size());
-    baseline::ProblemList problems;  // every bad element, in one pass
+    ProblemList problems;  // every bad element, in one pass
     for (size_t i = 0; i < items.size(); ++i) {
       problems.attempt([&] {
         const std::string at_i = fmt::format("{}[{}]", at(path, key), i);
@@ -248,7 +249,7 @@ step::Lane StepReader::lane(const json& e, const std::string& path) const {
 
 step::StepResult StepReader::read(const json& doc) const {
   step::StepResult r;
-  baseline::ProblemList problems;  // every bad field of the document, in one pass
+  ProblemList problems;  // every bad field of the document, in one pass
   const auto field = [&](auto fn) { problems.attempt(fn); };
   field([&] { r.world_size = static_cast<int>(integer(doc, "", "world_size", -1, kMaxInt)); });
   field([&] {

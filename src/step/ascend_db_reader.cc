@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "baseline/sqlite.h"
+#include "common/sqlite.h"
 #include "common/error.h"
 #include "step/ascend_reader.h"
 
@@ -22,8 +22,6 @@ namespace plumb::step {
 namespace {
 
 namespace fs = std::filesystem;
-using baseline::Database;
-using baseline::Statement;
 
 constexpr std::string_view kExpected =
     "expected torch_npu's SQLite export (ascend_pytorch_profiler_N.db)";
@@ -45,7 +43,7 @@ std::set<std::string> columns_of(Database& db, std::string_view table) {
 // open is an Error in plumb's words.
 Database open_database(const fs::path& file) {
   try {
-    return Database(file.string(), baseline::ReadOnly::kImmutable);
+    return Database(file.string(), ReadOnly::kImmutable);
   } catch (const Error&) {
     throw Error(fmt::format("{}: cannot be opened as an SQLite database; {}", file.string(),
                             kExpected));

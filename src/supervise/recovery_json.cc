@@ -6,7 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "baseline/importers/table_helpers.h"
+#include "common/json.h"
+#include "common/problem_list.h"
 #include "common/stats.h"
 
 namespace plumb::supervise {
@@ -69,7 +70,7 @@ json totals_json(const RecoveryTotals& t) {
 }
 
 // Every field read with its type checked; errors name the record and the JSON path.
-class RecoveryReader : baseline::JsonFields {
+class RecoveryReader : JsonFields {
  public:
   explicit RecoveryReader(const std::string& what) : JsonFields(what) {}
 

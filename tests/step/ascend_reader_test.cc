@@ -9,7 +9,7 @@
 #include <iostream>
 #include <map>
 
-#include "baseline/sqlite.h"
+#include "common/sqlite.h"
 #include "common/error.h"
 #include "step/ascend_csv.h"
 #include "step/ascend_reader.h"
@@ -125,9 +125,9 @@ Msprof msprof_csv(const std::string& dir) {
 }
 
 Msprof msprof_analysis_db(const std::string& dir) {
-  baseline::Database db(dir + "/ASCEND_PROFILER_OUTPUT/analysis.db",
-                        baseline::ReadOnly::kImmutable);
-  baseline::Statement row = db.prepare(
+  Database db(dir + "/ASCEND_PROFILER_OUTPUT/analysis.db",
+                        ReadOnly::kImmutable);
+  Statement row = db.prepare(
       "SELECT computing, communication_not_overlapped, overlapped, communication, free, stage, "
       "preparing FROM StepTraceTime");
   EXPECT_TRUE(row.step());
@@ -357,7 +357,7 @@ TEST(AscendDb, MissingTableAndNotADatabase) {
   const std::string dir = copy_of(rank_dir(kDb, 0), "ascend-bad-db");
   const std::string file = dir + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db";
   {
-    baseline::Database db(file);
+    Database db(file);
     db.exec("DROP TABLE COMPUTE_TASK_INFO");
   }
   EXPECT_EQ(error_of([&] { read_ascend_db(dir, {}); }),
@@ -398,8 +398,8 @@ TEST(AscendReaders, ParallelGroupInfoGivesGlobalRanksAndWorldSize) {
   // The SQLite export keeps it in META_DATA, as JSON text.
   const std::string dir = copy_of(rank_dir(kDb, 0), "ascend-parallel-db");
   {
-    baseline::Database db(dir + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
-    baseline::Statement insert =
+    Database db(dir + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    Statement insert =
         db.prepare("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?)");
     const std::string dp = std::string(R"({")") + kCommName +
                            R"(": {"group_name": "dp", "group_rank": 0, "global_ranks": [0, 8]}})";

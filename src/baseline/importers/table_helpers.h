@@ -4,8 +4,6 @@
 // paths, and rows whose bandwidths plumb computes itself.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -15,6 +13,8 @@
 #include <vector>
 
 #include "baseline/importers/importer.h"
+#include "common/json.h"
+#include "common/problem_list.h"
 
 namespace plumb::baseline {
 
@@ -72,55 +72,6 @@ std::string unknown_dtype(std::string_view where, std::string_view name);
 // `op` when it is a reduction nccl-tests prints (sum, prod, max, min, avg, mulsum) or "none"
 // (a collective that does not reduce); otherwise an Error "<where>: unknown reduction 'x' ...".
 std::string known_op(std::string_view op, std::string_view where);
-
-// The problems of independent items (the rows of a file), gathered so that one pass reports them
-// all (STYLE.md #8) and nothing of the file is kept.
-class ProblemList {
- public:
-  // The most messages one Error lists; the rest are counted.
-  static constexpr size_t kMaxListed = 20;
-  // Runs fn; a plumb::Error it throws is kept instead of stopping the caller.
-  void attempt(const std::function<void()>& fn);
-  void add(std::string message);
-  bool empty() const { return count_ == 0; }
-  // One Error holding every kept message, a line each (after kMaxListed: "(and N more problems)").
-  void throw_if_any() const;
-
- private:
-  std::vector<std::string> messages_;
-  size_t count_ = 0;
-};
-
-// Typed access to a JSON document's fields; every error names the file and the JSON path:
-// "run.json: results[3].bus_bw: expected a number, got \"fast\"".
-class JsonFields {
- public:
-  using json = nlohmann::json;
-  explicit JsonFields(std::string_view file) : file_(file) {}
-
-  // "results[3]" + "busbw" -> "results[3].busbw"; "" + "args" -> "args".
-  static std::string at(const std::string& path, const char* key);
-  // The value as JSON, cut to one short line.
-  static std::string shown(const json& v);
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const;
-
-  const json& member(const json& parent, const std::string& path, const char* key) const;
-  const json& object(const json& parent, const std::string& path, const char* key) const;
-  const json& array(const json& parent, const std::string& path, const char* key) const;
-  double number(const json& parent, const std::string& path, const char* key) const;
-  // A number, or NaN for null (a figure the tool did not have).
-  double number_or_null(const json& parent, const std::string& path, const char* key) const;
-  // A whole number from 0 to kMaxCount.
-  uint64_t whole(const json& parent, const std::string& path, const char* key) const;
-  // A whole number from `low` to `high`.
-  int64_t integer(const json& parent, const std::string& path, const char* key, int64_t low,
-                  int64_t high) const;
-  std::string text(const json& parent, const std::string& path, const char* key) const;
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
 
 // A row of a tool that reports time per size only: algbw = bytes / 1e9 / time and busbw from the
 // collective's factor for `ranks` (nccl-tests' definitions, docs/comm.md); unknown tails are NaN.

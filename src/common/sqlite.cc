@@ -1,4 +1,4 @@
-#include "baseline/sqlite.h"
+#include "common/sqlite.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 
-namespace plumb::baseline {
+namespace plumb {
 namespace {
 
 // How long a writer waits for another one to finish before giving up.
@@ -136,4 +136,4 @@ void Transaction::commit() {
   done_ = true;
 }
 
-}  // namespace plumb::baseline
+}  // namespace plumb

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace plumb::baseline {
+namespace plumb {
 
 class Statement;
 
@@ -86,4 +86,4 @@ class Transaction {
   bool done_ = false;
 };
 
-}  // namespace plumb::baseline
+}  // namespace plumb
