@@ -538,7 +538,8 @@ void check_kernel_details_end(const CsvEnd& end, const TraceViewScan& scan,
   size_t after = 0;
   int64_t last = 0;
   std::set<int64_t> steps;
-  for (const auto& [pid, start] : scan.compute_starts) {
+  for (const auto& [pid, task_start] : scan.compute_starts) {
+    const int64_t start = task_start;  // a structured binding: clang cannot capture it yet
     if (pid != hardware->first || (end.last_start_ns && start <= *end.last_start_ns)) continue;
     auto step = std::find_if(trace.steps.begin(), trace.steps.end(), [&](const StepSpan& s) {
       return s.start_ns <= start && start < s.end_ns;

@@ -274,9 +274,10 @@ class KinetoCollector {
   // Device spans whose absolute start is negative (only those written with a negative "ts" can
   // be) are dropped and counted; emptied here, erased once the calls are resolved.
   void drop_negative_starts(RankTrace& trace) {
-    for (const auto& [index, where] : negative_ts_) {
+    for (const auto& [index, event] : negative_ts_) {
       DeviceSpan& span = spans_[index];
       if (span.start_ns >= 0) continue;
+      const std::string& where = event;  // a structured binding: clang cannot capture it yet
       drop_event(trace, "a negative time", span.start_ns, [&] { return where; });
       span.end_ns = span.start_ns;
     }
