@@ -32,12 +32,14 @@ class RecordSplitter {
       row.line = line_;
       size_t used = record(row.cells);
       row.cells.resize(used);
+      row.ended = ended_;
       if (!(used == 1 && trimmed(row.cells[0]).empty())) return true;
     }
     return false;
   }
   size_t pos() const { return pos_; }
   int line() const { return line_; }
+  bool in_quotes() const { return in_quotes_; }
 
  private:
   size_t record(std::vector<std::string>& cells) {
@@ -66,17 +68,22 @@ class RecordSplitter {
         start_cell();
       } else if (c == '\n') {
         ++line_;
-        break;
+        ended_ = true;
+        return used;
       } else if (c != '\r') {
         cells[used - 1].push_back(c);
       }
     }
+    ended_ = false;  // the text ended first
+    in_quotes_ = quoted;
     return used;
   }
 
   std::string_view text_;
   size_t pos_ = 0;
   int line_ = 1;
+  bool ended_ = true;
+  bool in_quotes_ = false;
 };
 
 }  // namespace
@@ -104,7 +111,23 @@ CsvTable CsvTable::parse(std::string text, std::string source) {
 void CsvTable::for_each_row(const std::function<void(const Row&)>& fn) const {
   RecordSplitter splitter(text_, body_, body_line_);
   Row row;
-  while (splitter.next(row)) fn(row);
+  while (splitter.next(row)) {
+    if (splitter.in_quotes()) {
+      throw Error(fmt::format("{}:{}: the file ends inside a quoted cell of this row: it was cut "
+                              "short",
+                              source_, row.line));
+    }
+    if (row.cells.size() != header_.size() && !row.ended) {
+      throw Error(fmt::format("{}:{}: the file ends inside this row ({} of {} cells): it was cut "
+                              "short",
+                              source_, row.line, row.cells.size(), header_.size()));
+    }
+    if (row.cells.size() != header_.size()) {
+      throw Error(fmt::format("{}:{}: expected {} cells as in the header, got {}", source_,
+                              row.line, header_.size(), row.cells.size()));
+    }
+    fn(row);
+  }
 }
 
 std::vector<CsvTable::Row> CsvTable::rows() const {
@@ -153,12 +176,31 @@ std::optional<int64_t> ascend_us_to_ns(std::string_view text) {
   return microseconds_text_to_ns(text);
 }
 
+namespace {
+
+[[noreturn]] void fail_cell(const CsvTable& table, const CsvTable::Row& row,
+                            std::string_view column_name, std::string_view cell) {
+  throw Error(fmt::format("{}:{}: column '{}': expected a time in microseconds, got '{}'",
+                          table.source(), row.line, column_name, trimmed(cell)));
+}
+
+}  // namespace
+
 int64_t cell_us_to_ns(const CsvTable& table, const CsvTable::Row& row, size_t column,
                       std::string_view column_name) {
   std::string_view cell = table.cell(row, column);
   if (std::optional<int64_t> ns = ascend_us_to_ns(cell)) return *ns;
-  throw Error(fmt::format("{}:{}: column '{}': expected a time in microseconds, got '{}'",
-                          table.source(), row.line, column_name, trimmed(cell)));
+  fail_cell(table, row, column_name, cell);
+}
+
+int64_t cell_signed_us_to_ns(const CsvTable& table, const CsvTable::Row& row, size_t column,
+                             std::string_view column_name) {
+  std::string_view cell = trimmed(table.cell(row, column));
+  const bool negative = cell.starts_with('-');
+  if (std::optional<int64_t> ns = ascend_us_to_ns(negative ? cell.substr(1) : cell)) {
+    return negative ? -*ns : *ns;
+  }
+  fail_cell(table, row, column_name, cell);
 }
 
 }  // namespace plumb::step

@@ -19,6 +19,7 @@ class CsvTable {
   struct Row {
     int line = 0;
     std::vector<std::string> cells;
+    bool ended = true;  // false when the text ends before the row's line end
   };
 
   // Reads `path` whole and its header line. A missing or unreadable file, or one without a
@@ -34,6 +35,11 @@ class CsvTable {
 
   // Calls fn for each data row in order, splitting as it goes: one row's cells at a time beside
   // the text (kernel_details.csv runs to hundreds of MB). The Row is reused between calls.
+  // A row with another number of cells than the header throws plumb::Error: a file cut inside
+  // its last row "<file>:<line>: the file ends inside this row (12 of 46 cells): it was cut
+  // short", or a file that ends inside a quoted cell; any other row "<file>:<line>: expected 46
+  // cells as in the header, got 12". (A last row cut inside its last cell keeps its count:
+  // none of the columns plumb reads is last in any layout CANN writes.)
   void for_each_row(const std::function<void(const Row&)>& fn) const;
   // Every data row at once, for small files.
   std::vector<Row> rows() const;
@@ -62,5 +68,10 @@ std::optional<int64_t> ascend_us_to_ns(std::string_view text);
 // "<file>:<line>: column 'Start Time(us)': expected a time in microseconds, got 'x'".
 int64_t cell_us_to_ns(const CsvTable& table, const CsvTable::Row& row, size_t column,
                       std::string_view column_name);
+
+// The same, taking a leading '-' too: a negative time is a value the reader judges (a damaged
+// row, docs/step.md "Damaged input"), not text it cannot read.
+int64_t cell_signed_us_to_ns(const CsvTable& table, const CsvTable::Row& row, size_t column,
+                             std::string_view column_name);
 
 }  // namespace plumb::step

@@ -6,6 +6,11 @@
 //                             "Group N Communication" threads (name, count, data_type),
 //   communication.json        each op's communicator ("hcom_allReduce__586_0_1@<group id>"),
 //   communication_matrix.json the ranks of each communicator (optional, like the previous one).
+// Damage (docs/step.md, "Damaged input"): a kernel_details.csv cut inside a row, or ending
+// before the computing tasks trace_view.json shows in the steps, is an Error; so is a time of
+// the wrong type on a trace_view.json event used (ts a number or a string holding one, dur a
+// number) and a step with a negative time. A task or op with a negative start or duration is
+// dropped and counted (RankTrace::dropped).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -252,26 +257,46 @@ fs::path required_file(const fs::path& out, const char* name) {
   return file;
 }
 
+// Where kernel_details.csv ends: its latest task start (nullopt without rows) and that row's
+// line, to check that the file reaches as far as trace_view.json (check_kernel_details_end).
+struct CsvEnd {
+  std::optional<int64_t> last_start_ns;
+  int line = 0;
+};
+
 // The computing tasks of kernel_details.csv: every row but the HCCL ops' (Accelerator Core
-// "HCCL", older exports only), which trace_view.json gives with their counts.
-void add_kernel_details(RankTrace& trace, const fs::path& out) {
+// "HCCL", older exports only), which trace_view.json gives with their counts. A row with a
+// negative start or duration is dropped and counted (RankTrace::dropped).
+CsvEnd add_kernel_details(RankTrace& trace, const fs::path& out) {
   CsvTable table = CsvTable::read(required_file(out, "kernel_details.csv"));
   const size_t start = table.column("Start Time(us)");
   const size_t duration = table.column("Duration(us)");
   const size_t core = table.column("Accelerator Core");
   const std::optional<size_t> stream = table.find_column("Stream ID");
+  CsvEnd end;
   table.for_each_row([&](const CsvTable::Row& row) {
+    int64_t begin = cell_signed_us_to_ns(table, row, start, "Start Time(us)");
+    if (!end.last_start_ns || begin > *end.last_start_ns) end = {begin, row.line};
     if (table.cell(row, core) == "HCCL") return;
-    int64_t begin = cell_us_to_ns(table, row, start, "Start Time(us)");
-    int64_t length = cell_us_to_ns(table, row, duration, "Duration(us)");
+    int64_t length = cell_signed_us_to_ns(table, row, duration, "Duration(us)");
+    auto where = [&] { return fmt::format("kernel_details.csv:{}", row.line); };
+    if (begin < 0) return drop_event(trace, "a negative 'Start Time(us)'", begin, where);
+    if (length < 0) return drop_event(trace, "a negative 'Duration(us)'", begin, where);
     uint32_t stream_id = 0;
     if (stream) {
       std::string_view cell = table.cell(row, *stream);
       std::from_chars(cell.data(), cell.data() + cell.size(), stream_id);
     }
-    ascend::add_span(trace, begin, begin + length, stream_id, Activity::kCompute);
+    int64_t finish = 0;
+    if (__builtin_add_overflow(begin, length, &finish)) {
+      throw Error(fmt::format("{}:{}: 'Start Time(us)' + 'Duration(us)' is out of the range of "
+                              "int64 nanoseconds",
+                              table.source(), row.line));
+    }
+    ascend::add_span(trace, begin, finish, stream_id, Activity::kCompute);
   });
   trace.bytes_read += table.size();
+  return end;
 }
 
 // What trace_view.json's events say, gathered in one pass; which process and thread an event is
@@ -284,16 +309,62 @@ struct TraceViewScan {
     int64_t end_ns = 0;
     int64_t stream = -1;
     bool memory = false;
-    int32_t op = -1;  // index into ops when the event carries an HCCL op's count
+    int32_t op = -1;       // index into ops when the event carries an HCCL op's count
+    int32_t damage = -1;   // index into damaged: its times cannot be true
   };
+  struct Damage {
+    std::string why;    // "a negative 'dur'"
+    std::string where;  // "trace_view.json event 77 ('MEMCPY_ASYNC')"
+  };
+  std::string source;  // trace_view.json's path, for messages
   std::map<int64_t, std::string> processes;
   std::map<std::pair<int64_t, int64_t>, std::string> threads;
   std::vector<Task> tasks;
   std::vector<HcclOp> ops;
+  std::vector<Damage> damaged;
+  // Computing tasks (kComputeTaskTypes) by process, to check kernel_details.csv reaches as far.
+  std::vector<std::pair<int64_t, int64_t>> compute_starts;  // pid, start
 };
+
+// The Task Types of trace_view.json's "Ascend Hardware" tasks that kernel_details.csv lists as
+// computing tasks (checked on the fixtures: every such task in a step has its row).
+constexpr std::array<std::string_view, 5> kComputeTaskTypes{"AI_CORE", "AI_VECTOR_CORE",
+                                                            "MIX_AIC", "MIX_AIV", "AI_CPU"};
 
 bool is_host_annotation(std::string_view cat) {
   return cat == "cpu_op" || cat == "user_annotation";
+}
+
+// A step's span, or an Error naming the event when its times are not usable: a step is what
+// every figure is for.
+StepSpan step_span(const ChromeEvent& event, int64_t step, const std::string& source) {
+  require_times(event, source, true, StringTs::kAccepted);
+  if (event.ts_ns < 0) {
+    fail_event(event, source, fmt::format("'ts' is negative ({} µs)", ns_as_us(event.ts_ns)));
+  }
+  if (event.dur_ns < 0) {
+    fail_event(event, source, fmt::format("'dur' is negative ({} µs)", ns_as_us(event.dur_ns)));
+  }
+  int64_t end = 0;
+  if (__builtin_add_overflow(event.ts_ns, event.dur_ns, &end)) {
+    fail_event(event, source, "'ts' + 'dur' is out of the range of int64 nanoseconds");
+  }
+  return StepSpan{step, event.ts_ns, end};
+}
+
+// Why a device task's times cannot be true; nullptr when they can.
+const char* damage_of(const ChromeEvent& event) {
+  if (event.ts_ns < 0) return "a negative 'ts'";
+  if (event.dur_ns < 0) return "a negative 'dur'";
+  return nullptr;
+}
+
+int64_t task_end(const ChromeEvent& event, const TraceViewScan& scan) {
+  int64_t end = 0;
+  if (__builtin_add_overflow(event.ts_ns, event.dur_ns, &end)) {
+    fail_event(event, scan.source, "'ts' + 'dur' is out of the range of int64 nanoseconds");
+  }
+  return end;
 }
 
 void on_trace_event(const ChromeEvent& event, TraceViewScan& scan, ascend::StepMatcher& steps,
@@ -305,21 +376,32 @@ void on_trace_event(const ChromeEvent& event, TraceViewScan& scan, ascend::StepM
     }
     return;
   }
-  if (event.ph != 'X' || event.dur_ns < 0) return;
-  const int64_t end = event.ts_ns + event.dur_ns;
+  if (event.ph != 'X') return;
   if (is_host_annotation(event.cat)) {
     if (std::optional<int64_t> step = steps.step_of(event.name)) {
-      trace.steps.push_back(StepSpan{*step, event.ts_ns, end});
+      trace.steps.push_back(step_span(event, *step, scan.source));
     }
     return;
   }
   // Kept: memory tasks (device streams), HCCL ops (they carry a count) and HCCL tasks (a
   // "stream id" but no "Task Type"); computing tasks come from kernel_details.csv.
   const ChromeArgs& args = event.args;
+  if (args.count < 0 && std::find(kComputeTaskTypes.begin(), kComputeTaskTypes.end(),
+                                  args.task_type) != kComputeTaskTypes.end()) {
+    require_times(event, scan.source, false, StringTs::kAccepted);
+    scan.compute_starts.emplace_back(event.pid, event.ts_ns);
+    return;
+  }
   const bool memory = ascend::is_memory_task(args.task_type, event.name);
   const bool hccl_task = args.task_type.empty() && args.stream >= 0;
   if (!memory && !hccl_task && args.count < 0) return;
-  TraceViewScan::Task task{event.pid, event.tid, event.ts_ns, end, args.stream, memory, -1};
+  require_times(event, scan.source, true, StringTs::kAccepted);
+  const int64_t end = task_end(event, scan);
+  TraceViewScan::Task task{event.pid, event.tid, event.ts_ns, end, args.stream, memory, -1, -1};
+  if (const char* why = damage_of(event)) {
+    task.damage = static_cast<int32_t>(scan.damaged.size());
+    scan.damaged.push_back({why, "trace_view.json " + describe_event(event)});
+  }
   if (args.count >= 0) {
     task.op = static_cast<int32_t>(scan.ops.size());
     scan.ops.push_back(HcclOp{std::string(event.name), "", event.ts_ns, end, args.count,
@@ -350,10 +432,17 @@ std::vector<HcclOp> sort_trace_view(TraceViewScan& scan, RankTrace& trace) {
   std::vector<HcclOp> ops;
   for (const TraceViewScan::Task& task : scan.tasks) {
     std::string_view where = process(task.pid);
-    if (where == "Ascend Hardware" && task.memory) {
+    const bool memory = where == "Ascend Hardware" && task.memory;
+    const bool op = where == "HCCL" && is_group_thread(scan.threads[{task.pid, task.tid}]);
+    if (task.damage >= 0) {  // dropped; counted when it would have been device time
+      const TraceViewScan::Damage& damage = scan.damaged[static_cast<size_t>(task.damage)];
+      if (memory || (op && task.op >= 0)) {
+        drop_event(trace, damage.why, task.start_ns, [&] { return damage.where; });
+      }
+    } else if (memory) {
       ascend::add_span(trace, task.start_ns, task.end_ns,
                        static_cast<uint32_t>(std::max<int64_t>(task.stream, 0)), Activity::kMemory);
-    } else if (where == "HCCL" && is_group_thread(scan.threads[{task.pid, task.tid}])) {
+    } else if (op) {
       if (task.op >= 0) ops.push_back(std::move(scan.ops[static_cast<size_t>(task.op)]));
     } else if (where == "HCCL" && task.stream >= 0) {
       plane_starts.emplace_back(task.start_ns, task.stream);
@@ -429,6 +518,49 @@ Communicators read_communicators(const fs::path& dir, const fs::path& out) {
   return found;
 }
 
+// "step 50", "steps 50, 51, 52, 53, 54, ...": at most kStepsShown numbers.
+std::string step_names(const std::set<int64_t>& steps) {
+  constexpr size_t kStepsShown = 5;
+  std::vector<int64_t> shown(steps.begin(), steps.end());
+  const bool more = shown.size() > kStepsShown;
+  if (more) shown.resize(kStepsShown);
+  return fmt::format("step{} {}{}", steps.size() == 1 ? "" : "s", fmt::join(shown, ", "),
+                     more ? ", ..." : "");
+}
+
+// kernel_details.csv cut at a row boundary still parses, but ends before the computing tasks
+// that trace_view.json's "Ascend Hardware" shows inside the steps: an Error naming both.
+void check_kernel_details_end(const CsvEnd& end, const TraceViewScan& scan,
+                              const RankTrace& trace, const fs::path& csv) {
+  auto hardware = std::find_if(scan.processes.begin(), scan.processes.end(),
+                               [](const auto& p) { return p.second == "Ascend Hardware"; });
+  if (hardware == scan.processes.end()) return;
+  size_t after = 0;
+  int64_t last = 0;
+  std::set<int64_t> steps;
+  for (const auto& [pid, task_start] : scan.compute_starts) {
+    const int64_t start = task_start;  // a structured binding: clang cannot capture it yet
+    if (pid != hardware->first || (end.last_start_ns && start <= *end.last_start_ns)) continue;
+    auto step = std::find_if(trace.steps.begin(), trace.steps.end(), [&](const StepSpan& s) {
+      return s.start_ns <= start && start < s.end_ns;
+    });
+    if (step == trace.steps.end()) continue;
+    ++after;
+    last = std::max(last, start);
+    steps.insert(step->step);
+  }
+  if (after == 0) return;
+  std::string ends =
+      end.last_start_ns
+          ? fmt::format("its last row (line {}) starts at {} µs, but trace_view.json has {} "
+                        "computing tasks after it",
+                        end.line, ns_as_us(*end.last_start_ns), after)
+          : fmt::format("it holds no rows, but trace_view.json has {} computing tasks", after);
+  throw Error(fmt::format("{}: ends before its trace: {} in {}, the last at {} µs; the file was "
+                          "cut short or belongs to another run (export the profile again)",
+                          csv.string(), ends, step_names(steps), ns_as_us(last)));
+}
+
 void add_ops(RankTrace& trace, std::vector<HcclOp> ops, const Communicators& communicators) {
   for (HcclOp& op : ops) {
     auto group = communicators.group_of_op.find(op.name);
@@ -449,16 +581,18 @@ RankTrace read_ascend_text(const fs::path& dir, const ReadOptions& options) {
   trace.format = "ascend-text";
   fs::path out = ascend::profiler_output(dir);
   trace.rank = ascend::rank_of(dir);
-  add_kernel_details(trace, out);
+  const CsvEnd csv_end = add_kernel_details(trace, out);
   TraceViewScan scan;
+  scan.source = required_file(out, "trace_view.json").string();
   ascend::StepMatcher steps(options);
   scan_trace_view(
-      required_file(out, "trace_view.json"),
-      [&](const ChromeEvent& event) { on_trace_event(event, scan, steps, trace); }, trace);
+      scan.source, [&](const ChromeEvent& event) { on_trace_event(event, scan, steps, trace); },
+      trace);
   const Communicators communicators = read_communicators(dir, out);
   trace.world_size = communicators.parallel.world_size;
   add_ops(trace, sort_trace_view(scan, trace), communicators);
   ascend::finish(trace);
+  check_kernel_details_end(csv_end, scan, trace, out / "kernel_details.csv");
   return trace;
 }
 

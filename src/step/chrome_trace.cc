@@ -314,6 +314,7 @@ class Scanner {
       od::object event;
       check(std::move(element).get_object().get(event), "an event object in traceEvents");
       scan_event(event);
+      event_.index = events_seen_++;
       on_event_(event_);
     }
   }
@@ -337,13 +338,17 @@ class Scanner {
           break;
         case 't':
           if (key == "ts") {
-            event_.ts_ns = microseconds(value, "a number of microseconds for \"ts\"");
+            event_.ts = time_member(value);
+            event_.ts_ns = event_.ts.ns;
           } else if (key == "tid") {
             event_.tid = id(value, "a number or string for \"tid\"");
           }
           break;
         case 'd':
-          if (key == "dur") event_.dur_ns = microseconds(value, "a number of microseconds for \"dur\"");
+          if (key == "dur") {
+            event_.dur = time_member(value);
+            event_.dur_ns = event_.dur.ns;
+          }
           break;
         case 'c':
           if (key == "cat") event_.cat = string(value, "a string for \"cat\"");
@@ -475,11 +480,31 @@ class Scanner {
     return trim(value.raw_json_token());
   }
 
-  int64_t microseconds(od::value& value, std::string_view expected) {
-    const char* token = value.raw_json_token().data();
-    std::optional<int64_t> ns = microseconds_text_to_ns(number_text(value, expected));
-    if (!ns) fail_at(token, expected);
-    return *ns;
+  // "ts" or "dur" in whatever form it was written (TimeMember); only malformed JSON throws.
+  TimeMember time_member(od::value& value) {
+    TimeMember member;
+    od::json_type type{};
+    check(value.type().get(type), "a number of microseconds");
+    member.text = trim(value.raw_json_token());
+    switch (type) {
+      case od::json_type::number: {
+        std::optional<int64_t> ns = microseconds_text_to_ns(member.text);
+        member.form = ns ? TimeForm::kNumber : TimeForm::kOutOfRange;
+        member.ns = ns.value_or(0);
+        break;
+      }
+      case od::json_type::string: {
+        std::optional<int64_t> ns = microseconds_text_to_ns(string(value, "a string"));
+        member.form = ns ? TimeForm::kString : TimeForm::kOther;
+        member.ns = ns.value_or(0);
+        break;
+      }
+      case od::json_type::null: member.form = TimeForm::kNull; break;
+      case od::json_type::object: member = {TimeForm::kOther, 0, "an object"}; break;
+      case od::json_type::array: member = {TimeForm::kOther, 0, "an array"}; break;
+      default: member.form = TimeForm::kOther; break;
+    }
+    return member;
   }
 
   int64_t integer(od::value& value, std::string_view expected) {
@@ -541,6 +566,7 @@ class Scanner {
   od::document doc_;
   ChromeTraceHeader header_;
   ChromeEvent event_;
+  uint64_t events_seen_ = 0;
   std::string_view where_ = "the top-level object";
 };
 
@@ -556,6 +582,65 @@ ChromeTraceHeader scan_chrome_trace(const TraceText& text,
                                     const std::function<void(const ChromeEvent&)>& on_event) {
   Scanner scanner(text, on_event);
   return scanner.run();
+}
+
+namespace {
+
+// `text` cut to kShownNameBytes at a UTF-8 character boundary, "..." marking the cut.
+std::string shown(std::string_view text) {
+  if (text.size() <= kShownNameBytes) return std::string(text);
+  size_t cut = kShownNameBytes;
+  constexpr unsigned char kContinuationMask = 0xC0;
+  constexpr unsigned char kContinuation = 0x80;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & kContinuationMask) == kContinuation) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+// "'dur' is a string ("12")", "'ts' is null": what a time member holds, for messages.
+std::string found(std::string_view key, const TimeMember& member) {
+  switch (member.form) {
+    case TimeForm::kMissing: return fmt::format("'{}' is missing", key);
+    case TimeForm::kString: return fmt::format("'{}' is a string ({})", key, shown(member.text));
+    case TimeForm::kOutOfRange:
+      return fmt::format("'{}' is {} (out of range)", key, shown(member.text));
+    default: return fmt::format("'{}' is {}", key, shown(member.text));
+  }
+}
+
+bool acceptable(const TimeMember& member, StringTs strings) {
+  return member.form == TimeForm::kNumber ||
+         (member.form == TimeForm::kString && strings == StringTs::kAccepted);
+}
+
+}  // namespace
+
+std::string describe_event(const ChromeEvent& event) {
+  if (event.name.empty()) return fmt::format("event {}", event.index);
+  return fmt::format("event {} ('{}')", event.index, shown(event.name));
+}
+
+void fail_event(const ChromeEvent& event, std::string_view source, std::string_view what) {
+  throw Error(fmt::format("{}: {}: {}", source, describe_event(event), what));
+}
+
+void require_times(const ChromeEvent& event, std::string_view source, bool with_dur,
+                   StringTs string_ts) {
+  if (!acceptable(event.ts, string_ts)) {
+    fail_event(event, source,
+               fmt::format("{}, expected a number of µs{}", found("ts", event.ts),
+                           string_ts == StringTs::kAccepted ? " (or a string holding one)" : ""));
+  }
+  if (with_dur && !acceptable(event.dur, StringTs::kRefused)) {
+    fail_event(event, source, fmt::format("{}, expected a number of µs", found("dur", event.dur)));
+  }
+}
+
+std::string ns_as_us(int64_t ns) {
+  const auto per_us = static_cast<uint64_t>(kNsPerUs);
+  uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / per_us, magnitude % per_us);
 }
 
 // The digits d1 d2 ... with the decimal point after `point` of them (moved by an exponent) are

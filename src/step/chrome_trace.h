@@ -4,6 +4,7 @@
 // decide what the events mean.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,17 +33,62 @@ struct ChromeArgs {
   std::string_view task_type; // Ascend "Task Type"
 };
 
+// How an event's "ts" or "dur" was written. The scanner refuses nothing here: which forms a
+// reader takes is its own rule (Kineto writes numbers; torch_npu writes "ts" as a string of 19
+// digits), checked by require_times() on the events it uses (docs/step.md, "Damaged input").
+enum class TimeForm : uint8_t {
+  kMissing,     // no such member
+  kNumber,      // 12.5
+  kString,      // "12.5": a string holding a number
+  kNull,        // null
+  kOutOfRange,  // a number (or numeric string) past ±9.2e15 µs, what int64 ns hold
+  kOther,       // any other string, true/false, an object or an array
+};
+
+struct TimeMember {
+  TimeForm form = TimeForm::kMissing;
+  int64_t ns = 0;         // the value for kNumber and kString (µs → ns exactly); else 0
+  std::string_view text;  // as written, for messages: "12" with its quotes, null, 1e99; "an object"
+};
+
 struct ChromeEvent {
   char ph = 0;                // 'X', 'B', 'E', 'i', 'M', 'C', 's', 'f', ...
   std::string_view cat;
   std::string_view name;
   int64_t pid = 0;            // numbers or numeric strings; a non-numeric string hashes stably
   int64_t tid = 0;
-  int64_t ts_ns = 0;          // as written (µs → ns exactly, from the decimal text), not rebased
-  int64_t dur_ns = -1;        // -1 when the event has no "dur"
+  int64_t ts_ns = 0;          // ts.ns: as written (µs → ns exactly), not rebased
+  int64_t dur_ns = 0;         // dur.ns; 0 when the event has none (see dur.form)
+  TimeMember ts;
+  TimeMember dur;
+  uint64_t index = 0;         // the event's position in traceEvents, from 0 (jq's .traceEvents[N])
   ChromeArgs args;
   std::string_view process_or_thread_name;  // ph 'M' process_name/thread_name: args.name
 };
+
+// "event 1234 ('ncclKernel_AllReduce_RING_LL_Sum_f…')": where an event is, for messages; long
+// names are cut (at a character boundary) after kShownNameBytes.
+inline constexpr size_t kShownNameBytes = 40;
+std::string describe_event(const ChromeEvent& event);
+
+// The forms of "ts" a reader takes besides a JSON number.
+enum class StringTs : uint8_t { kRefused, kAccepted };
+
+// Checks the time members of an event the reader uses: "ts" a JSON number (or, with
+// StringTs::kAccepted, a string holding one) and, with `with_dur`, "dur" a JSON number. Anything
+// else throws plumb::Error, exit 2, naming the file, the event and what was found:
+//   rank1.json: event 1234 ('ncclKernel_AllReduce…'): 'dur' is a string ("12"), expected a
+//   number of µs
+// Values (a negative "dur", say) are the reader's to judge.
+void require_times(const ChromeEvent& event, std::string_view source, bool with_dur,
+                   StringTs string_ts);
+
+// Throws plumb::Error "<source>: event N ('name'): <what>", exit 2.
+[[noreturn]] void fail_event(const ChromeEvent& event, std::string_view source,
+                             std::string_view what);
+
+// -3000 → "-3.000": integer ns as µs with three decimals, exactly, for messages.
+std::string ns_as_us(int64_t ns);
 
 // What the file says outside traceEvents (members may come before or after it).
 struct ChromeTraceHeader {
@@ -55,9 +101,9 @@ struct ChromeTraceHeader {
 };
 
 // Scans `text` once, calling `on_event` for each element of traceEvents. Malformed JSON, a
-// truncated file or a wrongly typed field throws plumb::Error naming `text.source` and the byte
-// offset ("rank-3.json: byte 38: the JSON ends inside traceEvents: the file is truncated");
-// exit 2.
+// truncated file or a wrongly typed field (other than "ts" and "dur", see TimeMember) throws
+// plumb::Error naming `text.source` and the byte offset ("rank-3.json: byte 38: the JSON ends
+// inside traceEvents: the file is truncated"); exit 2.
 ChromeTraceHeader scan_chrome_trace(const TraceText& text,
                                     const std::function<void(const ChromeEvent&)>& on_event);
 

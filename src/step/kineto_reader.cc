@@ -10,6 +10,10 @@
 //   host-side and is not device time.
 // - Times: ts/dur µs → integer ns from their decimal text; absolute = ts + baseTimeNanoseconds
 //   when the file has it (so ranks line up), else ts as written.
+// - Damage (docs/step.md, "Damaged input"): every event used must write ts (and dur) as JSON
+//   numbers, else an error names the event. A device event with a negative dur or a negative
+//   absolute start is dropped and counted in RankTrace::dropped (a note); a step or collective
+//   host op with a negative dur, or a step before 1970, is an error.
 // - Collective calls: one per NCCL kernel, numbered in order of their start on the device (the
 //   order this rank issued them on its communication streams). The kind comes from, in order:
 //   1. the kernel's `Collective name` argument;
@@ -169,16 +173,39 @@ std::vector<int> parse_rank_list(std::string_view text) {
   return {};
 }
 
+// The end of an event the reader uses: ts + dur, or an Error when that is past int64 ns.
+int64_t end_of(const ChromeEvent& event, std::string_view source) {
+  int64_t end = 0;
+  if (__builtin_add_overflow(event.ts_ns, event.dur_ns, &end)) {
+    fail_event(event, source, "'ts' + 'dur' is out of the range of int64 nanoseconds");
+  }
+  return end;
+}
+
+// A used host event with a negative "dur" is an error: steps and the ops that say what a
+// collective is are few, and every figure of their step depends on them.
+void require_non_negative_dur(const ChromeEvent& event, std::string_view source) {
+  if (event.dur_ns < 0) {
+    fail_event(event, source, fmt::format("'dur' is negative ({} µs)", ns_as_us(event.dur_ns)));
+  }
+}
+
 class KinetoCollector {
  public:
-  explicit KinetoCollector(const ReadOptions& options) : steps_(options.step_regex) {}
+  KinetoCollector(const ReadOptions& options, const TraceText& text) : steps_(options.step_regex) {
+    trace_.source = text.source;
+    trace_.format = "kineto";
+    trace_.bytes_read = text.size;
+  }
 
   void on_event(const ChromeEvent& event) {
     if (event.ph != 'X') return;
     if (std::optional<Activity> activity = device_activity(event.cat)) {
+      require_times(event, trace_.source, true, StringTs::kRefused);
       add_device_span(event, *activity);
     } else if (is_launch(event.cat)) {
       if (event.args.correlation >= 0) {
+        require_times(event, trace_.source, false, StringTs::kRefused);
         launches_.push_back({event.args.correlation, event.pid, event.tid, event.ts_ns});
       }
     } else if (is_host_op(event.cat)) {
@@ -186,22 +213,17 @@ class KinetoCollector {
     }
   }
 
-  RankTrace finish(const ChromeTraceHeader& header, const TraceText& text) {
-    RankTrace trace;
-    trace.source = text.source;
-    trace.format = "kineto";
-    trace.bytes_read = text.size;
+  RankTrace finish(const ChromeTraceHeader& header) {
+    RankTrace trace = std::move(trace_);
     trace.host = header.host;
     set_rank(header, trace);
-    int64_t base = header.base_time_ns.value_or(0);
-    for (DeviceSpan& span : spans_) {
-      span.start_ns += base;
-      span.end_ns += base;
-    }
+    rebase(header, trace);
+    drop_negative_starts(trace);
     trace.spans = std::move(spans_);
     resolve_calls(header, trace);
+    std::erase_if(trace.spans, [](const DeviceSpan& s) { return s.end_ns <= s.start_ns; });
     for (const auto& [step, span] : step_spans_) {
-      trace.steps.push_back({step, span.first + base, span.second + base});
+      trace.steps.push_back({step, span.start_ns, span.end_ns});
     }
     std::sort(trace.steps.begin(), trace.steps.end(),
               [](const StepSpan& a, const StepSpan& b) { return a.start_ns < b.start_ns; });
@@ -209,12 +231,69 @@ class KinetoCollector {
   }
 
  private:
+  // Where each step's span came from, for messages about its time.
+  struct StepTimes {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    std::string first_event;  // describe_event() of its first annotation
+  };
+
+  // Times as written + baseTimeNanoseconds: absolute, so that ranks line up.
+  void rebase(const ChromeTraceHeader& header, RankTrace& trace) {
+    const int64_t base = header.base_time_ns.value_or(0);
+    if (base < 0) {
+      throw Error(fmt::format("{}: baseTimeNanoseconds is negative ({}); expected the "
+                              "profiler's start in ns since 1970",
+                              trace.source, base));
+    }
+    auto shift = [&](int64_t& t) {
+      if (__builtin_add_overflow(t, base, &t)) {
+        throw Error(fmt::format("{}: baseTimeNanoseconds {} puts the trace's times past the "
+                                "range of int64 nanoseconds",
+                                trace.source, base));
+      }
+    };
+    for (DeviceSpan& span : spans_) {
+      shift(span.start_ns);
+      shift(span.end_ns);
+    }
+    for (DroppedEvents& dropped : trace.dropped) {
+      for (int64_t& start : dropped.starts_ns) shift(start);
+    }
+    for (auto& [step, span] : step_spans_) {
+      shift(span.start_ns);
+      shift(span.end_ns);
+      if (span.start_ns < 0) {
+        throw Error(fmt::format("{}: {}: the step starts before 1970 ({} µs); a step's span must "
+                                "be known",
+                                trace.source, span.first_event, ns_as_us(span.start_ns)));
+      }
+    }
+  }
+
+  // Device spans whose absolute start is negative (only those written with a negative "ts" can
+  // be) are dropped and counted; emptied here, erased once the calls are resolved.
+  void drop_negative_starts(RankTrace& trace) {
+    for (const auto& [index, event] : negative_ts_) {
+      DeviceSpan& span = spans_[index];
+      if (span.start_ns >= 0) continue;
+      const std::string& where = event;  // a structured binding: clang cannot capture it yet
+      drop_event(trace, "a negative time", span.start_ns, [&] { return where; });
+      span.end_ns = span.start_ns;
+    }
+  }
+
   void add_device_span(const ChromeEvent& event, Activity activity) {
-    if (event.dur_ns <= 0) return;
+    if (event.dur_ns < 0) {
+      drop_event(trace_, "a negative 'dur'", event.ts_ns, [&] { return describe_event(event); });
+      return;
+    }
+    if (event.dur_ns == 0) return;
     bool nccl = activity == Activity::kCompute && is_nccl_kernel(event.name);
     DeviceSpan span;
     span.start_ns = event.ts_ns;
-    span.end_ns = event.ts_ns + event.dur_ns;
+    span.end_ns = end_of(event, trace_.source);
+    if (event.ts_ns < 0) negative_ts_.emplace_back(spans_.size(), describe_event(event));
     span.stream = static_cast<uint32_t>(event.args.stream >= 0 ? event.args.stream : event.tid);
     span.activity = nccl ? Activity::kCommunication : activity;
     spans_.push_back(span);
@@ -240,16 +319,22 @@ class KinetoCollector {
     } else {
       return;
     }
-    int64_t end = event.ts_ns + std::max<int64_t>(event.dur_ns, 0);
-    comm_ops_.push_back({event.pid, event.tid, event.ts_ns, end, comm_args(event.args, kind)});
+    require_times(event, trace_.source, true, StringTs::kRefused);
+    require_non_negative_dur(event, trace_.source);
+    comm_ops_.push_back({event.pid, event.tid, event.ts_ns, end_of(event, trace_.source),
+                         comm_args(event.args, kind)});
   }
 
   void add_step(int64_t step, const ChromeEvent& event) {
-    int64_t end = event.ts_ns + std::max<int64_t>(event.dur_ns, 0);
-    auto [it, added] = step_spans_.try_emplace(step, event.ts_ns, end);
-    if (!added) {  // the same step twice: one span over both
-      it->second.first = std::min(it->second.first, event.ts_ns);
-      it->second.second = std::max(it->second.second, end);
+    require_times(event, trace_.source, true, StringTs::kRefused);
+    require_non_negative_dur(event, trace_.source);
+    int64_t end = end_of(event, trace_.source);
+    auto [it, added] = step_spans_.try_emplace(step, StepTimes{event.ts_ns, end, {}});
+    if (added) {
+      it->second.first_event = describe_event(event);
+    } else {  // the same step twice: one span over both
+      it->second.start_ns = std::min(it->second.start_ns, event.ts_ns);
+      it->second.end_ns = std::max(it->second.end_ns, end);
     }
   }
 
@@ -283,8 +368,9 @@ class KinetoCollector {
                        return trace.spans[a.span].start_ns < trace.spans[b.span].start_ns;
                      });
     for (NcclKernel& kernel : nccl_kernels_) {
-      fill_from_launch(kernel);
       DeviceSpan& span = trace.spans[kernel.span];
+      if (span.end_ns <= span.start_ns) continue;  // dropped (drop_negative_starts)
+      fill_from_launch(kernel);
       span.call = static_cast<int32_t>(trace.calls.size());
       CollectiveCall call;
       call.kind = kernel.args.kind ? *kernel.args.kind
@@ -335,20 +421,22 @@ class KinetoCollector {
   }
 
   StepMatcher steps_;
+  RankTrace trace_;  // what finish() returns: its source, and the events dropped so far
   std::vector<DeviceSpan> spans_;
+  std::vector<std::pair<size_t, std::string>> negative_ts_;  // span index, its event
   std::vector<NcclKernel> nccl_kernels_;
   std::vector<Launch> launches_;
   std::vector<CommOp> comm_ops_;
-  std::map<int64_t, std::pair<int64_t, int64_t>> step_spans_;  // step → [start, end), as written
+  std::map<int64_t, StepTimes> step_spans_;  // step → [start, end)
 };
 
 }  // namespace
 
 RankTrace kineto_from_text(const TraceText& text, const ReadOptions& options) {
-  KinetoCollector collector(options);
+  KinetoCollector collector(options, text);
   ChromeTraceHeader header =
       scan_chrome_trace(text, [&](const ChromeEvent& event) { collector.on_event(event); });
-  return collector.finish(header, text);
+  return collector.finish(header);
 }
 
 RankTrace read_kineto(const std::filesystem::path& path, const ReadOptions& options) {

@@ -24,7 +24,9 @@ struct TraceFormat {
   // True when `path` is an input of this format: a trace file, or an Ascend `*_ascend_pt`
   // directory (one holding ASCEND_PROFILER_OUTPUT/).
   bool (*accepts)(const std::filesystem::path& path);
-  // Reads one rank. Bad input throws plumb::Error naming the file (and byte offset or line).
+  // Reads one rank. Bad input throws plumb::Error naming the file (and byte offset, line, row or
+  // event); a device event whose times cannot be true is dropped and counted in
+  // RankTrace::dropped (docs/step.md, "Damaged input").
   RankTrace (*read)(const std::filesystem::path& path, const ReadOptions& options);
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace plumb::step {
@@ -59,6 +60,15 @@ struct StepSpan {
   int64_t end_ns = 0;
 };
 
+// Device events a reader dropped because their times cannot be true: a negative time or
+// duration, an end before its start (docs/step.md, "Damaged input"). One entry per kind of
+// damage; check_trace_set() turns them into notes saying which steps they fell in.
+struct DroppedEvents {
+  std::string why;                 // "a negative 'dur'": completes "dropped for ..."
+  std::string first;               // where the first one is: "event 1234 ('ncclKernel...')"
+  std::vector<int64_t> starts_ns;  // each one's start, absolute as the spans' (may be negative)
+};
+
 struct RankTrace {
   std::string source;  // the file or directory read, for messages
   std::string format;  // "kineto", "ascend-text", "ascend-db"
@@ -69,6 +79,20 @@ struct RankTrace {
   std::vector<DeviceSpan> spans;   // any order
   std::vector<CollectiveCall> calls;
   uint64_t bytes_read = 0;  // uncompressed input size, for the progress line and benchmark
+  std::vector<DroppedEvents> dropped;  // damaged device events, not in `spans` or `calls`
 };
+
+// Counts one dropped device event starting at `start_ns` under `why`; `where()` (a string) is
+// called only for the first of its kind.
+template <typename Where>
+void drop_event(RankTrace& trace, std::string_view why, int64_t start_ns, Where&& where) {
+  for (DroppedEvents& entry : trace.dropped) {
+    if (entry.why == why) {
+      entry.starts_ns.push_back(start_ns);
+      return;
+    }
+  }
+  trace.dropped.push_back(DroppedEvents{std::string(why), where(), {start_ns}});
+}
 
 }  // namespace plumb::step

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "common/error.h"
@@ -81,6 +82,74 @@ void check_steps(const std::vector<RankTrace>& traces, std::vector<std::string>&
   }
 }
 
+// The step whose span holds `t` (steps sorted by start); nullptr when none does.
+const StepSpan* step_at(const std::vector<StepSpan>& steps, int64_t t) {
+  auto after = std::upper_bound(steps.begin(), steps.end(), t,
+                                [](int64_t x, const StepSpan& s) { return x < s.start_ns; });
+  if (after == steps.begin()) return nullptr;
+  const StepSpan& step = *std::prev(after);
+  return t < step.end_ns ? &step : nullptr;
+}
+
+// Device events per step as read: those kept (by their start) and those dropped.
+std::map<int64_t, size_t> events_per_step(const RankTrace& trace) {
+  std::map<int64_t, size_t> count;
+  for (const DeviceSpan& span : trace.spans) {
+    if (const StepSpan* step = step_at(trace.steps, span.start_ns)) ++count[step->step];
+  }
+  for (const DroppedEvents& dropped : trace.dropped) {
+    for (int64_t start : dropped.starts_ns) {
+      if (const StepSpan* step = step_at(trace.steps, start)) ++count[step->step];
+    }
+  }
+  return count;
+}
+
+// "rank 1 (rank-1.json): dropped 2 device events for a negative 'dur' (the first: event 1234
+// ('ncclKernel_AllReduce...')): 1 of 1205 in step 5, 1 outside every step; their time is
+// missing from the figures". "Of 1205": the device events the reader found in the step.
+std::string dropped_note(const RankTrace& trace, const DroppedEvents& dropped,
+                         const std::map<int64_t, size_t>& per_step) {
+  constexpr size_t kStepsShown = 5;
+  std::map<int64_t, size_t> in_step;
+  size_t outside = 0;
+  for (int64_t start : dropped.starts_ns) {
+    if (const StepSpan* step = step_at(trace.steps, start)) {
+      ++in_step[step->step];
+    } else {
+      ++outside;
+    }
+  }
+  std::vector<std::string> parts;
+  size_t rest = 0;
+  for (const auto& [step, count] : in_step) {
+    if (parts.size() < kStepsShown) {
+      parts.push_back(fmt::format("{} of {} in step {}", count, per_step.at(step), step));
+    } else {
+      rest += count;
+    }
+  }
+  if (rest > 0) {
+    parts.push_back(fmt::format("{} more in {} other steps", rest, in_step.size() - kStepsShown));
+  }
+  if (outside > 0) parts.push_back(fmt::format("{} outside every step", outside));
+  const size_t n = dropped.starts_ns.size();
+  return fmt::format("rank {} ({}): dropped {} device event{} for {} (the first: {}): {}; their "
+                     "time is missing from the figures",
+                     trace.rank, trace.source, n, n == 1 ? "" : "s", dropped.why, dropped.first,
+                     fmt::join(parts, ", "));
+}
+
+void note_dropped(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
+  for (const RankTrace& trace : traces) {
+    if (trace.dropped.empty()) continue;
+    const std::map<int64_t, size_t> per_step = events_per_step(trace);
+    for (const DroppedEvents& dropped : trace.dropped) {
+      notes.push_back(dropped_note(trace, dropped, per_step));
+    }
+  }
+}
+
 }  // namespace
 
 int check_trace_set(std::vector<RankTrace>& traces, const std::string& step_regex,
@@ -106,6 +175,7 @@ int check_trace_set(std::vector<RankTrace>& traces, const std::string& step_rege
   if (world <= 0) {
     notes.push_back("no trace states the world size: cross-rank figures cover the ranks given");
   }
+  note_dropped(traces, notes);
   return world;
 }
 

@@ -14,6 +14,7 @@
 #include "step/ascend_csv.h"
 #include "step/ascend_reader.h"
 #include "step/readers.h"
+#include "step/trace_set.h"
 #include "support/subprocess.h"
 
 namespace plumb::step {
@@ -373,6 +374,244 @@ TEST(AscendDb, MissingTableAndNotADatabase) {
                   "torch_npu's SQLite export (ascend_pytorch_profiler_N.db)");
 }
 
+// --- damaged input (docs/step.md, "Damaged input"): copies of the fixtures broken on purpose;
+// event numbers, lines, steps and counts checked with Python's json, csv and sqlite3 ---
+
+// Step 50 of rank 0 holds 215 device events in both exports: 187 computing tasks, 24 memory
+// tasks, 4 HCCL ops.
+constexpr int kStep50Events = 215;
+
+// `file` with `from` (found exactly once) replaced by `to`.
+void replace_in(const std::string& file, std::string_view from, std::string_view to) {
+  std::string text = test::read_file(file);
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  ASSERT_EQ(text.find(from, at + 1), std::string::npos) << from;
+  test::write_file(file, text.replace(at, from.size(), to));
+}
+
+std::vector<std::string> notes_of(RankTrace trace) {
+  std::vector<RankTrace> set;
+  set.push_back(std::move(trace));
+  std::vector<std::string> notes;
+  check_trace_set(set, "ProfilerStep#(\\d+)", notes);
+  return notes;
+}
+
+struct TextCopy {
+  std::string dir;
+  std::string csv;
+  std::string view;
+};
+
+TextCopy text_copy(const std::string& name) {
+  TextCopy copy;
+  copy.dir = copy_of(rank_dir(kText, 0), name);
+  copy.csv = copy.dir + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+  copy.view = copy.dir + "/ASCEND_PROFILER_OUTPUT/trace_view.json";
+  return copy;
+}
+
+TEST(AscendTextDamage, KernelDetailsCutInsideARowIsAnError) {
+  TextCopy copy = text_copy("ascend-cut-row");
+  const std::string text = test::read_file(copy.csv);
+  test::write_file(copy.csv, text.substr(0, text.size() / 2));  // inside line 101's Cube cells
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":101: the file ends inside this row (43 of 46 cells): it was cut short");
+  // Inside a quoted cell ("""32,3,224,224""" of line 2).
+  test::write_file(copy.csv, text.substr(0, text.find("224,224")));
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":2: the file ends inside a quoted cell of this row: it was cut short");
+  // A row in the middle with a cell too few (two rows run together, a lost comma).
+  std::string lost = text;
+  lost.erase(lost.find(",6.54,"), 5);
+  test::write_file(copy.csv, lost);
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":3: expected 46 cells as in the header, got 45");
+}
+
+TEST(AscendTextDamage, KernelDetailsEndingBeforeItsTraceIsAnError) {
+  TextCopy copy = text_copy("ascend-cut-rows");
+  const std::string text = test::read_file(copy.csv);
+  // The header and 95 rows, each whole: the file parses, but trace_view.json has computing
+  // tasks after its last row.
+  size_t end = 0;
+  for (int line = 0; line < 96; ++line) end = text.find('\n', end) + 1;
+  test::write_file(copy.csv, text.substr(0, end));
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ": ends before its trace: its last row (line 96) starts at "
+                       "1736408883734354.866 µs, but trace_view.json has 93 computing tasks "
+                       "after it in step 50, the last at 1736408883840600.069 µs; the file was "
+                       "cut short or belongs to another run (export the profile again)");
+  test::write_file(copy.csv, text.substr(0, text.find('\n') + 1));
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ": ends before its trace: it holds no rows, but trace_view.json has 185 "
+                       "computing tasks in step 50, the last at 1736408883840600.069 µs; the "
+                       "file was cut short or belongs to another run (export the profile again)");
+}
+
+TEST(AscendTextDamage, KernelDetailsCellsThatAreNotTimesAreErrors) {
+  TextCopy copy = text_copy("ascend-bad-cells");
+  replace_in(copy.csv, "1736408883704801.156\t,6.54,", "1736408883704801.156\t,,");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":3: column 'Duration(us)': expected a time in microseconds, got ''");
+  replace_in(copy.csv, "1736408883704801.156\t,,", "1736408883704801.156\t,NULL,");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":3: column 'Duration(us)': expected a time in microseconds, got 'NULL'");
+  replace_in(copy.csv, "1736408883704801.156\t,NULL,", "1736408883704801.156\t,--6.54,");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.csv + ":3: column 'Duration(us)': expected a time in microseconds, got '--6.54'");
+}
+
+TEST(AscendTextDamage, NegativeKernelTimesAreDroppedAndNoted) {
+  TextCopy copy = text_copy("ascend-negative-kernel");
+  replace_in(copy.csv, "1736408883704801.156\t,6.54,", "1736408883704801.156\t,-6.54,");
+  RankTrace trace = read_ascend_text(copy.dir, {});
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(trace.dropped[0].starts_ns, (std::vector<int64_t>{1736408883704801156}));
+  EXPECT_EQ(notes_of(std::move(trace)).back(),
+            "rank 0 (" + copy.dir + "): dropped 1 device event for a negative 'Duration(us)' "
+            "(the first: kernel_details.csv:3): 1 of " + std::to_string(kStep50Events) +
+            " in step 50; their time is missing from the figures");
+  replace_in(copy.csv, "1736408883704801.156\t,-6.54,", "-1736408883704801.156\t,6.54,");
+  trace = read_ascend_text(copy.dir, {});
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(trace.dropped[0].why, "a negative 'Start Time(us)'");
+  EXPECT_EQ(notes_of(std::move(trace)).back(),
+            "rank 0 (" + copy.dir + "): dropped 1 device event for a negative 'Start Time(us)' "
+            "(the first: kernel_details.csv:3): 1 outside every step; their time is missing "
+            "from the figures");
+}
+
+TEST(AscendTextDamage, TraceViewTimesOfTheWrongTypeAreErrors) {
+  TextCopy copy = text_copy("ascend-bad-view");
+  const std::string step = R"("ts": "1736408883686740.710", "dur": 155985.8)";
+  replace_in(copy.view, step, R"("ts": null, "dur": 155985.8)");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.view + ": event 859 ('ProfilerStep#50'): 'ts' is null, expected a number of "
+                        "µs (or a string holding one)");
+  replace_in(copy.view, R"("ts": null, "dur": 155985.8)",
+             R"("ts": "1736408883686740.710", "dur": "155985.8")");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.view + ": event 859 ('ProfilerStep#50'): 'dur' is a string (\"155985.8\"), "
+                        "expected a number of µs");
+  replace_in(copy.view, R"("ts": "1736408883686740.710", "dur": "155985.8")",
+             R"("ts": "1736408883686740.710", "dur": -155985.8)");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.view + ": event 859 ('ProfilerStep#50'): 'dur' is negative (-155985.800 µs)");
+  replace_in(copy.view, R"("ts": "1736408883686740.710", "dur": -155985.8)", step);
+  const std::string op = R"("ts": "1736408883732241.564", "dur": 79089.52021875, "args": {"conn)";
+  replace_in(copy.view, op, R"("ts": "a while ago", "dur": 79089.52021875, "args": {"conn)");
+  EXPECT_EQ(error_of([&] { read_ascend_text(copy.dir, {}); }),
+            copy.view + ": event 5061 ('hcom_allReduce__586_0_1'): 'ts' is \"a while ago\", "
+                        "expected a number of µs (or a string holding one)");
+}
+
+TEST(AscendTextDamage, NegativeTaskAndOpDurationsAreDroppedAndNoted) {
+  TextCopy copy = text_copy("ascend-negative-tasks");
+  const RankTrace clean = read_ascend_text(copy.dir, {});
+  replace_in(copy.view, R"("ts": "1736408883700059.821", "dur": 840.07675)",
+             R"("ts": "1736408883700059.821", "dur": -840.07675)");
+  replace_in(copy.view, R"("ts": "1736408883732241.564", "dur": 79089.52021875, "args": {"conn)",
+             R"("ts": "1736408883732241.564", "dur": -79089.52021875, "args": {"conn)");
+  RankTrace trace = read_ascend_text(copy.dir, {});
+  EXPECT_EQ(trace.calls.size(), clean.calls.size() - 1);
+  EXPECT_EQ(trace.spans.size(), clean.spans.size() - 2);
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  const std::vector<std::string> notes = notes_of(std::move(trace));
+  EXPECT_EQ(notes.back(),
+            "rank 0 (" + copy.dir + "): dropped 2 device events for a negative 'dur' (the first: "
+            "trace_view.json event 3876 ('MEMCPY_ASYNC')): 2 of " +
+                std::to_string(kStep50Events) +
+                " in step 50; their time is missing from the figures");
+}
+
+struct DbCopy {
+  std::string dir;
+  std::string file;
+};
+
+DbCopy db_copy(const std::string& name) {
+  DbCopy copy;
+  copy.dir = copy_of(rank_dir(kDb, 0), name);
+  copy.file = copy.dir + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db";
+  return copy;
+}
+
+void exec_on(const std::string& file, const std::string& sql) {
+  Database db(file);
+  db.exec(sql);
+}
+
+TEST(AscendDbDamage, TimesThatAreNullOrNotIntegersAreErrors) {
+  DbCopy copy = db_copy("ascend-db-null");
+  exec_on(copy.file, "UPDATE TASK SET startNs = NULL WHERE rowid = 4");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table TASK, row 4: startNs is NULL, expected an integer of ns");
+  exec_on(copy.file, "UPDATE TASK SET startNs = 'soon' WHERE rowid = 4");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table TASK, row 4: startNs is 'soon', expected an integer of ns");
+  exec_on(copy.file, "UPDATE TASK SET startNs = 12.5 WHERE rowid = 4");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table TASK, row 4: startNs is '12.5', expected an integer of ns");
+  exec_on(copy.file, "UPDATE TASK SET startNs = 1736410576404465403 WHERE rowid = 4");
+  exec_on(copy.file, "UPDATE COMMUNICATION_OP SET endNs = NULL WHERE rowid = 2");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table COMMUNICATION_OP, row 2: endNs is NULL, expected an integer "
+                        "of ns");
+  exec_on(copy.file, "UPDATE COMMUNICATION_OP SET endNs = 1736410576522566903 WHERE rowid = 2");
+  exec_on(copy.file, "UPDATE PYTORCH_API SET endNs = NULL WHERE rowid = 1601");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table PYTORCH_API, row 1601: endNs is NULL, expected an integer of "
+                        "ns");
+}
+
+TEST(AscendDbDamage, AStepWhoseEndIsBeforeItsStartIsAnError) {
+  DbCopy copy = db_copy("ascend-db-step");
+  exec_on(copy.file, "UPDATE PYTORCH_API SET endNs = '1736410576386409700' WHERE rowid = 1601");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table PYTORCH_API, row 1601 (step 50): endNs 1736410576386409700 is "
+                        "before startNs 1736410576386409710; a step's span must be known");
+  exec_on(copy.file, "UPDATE PYTORCH_API SET startNs = '-5' WHERE rowid = 1601");
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": table PYTORCH_API, row 1601 (step 50): startNs is negative (-5); a "
+                        "step's span must be known");
+}
+
+TEST(AscendDbDamage, ReversedAndNegativeTimesAreDroppedAndNoted) {
+  DbCopy copy = db_copy("ascend-db-reversed");
+  const RankTrace clean = read_ascend_db(copy.dir, {});
+  exec_on(copy.file, "UPDATE TASK SET endNs = startNs - 10 WHERE rowid IN (4, 5)");
+  exec_on(copy.file, "UPDATE COMMUNICATION_OP SET endNs = startNs - 1 WHERE rowid = 2");
+  RankTrace trace = read_ascend_db(copy.dir, {});
+  EXPECT_EQ(trace.spans.size(), clean.spans.size() - 3);
+  EXPECT_EQ(trace.calls.size(), clean.calls.size() - 1);
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(notes_of(std::move(trace)).back(),
+            "rank 0 (" + copy.dir + "): dropped 3 device events for endNs before startNs (the "
+            "first: ascend_pytorch_profiler_0.db TASK row 4): 3 of " +
+                std::to_string(kStep50Events) +
+                " in step 50; their time is missing from the figures");
+  exec_on(copy.file, "UPDATE TASK SET endNs = startNs + 10 WHERE rowid IN (4, 5)");
+  exec_on(copy.file,
+          "UPDATE COMMUNICATION_OP SET endNs = startNs + 1, startNs = -7 WHERE rowid = 2");
+  trace = read_ascend_db(copy.dir, {});
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(notes_of(std::move(trace)).back(),
+            "rank 0 (" + copy.dir + "): dropped 1 device event for a negative startNs (the "
+            "first: ascend_pytorch_profiler_0.db COMMUNICATION_OP row 2 "
+            "('hcom_allReduce__210_1_1')): 1 outside every step; their time is missing from "
+            "the figures");
+}
+
+TEST(AscendDbDamage, ADatabaseCutShortIsAnError) {
+  DbCopy copy = db_copy("ascend-db-cut");
+  fs::resize_file(copy.file, 856064 / 2);
+  EXPECT_EQ(error_of([&] { read_ascend_db(copy.dir, {}); }),
+            copy.file + ": the file is cut short: 428032 bytes of the 856064 its header states; "
+                        "export the profile again");
+}
+
 // The db names the communicator, the text export its hash; both readers give the hash, and
 // analysis.db (msprof-analyze) wrote the same number for this name.
 TEST(AscendReaders, GroupIdIsMsprofDoubleHash) {
@@ -432,6 +671,12 @@ TEST(AscendReaders, ParallelGroupInfoGivesGlobalRanksAndWorldSize) {
 TEST(AscendText, KernelDetailsColumnSetsOfOtherVersions) {
   const std::string dir = copy_of(rank_dir(kText, 0), "ascend-column-sets");
   const std::string target = dir + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+  // These files come from other runs: a trace_view.json with one step and no device tasks, so
+  // that the check that kernel_details.csv reaches as far as its trace (AscendTextDamage) has
+  // nothing to hold them against.
+  test::write_file(dir + "/ASCEND_PROFILER_OUTPUT/trace_view.json",
+                   R"([{"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, )"
+                   R"("tid": 1, "ts": "1699529622790614.8", "dur": 1}])");
   auto compute_spans = [&](const char* name) {
     fs::copy_file(kAscend + "msprof-analyze-resources/" + name, target,
                   fs::copy_options::overwrite_existing);
@@ -479,8 +724,17 @@ TEST(AscendCsv, QuotedCellsByHeaderName) {
   EXPECT_EQ(table.cell(rows[0], 2), "x\ny");
   EXPECT_EQ(rows[1].line, 5);
   CsvTable short_row = CsvTable::parse("A,B,C\n1,2\n", "t.csv");
-  EXPECT_EQ(error_of([&] { short_row.cell(short_row.rows().at(0), 2); }),
+  EXPECT_EQ(error_of([&] { short_row.rows(); }),
             "t.csv:2: expected 3 cells as in the header, got 2");
+  CsvTable::Row row{2, {"1", "2"}, true};
+  EXPECT_EQ(error_of([&] { short_row.cell(row, 2); }),
+            "t.csv:2: expected 3 cells as in the header, got 2");
+  EXPECT_EQ(error_of([] { CsvTable::parse("A,B,C\n1,2,3\n4,5", "t.csv").rows(); }),
+            "t.csv:3: the file ends inside this row (2 of 3 cells): it was cut short");
+  EXPECT_EQ(error_of([] { CsvTable::parse("A,B,C\n1,2,\"3\n", "t.csv").rows(); }),
+            "t.csv:2: the file ends inside a quoted cell of this row: it was cut short");
+  // A last row with every cell but no line end is whole (msprof-analyze's own resources end so).
+  EXPECT_EQ(CsvTable::parse("A,B,C\n1,2,3", "t.csv").rows().size(), 1U);
   EXPECT_EQ(error_of([] { CsvTable::parse("", "e.csv"); }),
             "e.csv: empty; expected a CSV header line");
 }

@@ -6,13 +6,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "report/step_console_reporter.h"
+#include "report/step_html.h"
+#include "report/step_json_reporter.h"
+#include "step/analysis.h"
 #include "step/classify.h"
 #include "step/readers.h"
+#include "step/trace_set.h"
 #include "support/subprocess.h"
 
 namespace plumb::step {
@@ -203,7 +210,7 @@ const char* const kSynthetic = R"({
      "args": {"stream": 7}},
     {"ph": "X", "cat": "kernel", "name": "relu", "pid": 0, "tid": 8, "ts": 131, "dur": 2},
     {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 102,
-     "dur": "1.5", "args": {"stream": 7}},
+     "dur": 1.5, "args": {"stream": 7}},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1,
      "ts": 103, "dur": 1},
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#8", "pid": 1, "tid": 1,
@@ -318,6 +325,212 @@ TEST(KinetoReader, BadInputNamesTheFile) {
   EXPECT_EQ(test::error_message([&] { read_kineto(dir + "/rank-1.json", {}); }),
             dir + "/rank-1.json: byte 19: a NUL byte; expected JSON text (is this a binary "
                   "file?)");
+}
+
+// --- damaged input (docs/step.md, "Damaged input"): real traces broken on purpose; event
+// numbers, steps and counts checked with Python's json on the files ---
+
+std::string text_of(const std::string& file) { return std::string(read_trace_text(file).view()); }
+
+// Where `what` is in `text` from `from` on (Boyer-Moore-Horspool: these texts are 35 MB of
+// mostly quotes, which a plain find stops at); npos when it is not.
+size_t find_in(std::string_view text, std::string_view what, size_t from = 0) {
+  auto found = std::search(text.begin() + static_cast<std::ptrdiff_t>(from), text.end(),
+                           std::boyer_moore_horspool_searcher(what.begin(), what.end()));
+  return found == text.end() ? std::string::npos : static_cast<size_t>(found - text.begin());
+}
+
+// `text` with `from` (found exactly once) replaced by `to`.
+std::string with(std::string text, std::string_view from, std::string_view to) {
+  size_t at = find_in(text, from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos) return text;
+  EXPECT_EQ(find_in(text, from, at + 1), std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+RankTrace read_as_rank1(const std::string& text) {
+  return kineto_from_text(trace_text_from_bytes(text, "rank1.json"), {});
+}
+
+// Rank 1 of the 128-rank job (4720 events): its first NCCL kernel is traceEvents[2511], its
+// first step traceEvents[0].
+const std::string& small_text() {
+  static const std::string text = text_of(kTraces + "kineto-2ranks-of-128/rank-1.json.gz");
+  return text;
+}
+constexpr std::string_view kSendRecv = R"("ts": 1682725898129911, "dur": 57924.0)";
+constexpr std::string_view kStep551 = R"("ts": 1682725898079484, "dur": 607904.0)";
+const std::string kSendRecvEvent =
+    "rank1.json: event 2511 ('ncclKernel_SendRecv_RING_SIMPLE_Sum_int8...')";
+
+std::string small_error(std::string_view from, std::string_view to) {
+  const std::string text = with(small_text(), from, to);
+  return test::error_message([&] { read_as_rank1(text); });
+}
+
+TEST(KinetoDamage, TimesOfTheWrongTypeAreErrorsNamingTheEvent) {
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": 1682725898129911, "dur": "57924.0")"),
+            kSendRecvEvent + ": 'dur' is a string (\"57924.0\"), expected a number of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": null, "dur": 57924.0)"),
+            kSendRecvEvent + ": 'ts' is null, expected a number of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": "1682725898129911", "dur": 57924.0)"),
+            kSendRecvEvent + ": 'ts' is a string (\"1682725898129911\"), expected a number "
+                             "of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": "n/a", "dur": 57924.0)"),
+            kSendRecvEvent + ": 'ts' is \"n/a\", expected a number of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": 1682725898129911)"),
+            kSendRecvEvent + ": 'dur' is missing, expected a number of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": 1682725898129911, "dur": null)"),
+            kSendRecvEvent + ": 'dur' is null, expected a number of µs");
+  EXPECT_EQ(small_error(kSendRecv, R"("ts": 9223372036854775, "dur": 57924.0)"),
+            kSendRecvEvent + ": 'ts' + 'dur' is out of the range of int64 nanoseconds");
+  EXPECT_EQ(small_error(kStep551, R"("ts": 1682725898079484, "dur": "607904.0")"),
+            "rank1.json: event 0 ('ProfilerStep#551'): 'dur' is a string (\"607904.0\"), "
+            "expected a number of µs");
+}
+
+TEST(KinetoDamage, AStepWithANegativeDurationOrTimeIsAnError) {
+  EXPECT_EQ(small_error(kStep551, R"("ts": 1682725898079484, "dur": -607904.0)"),
+            "rank1.json: event 0 ('ProfilerStep#551'): 'dur' is negative (-607904.000 µs)");
+  EXPECT_EQ(small_error(kStep551, R"("ts": -1682725898079484, "dur": 607904.0)"),
+            "rank1.json: event 0 ('ProfilerStep#551'): the step starts before 1970 "
+            "(-1682725898079484.000 µs); a step's span must be known");
+}
+
+TEST(KinetoDamage, ANegativeStartIsOutsideEveryStep) {
+  RankTrace trace =
+      read_as_rank1(with(small_text(), kSendRecv, R"("ts": -1682725898129911, "dur": 57924.0)"));
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(trace.dropped[0].why, "a negative time");
+  std::vector<RankTrace> set;
+  set.push_back(std::move(trace));
+  std::vector<std::string> notes;
+  check_trace_set(set, "ProfilerStep#(\\d+)", notes);
+  ASSERT_EQ(notes.size(), 2U);
+  EXPECT_EQ(notes[1],
+            "rank 1 (rank1.json): dropped 1 device event for a negative time (the first: event "
+            "2511 ('ncclKernel_SendRecv_RING_SIMPLE_Sum_int8...')): 1 outside every step; "
+            "their time is missing from the figures");
+  // With baseTimeNanoseconds, a negative "ts" is relative: what counts is the absolute time.
+  RankTrace based = from_json(R"({"baseTimeNanoseconds": 5000, "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": -4, "dur": 2},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": -6, "dur": 2}]})");
+  ASSERT_EQ(based.spans.size(), 1U);
+  EXPECT_EQ(based.spans[0].start_ns, 1000);
+  ASSERT_EQ(based.dropped.size(), 1U);
+  EXPECT_EQ(based.dropped[0].starts_ns, (std::vector<int64_t>{-1000}));
+  EXPECT_EQ(based.dropped[0].first, "event 1 ('k')");
+  EXPECT_EQ(test::error_message([] {
+              from_json(R"({"baseTimeNanoseconds": -1, "traceEvents": []})");
+            }),
+            "rank-2.json: baseTimeNanoseconds is negative (-1); expected the profiler's start "
+            "in ns since 1970");
+}
+
+TEST(KinetoDamage, AFileCutShortIsAnError) {
+  // Cut just before the first NCCL kernel's event: the JSON ends inside traceEvents.
+  const std::string& text = small_text();
+  const size_t cut = text.rfind('{', text.find(kSendRecv));
+  EXPECT_EQ(test::error_message([&] { read_as_rank1(text.substr(0, cut)); }),
+            "rank1.json: byte " + std::to_string(cut) +
+                ": the JSON ends inside traceEvents: the file is truncated");
+  // Cut inside its name.
+  const size_t in_name = text.find("ncclKernel_SendRecv");
+  EXPECT_EQ(test::error_message([&] { read_as_rank1(text.substr(0, in_name + 4)); }),
+            "rank1.json: byte " + std::to_string(in_name + 4) +
+                ": a string is not closed: the file is truncated");
+}
+
+// `from` (found exactly once) overwritten by `to`, of the same length, in place: the DDP text is
+// 35 MB, which a copy per change would allocate again.
+void patch(TraceText& text, std::string_view from, std::string_view to) {
+  ASSERT_EQ(from.size(), to.size());
+  size_t at = find_in(text.view(), from);
+  ASSERT_NE(at, std::string::npos) << from;
+  ASSERT_EQ(find_in(text.view(), from, at + 1), std::string::npos) << from;
+  std::copy(to.begin(), to.end(), text.data.get() + at);
+}
+
+// The DDP trace (rank 1 of 2, 216092 events): its first three AllReduce kernels,
+// traceEvents[105013], [105031] and [105049], all in step 3, which holds 4458 device events of
+// non-zero length. Whole, it reads as 22290 spans and 2020 calls
+// (KinetoReader.DdpRankOneHasItsAllReducesOnTheirOwnStream).
+TEST(KinetoDamage, DeviceEventsWithNegativeTimesAreDroppedAndNotedWithTheirSteps) {
+  TraceText text = read_trace_text(kTraces + "kineto-ddp-rank1-of2/df_index_resolver.json.gz");
+  text.source = "rank1.json";
+  patch(text, R"("ts": 1669783687929439, "dur": 15,)", R"("ts": 1669783687929439, "dur":-15,)");
+  patch(text, R"("ts": 1669783687929583, "dur": 5,)", R"("ts": 1669783687929583, "dur":-5,)");
+  patch(text, R"("ts": 1669783687929943, "dur": 29,)", R"("ts": 1669783687929943, "dur":-29,)");
+  RankTrace trace = kineto_from_text(text, {});
+  EXPECT_EQ(trace.spans.size(), 22290U - 3);
+  EXPECT_EQ(trace.calls.size(), 2020U - 3);
+  for (const DeviceSpan& span : trace.spans) ASSERT_GT(span.end_ns, span.start_ns);
+  const std::string first = "event 105013 ('ncclKernel_AllReduce_RING_LL_Sum_float(n...')";
+  ASSERT_EQ(trace.dropped.size(), 1U);
+  EXPECT_EQ(trace.dropped[0].why, "a negative 'dur'");
+  EXPECT_EQ(trace.dropped[0].first, first);
+  EXPECT_EQ(trace.dropped[0].starts_ns,
+            (std::vector<int64_t>{1669783687929439000, 1669783687929583000,
+                                  1669783687929943000}));
+  std::vector<RankTrace> set;
+  set.push_back(std::move(trace));
+  std::vector<std::string> notes;
+  check_trace_set(set, "ProfilerStep#(\\d+)", notes);
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "1 of 2 ranks: cross-rank figures (skew, stragglers, matched collectives) "
+                       "cover only these ranks",
+                       "rank 1 (rank1.json): dropped 3 device events for a negative 'dur' (the "
+                       "first: " + first + "): 3 of 4458 in step 3; their time is missing from "
+                       "the figures"}));
+}
+
+// The note travels in StepResult::notes to every report (the CSV keeps msprof-analyze's columns
+// only; the console beside it shows the notes).
+TEST(KinetoDamage, TheNoteReachesTheConsoleJsonAndHtml) {
+  RankTrace trace = from_json(R"({"distributedInfo": {"rank": 0, "world_size": 1},
+      "traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 50},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 70, "dur": -20}]})",
+                              "rank-0.json");
+  std::vector<RankTrace> traces;
+  traces.push_back(std::move(trace));
+  const StepResult result = analyze(std::move(traces), {});
+  const std::string note =
+      "rank 0 (rank-0.json): dropped 1 device event for a negative 'dur' (the first: event 2 "
+      "('gemm')): 1 of 2 in step 1; their time is missing from the figures";
+  EXPECT_EQ(result.notes, (std::vector<std::string>{note}));
+  ASSERT_EQ(result.ranks.at(0).steps.size(), 1U);
+  EXPECT_EQ(result.ranks[0].steps[0].compute_us, 50.0);
+  std::ostringstream console;
+  report::StepConsoleReporter().report(result, console);
+  EXPECT_NE(console.str().find("  - " + note + "\n"), std::string::npos) << console.str();
+  EXPECT_EQ(report::step_to_json(result)["notes"], nlohmann::json::array({note}));
+  std::ostringstream html;
+  report::write_step_html(result, html);
+  EXPECT_NE(html.str().find("dropped 1 device event for a negative"), std::string::npos);
+}
+
+// Events plumb does not use are not judged: a flow event's null "ts" changes no figure.
+TEST(KinetoDamage, UnusedEventsAreNotJudged) {
+  RankTrace trace = from_json(R"({"traceEvents": [
+      {"ph": "s", "cat": "ac2g", "name": "ac2g", "ts": null},
+      {"ph": "X", "cat": "python_function", "name": "f", "ts": "soon", "dur": "x"},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}]})");
+  EXPECT_EQ(trace.spans.size(), 1U);
+  EXPECT_TRUE(trace.dropped.empty());
+  EXPECT_EQ(test::error_message([] {
+              from_json(R"({"traceEvents": [
+                  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": null,
+                   "args": {"correlation": 7}}]})");
+            }),
+            "rank-2.json: event 0 ('cudaLaunchKernel'): 'ts' is null, expected a number of µs");
+  EXPECT_EQ(test::error_message([] {
+              from_json(R"({"traceEvents": [
+                  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 5, "dur": -1}]})");
+            }),
+            "rank-2.json: event 0 ('c10d::allreduce_'): 'dur' is negative (-1.000 µs)");
 }
 
 TEST(RankFromFileName, ReadsTheRankTheNameSays) {
