@@ -194,7 +194,7 @@ void setup_checkpoint(CLI::App& app, CheckpointOptions& o) {
   find->add_option("--json", o.json, "Write plumb.checkpoint-find/1 here (- for standard output)");
   app.footer("Exit status: 0 ok; 1 verify found a difference, find found no complete checkpoint; "
              "2 bad usage, DIR missing or unreadable, seal over an existing manifest without "
-             "--force.");
+             "--force, seal of a folder with no file or of a file that changed while it was hashed.");
 }
 
 int run_checkpoint(const CheckpointOptions& o) {

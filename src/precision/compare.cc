@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -368,6 +369,11 @@ struct RankSides {
   std::vector<DumpTensorRef> ta, tb;
 };
 
+// A dump's max or min given as NaN or ±Inf (msprobe's CheckOverflow; an absent one is not).
+bool overflows(const DumpTensor& t) {
+  return (t.max && !std::isfinite(*t.max)) || (t.min && !std::isfinite(*t.min));
+}
+
 // One pair of a dump: judged at once unless its tensors must be read (`pending`).
 PairResult dump_pair(const RankPair& rp, const RankSides& s, const Match& m, bool tensors, const CompareOptions& o,
                      const Rule& rule, bool& pending) {
@@ -387,6 +393,7 @@ PairResult dump_pair(const RankPair& rp, const RankSides& s, const Match& m, boo
     pending = true;
   } else {  // statistics mode, or an entry without its file: the summaries
     p.stat_diffs = stat_diffs(*p.a->stats, *p.b->stats);
+    p.stat_diffs->a_overflow = overflows(*s.ta[*m.first].tensor);
     p.judgement = rule.judge_stats(*p.stat_diffs, o.thresholds);
   }
   return p;

@@ -465,13 +465,78 @@ DType component(DType d) {
   return d;
 }
 
-// msprobe GetCosineSimilarity: N·B / (‖N‖₂‖B‖₂); 1 when both norms are ≤ FLOAT_EPSILON, N/A
-// ("Nan") when one is, or when the result is NaN; unsupported for a single element.
-double cosine(double dot, double sxx, double syy) {
-  const double na = std::sqrt(sxx), nb = std::sqrt(syy);
-  if (na <= kFloatEpsilon && nb <= kFloatEpsilon) return 1.0;
-  if (na <= kFloatEpsilon || nb <= kFloatEpsilon) return kUndefined;
-  return dot / (na * nb);  // NaN stays NaN: N/A
+// Square sums in [2^-600, 2^600] need no scaling for the cosine: a product of two elements that
+// underflowed lost less than 2^-1074, under 2^-400 of the sums' square roots; none overflowed.
+constexpr double kSafeSumLow = 0x1p-600;
+constexpr double kSafeSumHigh = 0x1p600;
+
+// One side's bytes and how to widen them.
+struct Side {
+  const std::byte* data;
+  WidenFn widen;
+};
+
+// The largest magnitude of a side's first n components. NaN and Inf count as 0: where the cosine is
+// computed they sit at the same places on both sides, and msprobe's handle_inf_nan zeroes them.
+double largest_magnitude(Side side, uint64_t n) {
+  std::array<double, kBlock> x;
+  double largest = 0;
+  for (uint64_t start = 0; start < n; start += kBlock) {
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(kBlock, n - start));
+    side.widen(side.data, start, len, x.data());
+    for (size_t i = 0; i < len; ++i) {
+      if (std::isfinite(x[i])) largest = std::max(largest, std::fabs(x[i]));
+    }
+  }
+  return largest;
+}
+
+struct CosineSums {
+  double dot = 0, sxx = 0, syy = 0;
+};
+
+// Σxy, Σx², Σy² with x and y scaled by 2^ea and 2^eb (exact: powers of two), NaN and Inf as 0.
+CosineSums scaled_sums(Side a, int ea, Side b, int eb, uint64_t n) {
+  std::array<double, kBlock> x, y;
+  Sum dot, sxx, syy;
+  for (uint64_t start = 0; start < n; start += kBlock) {
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(kBlock, n - start));
+    a.widen(a.data, start, len, x.data());
+    b.widen(b.data, start, len, y.data());
+    double d = 0, xx = 0, yy = 0;
+    for (size_t i = 0; i < len; ++i) {
+      const double xi = std::isfinite(x[i]) ? std::ldexp(x[i], ea) : 0;
+      const double yi = std::isfinite(y[i]) ? std::ldexp(y[i], eb) : 0;
+      d += xi * yi, xx += xi * xi, yy += yi * yi;
+    }
+    dot.add(d), sxx.add(xx), syy.add(yy);
+  }
+  return {dot.value(), sxx.value(), syy.value()};
+}
+
+// msprobe GetCosineSimilarity: N·B / (‖N‖₂‖B‖₂), 1 when both sides are zero, N/A when one side
+// is, unsupported for a single element; and ‖N‖₂ / ‖B‖₂. msprobe calls a side zero when its norm
+// is ≤ FLOAT_EPSILON, which makes N/A of a tensor of 1e-20s; plumb calls a side zero only when
+// every element is 0, and computes every other cosine with each side scaled by its largest
+// magnitude first (the totals' unscaled sums where they are safely in range, as they always are
+// for float32 and narrower types), so that tiny or huge values neither underflow nor overflow.
+void set_cosine(Metrics& m, const Totals& t, Side a, Side b, uint64_t n) {
+  CosineSums c{t.dot.value(), t.sxx.value(), t.syy.value()};
+  int scale = 0;  // ‖N‖₂ / ‖B‖₂ = √(sxx / syy) · 2^scale
+  const auto safe = [](double v) { return v >= kSafeSumLow && v <= kSafeSumHigh; };
+  if (!safe(c.sxx) || !safe(c.syy)) {
+    const double largest_a = largest_magnitude(a, n), largest_b = largest_magnitude(b, n);
+    m.zero_a = largest_a == 0, m.zero_b = largest_b == 0;
+    if (m.zero_a || m.zero_b) {
+      if (m.zero_a && m.zero_b && m.elements > 1) m.cosine = 1.0;
+      return;
+    }
+    const int ea = -std::ilogb(largest_a), eb = -std::ilogb(largest_b);
+    c = scaled_sums(a, ea, b, eb, n);
+    scale = eb - ea;
+  }
+  m.norm_ratio = std::ldexp(std::sqrt(c.sxx / c.syy), scale);
+  if (m.elements > 1) m.cosine = c.dot / (std::sqrt(c.sxx) * std::sqrt(c.syy));
 }
 
 // The pair's metrics from the totals over `n` compared components.
@@ -496,7 +561,6 @@ Metrics finish(const Totals& t, uint64_t n, uint64_t elements, bool scalar) {
   m.euclidean = std::sqrt(t.sum_sq.value());    // msprobe GetEuclideanDistance: ‖N − B‖₂
   m.one_thousandth_ratio = static_cast<double>(r.thousandth) / dn;        // msprobe GetErrRatio(0.001)
   m.five_thousandths_ratio = static_cast<double>(r.five_thousandths) / dn;  // GetErrRatio(0.005)
-  if (elements > 1) m.cosine = cosine(t.dot.value(), t.sxx.value(), t.syy.value());
   if (scalar) {  // msprobe: a 0-d tensor has no cosine, Euclidean distance or error ratios
     m.euclidean = m.one_thousandth_ratio = m.five_thousandths_ratio = kUndefined;
   }
@@ -551,6 +615,10 @@ Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& o
     for (const Totals& t : part) totals.add(t);
   }
   Metrics m = finish(totals, n, elements, a.shape.empty());
+  if (n > 0 && totals.rest.mismatch == 0) {
+    set_cosine(m, totals, {a.data, kKernels[static_cast<size_t>(da)].widen},
+               {b.data, kKernels[static_cast<size_t>(db)].widen}, n);
+  }
   m.rtol = p.rtol, m.atol = p.atol;
   return m;
 }

@@ -25,7 +25,10 @@ struct MetricOptions {
 
 struct Metrics {
   uint64_t elements = 0;
-  double cosine = kUndefined;  // kUndefined where msprobe writes N/A
+  // msprobe's cosine, each side scaled by its largest magnitude first (no underflow or overflow);
+  // kUndefined where msprobe writes N/A or Unsupported: NaN/Inf at different places, a single
+  // element, or exactly one side all zero (zero_a, zero_b).
+  double cosine = kUndefined;
   double max_abs_err = 0;
   double max_rel_err = 0;
   double mean_abs_err = 0;
@@ -37,6 +40,10 @@ struct Metrics {
   double ulp_beyond_share = 0;        // share of elements more than ulp_threshold ULP apart
   uint64_t not_close = 0;             // elements failing |a − b| ≤ atol + rtol·|b| (assert_close)
   uint64_t nan_a = 0, nan_b = 0, inf_a = 0, inf_b = 0;
+  // Every compared element of A (B) is 0, NaN and Inf set to 0 as msprobe does; set where the
+  // msprobe metrics are defined (no NaN/Inf at different places, at least one element).
+  bool zero_a = false, zero_b = false;
+  double norm_ratio = kUndefined;  // ‖A‖₂ / ‖B‖₂ where both sides are non-zero (same conditions)
   double rtol = 0, atol = 0;          // the tolerances not_close was counted with
 };
 
@@ -44,7 +51,9 @@ struct Metrics {
 // otherwise; an Error here); their dtypes may differ (each element is widened exactly to double;
 // ULP distances are counted in a's type). Complex tensors compare with complex tensors only, as
 // pairs of reals (an Error otherwise). Where msprobe writes N/A (NaN/Inf at different places on
-// the two sides, empty tensors) the msprobe metrics are kUndefined.
+// the two sides, empty tensors) the msprobe metrics are kUndefined. Pairs of float32 and narrower
+// types take one pass over the bytes; a float64 pair whose values are so small or large that
+// their squares leave [2^-600, 2^600], or an all-zero side, takes a second for the cosine.
 Metrics compare_tensors(const Tensor& a, const Tensor& b, const MetricOptions& options = {});
 
 struct TensorStats {

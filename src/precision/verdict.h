@@ -1,5 +1,6 @@
 // Pass or fail for one compared pair: a table of rules (verdict.cc). "msprobe" (the default):
-// cosine < 0.99 with max abs error > 0.001, or cosine < 0.9, or max abs error > 1 → fail;
+// cosine < 0.99 with max abs error > 0.001, or cosine < 0.9, or max abs error > 1, or NaN/Inf
+// at different places, or NaN/Inf in A (msprobe's red mark), or exactly one side all zero → fail;
 // "assert-close": torch.testing.assert_close's per-dtype rtol/atol (any element not close → fail).
 // Thresholds are flags (--cosine, --max-abs ...). Statistics-mode pairs are judged by the rule's
 // statistics form (docs/precision.md).
@@ -30,6 +31,10 @@ struct Thresholds {
 struct StatDiffs {
   double max_diff = 0, min_diff = 0, mean_diff = 0, norm_diff = 0;
   double max_rel = 0, min_rel = 0, mean_rel = 0, norm_rel = 0;
+  // A's max or min is NaN or ±Inf as the dump gives it (absent is not NaN): msprobe's red mark.
+  // stat_diffs() leaves it false; compare.cc sets it from the dump's summary.
+  bool a_overflow = false;
+  double a_max = 0, a_min = 0;  // A's max and min, for the message
 };
 
 // msprobe's statistics-mode differences (core/compare/acc_compare.py CalcStatsDiff): equal values
@@ -40,7 +45,9 @@ StatDiffs stat_diffs(const TensorStats& a, const TensorStats& b);
 
 struct Judgement {
   Verdict verdict = Verdict::kPass;
-  std::string why;  // empty on pass; "cosine 0.95 < 0.99 and max abs error 0.02 > 0.001"
+  // Why it failed ("cosine 0.95 < 0.99 and max abs error 0.02 > 0.001"); on a pass, empty or a
+  // note on values set aside ("2 Inf in A equal to B's: close (torch.isclose)").
+  std::string why;
 };
 
 struct Rule {

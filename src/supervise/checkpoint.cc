@@ -110,10 +110,13 @@ CheckpointChoice find_checkpoint(const fs::path& dir) {
   return choice;
 }
 
-void seal_checkpoint(const fs::path& dir, int64_t step) {
+void seal_checkpoint(const fs::path& dir, int64_t step, const AfterHash& after_hash) {
   if (step < 0) throw Error(fmt::format("step {}: expected a whole number, 0 or more", step));
   list_root(dir);
-  const Manifest manifest = make_manifest(dir, step);
+  const Manifest manifest = make_manifest(dir, step, after_hash);
+  if (manifest.files.empty()) {
+    throw Error(fmt::format("{}: holds no file to seal (a checkpoint without files is not complete)", dir.string()));
+  }
   write_output("the manifest", (dir / kManifestName).string(), manifest_json(manifest));
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "supervise/checkpoint_manifest.h"
+
 namespace plumb::supervise {
 
 // The manifest `seal_checkpoint` writes and `find_checkpoint` verifies when a checkpoint holds
@@ -39,7 +41,9 @@ CheckpointChoice find_checkpoint(const std::filesystem::path& dir);
 
 // Writes `dir`/plumb-checkpoint.json (schema plumb.checkpoint/1): the step and every regular file
 // under `dir` with its path relative to `dir`, its size and its SHA-256, written whole or not at
-// all. A missing or unreadable `dir`, a negative step or an unreadable file is an Error.
-void seal_checkpoint(const std::filesystem::path& dir, int64_t step);
+// all. A missing or unreadable `dir`, a negative step, an unreadable file, a file that changed
+// while it was hashed (make_manifest; `after_hash` is its test hook) or a folder with no file to
+// list is an Error, and nothing is written.
+void seal_checkpoint(const std::filesystem::path& dir, int64_t step, const AfterHash& after_hash = {});
 
 }  // namespace plumb::supervise

@@ -295,9 +295,12 @@ std::string check_dcp(const Listing& listing, const Candidate& c) {
 
 // ---- plumb's manifest: plumb-checkpoint.json in the directory or in its sub-folders ----
 
+// A manifest that cannot be used (a manifest listing no file among them) still ranks by the number
+// its folder's name ends with, so that it is named among the newer checkpoints skipped rather than
+// ranked after every numbered one and never mentioned.
 Candidate manifest_candidate(const Listing& listing, const fs::path& folder) {
   const ManifestRead read = read_manifest(folder, display_prefix(listing, folder));
-  if (!read.manifest) return {folder, std::nullopt, "", read.problem};
+  if (!read.manifest) return {folder, trailing_number(folder.filename().string()), "", read.problem};
   return {folder, read.manifest->step, "", ""};
 }
 

@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -46,17 +48,66 @@ std::string read_chunks(int fd, Take take) {
   }
 }
 
-// "" with the file's size and hex digest in `file`, or the reason it could not be read.
-std::string hash_file(const fs::path& path, ManifestFile& file) {
+// What says a file changed: its size, modification time and identity (a file renamed over the
+// path is another inode).
+struct FileStamp {
+  uint64_t size = 0;
+  timespec mtime{};
+  dev_t device = 0;
+  ino_t inode = 0;
+
+  explicit FileStamp(const struct stat& st)
+      : size(static_cast<uint64_t>(st.st_size)), mtime(st.st_mtim), device(st.st_dev), inode(st.st_ino) {}
+  bool same_contents_as(const FileStamp& o) const {
+    return size == o.size && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+
+// "7 bytes, modified 2024-01-01 00:00:00.000000000 UTC".
+std::string stamp_text(const FileStamp& s) {
+  std::tm utc{};
+  gmtime_r(&s.mtime.tv_sec, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &utc);
+  return fmt::format("{} bytes, modified {}.{:09d} UTC", s.size, when, s.mtime.tv_nsec);
+}
+
+// "" when the file hashed (`hashed` bytes, stamped `before` when opened) is still what the path
+// names; else how it changed meanwhile: a job still writing it, or a save that replaced it.
+std::string change_problem(const fs::path& path, const FileStamp& before, uint64_t hashed) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return fmt::format("was removed while it was hashed ({})", std::strerror(errno));
+  }
+  const FileStamp after(st);
+  if (after.device != before.device || after.inode != before.inode) {
+    return fmt::format("was replaced by another file while it was hashed: {} when opened; the new one {}",
+                       stamp_text(before), stamp_text(after));
+  }
+  if (!after.same_contents_as(before) || hashed != before.size) {
+    return fmt::format("changed while it was hashed: {} when opened; {} once {} bytes were read", stamp_text(before),
+                       stamp_text(after), hashed);
+  }
+  return "";
+}
+
+// "" with the file's size and hex digest in `file`, or the reason it could not be read or why the
+// digest cannot be trusted (the file changed while it was read).
+std::string hash_file(const fs::path& path, ManifestFile& file, const AfterHash& after_hash = {}) {
   const Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) return fmt::format("cannot read: {}", std::strerror(errno));
+  struct stat st {};
+  if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) return fmt::format("cannot read: {}", std::strerror(errno));
+  const FileStamp before(st);
   Sha256 hash;
   file.size = 0;
-  const std::string problem = read_chunks(fd.fd, [&](std::string_view bytes) {
+  std::string problem = read_chunks(fd.fd, [&](std::string_view bytes) {
     hash.update(bytes);
     file.size += bytes.size();
     return true;
   });
+  if (!problem.empty()) return problem;
+  if (after_hash) after_hash(path);
+  problem = change_problem(path, before, file.size);
   if (problem.empty()) file.sha256 = to_hex(hash.finish());
   return problem;
 }
@@ -126,6 +177,9 @@ std::vector<std::string> read_document(const json& doc, Manifest& manifest) {
   if (files == doc.end() || !files->is_array()) {
     problems.push_back("files: expected a list");
     return problems;
+  }
+  if (files->empty()) {
+    problems.push_back("files: expected at least one file (a checkpoint without files is not complete)");
   }
   for (size_t i = 0; i < files->size(); ++i) {
     if (auto file = read_entry((*files)[i], i, problems)) manifest.files.push_back(*file);
@@ -206,7 +260,7 @@ std::string verify_manifest(const fs::path& folder, const std::string& prefix,
   return join(problems, "; ");
 }
 
-Manifest make_manifest(const fs::path& folder, int64_t step) {
+Manifest make_manifest(const fs::path& folder, int64_t step, const AfterHash& after_hash) {
   Manifest manifest;
   manifest.step = step;
   std::error_code ec;
@@ -216,7 +270,7 @@ Manifest make_manifest(const fs::path& folder, int64_t step) {
     if (relative == kManifestName || !it->is_regular_file(ec)) continue;
     ManifestFile file;
     file.path = relative.generic_string();
-    const std::string problem = hash_file(it->path(), file);
+    const std::string problem = hash_file(it->path(), file, after_hash);
     if (!problem.empty()) throw Error(fmt::format("{}: {}", it->path().string(), problem));
     if (terminal_safe(file.path) != file.path) {  // bytes that are not UTF-8, control characters
       throw Error(fmt::format("{}: the name is not plain UTF-8 text; a manifest cannot list it",

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,13 +33,19 @@ ManifestRead read_manifest(const std::filesystem::path& folder, const std::strin
 
 // "" when every listed file exists with the listed size and SHA-256; else every difference,
 // joined by "; " ("model.pt: SHA-256 differs from plumb-checkpoint.json"). Sizes are compared
-// first, so that a truncated file is reported without reading the others.
+// first, so that a truncated file is reported without reading the others; a file that changed
+// while it was hashed is named as such. read_manifest refuses a manifest listing no file.
 std::string verify_manifest(const std::filesystem::path& folder, const std::string& prefix,
                             const Manifest& manifest);
 
+// Called with a file's path once its bytes were hashed, before it is looked at again: tests change
+// the file there to stand for a job still writing it.
+using AfterHash = std::function<void(const std::filesystem::path&)>;
+
 // The manifest of every regular file under `folder` but the manifest itself, sorted by path.
-// An unreadable file or folder is an Error naming it.
-Manifest make_manifest(const std::filesystem::path& folder, int64_t step);
+// An unreadable file or folder is an Error naming it, and so is a file that changed while it was
+// hashed: its size, modification time or inode after the last byte differ from before the first.
+Manifest make_manifest(const std::filesystem::path& folder, int64_t step, const AfterHash& after_hash = {});
 
 // The JSON text of a manifest (one file per line), ending with a newline.
 std::string manifest_json(const Manifest& manifest);

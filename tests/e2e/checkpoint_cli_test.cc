@@ -238,6 +238,56 @@ TEST(CheckpointCli, FindWithoutACompleteCheckpointExitsOne) {
                    "writes it once a save completes\n");
 }
 
+// Issue 28: seal wrote a manifest of nothing for an empty folder, and find then preferred it to a
+// real, older checkpoint.
+TEST(CheckpointCli, SealRefusesAFolderWithNoFile) {
+  const std::string dir = temp_dir("ckpt-seal-nothing") + "/step_9";
+  fs::create_directories(dir + "/shards");
+  const test::Run r = plumb("seal " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "plumb: error: " + dir + ": holds no file to seal (a checkpoint without files is not complete)\n");
+  EXPECT_FALSE(fs::exists(dir + "/plumb-checkpoint.json"));
+}
+
+TEST(CheckpointCli, FindSkipsAManifestListingNoFile) {
+  const std::string root = temp_dir("ckpt-find-listless");
+  put(root + "/step_100/model.pt", "weights\n");
+  ASSERT_EQ(plumb("seal " + root + "/step_100").exit_code, 0);
+  put(root + "/step_200/plumb-checkpoint.json",
+      "{\"schema\": \"plumb.checkpoint/1\", \"step\": 200, \"files\": []}\n");
+  const test::Run r = plumb("find " + root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "resume from: " + root + "/step_100 (plumb, step 100)\n"
+                   "skipped: step_200/plumb-checkpoint.json: files: expected at least one file (a checkpoint "
+                   "without files is not complete)\n");
+  const test::Run verify = plumb("verify " + root + "/step_200");
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_EQ(verify.out, root + "/step_200: FAILED: plumb-checkpoint.json: files: expected at least one file (a "
+                               "checkpoint without files is not complete)\n");
+}
+
+// A file the job is still writing while seal hashes it: a 256 MiB sparse file (hashing takes a
+// good fraction of a second) that a shell loop appends a byte to every 5 ms.
+TEST(CheckpointCli, SealFailsOnAFileStillBeingWritten) {
+  const std::string dir = temp_dir("ckpt-seal-writing") + "/step_3";
+  put(dir + "/optim.pt", "adam\n");
+  const std::string file = dir + "/model.pt";
+  put(file, "");
+  fs::resize_file(file, size_t{256} << 20);
+  // In a subshell as a whole: run_command redirects what it is given.
+  const test::Run r = run_command("((while :; do printf x >> " + file + "; sleep 0.005; done) & writer=$!; " + kPlumb +
+                                  " checkpoint seal " + dir + "; status=$?; kill $writer; exit $status)");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const std::string when = R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} UTC)";
+  EXPECT_TRUE(matches(r.err, escaped("plumb: error: " + file + ": changed while it was hashed: ") + R"(\d+ bytes, )" +
+                                 "modified " + when + R"( when opened; \d+ bytes, modified )" + when +
+                                 R"( once \d+ bytes were read\n)"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/plumb-checkpoint.json"));
+}
+
 TEST(CheckpointCli, AMissingDirOrAFileIsOneLineWithExitTwo) {
   const std::string dir = temp_dir("ckpt-missing");
   put(dir + "/file", "x");

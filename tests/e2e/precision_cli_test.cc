@@ -181,6 +181,60 @@ TEST(PrecisionCli, StatsOfAFile) {
   EXPECT_EQ(doc["tensors"][0]["elements"], 32);
 }
 
+// ---- issue 28: what used to pass -------------------------------------------------------------
+
+// Raw float32 files written here: `values` as one tensor.
+std::string raw_f32(const std::string& dir, const std::string& name, const std::vector<float>& values) {
+  const std::string path = dir + "/" + name;
+  write_file(path, std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  return path;
+}
+
+// The console row of the one pair: its verdict, cosine and reason.
+std::string pair_row(const test::Run& r) {
+  const std::vector<std::string> lines = lines_of(r.out);
+  return lines.size() > 5 ? lines[5] : "(no row) " + r.out;
+}
+
+TEST(PrecisionCli, ZerosNanAndTinyOutputsFailWithTheirReason) {
+  const std::string dir = temp_dir("precision-issue28");
+  const float nan = __builtin_nanf("");
+  const std::string ref = raw_f32(dir, "ref.bin", {0.5f, -0.25f, 0.125f, 0.75f});
+  const std::string raw = " --dtype float32";
+  const test::Run zeros = run_command(kPlumb + "compare " + raw_f32(dir, "zeros.bin", {0, 0, 0, 0}) + " " + ref + raw);
+  EXPECT_EQ(zeros.exit_code, 1) << zeros.out << zeros.err;
+  EXPECT_TRUE(has(pair_row(zeros), "     n/a    7.500e-01    1.000e+00    0.0000    0.0000  A is all zero and B is not: "
+                                   "no cosine (max abs error 0.75)"))
+      << pair_row(zeros);
+  const test::Run nans =
+      run_command(kPlumb + "compare " + raw_f32(dir, "nan_a.bin", {nan, nan}) + " " + raw_f32(dir, "nan_b.bin", {nan, nan}) + raw);
+  EXPECT_EQ(nans.exit_code, 1) << nans.out << nans.err;
+  EXPECT_TRUE(has(pair_row(nans), "1.000000            0            0    1.0000    1.0000  A holds 2 NaN and 0 Inf, at "
+                                  "the same places as B: msprobe sets them to 0 for the metrics and marks the pair "
+                                  "red (a NaN/Inf max or min in A)"))
+      << pair_row(nans);
+  const test::Run tiny =
+      run_command(kPlumb + "compare " + raw_f32(dir, "tiny.bin", {0.5e-30f, -0.25e-30f, 0.125e-30f, 0.75e-30f}) + " " +
+                  ref + raw);
+  EXPECT_EQ(tiny.exit_code, 1) << tiny.out << tiny.err;
+  EXPECT_TRUE(has(pair_row(tiny), "1.000000    7.500e-01    1.000e+00    0.0000    0.0000  A is zero at B's scale: its L2 "
+                                  "norm is 1e-30 of B's, not above msprobe's zero norm 2.22e-16 (max abs error 0.75)"))
+      << pair_row(tiny);
+}
+
+// A .pt whose storage's bytes no longer match the zip's CRC-32: bad input, not numbers.
+TEST(PrecisionCli, ADamagedPtIsRefused) {
+  const std::string dir = temp_dir("precision-crc");
+  const std::string good = std::string(PLUMB_TEST_FIXTURES) + "/precision/pt/float32_2d.pt";
+  std::string bytes = read_file(good);
+  bytes[384] = static_cast<char>(bytes[384] ^ 0xff);
+  write_file(dir + "/damaged.pt", bytes);
+  const test::Run r = run_command(kPlumb + "compare " + dir + "/damaged.pt " + good);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: " + dir + "/damaged.pt: zip entry 'float32_2d/data/0': its 24 bytes have CRC-32 "
+                   "61dd8917, and the zip records 68100c46: the entry is damaged\n");
+}
+
 // ---- bad input: exit 2, one line --------------------------------------------------------------
 
 TEST(PrecisionCli, BadInputOneLineEach) {

@@ -205,6 +205,25 @@ TEST(CompareDumps, UnmatchedPairsSayWhy) {
   EXPECT_TRUE(r.first_divergence.empty());
 }
 
+// Issue 28, statistics mode: A's max given as NaN on both sides is msprobe's red mark (a fail),
+// while summaries that are absent (null) on both sides say nothing.
+TEST(CompareDumps, StatisticsNanOnBothSidesFailsAbsentSummariesDoNot) {
+  const fs::path dir = scratch("stats_nan");
+  const std::string nan_out = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": NaN,
+                                  "Min": -1, "Mean": NaN, "Norm": NaN, "requires_grad": false})";
+  const std::string absent = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [0], "Max": null,
+                                 "Min": null, "Mean": null, "Norm": null, "requires_grad": false})";
+  const std::string entry = fmt::format(R"({{"input_args": [{}], "input_kwargs": {{}}, "output": [{}]}})", absent,
+                                        nan_out);
+  write_dump(dir / "a", "statistics", {{"Tensor.div.0.forward", entry}});
+  write_dump(dir / "b", "statistics", {{"Tensor.div.0.forward", entry}});
+  const CompareResult r = compare((dir / "a").string(), (dir / "b").string(), {});
+  EXPECT_EQ(verdicts(r), (std::vector<std::string>{"pass", "fail"}));
+  EXPECT_EQ(r.pairs[1].judgement.why,
+            "A's max nan and min -1, the same in B: msprobe marks a NaN/Inf max or min in A red");
+  EXPECT_EQ(r.first_divergence, (std::vector<size_t>{1}));
+}
+
 TEST(CompareDumps, SeveralRanksMatchedByTheirPath) {
   const fs::path dir = scratch("ranks");
   write_dump(dir / "a/step0/rank0", "statistics", {{"Tensor.add.0.forward", call(1, 2)}});

@@ -108,10 +108,54 @@ TEST(Metrics, NanAgainstANumberLeavesEveryMsprobeMetricUndefined) {
 }
 
 TEST(Metrics, CosineOfZeroTensors) {
-  EXPECT_EQ(compare_tensors(f32({0, 0}), f32({0, 0})).cosine, 1.0);  // both norms ≤ eps: 1
+  const Metrics both = compare_tensors(f32({0, 0}), f32({0, 0}));
+  EXPECT_EQ(both.cosine, 1.0);  // msprobe: both sides zero is a cosine of 1
+  EXPECT_TRUE(both.zero_a && both.zero_b);
   const Metrics one_side = compare_tensors(f32({1, 0}), f32({0, 0}));
   EXPECT_TRUE(std::isnan(one_side.cosine));  // msprobe: "All the data is Zero in Bench dump data"
+  EXPECT_FALSE(one_side.zero_a);
+  EXPECT_TRUE(one_side.zero_b);
+  EXPECT_TRUE(std::isnan(one_side.norm_ratio));
   EXPECT_EQ(one_side.max_abs_err, 1.0);
+  // NaN at the same place is set to 0 first: A is then all zero, B is not.
+  const Metrics nan_zero = compare_tensors(f32({kNaN, 0, 0}), f32({kNaN, 1, 0}));
+  EXPECT_TRUE(nan_zero.zero_a);
+  EXPECT_FALSE(nan_zero.zero_b);
+  // A float64 side of subnormals is not zero: 5e-324² underflows to 0, the scaled sums do not.
+  const Metrics subnormal = compare_tensors(f64({5e-324, 0, 1e-310}), f64({5e-324, 0, 1e-310}));
+  EXPECT_FALSE(subnormal.zero_a || subnormal.zero_b);
+  EXPECT_DOUBLE_EQ(subnormal.cosine, 1.0);
+  EXPECT_EQ(subnormal.norm_ratio, 1.0);
+}
+
+// The cosine of A = B × 1e-30 is 1: each side is scaled by its largest magnitude before the sums
+// (issue 28: msprobe's test of a norm ≤ ε made it N/A, and the pair passed).
+TEST(Metrics, CosineIsComputedWithoutUnderflowOrOverflow) {
+  const std::vector<double> ref = {0.5, -0.25, 0.125, 1, -0.75};
+  auto scaled = [&](double k) {
+    std::vector<double> v;
+    for (double x : ref) v.push_back(x * k);
+    return v;
+  };
+  std::vector<float> tiny32;
+  for (double x : scaled(1e-30)) tiny32.push_back(static_cast<float>(x));
+  std::vector<float> ref32(ref.begin(), ref.end());
+  const Metrics f = compare_tensors(f32(tiny32), f32(ref32));  // float32: squares near 1e-61, in range
+  EXPECT_NEAR(f.cosine, 1.0, 1e-12);
+  EXPECT_NEAR(f.norm_ratio, 1e-30, 1e-36);
+  EXPECT_FALSE(f.zero_a || f.zero_b);
+  const Metrics small = compare_tensors(f64(scaled(1e-200)), f64(ref));  // squares underflow to 0
+  EXPECT_NEAR(small.cosine, 1.0, 1e-15);
+  EXPECT_NEAR(small.norm_ratio, 1e-200, 1e-214);
+  const Metrics large = compare_tensors(f64(scaled(1e200)), f64(ref));  // squares overflow to inf
+  EXPECT_NEAR(large.cosine, 1.0, 1e-15);
+  EXPECT_NEAR(large.norm_ratio, 1e200, 1e186);
+  const Metrics opposite = compare_tensors(f64(scaled(-1e-200)), f64(scaled(1e200)));
+  EXPECT_NEAR(opposite.cosine, -1.0, 1e-15);
+  // Two tensors of tiny noise: a real cosine (here orthogonal: 0), where msprobe would say 1.
+  const Metrics noise = compare_tensors(f32({1e-20f, 0}), f32({0, 1e-20f}));
+  EXPECT_EQ(noise.cosine, 0.0);
+  EXPECT_EQ(noise.norm_ratio, 1.0);
 }
 
 TEST(Metrics, ScalarsAndSingleElementsFollowMsprobe) {
@@ -348,15 +392,16 @@ else:
     xp[zero] += EPS
     rel = np.abs(np.divide(xp - yp, yp))
     d = x - y
-    na, nb = np.linalg.norm(x), np.linalg.norm(y)
-    if x.size == 1:
+    # plumb's cosine (docs/precision.md): each side scaled by its largest magnitude first; a
+    # side is zero only when every element is.
+    ma, mb = np.abs(x).max(), np.abs(y).max()
+    if x.size == 1 or (ma == 0) != (mb == 0):
         out["cosine"] = float("nan")
-    elif na <= EPS and nb <= EPS:
+    elif ma == 0:
         out["cosine"] = 1.0
-    elif na <= EPS or nb <= EPS:
-        out["cosine"] = float("nan")
     else:
-        out["cosine"] = x.dot(y) / (na * nb)
+        xs, ys = x / ma, y / mb
+        out["cosine"] = xs.dot(ys) / (np.linalg.norm(xs) * np.linalg.norm(ys))
     out["max_abs_err"] = np.max(np.abs(d))
     out["max_rel_err"] = np.max(rel)
     out["mean_abs_err"] = np.mean(np.abs(d))

@@ -3,6 +3,7 @@
 // byte below as a worked example; a malicious data.pkl refused with nothing run; each bad input's
 // one line. Also the restricted reading of src/mem's pickle reader that it rests on.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <filesystem>
@@ -248,6 +249,9 @@ TEST(PtReader, TruncatedZip) {
 TEST(PtReader, ByteorderNeitherLittleNorBig) {
   std::string bytes = file_bytes(kDir + "float32_2d.pt");
   bytes.replace(bytes.find("little"), 6, "middle");
+  // The entry's CRC-32, in its local header and the central directory, made to match ("little"
+  // 19e33d85, "middle" 9e801acf): the reader's own check is what is tested here.
+  for (size_t at; (at = bytes.find("\x85\x3d\xe3\x19")) != std::string::npos;) bytes.replace(at, 4, "\xcf\x1a\x80\x9e");
   EXPECT_EQ(error_of(bytes, "x.pt"), "x.pt: 'float32_2d/byteorder' holds 6 bytes that are not 'little' or 'big'");
 }
 
@@ -291,6 +295,136 @@ TEST(PtReader, ExpandedViewBeyondTheCopyBudget) {
             kDir + "expanded_huge.pt: the view (offset 0, shape [1048576, 1024], strides [0, 0]) repeats storage "
                    "'0' into 4294967296 bytes; plumb copies such views up to 16795200 bytes for this file (16 MiB and "
                    "16 times its size)");
+}
+
+// ---- zip entries checked against their local headers and CRC-32 (issue 28). Each case is
+// float32_2d.pt (or deflated.pt) with a few bytes changed here; the byte offsets are those the
+// worked example above shows: data.pkl's local header at 0, data/0's at 326 (its data at 384, 24
+// bytes, CRC-32 68100c46), the central directory at 680.
+
+// The byte offset of the central (`signature` "PK\x01\x02", name at +46) or local ("PK\x03\x04",
+// name at +30) header of the entry `name`.
+size_t header_of(const std::string& bytes, const std::string& name, bool central) {
+  const std::string signature = central ? std::string("PK\x01\x02", 4) : std::string("PK\x03\x04", 4);
+  const size_t name_at = central ? 46 : 30;
+  for (size_t at = bytes.find(signature); at != std::string::npos; at = bytes.find(signature, at + 1)) {
+    if (bytes.compare(at + name_at, name.size(), name) == 0) return at;
+  }
+  ADD_FAILURE() << "no header of " << name;
+  return 0;
+}
+
+void put_le(std::string& bytes, size_t at, uint64_t value, int n) {
+  for (int i = 0; i < n; ++i) bytes[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+const std::string kStorage = "float32_2d/data/0";
+
+TEST(PtZipIntegrity, TheFixtureHeadersAreWhereTheMessagesSay) {
+  const std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  EXPECT_EQ(header_of(bytes, "float32_2d/data.pkl", false), 0u);
+  EXPECT_EQ(header_of(bytes, kStorage, false), 326u);
+  EXPECT_EQ(bytes.find(std::string("PK\x01\x02", 4)), 680u);
+}
+
+// The central directory names data/0 but points at data.pkl's local header: without the check,
+// data.pkl's first 24 bytes were read as the tensor.
+TEST(PtZipIntegrity, CentralDirectoryPointingAtAnotherEntrysHeader) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  put_le(bytes, header_of(bytes, kStorage, true) + 42, 0, 4);
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data/0': its local header at byte 0 names 'float32_2d/data.pkl': the "
+            "central directory points at another entry's header");
+}
+
+TEST(PtZipIntegrity, LocalHeaderWithAnotherCompressionMethod) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  put_le(bytes, 326 + 8, 8, 2);
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data/0': its local header at byte 326 gives compression method 8, the "
+            "central directory 0");
+}
+
+TEST(PtZipIntegrity, LocalHeaderWithOtherSizes) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  const size_t central = header_of(bytes, kStorage, true);
+  put_le(bytes, central + 20, 20, 4);  // compressed size
+  put_le(bytes, central + 24, 20, 4);  // uncompressed size
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data/0': its local header at byte 326 gives 24 bytes, 24 uncompressed, "
+            "CRC-32 68100c46; the central directory 20, 20, 68100c46");
+  std::string crc = file_bytes(kDir + "float32_2d.pt");
+  put_le(crc, 326 + 14, 0x12345678, 4);
+  EXPECT_EQ(error_of(crc, "y.pt"),
+            "y.pt: zip entry 'float32_2d/data/0': its local header at byte 326 gives 24 bytes, 24 uncompressed, "
+            "CRC-32 12345678; the central directory 24, 24, 68100c46");
+}
+
+TEST(PtZipIntegrity, DataRunningIntoTheCentralDirectory) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  const size_t central = header_of(bytes, kStorage, true);
+  for (const size_t at : {size_t{326} + 18, size_t{326} + 22, central + 20, central + 24}) put_le(bytes, at, 400, 4);
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data/0': its data (bytes 384 to 784) runs into the central directory at "
+            "byte 680");
+}
+
+TEST(PtZipIntegrity, LocalHeaderRunningPastTheEnd) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  put_le(bytes, 326 + 26, 0xffff, 2);  // the name's length
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: truncated zip: the local header of entry 'float32_2d/data/0' at byte 326 runs past the end of the "
+            "file (1236 bytes)");
+}
+
+TEST(PtZipIntegrity, DamagedStoredBytesFailTheirCrc) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  bytes[384] = static_cast<char>(bytes[384] ^ 0xff);  // the first float's low byte
+  EXPECT_EQ(error_of(bytes, "x.pt"),
+            "x.pt: zip entry 'float32_2d/data/0': its 24 bytes have CRC-32 61dd8917, and the zip records 68100c46: "
+            "the entry is damaged");
+}
+
+TEST(PtZipIntegrity, DeflatedBytesAreCheckedOnceInflated) {
+  std::string bytes = file_bytes(kDir + "deflated.pt");
+  put_le(bytes, header_of(bytes, "archive/data/0", false) + 14, 0, 4);
+  put_le(bytes, header_of(bytes, "archive/data/0", true) + 16, 0, 4);
+  EXPECT_EQ(error_of(bytes, "d.pt"),
+            "d.pt: zip entry 'archive/data/0': its 256 bytes have CRC-32 b68dcaa8, and the zip records 00000000: the "
+            "entry is damaged");
+}
+
+// Bit 3 of the flags: the local header's CRC-32 and sizes are 0 and follow the data (a streaming
+// writer); the central directory's are checked against the bytes.
+TEST(PtZipIntegrity, DataDescriptorZerosInTheLocalHeaderAreAccepted) {
+  std::string bytes = file_bytes(kDir + "float32_2d.pt");
+  put_le(bytes, 326 + 6, 8, 2);
+  for (const size_t at : {size_t{326} + 14, size_t{326} + 18, size_t{326} + 22}) put_le(bytes, at, 0, 4);
+  const std::vector<Tensor> tensors = read_pt(mem::input_from_string(bytes, "dd.pt"), {});
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_EQ(values<float>(tensors[0]), (std::vector<float>{1.5f, -2.0f, 3.0f, 4.0f, 5.25f, -6.0f}));
+  put_le(bytes, 326 + 18, 20, 4);  // only one of them 0: not a deferral
+  EXPECT_EQ(error_of(bytes, "dd.pt"),
+            "dd.pt: zip entry 'float32_2d/data/0': its local header at byte 326 gives 20 bytes, 0 uncompressed, "
+            "CRC-32 00000000; the central directory 24, 24, 68100c46");
+}
+
+TEST(PtZipIntegrity, Zip64LocalHeaderWithoutItsExtraField) {
+  std::string bytes = file_bytes(kDir + "zip64.pt");
+  const size_t local = header_of(bytes, kStorage, false);
+  put_le(bytes, local + 30 + kStorage.size(), 0x9999, 2);  // the ZIP64 extra field's id
+  EXPECT_EQ(error_of(bytes, "z.pt"),
+            "z.pt: zip entry 'float32_2d/data/0': its local header at byte 299 defers its sizes to a ZIP64 extra "
+            "field that is not there");
+}
+
+TEST(PtZipIntegrity, LargeEntriesAreChecksummedInPartsWithTheSameResult) {
+  // 130 MiB in two parts on threads, joined with crc32_combine: zlib's CRC-32 of the whole.
+  std::string big(size_t{130} << 20, '\0');
+  for (size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>(i * 2654435761u >> 24);
+  EXPECT_EQ(zip_crc32(big), static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(big.data()), big.size())));
+  EXPECT_EQ(zip_crc32(""), 0u);
+  EXPECT_EQ(zip_crc32("123456789"), 0xcbf43926u);  // the CRC-32 check value (APPNOTE 4.4.7, ISO 3309)
 }
 
 // ---- the restricted reading of src/mem's pickle reader

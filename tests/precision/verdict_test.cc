@@ -75,7 +75,8 @@ TEST(Verdict, ThresholdsAreFlags) {
 }
 
 TEST(Verdict, MsprobeUndefinedCosineIsJudgedByItsError) {
-  // msprobe's "Nan" cosine (one side all zero) fails no cosine test: only max abs error > 1 fails.
+  // A cosine msprobe does not compute (a single element: "Unsupported") fails no cosine test:
+  // only max abs error > 1 fails.
   EXPECT_EQ(msprobe(metrics(kUndefined, 0.5)).verdict, Verdict::kPass);
   EXPECT_EQ(msprobe(metrics(kUndefined, 2)).why, "max abs error 2 > 1");
   EXPECT_EQ(msprobe(metrics(kUndefined, 0.5, 1)).verdict, Verdict::kPass);  // a single element
@@ -99,6 +100,80 @@ Tensor f32(const std::vector<float>& v) {
   t.data = bytes->data();
   t.owner = bytes;
   return t;
+}
+
+Judgement msprobe_of(const std::vector<float>& a, const std::vector<float>& b) {
+  return rule_named("msprobe").judge(compare_tensors(f32(a), f32(b)), DType::kFloat32, {});
+}
+
+Judgement assert_close_of(const std::vector<float>& a, const std::vector<float>& b) {
+  return rule_named("assert-close").judge(compare_tensors(f32(a), f32(b)), DType::kFloat32, {});
+}
+
+constexpr float kNaN = __builtin_nanf("");
+constexpr float kInf = __builtin_huge_valf();
+
+// Issue 28: an all-zero output against a non-zero reference had cosine "n/a" and passed on its
+// max abs error (msprobe's check_accuracy does so); so did the reverse.
+TEST(Verdict, MsprobeAllZeroAgainstNonZeroFails) {
+  const Judgement a_zero = msprobe_of({0, 0, 0}, {0.5f, 0.25f, 0});
+  EXPECT_EQ(a_zero.verdict, Verdict::kFail);
+  EXPECT_EQ(a_zero.why, "A is all zero and B is not: no cosine (max abs error 0.5)");
+  EXPECT_EQ(msprobe_of({0.5f, 0.25f, 0}, {0, 0, 0}).why, "B is all zero and A is not: no cosine (max abs error 0.5)");
+  EXPECT_EQ(msprobe_of({0.5f}, {0}).why, "B is all zero and A is not: no cosine (max abs error 0.5)");  // one element
+  const Judgement both = msprobe_of({0, 0}, {0, 0});  // zeros agree: cosine 1
+  EXPECT_EQ(both.verdict, Verdict::kPass);
+  EXPECT_EQ(both.why, "");
+  // assert_close keeps torch's rule: zeros against values within atol are close.
+  EXPECT_EQ(assert_close_of({0, 0}, {1e-6f, 0}).verdict, Verdict::kPass);
+}
+
+// Issue 28: A = B × 1e-30 had its cosine underflow to "n/a" and passed. Its cosine is now 1, and
+// the pair fails because A is zero at B's scale (msprobe's ε test, relative).
+TEST(Verdict, MsprobeSideZeroAtTheOthersScaleFails) {
+  const std::vector<float> ref = {0.5f, -0.25f, 0.125f, 0.75f};
+  std::vector<float> tiny;
+  for (float x : ref) tiny.push_back(x * 1e-30f);
+  const Metrics m = compare_tensors(f32(tiny), f32(ref));
+  EXPECT_NEAR(m.cosine, 1.0, 1e-12);
+  const Judgement j = rule_named("msprobe").judge(m, DType::kFloat32, {});
+  EXPECT_EQ(j.verdict, Verdict::kFail);
+  EXPECT_EQ(j.why, "A is zero at B's scale: its L2 norm is 1e-30 of B's, not above msprobe's zero norm 2.22e-16 "
+                   "(max abs error 0.75)");
+  EXPECT_EQ(msprobe_of(ref, tiny).why, "B is zero at A's scale: its L2 norm is 1e-30 of A's, not above msprobe's "
+                                       "zero norm 2.22e-16 (max abs error 0.75)");
+  // 1e-15 of the other's norm is above ε: judged by msprobe's thresholds (cosine 1, error 0.75).
+  std::vector<float> small;
+  for (float x : ref) small.push_back(x * 1e-15f);
+  EXPECT_EQ(msprobe_of(small, ref).verdict, Verdict::kPass);
+}
+
+// Issue 28: two all-NaN outputs passed with "cosine 1.000000". msprobe sets NaN/Inf at the same
+// places to 0 (hence the cosine) and marks the row red (its NPU max or min is nan/inf).
+TEST(Verdict, MsprobeNanOrInfInAFailsAndSaysWhy) {
+  const Metrics nan = compare_tensors(f32({kNaN, kNaN, kNaN, kNaN}), f32({kNaN, kNaN, kNaN, kNaN}));
+  EXPECT_EQ(nan.cosine, 1.0);  // the zeroed metrics, as msprobe computes them
+  EXPECT_EQ(nan.max_abs_err, 0.0);
+  const Judgement j = rule_named("msprobe").judge(nan, DType::kFloat32, {});
+  EXPECT_EQ(j.verdict, Verdict::kFail);
+  EXPECT_EQ(j.why, "A holds 4 NaN and 0 Inf, at the same places as B: msprobe sets them to 0 for the metrics and "
+                   "marks the pair red (a NaN/Inf max or min in A)");
+  EXPECT_EQ(msprobe_of({kInf, 1, 2}, {-kInf, 1, 2}).why,
+            "A holds 0 NaN and 1 Inf, at the same places as B: msprobe sets them to 0 for the metrics and marks the "
+            "pair red (a NaN/Inf max or min in A)");
+  // At different places: every msprobe metric is N/A.
+  EXPECT_EQ(msprobe_of({kNaN, 1, 2}, {0, 1, kInf}).why,
+            "NaN or Inf at different places in A (1 NaN, 0 Inf) and B (0 NaN, 1 Inf): no msprobe metric is defined");
+}
+
+TEST(Verdict, AssertCloseSaysWhatItDidWithNanAndInf) {
+  EXPECT_EQ(assert_close_of({kNaN, 1}, {kNaN, 1}).why,
+            "1 of 2 elements not close (|a - b| > atol + rtol * |b|, rtol 1.3e-06, atol 1e-05); NaN is never close "
+            "(equal_nan=False): 1 in A, 1 in B");
+  const Judgement inf = assert_close_of({kInf, -kInf, 1}, {kInf, -kInf, 1});
+  EXPECT_EQ(inf.verdict, Verdict::kPass);
+  EXPECT_EQ(inf.why, "2 Inf in A equal to B's: close (torch.isclose)");
+  EXPECT_EQ(assert_close_of({kInf, 1}, {-kInf, 1}).verdict, Verdict::kFail);
 }
 
 TEST(Verdict, AssertCloseOnComparedTensors) {
@@ -157,6 +232,15 @@ TEST(Verdict, StatisticsJudge) {
             "max: NaN or Inf on one side only (diff nan)");
   EXPECT_EQ(judge(stat_diffs(stats(2, -HUGE_VAL, 0.5, 4), stats(2, -1, 0.5, 4)), {}).why,
             "min: NaN or Inf on one side only (diff -inf)");
+  // NaN or Inf in A's max or min on both sides: equal, yet msprobe marks A's row red (issue 28).
+  // compare.cc sets a_overflow where the dump gives such a value (an absent one is NaN here too).
+  StatDiffs nan = stat_diffs(stats(NAN, -1, NAN, NAN), stats(NAN, -1, NAN, NAN));
+  EXPECT_EQ(judge(nan, {}).verdict, Verdict::kPass);  // absent summaries: nothing to judge
+  nan.a_overflow = true;
+  EXPECT_EQ(judge(nan, {}).why, "A's max nan and min -1, the same in B: msprobe marks a NaN/Inf max or min in A red");
+  StatDiffs inf = stat_diffs(stats(HUGE_VAL, -HUGE_VAL, 0, HUGE_VAL), stats(HUGE_VAL, -HUGE_VAL, 0, HUGE_VAL));
+  inf.a_overflow = true;
+  EXPECT_EQ(judge(inf, {}).why, "A's max inf and min -inf, the same in B: msprobe marks a NaN/Inf max or min in A red");
   Thresholds t;
   t.stats_rel_fail = 0.2;
   EXPECT_EQ(judge(stat_diffs(stats(2, -1, 0.5, 5), stats(2, -2, 0, 4)), t).why, "L2 norm relative error 0.25 > 0.2");

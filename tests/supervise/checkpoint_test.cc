@@ -1,5 +1,6 @@
 #include "supervise/checkpoint.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/sha256.h"
+#include "supervise/checkpoint_manifest.h"
 #include "support/subprocess.h"
 
 namespace plumb::supervise {
@@ -399,11 +401,11 @@ TEST(CheckpointManifest, EveryProblemOfAManifestIsNamed) {
   EXPECT_TRUE(choice.path.empty());
   EXPECT_EQ(reasons(choice),
             (std::vector<std::string>{
-                "run_1/plumb-checkpoint.json: not valid JSON",
                 "run_2/plumb-checkpoint.json: schema: expected \"plumb.checkpoint/1\"; step: "
                 "expected a whole number, 0 or more; files[0].path: expected a relative path "
                 "inside the checkpoint; files[0].sha256: expected 64 lowercase hex digits; "
-                "files[1]: expected an object with path, size and sha256"}));
+                "files[1]: expected an object with path, size and sha256",
+                "run_1/plumb-checkpoint.json: not valid JSON"}));  // newest first, by the folders' names
 }
 
 TEST(CheckpointManifest, SealedSubfoldersArePickedByTheirManifestsStep) {
@@ -435,6 +437,98 @@ TEST(CheckpointManifest, SealRefusesAFileNameAManifestCannotHold) {
   EXPECT_EQ(test::error_message([&] { seal_checkpoint(dir, 1); }),
             dir + "/bad\\x01name.pt: the name is not plain UTF-8 text; a manifest cannot list it");
   EXPECT_FALSE(fs::exists(fs::path(dir) / "plumb-checkpoint.json"));
+}
+
+// ---- what a manifest may vouch for (issue 28) ----
+
+TEST(CheckpointManifest, SealRefusesAFolderWithNoFile) {
+  const std::string dir = test::temp_dir("ckpt-seal-empty");
+  EXPECT_EQ(test::error_message([&] { seal_checkpoint(dir, 5); }),
+            dir + ": holds no file to seal (a checkpoint without files is not complete)");
+  make_folder(dir, "optim/shards");  // folders alone are not files
+  EXPECT_EQ(test::error_message([&] { seal_checkpoint(dir, 5); }),
+            dir + ": holds no file to seal (a checkpoint without files is not complete)");
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "plumb-checkpoint.json"));
+}
+
+// find used to pick a manifest listing nothing (nothing to fail) over a real, older checkpoint.
+TEST(CheckpointManifest, AManifestListingNoFileIsNotComplete) {
+  const std::string dir = test::temp_dir("ckpt-manifest-empty");
+  put(dir, "step_100/model.pt", "weights");
+  seal_checkpoint(fs::path(dir) / "step_100", 100);
+  put(dir, "step_200/plumb-checkpoint.json",
+      "{\"schema\": \"plumb.checkpoint/1\", \"step\": 200, \"files\": []}");
+  const CheckpointChoice choice = find_checkpoint(dir);
+  EXPECT_EQ(relative(dir, choice.path), "step_100");
+  EXPECT_EQ(choice.step, 100);
+  EXPECT_EQ(reasons(choice), std::vector<std::string>{"step_200/plumb-checkpoint.json: files: expected at least "
+                                                      "one file (a checkpoint without files is not complete)"});
+  const ManifestRead read = read_manifest(fs::path(dir) / "step_200", "");
+  EXPECT_FALSE(read.manifest.has_value());
+  EXPECT_EQ(read.problem,
+            "plumb-checkpoint.json: files: expected at least one file (a checkpoint without files is not complete)");
+}
+
+// Sets `path`'s modification time to `seconds` (since 1970, UTC) and `nanoseconds`.
+void set_mtime(const fs::path& path, time_t seconds, long nanoseconds) {
+  const timespec times[2] = {{seconds, nanoseconds}, {seconds, nanoseconds}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+constexpr time_t k2025 = 1735689600;  // 2025-01-01 00:00:00 UTC
+
+// A file in the folder, dated; `change` runs once it was hashed, as a job still writing would.
+std::string seal_error_when(const std::string& name, const std::function<void(const fs::path&)>& change) {
+  const std::string dir = test::temp_dir(name);
+  put(dir, "model.pt", "weights");
+  put(dir, "optim.pt", "moments");
+  set_mtime(fs::path(dir) / "model.pt", k2025, 0);
+  const std::string message = test::error_message([&] {
+    seal_checkpoint(dir, 9, [&](const fs::path& hashed) {
+      if (hashed.filename() == "model.pt") change(hashed);
+    });
+  });
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "plumb-checkpoint.json")) << name;
+  return message.substr(message.find("model.pt"));
+}
+
+TEST(CheckpointManifest, AFileThatChangedWhileItWasHashedFailsTheSeal) {
+  EXPECT_EQ(seal_error_when("ckpt-seal-grows",
+                            [](const fs::path& p) {
+                              test::write_file(p.string(), "weights++");
+                              set_mtime(p, k2025 + 1, 250000000);
+                            }),
+            "model.pt: changed while it was hashed: 7 bytes, modified 2025-01-01 00:00:00.000000000 UTC when "
+            "opened; 9 bytes, modified 2025-01-01 00:00:01.250000000 UTC once 7 bytes were read");
+  // The same size, written again: the modification time tells.
+  EXPECT_EQ(seal_error_when("ckpt-seal-rewritten",
+                            [](const fs::path& p) {
+                              test::write_file(p.string(), "weightz");
+                              set_mtime(p, k2025, 1);
+                            }),
+            "model.pt: changed while it was hashed: 7 bytes, modified 2025-01-01 00:00:00.000000000 UTC when "
+            "opened; 7 bytes, modified 2025-01-01 00:00:00.000000001 UTC once 7 bytes were read");
+  // A new file renamed over the old one, with the same size and time: another inode.
+  EXPECT_EQ(seal_error_when("ckpt-seal-replaced",
+                            [](const fs::path& p) {
+                              const fs::path next = p.string() + ".tmp";
+                              test::write_file(next.string(), "weightz");
+                              set_mtime(next, k2025, 0);
+                              fs::rename(next, p);
+                            }),
+            "model.pt: was replaced by another file while it was hashed: 7 bytes, modified 2025-01-01 "
+            "00:00:00.000000000 UTC when opened; the new one 7 bytes, modified 2025-01-01 00:00:00.000000000 UTC");
+  EXPECT_EQ(seal_error_when("ckpt-seal-removed", [](const fs::path& p) { fs::remove(p); }),
+            "model.pt: was removed while it was hashed (No such file or directory)");
+}
+
+TEST(CheckpointManifest, AFileLeftAloneWhileItWasHashedIsSealed) {
+  const std::string dir = test::temp_dir("ckpt-seal-still");
+  put(dir, "model.pt", "weights");
+  std::vector<std::string> hashed;
+  seal_checkpoint(dir, 3, [&](const fs::path& p) { hashed.push_back(p.filename().string()); });
+  EXPECT_EQ(hashed, std::vector<std::string>{"model.pt"});
+  EXPECT_EQ(find_checkpoint(dir).step, 3);
 }
 
 TEST(CheckpointMegatron, ATrackerTooLargeForAPointerIsNamed) {
