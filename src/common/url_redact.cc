@@ -214,8 +214,11 @@ std::vector<std::string> url_secrets(std::string_view url) {
 
 std::string mask_secrets(std::string_view text, std::span<const std::string> secrets) {
   std::vector<std::string_view> sorted(secrets.begin(), secrets.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
+  // Longest first, each once: a URL of many random-looking segments may name one many times.
+  std::sort(sorted.begin(), sorted.end(), [](std::string_view a, std::string_view b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   std::string out(text);
   for (const std::string_view s : sorted) {
     if (s.size() < kMinSecretInText) continue;

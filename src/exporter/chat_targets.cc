@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/error.h"
 #include "common/hmac.h"
@@ -176,6 +177,18 @@ std::string shown_url(std::string_view url) {
   return shown.size() <= kMaxShownUrl ? shown : shown.substr(0, kMaxShownUrl - 3) + "...";
 }
 
+// A word typed where the kind goes, as an error quotes it: a name (at most kMaxShownKind letters,
+// '-' or '_') as written; anything else may be a token pasted there ("2c1e5d3a:...") and is masked.
+constexpr size_t kMaxShownKind = 16;
+
+std::string shown_kind(std::string_view kind) {
+  const bool a_name =
+      kind.size() <= kMaxShownKind && std::all_of(kind.begin(), kind.end(), [](char c) {
+        return std::isalpha(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+      });
+  return a_name ? std::string(kind) : kMask;
+}
+
 std::vector<std::string> kind_names() {
   std::vector<std::string> names;
   for (const ChatTargetKind& k : chat_target_kinds()) names.push_back(k.name);
@@ -214,7 +227,9 @@ ChatTarget parse_chat_target(std::string_view spec) {
   for (const ChatTargetKind& k : chat_target_kinds()) {
     if (k.name == kind) target.kind = &k;
   }
-  if (!target.kind) throw Error(unknown_name("--to", "target kind", kind, names));
+  if (!target.kind) {
+    throw Error(unknown_name("--to", "target kind", shown_kind(kind), names, kind));
+  }
   const size_t host = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
   if (host == 0 || host == url.size() || url[host] == '/') {
     throw Error(fmt::format("--to {}: expected a URL starting with http:// or https:// and a host, "

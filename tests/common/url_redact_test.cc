@@ -80,6 +80,9 @@ TEST(MaskSecrets, EveryOccurrenceLongestFirstShortOnesLeft) {
   EXPECT_EQ(mask_secrets("HTTP 404 'Cannot POST /hook/letmein-too' letmein abc", secrets),
             "HTTP 404 'Cannot POST /hook/***' *** abc");
   EXPECT_EQ(mask_secrets("aaaaaaaa", std::vector<std::string>{"aaaaaa"}), "***aa");
+  // A secret named twice (two segments alike) is masked the same as once.
+  EXPECT_EQ(mask_secrets("/a1b2c3d4/a1b2c3d4", url_secrets("http://h/a1b2c3d4/a1b2c3d4")),
+            "/***/***");
 }
 
 }  // namespace

@@ -220,6 +220,17 @@ TEST(ChatTargetSpec, ErrorsQuoteTheValueMasked) {
             "slack, webhook");
   EXPECT_EQ(error("letmein0123"),
             "--to '***': expected KIND:URL with KIND one of feishu, lark, slack, webhook");
+  // A token typed where the kind goes (digits, or past 16 characters) is masked too; a word stays.
+  EXPECT_EQ(error("2c1e5d3a-8f4b:https://h.example/x"),
+            "--to: unknown target kind '***'; expected one of feishu, lark, slack, webhook");
+  EXPECT_EQ(error("feishu1:https://h.example/x"),
+            "--to: unknown target kind '***' (did you mean 'feishu'?); expected one of feishu, "
+            "lark, slack, webhook");
+  EXPECT_EQ(error("abcdefghijklmnopq:https://h.example/x"),
+            "--to: unknown target kind '***'; expected one of feishu, lark, slack, webhook");
+  EXPECT_EQ(error("web-hook:https://h.example/x"),
+            "--to: unknown target kind 'web-hook' (did you mean 'webhook'?); expected one of "
+            "feishu, lark, slack, webhook");
 }
 
 }  // namespace
