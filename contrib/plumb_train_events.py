@@ -24,6 +24,7 @@ import os
 import time
 
 SCHEMA = "plumb.train-events/1"
+LAYERS = ("world", "node", "rail", "spine")  # plumb comm's layers; the exporter refuses others
 
 
 def _memory_module():
@@ -74,6 +75,8 @@ class Step:
 
     def collective(self, collective, nbytes, seconds, ranks, layer="world"):
         """One collective call: its message size as nccl-tests counts it, duration, group size."""
+        if str(layer) not in LAYERS:
+            raise ValueError("layer must be one of %s, got %r" % (", ".join(LAYERS), layer))
         self.collectives.append({
             "collective": str(collective),
             "bytes": _check_whole("bytes", nbytes, 0),

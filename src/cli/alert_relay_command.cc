@@ -13,6 +13,7 @@
 
 #include "cli/stop_signal.h"
 #include "common/strings.h"
+#include "common/url_redact.h"
 #include "exporter/alert_relay.h"
 #include "exporter/chat_sender.h"
 #include "exporter/http_server.h"
@@ -21,12 +22,13 @@ namespace plumb::cli {
 namespace {
 
 // One line at a time from the HTTP and worker threads; label values from Alertmanager are
-// escaped so that no byte of theirs drives the terminal.
-std::function<void(const std::string&)> stderr_log() {
+// escaped so that no byte of theirs drives the terminal, and every secret of the settings
+// (relay_secrets) is masked, whichever line would quote it.
+std::function<void(const std::string&)> stderr_log(std::vector<std::string> secrets) {
   auto mutex = std::make_shared<std::mutex>();
-  return [mutex](const std::string& line) {
+  return [mutex, secrets = std::move(secrets)](const std::string& line) {
     std::lock_guard lock(*mutex);
-    fmt::print(stderr, "{}\n", terminal_safe(line, true));
+    fmt::print(stderr, "{}\n", terminal_safe(mask_secrets(line, secrets), true));
     std::fflush(stderr);
   };
 }
@@ -45,9 +47,28 @@ exporter::SenderOptions sender_options(const AlertRelayOptions& o) {
 std::string targets_text(const std::vector<exporter::ChatTarget>& targets) {
   std::string text;
   for (const exporter::ChatTarget& t : targets) {
-    text += (text.empty() ? "" : ", ") + t.kind->name + " " + exporter::masked_url(t.url);
+    text += (text.empty() ? "" : ", ") + t.kind->name + " " + redact_url(t.url);
   }
   return text;
+}
+
+// An argument CLI11 did not expect, as its error quotes it: an option's name stays; a URL is
+// rendered by redact_url; any other word (the secret after a mistyped --feishu-secret) and an
+// option's value are masked whole.
+std::string shown_argument(const std::string& arg) {
+  if (!arg.starts_with('-')) return arg.find("://") != std::string::npos ? redact_url(arg) : kMask;
+  const size_t eq = arg.find('=');
+  return eq == std::string::npos ? arg : arg.substr(0, eq + 1) + kMask;
+}
+
+// CLI11's own "The following arguments were not expected: ..." quotes the arguments whole; the
+// relay's extras are refused here instead, with the same message and exit code, masked.
+void refuse_extras(const CLI::App& app) {
+  const std::vector<std::string> extras = app.remaining();
+  if (extras.empty()) return;
+  std::vector<std::string> shown;
+  for (const std::string& arg : extras) shown.push_back(shown_argument(arg));
+  throw CLI::ExtrasError(app.get_name(), shown);
 }
 
 }  // namespace
@@ -80,6 +101,8 @@ void setup_alert_relay(CLI::App& app, AlertRelayOptions& o) {
   app.add_option("--drain", o.drain_s,
                  "On SIGINT/SIGTERM, seconds to finish the queue before abandoning it")
       ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
+  app.allow_extras();
+  app.parse_complete_callback([&app] { refuse_extras(app); });
   app.footer("Exit status: 0 stopped by SIGINT/SIGTERM; 2 bad usage (an unknown --to kind, a URL "
              "not http(s), a malformed or busy --listen address). See docs/alert-relay.md.");
 }
@@ -87,7 +110,7 @@ void setup_alert_relay(CLI::App& app, AlertRelayOptions& o) {
 int run_alert_relay(const AlertRelayOptions& o) {
   std::vector<exporter::ChatTarget> targets;
   for (const std::string& spec : o.to) targets.push_back(exporter::parse_chat_target(spec));
-  const auto log = stderr_log();
+  const auto log = stderr_log(exporter::relay_secrets(targets, o.feishu_secret));
   exporter::SenderHooks hooks;
   hooks.log = log;
   hooks.now = [] {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/url_redact.h"
 
 namespace plumb::exporter {
 namespace {
@@ -33,7 +34,8 @@ HttpResponse handle_alert_webhook(const HttpRequest& request, ChatSender& sender
   try {
     payload = parse_alertmanager_webhook(request.body);
   } catch (const Error& e) {
-    log(fmt::format("plumb alert-relay: answered 400 to a POST {}: {}", request.path, e.what()));
+    log(fmt::format("plumb alert-relay: answered 400 to a POST {}: {}", redact_url(request.path),
+                    e.what()));
     return text(400, std::string(e.what()) + "\n");
   }
   const size_t alerts = payload.alerts.size();

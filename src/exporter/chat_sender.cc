@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/number_range.h"
+#include "common/url_redact.h"
 #include "exporter/curl_library.h"
 
 namespace plumb::exporter {
@@ -124,8 +125,21 @@ double retry_delay(const SenderOptions& o, int retry, std::optional<double> retr
   return std::max(delay, std::min(*retry_after, kMaxRetryAfterSeconds));
 }
 
+std::vector<std::string> relay_secrets(const std::vector<ChatTarget>& targets,
+                                       const std::string& feishu_secret) {
+  std::vector<std::string> secrets;
+  for (const ChatTarget& t : targets) {
+    for (std::string& s : url_secrets(t.url)) secrets.push_back(std::move(s));
+  }
+  if (!feishu_secret.empty()) secrets.push_back(feishu_secret);
+  return secrets;
+}
+
 ChatSender::ChatSender(std::vector<ChatTarget> targets, SenderOptions options, SenderHooks hooks)
-    : targets_(std::move(targets)), options_(std::move(options)), hooks_(std::move(hooks)) {
+    : targets_(std::move(targets)),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      secrets_(relay_secrets(targets_, options_.feishu_secret)) {
   curl_api().global_init(CURL_GLOBAL_DEFAULT);  // before any thread: it is not thread-safe
   worker_ = std::thread([this] { work(); });
 }
@@ -195,13 +209,16 @@ void ChatSender::work() {
 
 Delivery ChatSender::deliver(const ChatTarget& target, const WebhookPayload& payload) {
   const int attempts = options_.retries + 1;
-  const std::string where = target.kind->name + " " + masked_url(target.url);
+  const std::string where = target.kind->name + " " + redact_url(target.url);
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     // Built per attempt: the age in the text and Feishu's signed timestamp stay current.
     const std::string body =
         target.kind->body(payload, RenderContext{hooks_.now(), options_.feishu_secret});
-    const ChatReply reply = hooks_.post(target.url, body, options_.timeout_seconds, abandon_);
+    ChatReply reply = hooks_.post(target.url, body, options_.timeout_seconds, abandon_);
     if (abandon_) return Delivery::kAbandoned;
+    // The reason quotes the reply, shortened: its secrets are masked before they can be cut.
+    reply.body = mask_secrets(reply.body, secrets_);
+    reply.transport_error = mask_secrets(reply.transport_error, secrets_);
     const ReplyVerdict verdict = target.kind->judge(reply);
     if (verdict.delivered) {
       log(fmt::format("plumb alert-relay: {}: delivered {}", target.kind->name,
@@ -228,8 +245,10 @@ bool ChatSender::wait(double seconds) {
   return !abandon_;
 }
 
+// A refusal quotes the target's reply, and a server may echo the request's path in it ("Cannot
+// POST /hook/<token>"): the line is masked of every secret the sender holds.
 void ChatSender::log(const std::string& line) const {
-  if (hooks_.log) hooks_.log(line);
+  if (hooks_.log) hooks_.log(mask_secrets(line, secrets_));
 }
 
 }  // namespace plumb::exporter

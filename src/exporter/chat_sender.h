@@ -1,7 +1,8 @@
 // Posting notifications to the chat targets: one worker thread fed by a bounded queue, so that
 // the webhook's HTTP answer to Alertmanager never waits for a chat. Each attempt has a time
 // limit; a refusal or no answer is retried with exponential back-off (Retry-After honoured); every
-// failed attempt and every delivery is one log line, the webhook's secret token masked.
+// failed attempt and every delivery is one log line, the target's URL rendered by redact_url and
+// the whole line masked of the targets' secrets and the Feishu secret (common/url_redact.h).
 #pragma once
 
 #include <atomic>
@@ -40,6 +41,11 @@ using HttpPost = std::function<ChatReply(const std::string& url, const std::stri
 // reply body kept up to 64 KiB, Retry-After read when it is a number of seconds.
 ChatReply curl_post(const std::string& url, const std::string& body, double timeout_seconds,
                     const std::atomic<bool>& abandon);
+
+// Every secret of the relay's settings: each target URL's url_secrets and the Feishu secret, what
+// mask_secrets looks for in the relay's log lines.
+std::vector<std::string> relay_secrets(const std::vector<ChatTarget>& targets,
+                                       const std::string& feishu_secret);
 
 // What tests replace: the POST, where log lines go, the clock.
 struct SenderHooks {
@@ -92,6 +98,7 @@ class ChatSender {
   bool in_flight_ = false;
   std::atomic<bool> abandon_{false};
   Counts counts_;
+  std::vector<std::string> secrets_;  // relay_secrets: masked in every line logged
   std::thread worker_;
 };
 

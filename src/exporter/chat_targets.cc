@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/error.h"
 #include "common/hmac.h"
 #include "common/number_range.h"
 #include "common/strings.h"
+#include "common/url_redact.h"
 
 namespace plumb::exporter {
 namespace {
@@ -167,6 +169,26 @@ std::string webhook_body(const WebhookPayload& p, const RenderContext& c) {
                       {"alerts", alerts}});
 }
 
+// A URL in a message: masked (redact_url), then cut where an absurdly long one would flood it.
+constexpr size_t kMaxShownUrl = 200;
+
+std::string shown_url(std::string_view url) {
+  const std::string shown = redact_url(url);
+  return shown.size() <= kMaxShownUrl ? shown : shown.substr(0, kMaxShownUrl - 3) + "...";
+}
+
+// A word typed where the kind goes, as an error quotes it: a name (at most kMaxShownKind letters,
+// '-' or '_') as written; anything else may be a token pasted there ("2c1e5d3a:...") and is masked.
+constexpr size_t kMaxShownKind = 16;
+
+std::string shown_kind(std::string_view kind) {
+  const bool a_name =
+      kind.size() <= kMaxShownKind && std::all_of(kind.begin(), kind.end(), [](char c) {
+        return std::isalpha(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+      });
+  return a_name ? std::string(kind) : kMask;
+}
+
 std::vector<std::string> kind_names() {
   std::vector<std::string> names;
   for (const ChatTargetKind& k : chat_target_kinds()) names.push_back(k.name);
@@ -193,7 +215,10 @@ ChatTarget parse_chat_target(std::string_view spec) {
   const std::vector<std::string> names = kind_names();
   const size_t colon = spec.find(':');
   if (colon == std::string_view::npos || colon == 0) {
-    throw Error(fmt::format("--to '{}': expected KIND:URL with KIND one of {}", shorten(spec),
+    // A kind alone is shown; anything else as a URL is, so that a token pasted alone is masked.
+    const bool a_kind = std::find(names.begin(), names.end(), spec) != names.end();
+    throw Error(fmt::format("--to '{}': expected KIND:URL with KIND one of {}",
+                            a_kind ? std::string(spec) : shown_url(spec),
                             join(names, ", ")));
   }
   const std::string kind(spec.substr(0, colon));
@@ -202,30 +227,16 @@ ChatTarget parse_chat_target(std::string_view spec) {
   for (const ChatTargetKind& k : chat_target_kinds()) {
     if (k.name == kind) target.kind = &k;
   }
-  if (!target.kind) throw Error(unknown_name("--to", "target kind", kind, names));
+  if (!target.kind) {
+    throw Error(unknown_name("--to", "target kind", shown_kind(kind), names, kind));
+  }
   const size_t host = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
   if (host == 0 || host == url.size() || url[host] == '/') {
     throw Error(fmt::format("--to {}: expected a URL starting with http:// or https:// and a host, "
-                            "got '{}'", kind, shorten(url)));
+                            "got '{}'", kind, shown_url(url)));
   }
   target.url = url;
   return target;
-}
-
-std::string masked_url(std::string_view url) {
-  const auto mask = [](std::string_view part) {
-    return std::string(part.substr(0, std::min<size_t>(4, part.size() / 2))) + "***";
-  };
-  const size_t query = url.find('?');
-  const std::string_view path = url.substr(0, query);
-  const size_t scheme = path.find("://");
-  const size_t slash = path.rfind('/');
-  std::string out(path);
-  if (slash != std::string_view::npos && slash > scheme + 2 && slash + 1 < path.size()) {
-    out = std::string(path.substr(0, slash + 1)) + mask(path.substr(slash + 1));
-  }
-  if (query != std::string_view::npos) out += "?" + mask(url.substr(query + 1));
-  return out;
 }
 
 std::string alert_host(const WebhookAlert& a) {

@@ -53,12 +53,9 @@ struct ChatTarget {
 };
 
 // "feishu:https://open.feishu.cn/open-apis/bot/v2/hook/ID" -> the target. Throws plumb::Error
-// naming --to: an unknown kind (with "did you mean"), no URL, a URL not http:// or https://.
+// naming --to: an unknown kind (with "did you mean"), no URL, a URL not http:// or https://; the
+// value it quotes is rendered by redact_url (common/url_redact.h), as every URL shown is.
 ChatTarget parse_chat_target(std::string_view spec);
-
-// The URL as a log line shows it: the path's last part (the webhook's token) and any query cut to
-// their first 4 characters and "***", so that a log never holds the secret whole.
-std::string masked_url(std::string_view url);
 
 // The plain-text message of a notification, shared by every target: a title line, then per alert
 // its state, name, severity, host, device, start (UTC and age), summary, description, link.

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/subprocess.h"
 #include "exporter/series.h"
+#include "exporter/value_bounds.h"
 
 namespace plumb::exporter {
 namespace {
@@ -36,7 +37,52 @@ const DeviceSeries kDeviceSeries[] = {
      }},
 };
 
+// The range of each value a device tool reports, in its base unit.
+struct ValueRange {
+  const char* name;
+  const char* unit;  // "" for a ratio
+  std::optional<double> DeviceReading::*field;
+  double least;
+  double most;
+};
+
+const ValueRange kRanges[] = {
+    {"temperature", " °C", &DeviceReading::temperature_celsius, kMinCelsius, kMaxCelsius},
+    {"power", " W", &DeviceReading::power_watts, 0, kMaxDeviceWatts},
+    {"utilization", "", &DeviceReading::utilization_ratio, 0, 1},
+    {"HBM used", " bytes", &DeviceReading::hbm_used_bytes, 0, kMaxDeviceMemoryBytes},
+    {"HBM total", " bytes", &DeviceReading::hbm_total_bytes, 0, kMaxDeviceMemoryBytes},
+};
+
+void refuse_out_of_range(DeviceReading& d, const std::string& tool,
+                         std::vector<std::string>& messages) {
+  for (const ValueRange& r : kRanges) {
+    std::optional<double>& value = d.*r.field;
+    if (!value || (*value >= r.least && *value <= r.most)) continue;  // NaN is refused
+    messages.push_back(fmt::format("{}: device {}: {} {}{}, expected {} to {}", tool, d.device,
+                                   r.name, *value, r.unit, bound_text(r.least),
+                                   bound_text(r.most)));
+    value.reset();
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> refuse_impossible(std::vector<DeviceReading>& readings,
+                                           const std::string& tool) {
+  std::vector<std::string> messages;
+  for (DeviceReading& d : readings) {
+    refuse_out_of_range(d, tool, messages);
+    if (d.hbm_used_bytes && d.hbm_total_bytes && *d.hbm_used_bytes > *d.hbm_total_bytes) {
+      messages.push_back(fmt::format("{}: device {}: HBM used {} bytes is more than its total {} "
+                                     "bytes; both left out",
+                                     tool, d.device, *d.hbm_used_bytes, *d.hbm_total_bytes));
+      d.hbm_used_bytes.reset();
+      d.hbm_total_bytes.reset();
+    }
+  }
+  return messages;
+}
 
 Families device_families(const std::string& host, const std::vector<DeviceReading>& devices) {
   Families families;
@@ -54,6 +100,15 @@ Families device_families(const std::string& host, const std::vector<DeviceReadin
     }
     if (!family.samples.empty()) families.push_back(std::move(family));
   }
+  return families;
+}
+
+Families checked_device_families(const std::string& host, const std::string& tool,
+                                 std::vector<DeviceReading> readings, MalformedLog& refused) {
+  for (std::string& message : refuse_impossible(readings, tool)) refused.add(std::move(message));
+  refused.flush();
+  Families families = device_families(host, readings);
+  families.push_back(source_malformed_family(host, tool, refused.count()));
   return families;
 }
 

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <iostream>
 #include <vector>
 
 #include "common/error.h"
@@ -14,11 +12,6 @@ namespace plumb::exporter {
 namespace {
 
 constexpr double kMedianPercentile = 50;
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 Labels rank_labels(const std::string& host, const std::pair<std::string, std::string>& key) {
   return {{series::kHost, host}, {"rank", key.first}, {series::kDevice, key.second}};
@@ -54,14 +47,13 @@ double RollingMedian::median() const {
 }
 
 EventsSource::EventsSource(EventsSourceOptions options)
-    : options_(std::move(options)), tail_(options_.path) {
-  if (!options_.log) options_.log = [](const std::string& line) { std::cerr << line << '\n'; };
-  if (!options_.now) options_.now = steady_seconds;
-}
+    : options_(std::move(options)),
+      tail_(options_.path),
+      malformed_("malformed line(s)", options_.log, options_.now) {}
 
 Families EventsSource::collect() {
   for (const TailLine& line : tail_.poll()) take(line);
-  flush_log();
+  malformed_.flush();
   Families out;
   add_training(out);
   add_operators(out);
@@ -123,25 +115,7 @@ void EventsSource::apply(const TrainEvent& event) {
 }
 
 void EventsSource::malformed(int64_t line, const std::string& what) {
-  ++malformed_;
-  if (pending_log_.empty()) {
-    pending_log_ = fmt::format("events {}:{}: {}", tail_.path(), line, what);
-  } else {
-    ++pending_more_;
-  }
-}
-
-void EventsSource::flush_log() {
-  const double now = options_.now();
-  if (pending_log_.empty() || now - last_log_ < kLogEverySeconds) return;
-  std::string message = pending_log_;
-  if (pending_more_ > 0) {
-    message += fmt::format(" (and {} more malformed line(s) since)", pending_more_);
-  }
-  options_.log(message);
-  pending_log_.clear();
-  pending_more_ = 0;
-  last_log_ = now;
+  malformed_.add(fmt::format("events {}:{}: {}", tail_.path(), line, what));
 }
 
 void EventsSource::add_training(Families& out) const {
@@ -216,7 +190,7 @@ void EventsSource::add_counters(Families& out) const {
   out.push_back({series::kEventLines, "Lines read from the --events file", "counter",
                  {{labels, static_cast<double>(lines_), ""}}});
   out.push_back({series::kEventMalformed, "Lines of the --events file skipped as malformed",
-                 "counter", {{labels, static_cast<double>(malformed_), ""}}});
+                 "counter", {{labels, static_cast<double>(malformed_.count()), ""}}});
   out.push_back({series::kEventDropped,
                  "Events values not kept: a new rank, operator or collective past the key limit",
                  "counter", {{labels, static_cast<double>(dropped_), ""}}});

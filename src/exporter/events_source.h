@@ -1,8 +1,9 @@
 // The training events source: tails a plumb.train-events/1 file (--events FILE) and exports
 // each rank's step time with its rolling median and ratio, tokens/s, memory, per-operator
 // durations with theirs, and the bus bandwidth of the collectives the job timed
-// (docs/train-events.md). A malformed line is counted, logged (at most once per
-// kLogEverySeconds) and skipped; it never fails a collect.
+// (docs/train-events.md). A malformed line — a wrong type, or a value no measurement can be
+// (value_bounds.h) — is counted, logged (at most once per kLogEverySeconds, malformed_log.h) and
+// skipped; it never fails a collect.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +14,12 @@
 #include <tuple>
 
 #include "exporter/file_tail.h"
+#include "exporter/malformed_log.h"
 #include "exporter/source.h"
 #include "exporter/train_events.h"
 
 namespace plumb::exporter {
 
-inline constexpr double kLogEverySeconds = 10;  // malformed-line messages at most this often
 inline constexpr size_t kMaxEventKeys = 2000;   // ranks + operators + collective keys kept
 
 struct EventsSourceOptions {
@@ -65,7 +66,6 @@ class EventsSource : public Source {
   RollingMedian* slot_for(std::map<std::string, RollingMedian>& map, const std::string& key);
   RollingMedian* slot_for(std::map<CollectiveKey, RollingMedian>& map, const CollectiveKey& key);
   void malformed(int64_t line, const std::string& what);
-  void flush_log();
   void add_training(Families& out) const;
   void add_operators(Families& out) const;
   void add_busbw(Families& out) const;
@@ -76,11 +76,8 @@ class EventsSource : public Source {
   std::map<std::pair<std::string, std::string>, RankState> ranks_;  // (rank, device)
   size_t keys_ = 0;
   uint64_t lines_ = 0;
-  uint64_t malformed_ = 0;
+  MalformedLog malformed_;
   uint64_t dropped_ = 0;
-  std::string pending_log_;  // the first malformed line's message since the last one logged
-  uint64_t pending_more_ = 0;
-  double last_log_ = -1e300;
 };
 
 }  // namespace plumb::exporter

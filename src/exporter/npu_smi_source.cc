@@ -42,12 +42,15 @@ std::vector<DeviceReading> npu_readings(const sysinfo::NpuSmiInfo& info) {
   return readings;
 }
 
+NpuSmiSource::NpuSmiSource(DeviceToolOptions options)
+    : options_(std::move(options)), malformed_("refused value(s)", options_.log, options_.now) {}
+
 Families NpuSmiSource::collect() {
   const std::string output =
       run_device_tool({options_.command, "info"}, options_.timeout_seconds, name());
   const sysinfo::NpuSmiInfo info = sysinfo::parse_npu_smi_info(output);
   if (info.chips.empty()) throw Error("npu-smi: printed no device table (a header and no chips)");
-  return device_families(options_.host, npu_readings(info));
+  return checked_device_families(options_.host, name(), npu_readings(info), malformed_);
 }
 
 }  // namespace plumb::exporter

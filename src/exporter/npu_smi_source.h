@@ -1,5 +1,6 @@
 // The Ascend fallback device source: runs `npu-smi info` and exports HBM, temperature, power,
-// AICore utilization and health per chip (docs/device-sources.md).
+// AICore utilization and health per chip (docs/device-sources.md). A value no device can report
+// is left out, counted in plumb_exporter_source_malformed_total and logged.
 #pragma once
 
 #include <string>
@@ -19,13 +20,14 @@ std::vector<DeviceReading> npu_readings(const sysinfo::NpuSmiInfo& info);
 
 class NpuSmiSource : public Source {
  public:
-  explicit NpuSmiSource(DeviceToolOptions options) : options_(std::move(options)) {}
+  explicit NpuSmiSource(DeviceToolOptions options);
   std::string name() const override { return "npu-smi"; }
   double interval_seconds() const override { return options_.interval_seconds; }
   Families collect() override;
 
  private:
   DeviceToolOptions options_;
+  MalformedLog malformed_;
 };
 
 }  // namespace plumb::exporter

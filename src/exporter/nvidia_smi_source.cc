@@ -31,12 +31,15 @@ std::vector<DeviceReading> nvidia_readings(const std::vector<sysinfo::NvidiaGpu>
   return readings;
 }
 
+NvidiaSmiSource::NvidiaSmiSource(DeviceToolOptions options)
+    : options_(std::move(options)), malformed_("refused value(s)", options_.log, options_.now) {}
+
 Families NvidiaSmiSource::collect() {
   const std::string output = run_device_tool(
       {options_.command, kNvidiaSmiQuery, "--format=csv"}, options_.timeout_seconds, name());
   const std::vector<sysinfo::NvidiaGpu> gpus = sysinfo::parse_nvidia_smi_csv(output);
   if (gpus.empty()) throw Error("nvidia-smi: printed no device table (a header and no GPU rows)");
-  return device_families(options_.host, nvidia_readings(gpus));
+  return checked_device_families(options_.host, name(), nvidia_readings(gpus), malformed_);
 }
 
 }  // namespace plumb::exporter

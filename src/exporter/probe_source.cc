@@ -10,13 +10,40 @@
 #include "common/error.h"
 #include "exporter/device_reading.h"
 #include "exporter/series.h"
+#include "exporter/value_bounds.h"
 
 namespace plumb::exporter {
 namespace {
 
 constexpr double kBytesPerGB = 1.0e9;  // plumb.comm/1 busbw_gbps's unit
 
+std::optional<std::string> row_problem(const comm::Row& row, size_t i) {
+  const std::string at = fmt::format("probe: results[{}]", i);
+  if (const auto problem = layer_problem(row.layer, at + ".layer")) return problem;
+  if (const auto problem =
+          bandwidth_problem(row.algbw_gbps * kBytesPerGB, row.busbw_gbps * kBytesPerGB)) {
+    return fmt::format("{} ({}, {} bytes, layer {}): {}", at, row.collective, row.bytes,
+                       row.layer, *problem);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+ProbeRows checked_probe_rows(const std::vector<comm::Row>& rows) {
+  ProbeRows out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (auto problem = row_problem(rows[i], i)) {
+      out.refused.push_back(std::move(*problem));
+    } else {
+      out.kept.push_back(rows[i]);
+    }
+  }
+  return out;
+}
+
+ProbeSource::ProbeSource(ProbeSourceOptions options)
+    : options_(std::move(options)), malformed_("refused row(s)", options_.log, options_.now) {}
 
 std::string default_probe_command(const std::string& plumb_binary) {
   return fmt::format(
@@ -61,7 +88,16 @@ Families ProbeSource::collect() {
   }
   const baseline::Record record = baseline::record_from_json(doc, "probe output");
   if (record.rows.empty()) throw Error("probe: the plumb.comm/1 JSON holds no results");
-  return probe_families(options_.host, record.rows);
+  ProbeRows rows = checked_probe_rows(record.rows);
+  for (std::string& message : rows.refused) malformed_.add(std::move(message));
+  malformed_.flush();
+  if (rows.kept.empty()) {
+    throw Error(fmt::format("probe: every row of its plumb.comm/1 JSON was refused ({} in all)",
+                            rows.refused.size()));
+  }
+  Families families = probe_families(options_.host, rows.kept);
+  families.push_back(source_malformed_family(options_.host, name(), malformed_.count()));
+  return families;
 }
 
 }  // namespace plumb::exporter

@@ -56,6 +56,9 @@ inline constexpr const char* kRunRestarts = "plumb_run_restarts_total";
 inline constexpr const char* kSourceUp = "plumb_exporter_source_up";  // last collect ok
 inline constexpr const char* kSourceAge = "plumb_exporter_source_age_seconds";  // since last ok
 inline constexpr const char* kSourceErrors = "plumb_exporter_source_errors_total";
+// Rows and values a source refused as no measurement (value_bounds.h; labels host, source): the
+// probe's rows, the device tools' values. The events file's lines: kEventMalformed.
+inline constexpr const char* kSourceMalformed = "plumb_exporter_source_malformed_total";
 inline constexpr const char* kSourceSeconds = "plumb_exporter_source_collect_seconds";
 inline constexpr const char* kBuildInfo = "plumb_exporter_build_info";  // {version} 1
 inline constexpr const char* kScrapes = "plumb_exporter_scrapes_total";  // answers to /metrics

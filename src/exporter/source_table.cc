@@ -134,12 +134,12 @@ std::unique_ptr<Source> device_source(const SourceOptions& o, const std::string&
   if (kind == "nvidia-smi") {
     return std::make_unique<NvidiaSmiSource>(DeviceToolOptions{
         host, required_tool("--nvidia-smi", o.nvidia_smi), o.device_interval_seconds,
-        o.tool_timeout_seconds});
+        o.tool_timeout_seconds, o.log, {}});
   }
   if (kind == "npu-smi") {
     return std::make_unique<NpuSmiSource>(DeviceToolOptions{
         host, required_tool("--npu-smi", o.npu_smi), o.device_interval_seconds,
-        o.tool_timeout_seconds});
+        o.tool_timeout_seconds, o.log, {}});
   }
   return nullptr;
 }
@@ -159,7 +159,8 @@ std::vector<std::unique_ptr<Source>> make_sources(const SourceOptions& o) {
     const std::string command =
         o.probe_command.empty() ? default_probe_command(self_binary()) : o.probe_command;
     sources.push_back(std::make_unique<ProbeSource>(
-        ProbeSourceOptions{host, command, o.probe_interval_seconds, o.probe_timeout_seconds}));
+        ProbeSourceOptions{host, command, o.probe_interval_seconds, o.probe_timeout_seconds,
+                           o.log, {}}));
   }
   return sources;
 }

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/number_range.h"
 #include "common/strings.h"
+#include "exporter/value_bounds.h"
 
 namespace plumb::exporter {
 namespace {
@@ -33,22 +34,32 @@ std::string type_name(const json& value) {
   throw Error(fmt::format("'{}' is {}, expected {}", field, shown, expected));
 }
 
-double number(const json& value, std::string_view field, bool positive) {
-  const char* expected = positive ? "a number above 0" : "a number of at least 0";
+double number(const json& value, std::string_view field) {
+  const char* expected = "a number of at least 0";
   if (!value.is_number()) wrong(field, value, expected);
   const double v = value.get<double>();
-  if (!std::isfinite(v) || v < 0 || (positive && v == 0)) wrong(field, value, expected);
+  if (!std::isfinite(v) || v < 0) wrong(field, value, expected);
   return v;
 }
 
-int64_t whole(const json& value, std::string_view field, int64_t least) {
-  const std::string expected = fmt::format("a whole number of at least {}", least);
+// A number from `least` to `most` (value_bounds.h): what no measurement can be is malformed.
+double between(const json& value, std::string_view field, double least, double most) {
+  const std::string expected =
+      fmt::format("a number from {} to {}", bound_text(least), bound_text(most));
+  if (!value.is_number()) wrong(field, value, expected);
+  const double v = value.get<double>();
+  if (!(v >= least && v <= most)) wrong(field, value, expected);  // NaN fails too
+  return v;
+}
+
+int64_t whole(const json& value, std::string_view field, int64_t least, int64_t most) {
+  const std::string expected = fmt::format("a whole number from {} to {}", least, most);
   if (!value.is_number_integer()) wrong(field, value, expected);
-  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {
+  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(most)) {
     wrong(field, value, expected);
   }
   const int64_t v = value.get<int64_t>();
-  if (v < least) wrong(field, value, expected);
+  if (v < least || v > most) wrong(field, value, expected);
   return v;
 }
 
@@ -73,20 +84,33 @@ const json& require(const json& object, const char* key, const std::string& at =
 void read_memory(const json& memory, TrainEvent& event) {
   if (!memory.is_object()) wrong("memory", memory, "an object");
   if (const json* v = find(memory, "allocated_bytes")) {
-    event.allocated_bytes = number(*v, "memory.allocated_bytes", false);
+    event.allocated_bytes = between(*v, "memory.allocated_bytes", 0, kMaxBytes);
   }
   if (const json* v = find(memory, "reserved_bytes")) {
-    event.reserved_bytes = number(*v, "memory.reserved_bytes", false);
+    event.reserved_bytes = between(*v, "memory.reserved_bytes", 0, kMaxBytes);
   }
   if (const json* v = find(memory, "peak_bytes")) {
-    event.peak_bytes = number(*v, "memory.peak_bytes", false);
+    event.peak_bytes = between(*v, "memory.peak_bytes", 0, kMaxBytes);
   }
 }
 
 void read_operators(const json& operators, TrainEvent& event) {
   if (!operators.is_object()) wrong("operators", operators, "an object of name: seconds");
   for (const auto& [name, seconds] : operators.items()) {
-    event.operators.emplace_back(name, number(seconds, "operators." + terminal_safe(shorten(name)), false));
+    event.operators.emplace_back(
+        name, between(seconds, "operators." + terminal_safe(shorten(name)), 0, kMaxStepSeconds));
+  }
+}
+
+// nccl-tests' busbw (doc/PERFORMANCE.md): algbw = bytes / seconds, busbw = algbw × factor(n);
+// above what any link or memory moves, the call's time is wrong and the line malformed.
+void set_busbw(TrainCollective& c, const comm::Collective& collective, const std::string& at) {
+  const double algbw_gbps = comm::algbw_gbps(c.bytes, c.seconds);
+  c.busbw_bytes_per_second =
+      comm::busbw_gbps(algbw_gbps, collective.bus_factor(c.ranks)) * kBytesPerGB;
+  if (const auto problem = bandwidth_problem(algbw_gbps * kBytesPerGB, c.busbw_bytes_per_second)) {
+    throw Error(fmt::format("'{}': {} bytes in {:g} s over {} ranks is {}", at, c.bytes, c.seconds,
+                            c.ranks, *problem));
   }
 }
 
@@ -99,15 +123,14 @@ TrainCollective read_collective(const json& item, size_t i) {
   const comm::Collective& collective =
       comm::find_collective(name.get<std::string>(), "'" + at + ".collective'");
   c.collective = std::string(collective.name());
-  c.bytes = static_cast<uint64_t>(whole(require(item, "bytes", at), at + ".bytes", 0));
-  c.seconds = number(require(item, "seconds", at), at + ".seconds", true);
-  c.ranks = static_cast<int>(std::min<int64_t>(whole(require(item, "ranks", at), at + ".ranks", 1),
-                                               INT32_MAX));
+  c.bytes = static_cast<uint64_t>(whole(require(item, "bytes", at), at + ".bytes", 0,
+                                        static_cast<int64_t>(kMaxBytes)));
+  c.seconds = between(require(item, "seconds", at), at + ".seconds", kMinTimedSeconds,
+                      kMaxCollectiveSeconds);
+  c.ranks = static_cast<int>(whole(require(item, "ranks", at), at + ".ranks", 1, kMaxRanks));
   if (const json* layer = find(item, "layer")) c.layer = text(*layer, at + ".layer");
-  // nccl-tests' busbw (doc/PERFORMANCE.md): algbw = bytes / seconds, busbw = algbw × factor(n).
-  c.busbw_bytes_per_second =
-      comm::busbw_gbps(comm::algbw_gbps(c.bytes, c.seconds), collective.bus_factor(c.ranks)) *
-      kBytesPerGB;
+  if (const auto problem = layer_problem(c.layer, "'" + at + ".layer'")) throw Error(*problem);
+  set_busbw(c, collective, at);
   return c;
 }
 
@@ -132,10 +155,12 @@ json parse_object(std::string_view line) {
 }
 
 void read_optional(const json& doc, TrainEvent& event) {
-  if (const json* v = find(doc, "time")) event.time = number(*v, "time", false);
-  if (const json* v = find(doc, "tokens")) event.tokens = number(*v, "tokens", false);
+  if (const json* v = find(doc, "time")) event.time = number(*v, "time");
+  if (const json* v = find(doc, "tokens")) event.tokens = between(*v, "tokens", 0, kMaxStepTokens);
   if (const json* v = find(doc, "rank")) event.rank = text(*v, "rank");
-  if (const json* v = find(doc, "world_size")) event.world_size = whole(*v, "world_size", 1);
+  if (const json* v = find(doc, "world_size")) {
+    event.world_size = whole(*v, "world_size", 1, kMaxRanks);
+  }
   if (const json* v = find(doc, "device")) event.device = text(*v, "device");
   if (const json* v = find(doc, "memory")) read_memory(*v, event);
   if (const json* v = find(doc, "operators")) read_operators(*v, event);
@@ -153,8 +178,9 @@ TrainEvent parse_train_event(std::string_view line) {
                             terminal_safe(shorten(schema.get<std::string>())), kTrainEventsSchema));
   }
   TrainEvent event;
-  event.step = whole(require(doc, "step"), "step", 0);
-  event.step_seconds = number(require(doc, "step_seconds"), "step_seconds", true);
+  event.step = whole(require(doc, "step"), "step", 0, kMaxStep);
+  event.step_seconds =
+      between(require(doc, "step_seconds"), "step_seconds", kMinTimedSeconds, kMaxStepSeconds);
   read_optional(doc, event);
   return event;
 }

@@ -1,6 +1,8 @@
 // One line of plumb.train-events/1, the JSONL a training job appends to once per step (schema in
 // docs/train-events.md; contrib/plumb_train_events.py writes it). Required: schema, step,
-// step_seconds; everything else is optional and absent when not given.
+// step_seconds; everything else is optional and absent when not given. A value no measurement can
+// be (value_bounds.h: a busbw above 1e14 B/s, a duration or size out of range, a layer plumb comm
+// does not know) makes the line malformed, as a wrong type does.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@ inline constexpr const char* kTrainEventsSchema = "plumb.train-events/1";
 
 struct TrainCollective {
   std::string collective;  // a plumb comm name: allreduce, allgather, ... (nccl-tests spellings too)
-  std::string layer = "world";  // world, node, rail, spine, or the job's own name
+  std::string layer = "world";  // world, node, rail or spine (comm::layer_names())
   uint64_t bytes = 0;      // the message size as nccl-tests' "size" column counts it
   double seconds = 0;      // the call's duration
   int ranks = 0;           // ranks in the collective's group

@@ -131,6 +131,8 @@ class TrainEventsTest(unittest.TestCase):
             with ev.step(1) as s:
                 with self.assertRaisesRegex(ValueError, "ranks must be a whole number of at least 1"):
                     s.collective("allreduce", 10, 0.1, ranks=0)
+                with self.assertRaisesRegex(ValueError, "layer must be one of world, node, rail, spine, got 'dp'"):
+                    s.collective("allreduce", 10, 0.1, ranks=2, layer="dp")
         self.assertEqual(len(read_lines(self.path)), 1)  # the step block's own line only
 
 

@@ -94,7 +94,7 @@ TEST(AlertRelayCli, RelaysAlertmanagerPayloadToFeishu) {
                      "webhook payload: alerts[0].startsAt: expected an RFC 3339 time, got "
                      "'yesterday'\n"),
             std::string::npos) << log;
-  EXPECT_NE(log.find("/open-apis/bot/v2/hook/test***"), std::string::npos) << log;
+  EXPECT_NE(log.find("/open-apis/bot/v2/hook/***"), std::string::npos) << log;
   EXPECT_EQ(log.find("test-token"), std::string::npos) << log;  // the token is never logged whole
 }
 
@@ -106,7 +106,116 @@ TEST(AlertRelayCli, UnknownTargetKindIsBadUsage) {
   const test::Run url = run_command(kPlumb + " alert-relay --to slack:hooks.slack.com/x");
   EXPECT_EQ(url.exit_code, 2);
   EXPECT_EQ(url.err, "plumb: error: --to slack: expected a URL starting with http:// or https:// "
-                     "and a host, got 'hooks.slack.com/x'\n");
+                     "and a host, got 'hooks.slack.com/***'\n");
+}
+
+// The secrets of issue 28's secrets test: a password in the userinfo, a token that is the last
+// segment of a URL ending in '/' (caught by no rule but the last-segment one: no digit, 10
+// letters), a query value, a Feishu hook's UUID and the Feishu signing secret from the environment.
+const char* const kPassword = "correct-horse";
+const char* const kLastSegment = "opensesame";
+const char* const kQueryValue = "qvalue-secret";
+const char* const kFeishuToken = "2c1e5d3a-8f4b-4c2e-9d1a-0123456789ab";
+const char* const kFeishuSecret = "feishu-sign-secret";
+
+void expect_no_secret(const std::string& what, const std::string& text) {
+  for (const char* secret : {kPassword, kLastSegment, kQueryValue, kFeishuToken, kFeishuSecret}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << what << " holds " << secret << ":\n" << text;
+  }
+}
+
+// Issue 28, item 6: every command that takes a URL or a secret — here plumb alert-relay, the only
+// one — run through its full path (start, a refusal quoting the path back, a retry, two
+// deliveries, a 400, SIGTERM) and its bad-usage and --help paths; no output line holds a secret.
+// The relay writes no events or records: standard error is all it says.
+TEST(AlertRelayCli, NoOutputHoldsAnySecret) {
+  FakeChatEndpoint webhook({{404, std::string("Cannot POST /notify/") + kLastSegment + "/", "", false},
+                            {200, "ok", "", false}});
+  FakeChatEndpoint feishu({{200, R"({"code":0,"data":{},"msg":"success"})", "", false}});
+  const std::string webhook_url = "http://alice:" + std::string(kPassword) + "@127.0.0.1:" +
+                                  std::to_string(webhook.port()) + "/notify/" + kLastSegment + "/";
+  const std::string feishu_url =
+      feishu.url(std::string("/open-apis/bot/v2/hook/") + kFeishuToken + "?sig=" + kQueryValue);
+  const std::string dir = temp_dir("alert-relay-secrets");
+  test::Run relay;
+  std::thread runner([&] {
+    relay = run_command("sh -c 'echo $$ > " + dir + "/pid; PLUMB_FEISHU_SECRET=" + kFeishuSecret +
+                        " exec " + kPlumb + " alert-relay --to webhook:" + webhook_url +
+                        " --to feishu:" + feishu_url +
+                        " --listen 127.0.0.1:0 --retries 2 --backoff 0.05 2>" + dir + "/log'");
+  });
+  const int port = wait_for_port(dir + "/log");
+  ASSERT_NE(port, 0) << read_file(dir + "/log");
+  EXPECT_EQ(post(port, kFixture), "200 queued 2 alerts\n");
+  ASSERT_TRUE(feishu.wait_for(1, kPatienceSeconds));
+  const std::string delivered = "plumb alert-relay: feishu: delivered 2 alerts";
+  for (int i = 0; i < kPatienceSeconds * 20 && read_file(dir + "/log").find(delivered) ==
+                                                    std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  write_file(dir + "/bad.json", R"({"version":"3"})");
+  EXPECT_EQ(post(port, dir + "/bad.json").substr(0, 4), "400 ");
+  ASSERT_EQ(::kill(std::stoi(read_file(dir + "/pid")), SIGTERM), 0);
+  runner.join();
+  EXPECT_EQ(relay.exit_code, 0);
+  EXPECT_EQ(webhook.requests().size(), 2u);
+  EXPECT_EQ(webhook.requests()[0].path, std::string("/notify/") + kLastSegment + "/");
+  EXPECT_NE(feishu.requests()[0].body.find("\"sign\":"), std::string::npos);  // it signed
+
+  const std::string wp = std::to_string(webhook.port());
+  const std::string fp = std::to_string(feishu.port());
+  const std::string alerts = "2 alerts: PlumbHbmHigh firing host=node-17 device=3, PlumbHbmHigh "
+                             "firing host=node-17 device=5";
+  const std::string log = read_file(dir + "/log");
+  const std::vector<std::string> lines = {
+      "plumb alert-relay: listening on http://127.0.0.1:" + std::to_string(port) +
+          "/alertmanager; relaying to webhook http://alice:***@127.0.0.1:" + wp +
+          "/notify/***/, feishu http://127.0.0.1:" + fp +
+          "/open-apis/bot/v2/hook/2c1e***?sig=***",
+      "plumb alert-relay: webhook http://alice:***@127.0.0.1:" + wp +
+          "/notify/***/: refused: HTTP 404 'Cannot POST /notify/***/' (attempt 1 of 3; next in "
+          "0.05 s)",
+      "plumb alert-relay: webhook: delivered " + alerts,
+      "plumb alert-relay: feishu: delivered " + alerts};
+  for (const std::string& line : lines) {
+    EXPECT_NE(log.find(line + "\n"), std::string::npos) << line << "\nnot in:\n" << log;
+  }
+  expect_no_secret("the relay's log", log + relay.out + relay.err);
+
+  // Bad usage, each message quoting the value masked; --help with the secret in the environment.
+  const std::vector<std::pair<std::string, std::string>> usage = {
+      {"--to slack:hooks.slack.com/services/T0/B0/" + std::string(kLastSegment),
+       "plumb: error: --to slack: expected a URL starting with http:// or https:// and a host, "
+       "got 'hooks.slack.com/services/***/***/***'\n"},
+      {"--to " + std::string(kLastSegment),
+       "plumb: error: --to '***': expected KIND:URL with KIND one of feishu, lark, slack, "
+       "webhook\n"},
+      {"--to webhook:ftp://alice:" + std::string(kPassword) + "@h/x?token=" + kQueryValue,
+       "plumb: error: --to webhook: expected a URL starting with http:// or https:// and a host, "
+       "got 'ftp://alice:***@h/***?token=***'\n"},
+      // CLI11 quotes unexpected arguments whole; the relay masks them.
+      {"--to webhook:http://h.example/x --feishu-secrt " + std::string(kFeishuSecret),
+       "plumb: error: The following arguments were not expected: *** --feishu-secrt; run 'plumb "
+       "--help' for usage\n"},
+      {"--to webhook:http://h.example/x --feishu-secrt=" + std::string(kFeishuSecret),
+       "plumb: error: The following argument was not expected: --feishu-secrt=***; run 'plumb "
+       "--help' for usage\n"},
+      {"--retries 2 http://alice:" + std::string(kPassword) + "@h.example/hook/" + kLastSegment +
+           " --to webhook:http://h.example/x",
+       "plumb: error: The following argument was not expected: http://alice:***@h.example/hook/"
+       "***; run 'plumb --help' for usage\n"},
+  };
+  for (const auto& [args, message] : usage) {
+    const test::Run r = run_command(kPlumb + " alert-relay " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, message);
+    expect_no_secret(args, r.out + r.err);
+  }
+  const test::Run help = run_command("PLUMB_FEISHU_SECRET=" + std::string(kFeishuSecret) + " " +
+                                     kPlumb + " alert-relay --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--feishu-secret"), std::string::npos) << help.out;
+  expect_no_secret("--help", help.out + help.err);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "common/json.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -113,6 +114,57 @@ TEST(ExporterCli, OncePrintsTheMetricsAndExits) {
             "# TYPE plumb_exporter_scrapes_total counter\n"
             "plumb_exporter_scrapes_total 1\n");
   EXPECT_EQ(run.err, "");
+}
+
+// Issue 28: values no measurement can be, from each source, with the real binary — the events
+// file's 1e-300 s collective (1.8e306 B/s, which hid the bandwidth-low alert), a probe row of
+// 1.8e306 B/s, a GPU at 1e300 °C — are left out, counted and logged; the real values stay.
+TEST(ExporterCli, ImpossibleValuesOfEverySourceAreCountedNotExported) {
+  const std::string dir = temp_dir("exporter-impossible");
+  const std::string fixtures = std::string(PLUMB_TEST_FIXTURES) + "/exporter";
+  const std::string call = R"({"schema":"plumb.train-events/1","step":STEP,"step_seconds":1,)"
+                           R"("rank":0,"collectives":[{"collective":"allreduce","bytes":1048576,)"
+                           R"("seconds":SECONDS,"ranks":8,"layer":"node"}]})";
+  const auto line = [&](const char* step, const char* seconds) {
+    std::string l = call;
+    l.replace(l.find("STEP"), 4, step);
+    l.replace(l.find("SECONDS"), 7, seconds);
+    return l + "\n";
+  };
+  write_file(dir + "/events.jsonl", line("1", "0.0021") + line("2", "1e-300"));
+  nlohmann::json comm = parse_json(read_file(fixtures + "/probe_comm_2ranks.json"), "fixture");
+  comm["results"][0]["algbw_gbps"] = 1.8e297;
+  comm["results"][0]["busbw_gbps"] = 1.8e297;
+  write_file(dir + "/comm.json", comm.dump());
+  write_file(dir + "/gpus.csv", "index, name, temperature.gpu, power.draw [W]\n"
+                                "0, NVIDIA H100 80GB HBM3, 1e300, 650.25 W\n");
+  const test::Run run = run_command(
+      "PLUMB_FAKE_NVIDIA_SMI=" + dir + "/gpus.csv " + kPlumb + " exporter --once --host h "
+      "--device-source nvidia-smi --nvidia-smi " + fixtures + "/bin/nvidia-smi --events " + dir +
+      "/events.jsonl --probe-interval 60 --probe-command 'cat " + dir + "/comm.json'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const std::string& sample :
+       {std::string("plumb_train_events_malformed_total{host=\"h\"} 1\n"),
+        std::string("plumb_exporter_source_malformed_total{host=\"h\",source=\"nvidia-smi\"} 1\n"),
+        std::string("plumb_exporter_source_malformed_total{host=\"h\",source=\"probe\"} 1\n"),
+        std::string("plumb_device_power_watts{host=\"h\",device=\"0\",vendor=\"nvidia\","
+                    "model=\"NVIDIA H100 80GB HBM3\"} 650.25\n"),
+        std::string("plumb_comm_busbw_bytes_per_second{host=\"h\",rank=\"0\",layer=\"node\","
+                    "collective=\"allreduce\",bytes=\"1048576\",source=\"events\"} 873813333.3")}) {
+    EXPECT_NE(run.out.find(sample), std::string::npos) << sample << "\nnot in:\n" << run.out;
+  }
+  EXPECT_EQ(run.out.find("plumb_device_temperature_celsius"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("e+306"), std::string::npos) << run.out;
+  for (const std::string& logged :
+       {"plumb exporter: events " + dir + "/events.jsonl:2: 'collectives[0].seconds' is "
+        "'1e-300', expected a number from 1e-07 to 86400\n",
+        std::string("plumb exporter: nvidia-smi: device 0: temperature 1e+300 °C, expected "
+                    "-273.15 to 200\n"),
+        std::string("plumb exporter: probe: results[0] (allreduce, 1048576 bytes, layer world): "
+                    "a busbw of 1.8e+306 B/s (algbw 1.8e+306 B/s), above the 1e+14 B/s no link "
+                    "or memory reaches\n")}) {
+    EXPECT_NE(run.err.find(logged), std::string::npos) << logged << "\nnot in:\n" << run.err;
+  }
 }
 
 TEST(ExporterCli, ServesMetricsAndHealthzUntilSigterm) {

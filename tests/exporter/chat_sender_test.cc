@@ -102,7 +102,7 @@ TEST(ChatSender, RetriesTwoRefusalsThenDelivers) {
   EXPECT_EQ(endpoint.requests().size(), 3u);
   const std::string where =
       "plumb alert-relay: feishu http://127.0.0.1:" + std::to_string(endpoint.port()) +
-      "/open-apis/bot/v2/hook/test***: refused: ";
+      "/open-apis/bot/v2/hook/***: refused: ";
   EXPECT_EQ(log.get(), (std::vector<std::string>{
                            where + "HTTP 200 code 11232 'frequency limited' (attempt 1 of 5; "
                                    "next in 0.01 s)",
@@ -123,9 +123,37 @@ TEST(ChatSender, GivesUpAfterAllAttempts) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2], "plumb alert-relay: slack http://127.0.0.1:" +
                           std::to_string(endpoint.port()) +
-                          "/open-apis/bot/v2/hook/test***: refused: HTTP 404 'no_service' "
+                          "/open-apis/bot/v2/hook/***: refused: HTTP 404 'no_service' "
                           "(attempt 3 of 3; giving up on " + std::string(kBriefs) + ")");
   EXPECT_EQ(sender.counts().gave_up, 1u);
+}
+
+// Issue 28: the password of the userinfo and a token ending a URL with '/' were logged in clear
+// on every attempt, four times per alert. Now the URL is rendered by redact_url, and a reply that
+// echoes the path (an HTTP server's "Cannot POST /...") is masked of the secrets too.
+TEST(ChatSender, NoLineHoldsAPasswordATokenOrTheFeishuSecret) {
+  FakeChatEndpoint endpoint({{404, "Cannot POST /notify/letmein-0123/", "", false}});
+  const std::string host = "127.0.0.1:" + std::to_string(endpoint.port());
+  Log log;
+  SenderOptions o = fast(3);
+  o.feishu_secret = "feishu-signing-secret";
+  ChatSender sender({parse_chat_target("webhook:http://alice:pa55-word-9@" + host +
+                                       "/notify/letmein-0123/")},
+                    o, hooks(log));
+  ASSERT_TRUE(sender.enqueue(firing()));
+  EXPECT_EQ(sender.finish(kPatience), 0u);
+  ASSERT_EQ(endpoint.requests().size(), 4u);
+  EXPECT_EQ(endpoint.requests()[0].path, "/notify/letmein-0123/");
+  const std::string where = "plumb alert-relay: webhook http://alice:***@" + host +
+                            "/notify/***/: refused: HTTP 404 'Cannot POST /notify/***/' ";
+  EXPECT_EQ(log.get(), (std::vector<std::string>{
+                           where + "(attempt 1 of 4; next in 0.01 s)",
+                           where + "(attempt 2 of 4; next in 0.02 s)",
+                           where + "(attempt 3 of 4; next in 0.04 s)",
+                           where + "(attempt 4 of 4; giving up on " + std::string(kBriefs) + ")"}));
+  EXPECT_EQ(relay_secrets(std::vector<ChatTarget>{parse_chat_target("slack:https://u:pw@h/a/b")},
+                          "feishu-signing-secret"),
+            (std::vector<std::string>{"pw", "b", "feishu-signing-secret"}));
 }
 
 TEST(ChatSender, HonoursRetryAfter) {
@@ -153,7 +181,7 @@ TEST(ChatSender, TargetThatDoesNotAnswerTimesOut) {
   ASSERT_EQ(lines.size(), 1u);
   const std::string prefix = "plumb alert-relay: webhook http://127.0.0.1:" +
                              std::to_string(endpoint.port()) +
-                             "/open-apis/bot/v2/hook/test***: no answer: Operation timed out";
+                             "/open-apis/bot/v2/hook/***: no answer: Operation timed out";
   EXPECT_EQ(lines[0].substr(0, prefix.size()), prefix) << lines[0];
   EXPECT_NE(lines[0].find("(attempt 1 of 1; giving up on 2 alerts"), std::string::npos);
 }

@@ -203,13 +203,34 @@ TEST(ChatTargetSpec, Errors) {
                                      "https:// and a host, got 'https://'");
 }
 
-TEST(MaskedUrl, TokenAndQueryNotWhole) {
-  EXPECT_EQ(masked_url("https://open.feishu.cn/open-apis/bot/v2/hook/2c1e5d3a-8f4b-4c2e-9d1a"),
-            "https://open.feishu.cn/open-apis/bot/v2/hook/2c1e***");
-  EXPECT_EQ(masked_url("https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXX"),
-            "https://hooks.slack.com/services/T000/B000/XXXX***");
-  EXPECT_EQ(masked_url("http://127.0.0.1:9/a?token=abcdef"), "http://127.0.0.1:9/***?toke***");
-  EXPECT_EQ(masked_url("http://127.0.0.1:9"), "http://127.0.0.1:9");
+// Issue 28: the value an error quotes is rendered by redact_url, so a mistyped --to never shows
+// its password or token.
+TEST(ChatTargetSpec, ErrorsQuoteTheValueMasked) {
+  const auto error = [](const std::string& spec) {
+    return test::error_message([&] { parse_chat_target(spec); });
+  };
+  EXPECT_EQ(error("webhook:ftp://user:pa55word@host/hook/letmein"),
+            "--to webhook: expected a URL starting with http:// or https:// and a host, got "
+            "'ftp://user:***@host/hook/***'");
+  EXPECT_EQ(error("slack:hooks.slack.com/services/T0/B0/letmein"),
+            "--to slack: expected a URL starting with http:// or https:// and a host, got "
+            "'hooks.slack.com/services/***/***/***'");
+  EXPECT_EQ(error(":https://h.example/hook/letmein"),
+            "--to ':https://h.example/hook/***': expected KIND:URL with KIND one of feishu, lark, "
+            "slack, webhook");
+  EXPECT_EQ(error("letmein0123"),
+            "--to '***': expected KIND:URL with KIND one of feishu, lark, slack, webhook");
+  // A token typed where the kind goes (digits, or past 16 characters) is masked too; a word stays.
+  EXPECT_EQ(error("2c1e5d3a-8f4b:https://h.example/x"),
+            "--to: unknown target kind '***'; expected one of feishu, lark, slack, webhook");
+  EXPECT_EQ(error("feishu1:https://h.example/x"),
+            "--to: unknown target kind '***' (did you mean 'feishu'?); expected one of feishu, "
+            "lark, slack, webhook");
+  EXPECT_EQ(error("abcdefghijklmnopq:https://h.example/x"),
+            "--to: unknown target kind '***'; expected one of feishu, lark, slack, webhook");
+  EXPECT_EQ(error("web-hook:https://h.example/x"),
+            "--to: unknown target kind 'web-hook' (did you mean 'webhook'?); expected one of "
+            "feishu, lark, slack, webhook");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
+
 #include <string>
 
 #include "exporter/npu_smi_source.h"
@@ -79,7 +81,7 @@ TEST(NpuReadings, The910B2IsLabelledByNpuId) {
 
 TEST(DeviceFamilies, AnAbsentValueIsNoSampleAndLabelsComeInOrder) {
   FakeFile fake("PLUMB_FAKE_NVIDIA_SMI", kDir + "/query_gpu_rtx2060.csv");
-  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5, {}, {}}).collect();
   const Family* power = test::family_of(f, series::kPower);
   EXPECT_EQ(power, nullptr);  // no GPU reported a power: no family, never a 0
   const Family* used = test::family_of(f, series::kHbmUsed);
@@ -92,7 +94,7 @@ TEST(DeviceFamilies, AnAbsentValueIsNoSampleAndLabelsComeInOrder) {
 }
 
 TEST(NvidiaSmiSource, ReadsTheStandInsDefaultRealH200Output) {
-  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5, {}, {}}).collect();
   const Labels h200{{"host", "h1"}, {"device", "0"}, {"vendor", "nvidia"}, {"model", "NVIDIA H200"}};
   EXPECT_EQ(value_of(f, series::kHbmUsed, h200), 0.0);  // an idle GPU: a real 0, not an absence
   EXPECT_EQ(value_of(f, series::kHbmTotal, h200), 143771.0 * 1048576);
@@ -104,7 +106,7 @@ TEST(NvidiaSmiSource, ReadsTheStandInsDefaultRealH200Output) {
 
 TEST(NvidiaSmiSource, ReadsTheStandInsFileWithAnUnhealthyGpu) {
   FakeFile fake("PLUMB_FAKE_NVIDIA_SMI", kDir + "/query_gpu_full_constructed.csv");
-  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5}).collect();
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5, {}, {}}).collect();
   EXPECT_EQ(value_of(f, series::kTemperature, {{"device", "0"}}), 88.0);
   EXPECT_EQ(value_of(f, series::kPower, {{"device", "0"}}), 650.25);
   EXPECT_EQ(value_of(f, series::kUtilization, {{"device", "0"}}), 1.0);
@@ -116,7 +118,7 @@ TEST(NvidiaSmiSource, ReadsTheStandInsFileWithAnUnhealthyGpu) {
 }
 
 TEST(NpuSmiSource, ReadsTheStandInsDefaultTable) {
-  const Families f = NpuSmiSource({"h2", kFakeNpu, 5, 5}).collect();
+  const Families f = NpuSmiSource({"h2", kFakeNpu, 5, 5, {}, {}}).collect();
   EXPECT_EQ(value_of(f, series::kPower, {{"host", "h2"}, {"device", "0"}, {"vendor", "ascend"},
                                          {"model", "910B2"}}),
             96.5);
@@ -124,29 +126,78 @@ TEST(NpuSmiSource, ReadsTheStandInsDefaultTable) {
   EXPECT_EQ(value_of(f, series::kHealthy, {{"device", "1"}}), 1.0);
 }
 
+// Issue 28: a value no device can report is left out (the device's other values stay), counted
+// in plumb_exporter_source_malformed_total and logged.
+TEST(DeviceSources, ImpossibleValuesAreLeftOutCountedAndLogged) {
+  FakeFile fake("PLUMB_FAKE_NVIDIA_SMI",
+                write_fake("impossible",
+                           "index, name, memory.used [MiB], memory.total [MiB], temperature.gpu, "
+                           "power.draw [W], utilization.gpu [%]\n"
+                           "0, NVIDIA H100 80GB HBM3, 90000 MiB, 81559 MiB, 1e300, 650.25 W, 250 %\n"
+                           "1, NVIDIA H100 80GB HBM3, 1024 MiB, 81559 MiB, 34, -5 W, 0 %\n"));
+  std::vector<std::string> logged;
+  NvidiaSmiSource source({"h1", kFakeNvidia, 5, 5,
+                          [&](const std::string& line) { logged.push_back(line); },
+                          [] { return 1000.0; }});
+  const Families f = source.collect();
+  EXPECT_FALSE(value_of(f, series::kTemperature, {{"device", "0"}}).has_value());
+  EXPECT_FALSE(value_of(f, series::kUtilization, {{"device", "0"}}).has_value());
+  EXPECT_FALSE(value_of(f, series::kHbmUsed, {{"device", "0"}}).has_value());
+  EXPECT_FALSE(value_of(f, series::kHbmTotal, {{"device", "0"}}).has_value());
+  EXPECT_EQ(value_of(f, series::kPower, {{"device", "0"}}), 650.25);
+  EXPECT_FALSE(value_of(f, series::kPower, {{"device", "1"}}).has_value());
+  EXPECT_EQ(value_of(f, series::kTemperature, {{"device", "1"}}), 34.0);
+  EXPECT_EQ(value_of(f, series::kSourceMalformed, {{"host", "h1"}, {"source", "nvidia-smi"}}), 4);
+  EXPECT_EQ(logged, std::vector<std::string>{"nvidia-smi: device 0: temperature 1e+300 °C, "
+                                             "expected -273.15 to 200 (and 3 more refused "
+                                             "value(s) since)"});
+
+  std::vector<DeviceReading> readings = nvidia_readings(sysinfo::parse_nvidia_smi_csv(
+      plumb::test::read_file(std::getenv("PLUMB_FAKE_NVIDIA_SMI"))));
+  EXPECT_EQ(refuse_impossible(readings, "nvidia-smi"),
+            (std::vector<std::string>{
+                "nvidia-smi: device 0: temperature 1e+300 °C, expected -273.15 to 200",
+                "nvidia-smi: device 0: utilization 2.5, expected 0 to 1",
+                "nvidia-smi: device 0: HBM used 94371840000 bytes is more than its total "
+                "85520809984 bytes; both left out",
+                "nvidia-smi: device 1: power -5 W, expected 0 to 10000"}));
+}
+
+TEST(DeviceSources, RealReadingsAreNeverRefused) {
+  const Families f = NvidiaSmiSource({"h1", kFakeNvidia, 5, 5, {}, {}}).collect();
+  EXPECT_EQ(value_of(f, series::kSourceMalformed, {{"source", "nvidia-smi"}}), 0);
+  const Families npu = NpuSmiSource({"h2", kFakeNpu, 5, 5, {}, {}}).collect();
+  EXPECT_EQ(value_of(npu, series::kSourceMalformed, {{"source", "npu-smi"}}), 0);
+}
+
 TEST(DeviceSources, AToolThatHangsIsStoppedAtTheTimeout) {
   FakeFile nvidia("PLUMB_FAKE_NVIDIA_SMI", write_fake("hang", "#hang\n"));
-  EXPECT_EQ(plumb::test::error_message([] { NvidiaSmiSource({"h", kFakeNvidia, 5, 0.3}).collect(); }),
+  EXPECT_EQ(plumb::test::error_message(
+                [] { NvidiaSmiSource({"h", kFakeNvidia, 5, 0.3, {}, {}}).collect(); }),
             "nvidia-smi: no answer within 0.3 s");
 }
 
 TEST(DeviceSources, AToolThatFailsOrPrintsGarbageIsOneMessage) {
   FakeFile npu("PLUMB_FAKE_NPU_SMI", write_fake("exit9", "#exit 9\n"));
-  EXPECT_EQ(plumb::test::error_message([] { NpuSmiSource({"h", kFakeNpu, 5, 5}).collect(); }),
+  EXPECT_EQ(plumb::test::error_message(
+                [] { NpuSmiSource({"h", kFakeNpu, 5, 5, {}, {}}).collect(); }),
             "npu-smi: exit 9");
   FakeFile garbage("PLUMB_FAKE_NPU_SMI", write_fake("garbage", "#garbage\n"));
-  EXPECT_EQ(plumb::test::error_message([] { NpuSmiSource({"h", kFakeNpu, 5, 5}).collect(); }),
+  EXPECT_EQ(plumb::test::error_message(
+                [] { NpuSmiSource({"h", kFakeNpu, 5, 5, {}, {}}).collect(); }),
             "npu-smi info: no device table (expected a header row 'NPU  Name | Health | ...')");
   FakeFile nvidia("PLUMB_FAKE_NVIDIA_SMI", write_fake("garbage", "#garbage\n"));
-  EXPECT_EQ(plumb::test::error_message([] { NvidiaSmiSource({"h", kFakeNvidia, 5, 5}).collect(); }),
+  EXPECT_EQ(plumb::test::error_message(
+                [] { NvidiaSmiSource({"h", kFakeNvidia, 5, 5, {}, {}}).collect(); }),
             "nvidia-smi: line 1: expected a header of column names ('index, name, memory.used "
             "[MiB], ...': run with --format=csv, not noheader), got '\\x1b[31mSegmentation \\x01 "
             "fault \\xff in libnvidia-ml'");
   FakeFile empty("PLUMB_FAKE_NVIDIA_SMI", write_fake("header_only", "index, name\n"));
-  EXPECT_EQ(plumb::test::error_message([] { NvidiaSmiSource({"h", kFakeNvidia, 5, 5}).collect(); }),
+  EXPECT_EQ(plumb::test::error_message(
+                [] { NvidiaSmiSource({"h", kFakeNvidia, 5, 5, {}, {}}).collect(); }),
             "nvidia-smi: printed no device table (a header and no GPU rows)");
   EXPECT_EQ(plumb::test::error_message([] {
-              NvidiaSmiSource({"h", "/nonexistent/nvidia-smi", 5, 5}).collect();
+              NvidiaSmiSource({"h", "/nonexistent/nvidia-smi", 5, 5, {}, {}}).collect();
             }),
             "nvidia-smi: could not be started ('/nonexistent/nvidia-smi': exit 127)");
 }

@@ -166,8 +166,8 @@ TEST(EventsSource, MalformedLinesAreCountedSkippedAndLoggedAtMostOncePerInterval
   EXPECT_EQ(f.get(series::kEventMalformed), 2);
   ASSERT_EQ(f.logged.size(), 1u);
   EXPECT_EQ(f.logged[0], "events " + f.path +
-                             ":2: 'step' is a string, expected a whole number of at least 0 (and "
-                             "1 more malformed line(s) since)");
+                             ":2: 'step' is a string, expected a whole number from 0 to "
+                             "9007199254740992 (and 1 more malformed line(s) since)");
   f.now += kLogEverySeconds / 2;
   append(f.path, "[]\n");
   f.collect();
@@ -190,6 +190,24 @@ TEST(EventsSource, KeysPastTheLimitAreDroppedAndCounted) {
   append(f.path, line(2, 1, R"(,"rank":1)"));  // a new rank is a key too
   f.collect();
   EXPECT_EQ(f.get(series::kEventDropped), 4);
+}
+
+// Issue 28: the 1e-300 s collective is skipped and counted, and the busbw exported stays the
+// real one, so PlumbCollectiveBandwidthLow still sees it.
+TEST(EventsSource, AnImpossibleCollectiveIsCountedMalformedNotExported) {
+  Fixture f("impossible");
+  const std::string call = R"(,"collectives":[{"collective":"allreduce","bytes":1048576,)";
+  append(f.path, line(1, 1, call + R"("seconds":0.0021,"ranks":8}])") +
+                     line(2, 1, call + R"("seconds":1e-300,"ranks":8}])") +
+                     line(3, 1, call + R"("seconds":0.0021,"ranks":8,"layer":"fabric"}])"));
+  f.collect();
+  EXPECT_EQ(f.get(series::kEventMalformed), 2);
+  EXPECT_NEAR(f.get(series::kBusbw, {{"bytes", "1048576"}}), 873813333.333, 1e-3);
+  EXPECT_EQ(f.get(series::kStep), 1);
+  ASSERT_EQ(f.logged.size(), 1u);
+  EXPECT_EQ(f.logged[0], "events " + f.path +
+                             ":2: 'collectives[0].seconds' is '1e-300', expected a number from "
+                             "1e-07 to 86400 (and 1 more malformed line(s) since)");
 }
 
 // The hook in contrib/ writes; the source reads exactly that.

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "baseline/record_json.h"
 #include "baseline/store.h"
+#include "common/json.h"
 #include "families_helpers.h"
 #include "exporter/series.h"
 #include "support/subprocess.h"
@@ -17,7 +21,7 @@ const std::string kRecord = std::string(PLUMB_TEST_FIXTURES) + "/exporter/probe_
 
 ProbeSource probe(const std::string& command, double timeout = 10) {
   return ProbeSource({.host = "node-7", .command = command, .interval_seconds = 60,
-                      .timeout_seconds = timeout});
+                      .timeout_seconds = timeout, .log = {}, .now = {}});
 }
 
 TEST(ProbeSource, ExportsEveryRowsBusbwInBytesPerSecond) {
@@ -30,8 +34,9 @@ TEST(ProbeSource, ExportsEveryRowsBusbwInBytesPerSecond) {
   EXPECT_DOUBLE_EQ(*test::value_of(f, series::kBusbw, {{"collective", "allgather"},
                                                        {"bytes", "4194304"}}),
                    6.594110505760253e9);
-  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].samples.size(), 4u);
+  EXPECT_EQ(*test::value_of(f, series::kSourceMalformed, {{"source", "probe"}}), 0);
   EXPECT_EQ(f[0].samples[0].labels,
             (Labels{{"host", "node-7"}, {"layer", "world"}, {"collective", "allgather"},
                     {"bytes", "1048576"}, {"source", "probe"}}));
@@ -48,6 +53,49 @@ TEST(ProbeSource, TheLowestGroupOfALayerIsExported) {
   const Families f = probe_families("h", {a, b});
   ASSERT_EQ(f[0].samples.size(), 1u);
   EXPECT_DOUBLE_EQ(f[0].samples[0].value, 90e9);
+}
+
+// Issue 28: a row no link can have (a busbw of 1.8e306 B/s) or of a layer plumb comm does not
+// know is refused, counted and logged; the others are exported.
+TEST(ProbeSource, ImpossibleRowsAreRefusedCountedAndLogged) {
+  nlohmann::json doc = parse_json(plumb::test::read_file(kRecord), kRecord);
+  doc["results"][0]["algbw_gbps"] = 1.8e297;
+  doc["results"][0]["busbw_gbps"] = 1.8e297;
+  doc["results"][2]["layer"] = "fabric";
+  const std::string path = plumb::test::temp_dir("probe_impossible") + "/comm.json";
+  plumb::test::write_file(path, doc.dump());
+  std::vector<std::string> logged;
+  ProbeSource p({.host = "node-7", .command = "cat '" + path + "'", .interval_seconds = 60,
+                 .timeout_seconds = 10,
+                 .log = [&](const std::string& line) { logged.push_back(line); },
+                 .now = [] { return 1000.0; }});
+  const Families f = p.collect();
+  ASSERT_EQ(f[0].samples.size(), 2u);
+  EXPECT_FALSE(test::value_of(f, series::kBusbw, {{"collective", "allreduce"},
+                                                  {"bytes", "1048576"}}).has_value());
+  EXPECT_DOUBLE_EQ(*test::value_of(f, series::kBusbw, {{"collective", "allgather"},
+                                                       {"bytes", "4194304"}}),
+                   6.594110505760253e9);
+  EXPECT_EQ(*test::value_of(f, series::kSourceMalformed, {{"host", "node-7"}, {"source", "probe"}}),
+            2);
+  EXPECT_EQ(logged, std::vector<std::string>{
+                        "probe: results[0] (allreduce, 1048576 bytes, layer world): a busbw of "
+                        "1.8e+306 B/s (algbw 1.8e+306 B/s), above the 1e+14 B/s no link or memory "
+                        "reaches (and 1 more refused row(s) since)"});
+  EXPECT_EQ(checked_probe_rows(baseline::record_from_json(doc, "x").rows).refused[1],
+            "probe: results[2].layer: unknown layer 'fabric'; expected one of world, node, rail, "
+            "spine");
+}
+
+TEST(ProbeSource, EveryRowRefusedIsAFailedCollect) {
+  nlohmann::json doc = parse_json(plumb::test::read_file(kRecord), kRecord);
+  for (auto& row : doc["results"]) row["layer"] = "fabric";
+  const std::string path = plumb::test::temp_dir("probe_all_refused") + "/comm.json";
+  plumb::test::write_file(path, doc.dump());
+  ProbeSource p({.host = "h", .command = "cat '" + path + "'", .interval_seconds = 60,
+                 .timeout_seconds = 10, .log = [](const std::string&) {}, .now = {}});
+  EXPECT_EQ(plumb::test::error_message([&] { p.collect(); }),
+            "probe: every row of its plumb.comm/1 JSON was refused (4 in all)");
 }
 
 TEST(ProbeSource, ACommandThatFailsOrPrintsNoRecordIsOneMessage) {

@@ -75,13 +75,13 @@ TEST(TrainEvent, AllgatherBusbwAndTheDefaultLayer) {
 
 TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":"12","step_seconds":1})"),
-            "'step' is a string, expected a whole number of at least 0");
+            "'step' is a string, expected a whole number from 0 to 9007199254740992");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1.5,"step_seconds":1})"),
-            "'step' is '1.5', expected a whole number of at least 0");
+            "'step' is '1.5', expected a whole number from 0 to 9007199254740992");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1})"),
             "no 'step_seconds' (required)");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":0})"),
-            "'step_seconds' is '0', expected a number above 0");
+            "'step_seconds' is '0', expected a number from 1e-07 to 604800");
   EXPECT_EQ(problem(R"({"schema":"plumb.mem-events/1","step":1,"step_seconds":1})"),
             "'schema' is 'plumb.mem-events/1', expected 'plumb.train-events/1'");
   EXPECT_EQ(problem(R"({"step":1,"step_seconds":1})"), "no 'schema' (required)");
@@ -90,10 +90,10 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
   EXPECT_EQ(problem("[1,2]"), "'the line' is an array, expected a JSON object");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
                     R"("memory":{"peak_bytes":-1}})"),
-            "'memory.peak_bytes' is '-1', expected a number of at least 0");
+            "'memory.peak_bytes' is '-1', expected a number from 0 to 1125899906842624");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
                     R"("operators":{"aten::mm":"fast"}})"),
-            "'operators.aten::mm' is a string, expected a number of at least 0");
+            "'operators.aten::mm' is a string, expected a number from 0 to 604800");
   // Found by fuzzing: a number beyond a double threw out of the parser (nlohmann's out_of_range).
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1e999})"),
             "not JSON plumb can read (a number too large for a double)");
@@ -106,11 +106,69 @@ TEST(TrainEvent, ABadCollectiveIsNamedByItsPosition) {
             "no 'collectives[1].ranks' (required)");
   EXPECT_EQ(problem(head + R"("collectives":[{"collective":"allreduce","bytes":1,"seconds":0,)"
                            R"("ranks":2}]})"),
-            "'collectives[0].seconds' is '0', expected a number above 0");
+            "'collectives[0].seconds' is '0', expected a number from 1e-07 to 86400");
   EXPECT_EQ(problem(head + R"("collectives":[{"collective":"alreduce","bytes":1,"seconds":1,)"
                            R"("ranks":2}]})")
                 .substr(0, 60),
             "'collectives[0].collective': unknown collective 'alreduce' (");
+}
+
+// Issue 28: a collective of 1 MiB in 1e-300 s gave a busbw of 1.8e306 B/s, which kept the
+// bandwidth-low alert quiet. Values no measurement can be make the line malformed
+// (value_bounds.h), each with its message.
+TEST(TrainEvent, PhysicallyImpossibleCollectivesAreMalformed) {
+  const std::string head = R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)";
+  const auto collective = [&](const std::string& fields) {
+    return problem(head + R"("collectives":[{"collective":"allreduce",)" + fields + "}]}");
+  };
+  EXPECT_EQ(collective(R"("bytes":1048576,"seconds":1e-300,"ranks":8)"),
+            "'collectives[0].seconds' is '1e-300', expected a number from 1e-07 to 86400");
+  EXPECT_EQ(collective(R"("bytes":1048576,"seconds":1e6,"ranks":8)"),
+            "'collectives[0].seconds' is '1000000.0', expected a number from 1e-07 to 86400");
+  // 1 GiB in 1 µs over 8 ranks: 1.07e15 B/s algbw, × 1.75.
+  EXPECT_EQ(collective(R"("bytes":1073741824,"seconds":1e-6,"ranks":8)"),
+            "'collectives[0]': 1073741824 bytes in 1e-06 s over 8 ranks is a busbw of 1.88e+15 "
+            "B/s (algbw 1.07e+15 B/s), above the 1e+14 B/s no link or memory reaches");
+  // One rank: busbw 0, but 1e+20 B/s of algbw is no copy either.
+  EXPECT_EQ(collective(R"("bytes":10000000000000,"seconds":1e-7,"ranks":1)"),
+            "'collectives[0]': 10000000000000 bytes in 1e-07 s over 1 ranks is a busbw of 0 B/s "
+            "(algbw 1e+20 B/s), above the 1e+14 B/s no link or memory reaches");
+  EXPECT_EQ(collective(R"("bytes":2251799813685248,"seconds":1,"ranks":8)"),
+            "'collectives[0].bytes' is '2251799813685248', expected a whole number from 0 to "
+            "1125899906842624");
+  EXPECT_EQ(collective(R"("bytes":1,"seconds":1,"ranks":2000000000)"),
+            "'collectives[0].ranks' is '2000000000', expected a whole number from 1 to 1048576");
+  EXPECT_EQ(collective(R"("bytes":1,"seconds":1,"ranks":8,"layer":"fabric")"),
+            "'collectives[0].layer': unknown layer 'fabric'; expected one of world, node, rail, "
+            "spine");
+  EXPECT_EQ(collective(R"("bytes":1,"seconds":1,"ranks":8,"layer":"nodes")"),
+            "'collectives[0].layer': unknown layer 'nodes' (did you mean 'node'?); expected one of "
+            "world, node, rail, spine");
+  // The fastest real figures pass: 16 GiB in 20 ms over 72 ranks (859 GB/s algbw, NVL72-like).
+  EXPECT_NO_THROW(parse_train_event(
+      head + R"("collectives":[{"collective":"allreduce","bytes":17179869184,"seconds":0.02,)"
+             R"("ranks":72,"layer":"node"}]})"));
+}
+
+TEST(TrainEvent, DurationsAndSizesOutOfRangeAreMalformed) {
+  const std::string head = R"({"schema":"plumb.train-events/1",)";
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1e-300})"),
+            "'step_seconds' is '1e-300', expected a number from 1e-07 to 604800");
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1e300})"),
+            "'step_seconds' is '1e+300', expected a number from 1e-07 to 604800");
+  EXPECT_EQ(problem(head + R"("step":9007199254740993,"step_seconds":1})"),
+            "'step' is '9007199254740993', expected a whole number from 0 to 9007199254740992");
+  EXPECT_EQ(problem(head + R"("step":18446744073709551615,"step_seconds":1})"),
+            "'step' is '18446744073709551615', expected a whole number from 0 to "
+            "9007199254740992");
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1,"tokens":1e300})"),
+            "'tokens' is '1e+300', expected a number from 0 to 1000000000000");
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1,"world_size":0})"),
+            "'world_size' is '0', expected a whole number from 1 to 1048576");
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1,"memory":{"allocated_bytes":1e300}})"),
+            "'memory.allocated_bytes' is '1e+300', expected a number from 0 to 1125899906842624");
+  EXPECT_EQ(problem(head + R"("step":1,"step_seconds":1,"operators":{"mm":1e9}})"),
+            "'operators.mm' is '1000000000.0', expected a number from 0 to 604800");
 }
 
 }  // namespace
