@@ -115,8 +115,9 @@ comm::Row RecordReader::row(const json& entry, const std::string& path) const {
 void RecordReader::check(const comm::Row& r, const std::string& path) const {
   const auto problem = row_problem(r);
   if (!problem) return;
-  constexpr std::array<const char*, 8> kKeys = {"bytes",      "count",  "time_us", "algbw_gbps",
-                                                "busbw_gbps", "p50_us", "p99_us",  "max_us"};
+  constexpr std::array<const char*, kFieldCount> kKeys = {
+      "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "p50_us", "p99_us", "max_us",
+      "wrong", "busbw_spread"};
   fail(at(path, kKeys[static_cast<size_t>(problem->field)]), problem->what);
 }
 
