@@ -3,6 +3,7 @@
 // issue each becomes, on the real fixtures and damaged copies of them.
 #include "baseline/validity.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "baseline/importers/importer.h"
+#include "baseline/importers/log_rounds.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "support/subprocess.h"
@@ -454,6 +456,57 @@ TEST(Validity, JsonRoundTripAndErrors) {
   EXPECT_EQ(error(short_count), "x.json: validity.issues[0].missing_count: expected at least the 7 "
                                 "sizes of missing_bytes, got 1");
   EXPECT_EQ(error(json::object()), "x.json: validity.issues: expected a list, got {}");
+}
+
+// Several logs of one test: each size the median log, the spread the logs' MAD, every issue kept.
+TEST(LogRounds, ThreeLogsOfOneTest) {
+  const std::string log = fixture(kAllReduce);
+  const auto scaled = [&](double factor) {
+    return edited(log, [&](int n, const std::string& l) {
+      if (n < 20 || n > 29) return l;
+      std::istringstream in(l);
+      std::vector<std::string> w;
+      for (std::string s; in >> s;) w.push_back(s);
+      return with_word(l, 7, fmt::format("{:.2f}", std::stod(w[7]) * factor));
+    });
+  };
+  std::vector<std::vector<ImportedTest>> tests;
+  for (double f : {1.0, 0.9, 1.2}) {
+    tests.push_back(nccl_tests_text_importer().parse(scaled(f), "run.log", {}));
+  }
+  tests[1][0].validity.push_back({IssueKind::kFailedCheck, "b.log:9", "x", 0, 0, {}, 0});
+  const std::vector<ImportedTest> combined = combine_logs({"a.log", "b.log", "c.log"}, tests);
+  ASSERT_EQ(combined.size(), 1u);
+  ASSERT_EQ(combined[0].rows.size(), 10u);
+  EXPECT_DOUBLE_EQ(combined[0].rows[0].busbw_gbps, 321.10);  // the median of ×0.9, ×1, ×1.2
+  EXPECT_NEAR(combined[0].rows[0].busbw_spread, 0.1, 1e-3);  // MAD 32.11 / 321.10
+  EXPECT_EQ(texts(combined[0].validity), (std::vector<std::string>{"b.log:9: failed check: x"}));
+
+  auto fewer = tests;
+  fewer[2][0].rows.pop_back();
+  const auto error = [](std::vector<std::vector<ImportedTest>> t) {
+    try {
+      combine_logs({"a.log", "b.log", "c.log"}, std::move(t));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(fewer), "c.log:2: no allreduce float64 sum 16 GiB row, which a.log:2 has: "
+                          "several logs make one record only of the same test");
+  auto ranks = tests;
+  ranks[1][0].ranks = 16;
+  EXPECT_EQ(error(ranks), "b.log:2: 16 ranks where a.log:2 has 8: several logs make one record "
+                          "only of the same test");
+  auto twice = tests;
+  twice[0][0].rows.push_back(twice[0][0].rows.back());
+  EXPECT_EQ(error(twice), "a.log:2: allreduce 16 GiB appears more than once in the test (several "
+                          "types or reductions in one run, -d all / -o all): several logs make "
+                          "one record only of the same test, with one row per size");
+  auto more = tests;
+  more[1].push_back(more[1][0]);
+  EXPECT_EQ(error(more), "b.log: 2 test(s) where a.log has 1: several logs make one record only "
+                         "of the same test");
 }
 
 }  // namespace
