@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "baseline/context_diff.h"
+#include "baseline/importers/table_helpers.h"
 #include "common/error.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -116,11 +119,15 @@ bool gross(double change) {
          ratio >= kGrossFactor / (1 + kGrossTolerance);
 }
 
+// A 2× change first: neither the noise estimate nor the threshold (-t 100) can hide it.
 Verdict judge(double change, double noise, double threshold) {
+  if (std::isnan(change) || change == 0) return Verdict::kSame;
+  const Verdict direction = change < 0 ? Verdict::kRegression : Verdict::kImprovement;
+  if (gross(change)) return direction;
   const double magnitude = std::abs(change);
-  if (std::isnan(change) || magnitude < threshold || magnitude == 0) return Verdict::kSame;
-  if (magnitude <= noise && !gross(change)) return Verdict::kTooNoisy;
-  return change < 0 ? Verdict::kRegression : Verdict::kImprovement;
+  if (magnitude < threshold) return Verdict::kSame;
+  if (!(magnitude > noise)) return Verdict::kTooNoisy;
+  return direction;
 }
 
 RowDiff row_diff(const Key& key, const Point& a, const Point& b, double threshold) {
@@ -197,6 +204,16 @@ std::vector<const RowDiff*> averaged(const std::vector<RowDiff*>& group) {
   return large.empty() ? std::vector<const RowDiff*>(group.begin(), group.end()) : large;
 }
 
+// Sizes ≥ 1 MiB whose busbw fell to half or less. A single size of an unchanged setup can move
+// 2× only where latency rules (1.9× at 1 KiB measured, docs/diff.md); at the bandwidth-bound
+// sizes the worst drift measured is 40%, so one halved there is a broken run, not noise — even
+// when the group's mean, diluted by the sizes that held, looks too noisy to judge.
+int halved(const std::vector<const RowDiff*>& members) {
+  return static_cast<int>(std::count_if(members.begin(), members.end(), [](const RowDiff* r) {
+    return r->bytes >= comm::kSummaryMinBytes && r->busbw_change < 0 && gross(r->busbw_change);
+  }));
+}
+
 // Mean change over the averaged sizes. Its σ: from the rounds, √(sum of the sizes' variances) / n;
 // from the sizes themselves, their scatter / √n; the larger counts.
 std::vector<GroupDiff> group_diffs(std::vector<RowDiff>& rows, double threshold) {
@@ -216,7 +233,8 @@ std::vector<GroupDiff> group_diffs(std::vector<RowDiff>& rows, double threshold)
     g.change = sum / g.sizes;
     g.noise = kNoiseSigmas * std::max(std::sqrt(variance) / g.sizes,
                                       scatter(members) / std::sqrt(static_cast<double>(g.sizes)));
-    g.verdict = judge(g.change, g.noise, threshold);
+    g.halved = halved(members);
+    g.verdict = g.halved > 0 ? Verdict::kRegression : judge(g.change, g.noise, threshold);
     out.push_back(g);
   }
   return out;
@@ -252,6 +270,23 @@ std::string name_of(const Record& r, const std::string& given) {
   return r.source.empty() ? std::string("a record without source") : r.source;
 }
 
+// A spread or wrong count no run can have (negative, not finite, absurd: table_helpers.h
+// validity_problem) never reaches the noise model, whichever way the record came (the store and
+// JSON files check every figure on reading; a record built in memory is checked here).
+void check_rows(const Record& r, const std::string& name) {
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const comm::Row& row = r.rows[i];
+    if (const auto problem = validity_problem(row)) {
+      constexpr std::array<const char*, kFieldCount> kFields = {
+          "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "p50_us", "p99_us", "max_us",
+          "wrong", "busbw_spread"};
+      throw Error(fmt::format("{}: result {} ({}@{} {}): {}: {}", name, i, row.collective,
+                              row.layer, format_bytes(row.requested_bytes),
+                              kFields[static_cast<size_t>(problem->field)], problem->what));
+    }
+  }
+}
+
 // Nothing measured, or nothing measured by both: there is nothing to judge.
 void check_comparable(const Record& a, const Record& b, const DiffOptions& o) {
   const std::string na = fmt::format("A ({})", name_of(a, o.a_name));
@@ -262,6 +297,7 @@ void check_comparable(const Record& a, const Record& b, const DiffOptions& o) {
                               "of a plumb comm or plumb baseline run to compare",
                               *name));
     }
+    check_rows(*record, *name);
   }
   std::set<Key> keys;
   for (const comm::Row& r : a.rows) keys.emplace(r.layer, r.collective, r.dtype, r.requested_bytes);
@@ -275,7 +311,59 @@ void check_comparable(const Record& a, const Record& b, const DiffOptions& o) {
   }
 }
 
-RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, rounds_of(r)}; }
+// The importers whose logs say neither where their sweep was to end nor that it ended (OSU:
+// docs/import.md): a log that stopped between two rows looks finished.
+bool end_unmarked(const Record& r) {
+  return r.comm.is_object() && r.comm.contains("imported") && r.comm.value("backend", "") == "osu";
+}
+
+// Such a record ended early beside `other` when `other` measured larger sizes of one of its
+// (layer, collective, dtype): those sizes are the ones it is missing.
+std::optional<Issue> early_end(const Record& r, const Record& other, const std::string& other_name) {
+  if (!end_unmarked(r)) return std::nullopt;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last;
+  for (const comm::Row& row : r.rows) {
+    uint64_t& top = last[{row.layer, row.collective, row.dtype}];
+    top = std::max(top, row.requested_bytes);
+  }
+  std::set<uint64_t> missing;
+  uint64_t reached = 0;
+  for (const comm::Row& row : other.rows) {
+    const auto it = last.find({row.layer, row.collective, row.dtype});
+    if (it == last.end() || row.requested_bytes <= it->second) continue;
+    missing.insert(row.requested_bytes);
+    reached = std::max(reached, it->second);
+  }
+  if (missing.empty()) return std::nullopt;
+  Issue issue{IssueKind::kIncomplete, r.source,
+              fmt::format("an OSU log prints no planned last size, and {} went on to {}",
+                          other_name, format_bytes(*missing.rbegin())),
+              reached, *missing.rbegin(), {}, missing.size()};
+  for (auto it = missing.begin(); it != missing.end() && issue.missing.size() < kMissingKept; ++it) {
+    issue.missing.push_back(*it);
+  }
+  return issue;
+}
+
+// `other_name`: "B (baseline 3)", for an issue found beside the other record.
+RecordRef ref_of(const Record& r, const std::string& given, const Record& other,
+                 const std::string& other_name) {
+  Validity validity = r.validity;
+  const bool incomplete = std::any_of(validity.begin(), validity.end(), [](const Issue& i) {
+    return i.kind == IssueKind::kIncomplete;
+  });
+  if (auto issue = early_end(r, other, other_name); issue && !incomplete) {
+    validity.push_back(std::move(*issue));
+  }
+  return {r.id,
+          r.label,
+          r.created,
+          r.source,
+          rounds_of(r),
+          r.comm.is_object() && r.comm.contains("imported"),
+          name_of(r, given),
+          summarize_validity(validity, r.rows)};
+}
 
 }  // namespace
 
@@ -312,52 +400,118 @@ int Diff::too_noisy() const {
   return count(groups, Verdict::kTooNoisy) + (strict ? count(rows, Verdict::kTooNoisy) : 0);
 }
 
+Outcome Diff::outcome() const {
+  if (b.validity.wrong) return Outcome::kWrongResults;
+  if (b.validity.failed) return Outcome::kFailedCheck;
+  if (regressions() > 0) return Outcome::kRegression;
+  if (a.validity.incomplete || b.validity.incomplete) return Outcome::kIncomplete;
+  if (a.validity.wrong || a.validity.failed) return Outcome::kBadReference;
+  return too_noisy() > 0 ? Outcome::kTooNoisy : Outcome::kNoRegression;
+}
+
 int Diff::exit_code() const {
-  if (regressions() > 0) return static_cast<int>(ExitCode::kCheckFailed);
-  return too_noisy() > 0 ? kTooNoisyExitCode : 0;
+  switch (outcome()) {
+    case Outcome::kWrongResults:
+    case Outcome::kFailedCheck:
+    case Outcome::kRegression: return static_cast<int>(ExitCode::kCheckFailed);
+    case Outcome::kIncomplete:
+    case Outcome::kBadReference: return static_cast<int>(ExitCode::kBadInput);
+    case Outcome::kTooNoisy: return kTooNoisyExitCode;
+    case Outcome::kNoRegression: return 0;
+  }
+  return static_cast<int>(ExitCode::kBadInput);
 }
 
 namespace {
 
+// Past this the advice names no count: nothing but an idle machine will do.
+constexpr int kMostRoundsCounted = 10'000;
+
 // The rounds a σ estimated from rounds' spread needs to fall from `noise` under `change`, with
-// `rounds` now: σ scales as median_sigma_per_mad(rounds).
+// `rounds` now: σ scales as median_sigma_per_mad(rounds). kMostRoundsCounted + 1 when no number
+// of rounds would (a noise that is not finite).
 int rounds_needed(double change, double noise, int rounds) {
   const double ratio = std::abs(change) * median_sigma_per_mad(rounds) / noise;
-  return static_cast<int>(std::min(std::floor(std::pow(kMedianSigmaPerMad / ratio, 2)), 1e4)) + 1;
+  if (!(ratio > 0) || !std::isfinite(ratio)) return kMostRoundsCounted + 1;
+  const double k = std::floor(std::pow(kMedianSigmaPerMad / ratio, 2)) + 1;
+  return k > kMostRoundsCounted ? kMostRoundsCounted + 1 : std::max(2, static_cast<int>(k));
+}
+
+// The judged item whose noise is furthest above its change: (change, noise).
+std::pair<double, double> worst_noise(const Diff& d) {
+  std::pair<double, double> worst{0, 0};
+  double best_ratio = std::numeric_limits<double>::infinity();  // |change| / noise
+  auto consider = [&](double c, double n, Verdict v) {
+    const double ratio = n > 0 ? std::abs(c) / n : std::numeric_limits<double>::infinity();
+    if (v == Verdict::kTooNoisy && ratio < best_ratio) {
+      best_ratio = ratio;
+      worst = {c, n};
+    }
+  };
+  for (const GroupDiff& g : d.groups) consider(g.change, g.noise, g.verdict);
+  if (d.strict) {
+    for (const RowDiff& r : d.rows) consider(r.busbw_change, r.noise, r.verdict);
+  }
+  return worst;
+}
+
+// "about 5 rounds (...) bring the noise of 35% under the change of -30.0%"
+std::string how_many(int k, std::pair<double, double> worst, std::string_view what) {
+  if (k > kMostRoundsCounted) {
+    return fmt::format("no count of {} brings the noise of {:.0f}% under the change of {:+.1f}%",
+                       what, 100 * worst.second, 100 * worst.first);
+  }
+  return fmt::format("about {} {} bring the noise of {:.0f}% under the change of {:+.1f}%", k,
+                     what, 100 * worst.second, 100 * worst.first);
+}
+
+// For imported records: several logs of the same test, imported as one record, are its rounds.
+std::string imported_advice(const Diff& d, std::pair<double, double> worst) {
+  const int logs = std::min(d.a.imported ? d.a.rounds : kMostRoundsCounted,
+                            d.b.imported ? d.b.rounds : kMostRoundsCounted);
+  const std::string plumb_run = d.a.imported && d.b.imported
+                                    ? ""
+                                    : "; measure the plumb run in rounds too (plumb baseline "
+                                      "--rounds 5, plumb comm --rounds 5)";
+  if (logs <= 1) {
+    return "to judge them, import several logs of the same test as one record, for A and for B "
+           "(plumb import run1.log run2.log run3.log: each size keeps the logs' median and their "
+           "spread, as the rounds of plumb's own runs): one log has no spread of its own, and the "
+           "scatter of its sizes' changes is this large" + plumb_run;
+  }
+  const int k = rounds_needed(worst.first, worst.second, logs);
+  return fmt::format("to judge them, import more logs of the same test per record: the noise "
+                     "falls about as 1/√logs, so {} (plumb import with that many logs){}{}",
+                     how_many(k, worst, "logs"),
+                     k > kMostRoundsAdvised ? "; on a cluster this noisy, rather rerun both when it is quiet" : "",
+                     plumb_run);
 }
 
 }  // namespace
 
 std::string Diff::too_noisy_advice() const {
   if (too_noisy() == 0) return "";
-  double change = 0;
-  double noise = 0;  // of the judged item whose noise is furthest above its change
-  auto consider = [&](double c, double n, Verdict v) {
-    if (v == Verdict::kTooNoisy && n * std::abs(change) >= noise * std::abs(c)) {
-      change = c;
-      noise = n;
-    }
-  };
-  for (const GroupDiff& g : groups) consider(g.change, g.noise, g.verdict);
-  if (strict) {
-    for (const RowDiff& r : rows) consider(r.busbw_change, r.noise, r.verdict);
-  }
-  // The fewer rounds of the two (a record imported without spread does not count).
-  const int measured =
-      std::min(a.rounds > 0 ? a.rounds : b.rounds, b.rounds > 0 ? b.rounds : a.rounds);
+  const std::pair<double, double> worst = worst_noise(*this);
+  if (a.imported || b.imported) return imported_advice(*this, worst);
+  // The fewer rounds of the two.
+  const int measured = std::min(a.rounds, b.rounds);
   if (measured <= 1) {
     return "to judge them, measure A and B in rounds (plumb baseline --rounds 5, plumb comm "
            "--rounds 5): one round's noise is the spread of its iterations, 1 − p50/p99, which "
            "more iterations (--iters, -n) do not shrink";
   }
-  const int k = rounds_needed(change, noise, measured);
+  const int k = rounds_needed(worst.first, worst.second, measured);
   const char* busy =
       k > kMostRoundsAdvised ? "; on a machine this busy, rather rerun both when it is idle" : "";
+  if (k > kMostRoundsCounted) {
+    return fmt::format("to judge them, measure A and B when the machine is idle: {}",
+                       how_many(k, worst, "rounds"));
+  }
   return fmt::format("to judge them, measure A and B with more rounds: the noise falls about as "
                      "1/√rounds, so about {0} rounds (plumb baseline --rounds {0}, plumb comm "
                      "--rounds {0}) bring the noise of {1:.0f}% under the change of {2:+.1f}%; "
                      "more iterations per size (--iters, -n) steady each round{3}",
-                     k, 100 * noise, 100 * change, busy);
+                     k, 100 * worst.second, 100 * worst.first, busy);
 }
 
 std::string Diff::attribution_warning() const {
@@ -372,8 +526,8 @@ std::string Diff::attribution_warning() const {
 Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
   check_comparable(a, b, options);
   Diff d;
-  d.a = ref_of(a);
-  d.b = ref_of(b);
+  d.a = ref_of(a, options.a_name, b, fmt::format("B ({})", name_of(b, options.b_name)));
+  d.b = ref_of(b, options.b_name, a, fmt::format("A ({})", name_of(a, options.a_name)));
   d.threshold = options.threshold;
   d.strict = options.strict;
   d.rows = row_diffs(a, b, options.threshold);
@@ -393,7 +547,24 @@ nlohmann::json number_or_null(double v) {
 }
 
 nlohmann::json ref_json(const RecordRef& r) {
-  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};
+  return {{"id", r.id},
+          {"label", r.label},
+          {"created", r.created},
+          {"source", r.source},
+          {"validity", {{"marks", r.validity.marks}, {"issues", r.validity.lines}}}};
+}
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kWrongResults: return "wrong results";
+    case Outcome::kFailedCheck: return "failed check";
+    case Outcome::kRegression: return "regression";
+    case Outcome::kIncomplete: return "incomplete";
+    case Outcome::kBadReference: return "bad reference";
+    case Outcome::kTooNoisy: return "too noisy to judge";
+    case Outcome::kNoRegression: return "no regression";
+  }
+  return "?";
 }
 
 }  // namespace
@@ -413,7 +584,7 @@ nlohmann::json diff_json(const Diff& d) {
   for (const GroupDiff& g : d.groups) {
     groups.push_back({{"layer", g.layer}, {"collective", g.collective}, {"dtype", g.dtype},
                       {"sizes", g.sizes}, {"min_bytes", g.min_bytes},
-                      {"busbw_change", g.change}, {"noise", g.noise},
+                      {"busbw_change", g.change}, {"noise", g.noise}, {"halved", g.halved},
                       {"verdict", verdict_name(g.verdict)}});
   }
   nlohmann::json variables = nlohmann::json::array();
@@ -425,7 +596,8 @@ nlohmann::json diff_json(const Diff& d) {
   return {{"schema", kDiffSchema}, {"a", ref_json(d.a)}, {"b", ref_json(d.b)},
           {"threshold", d.threshold}, {"strict", d.strict},
           {"regressions", d.regressions()}, {"size_regressions", d.row_regressions()},
-          {"too_noisy", d.too_noisy()}, {"exit_code", d.exit_code()},
+          {"too_noisy", d.too_noisy()}, {"outcome", outcome_name(d.outcome())},
+          {"exit_code", d.exit_code()},
           {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
           {"rows", rows}, {"groups", groups}, {"variables", variables},
           {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
@@ -442,12 +614,13 @@ Verdict judge_change(double change, double noise, double threshold) {
 // A time's change judged on the time, but the 2× bound on the rate it is (B/A of time ≥ 2 is a
 // rate halved).
 Verdict judge_time_change(double change, double noise, double threshold) {
+  if (std::isnan(change) || !(1 + change > 0) || change == 0) return Verdict::kSame;
+  const Verdict direction = change > 0 ? Verdict::kRegression : Verdict::kImprovement;
+  if (gross(1 / (1 + change) - 1)) return direction;  // whatever the noise and the threshold
   const double magnitude = std::abs(change);
-  if (std::isnan(change) || !(1 + change > 0) || magnitude < threshold || magnitude == 0) {
-    return Verdict::kSame;
-  }
-  if (magnitude <= noise && !gross(1 / (1 + change) - 1)) return Verdict::kTooNoisy;
-  return change > 0 ? Verdict::kRegression : Verdict::kImprovement;
+  if (magnitude < threshold) return Verdict::kSame;
+  if (!(magnitude > noise)) return Verdict::kTooNoisy;
+  return direction;
 }
 
 double median_sigma_per_mad_of(int samples) { return median_sigma_per_mad(samples); }

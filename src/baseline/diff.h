@@ -5,9 +5,14 @@
 // layer (lowest busbw, highest p99): the group that gates a training step. A change is a
 // regression when it is beyond the threshold and also beyond the spread the two runs showed
 // themselves (see docs/diff.md for the noise model), and always when busbw fell to half or less:
-// no noise estimate can hide a 2× loss. A change beyond the threshold but within the noise is
-// "too noisy to judge", with its own exit code. The context — topology, versions, settings — is
-// compared too: a comparison explains a change only if exactly one variable differs.
+// no noise estimate, and no threshold, can hide a 2× loss. A change beyond the threshold but
+// within the noise is "too noisy to judge", with its own exit code. The context — topology,
+// versions, settings — is compared too: a comparison explains a change only if exactly one
+// variable differs. A record that is not valid (baseline/validity.h: wrong results, a failed
+// check, a sweep that ended early) is never passed: B's wrong results fail the comparison, an
+// incomplete A or B makes it bad input (docs/diff.md, "Records that are not valid"). An imported
+// OSU log, which cannot say itself that it ended early, is incomplete beside a record that
+// measured larger sizes of the same collective.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "baseline/store.h"
+#include "baseline/validity.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -48,7 +54,8 @@ struct DiffOptions {
 enum class Verdict {
   kSame,         // within the threshold
   kTooNoisy,     // beyond the threshold but within the runs' own spread, and less than 2×
-  kRegression,   // slower beyond both, or busbw halved (or worse) whatever the noise
+  kRegression,   // slower beyond both, or busbw halved (or worse) whatever the noise and the
+                 // threshold
   kImprovement,  // faster beyond both, or busbw doubled (or better) whatever the noise
   kOnlyInA,      // measured in A only
   kOnlyInB,      // measured in B only
@@ -92,6 +99,8 @@ struct GroupDiff {
   int sizes = 0;              // sizes ≥ min_bytes in both runs
   double change = 0;          // mean of the sizes' busbw changes; NaN when sizes == 0
   double noise = 0;           // kNoiseSigmas × the standard deviation of that mean
+  int halved = 0;             // sizes ≥ 1 MiB whose busbw fell to half or less: each makes the
+                              // group a regression whatever its mean and noise
   Verdict verdict = Verdict::kSame;
 };
 
@@ -104,8 +113,22 @@ struct RecordRef {
   std::string created;
   std::string source;
   // Rounds its figures were measured in: 0 imported (no spread), 1 one round (σ from the
-  // iterations' spread), more: σ from the rounds' spread.
+  // iterations' spread), more: σ from the rounds' spread (for imports: the logs it was made of).
   int rounds = 0;
+  bool imported = false;  // made by plumb import from another tool's logs
+  std::string name{};     // how messages name it: "file a.json", "baseline 3"
+  ValiditySummary validity{};
+};
+
+// What the comparison comes to, in the order it is decided: the first that applies.
+enum class Outcome {
+  kWrongResults,   // B has wrong results: exit 1, whatever its speed
+  kFailedCheck,    // B failed a check of its own tool: exit 1
+  kRegression,     // exit 1
+  kIncomplete,     // A's or B's sweep ended early: exit 2, the sizes not reached cannot be judged
+  kBadReference,   // A has wrong results or a failed check: exit 2, it is no reference
+  kTooNoisy,       // exit kTooNoisyExitCode
+  kNoRegression,   // exit 0
 };
 
 struct Diff {
@@ -124,11 +147,14 @@ struct Diff {
   int row_regressions() const;  // rows with Verdict::kRegression
   // Groups with Verdict::kTooNoisy, and with `strict` rows too.
   int too_noisy() const;
-  // What `plumb diff` (and `plumb baseline --compare`) exits with: 1 on a regression, else
-  // kTooNoisyExitCode when something could not be judged, else 0.
+  Outcome outcome() const;
+  // What `plumb diff` (and `plumb baseline --compare`) exits with, by outcome(): 1 when B has
+  // wrong results, failed a check or regressed; 2 when A or B is incomplete or A is no reference;
+  // kTooNoisyExitCode when something could not be judged; else 0.
   int exit_code() const;
-  // Empty unless too_noisy(): what would make the runs judgeable (rounds, iterations), with the
-  // number of rounds that would bring the worst noise under its change.
+  // Empty unless too_noisy(): what would make the runs judgeable, in the terms of the records'
+  // kind — rounds for plumb's own runs, several logs of the same test for imported ones — with
+  // how many would bring the worst noise under its change.
   std::string too_noisy_advice() const;
   // Empty when at most one variable differs; otherwise a sentence naming them and saying the
   // change cannot be attributed to one of them.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "baseline/importers/table_helpers.h"
+#include "comm/sweep.h"
 #include "common/error.h"
 #include "common/input_file.h"
 
@@ -115,8 +116,9 @@ comm::Row RecordReader::row(const json& entry, const std::string& path) const {
 void RecordReader::check(const comm::Row& r, const std::string& path) const {
   const auto problem = row_problem(r);
   if (!problem) return;
-  constexpr std::array<const char*, 8> kKeys = {"bytes",      "count",  "time_us", "algbw_gbps",
-                                                "busbw_gbps", "p50_us", "p99_us",  "max_us"};
+  constexpr std::array<const char*, kFieldCount> kKeys = {
+      "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "p50_us", "p99_us", "max_us",
+      "wrong", "busbw_spread"};
   fail(at(path, kKeys[static_cast<size_t>(problem->field)]), problem->what);
 }
 
@@ -127,8 +129,11 @@ Record RecordReader::from_comm(const json& doc) const {
   r.hosts = hosts(doc);
   r.source = "plumb comm " + file();
   r.rows = rows(doc, "");
+  check_rounds_setting(doc, file(), "");
+  r.validity = validity_of(doc, file());
   r.comm = doc;
   r.comm.erase("results");
+  r.comm.erase("validity");
   r.env = doc.contains("env") ? json{{"env", doc["env"]}} : json(nullptr);
   return r;
 }
@@ -144,6 +149,8 @@ Record RecordReader::from_baseline(const json& doc) const {
   r.env = doc.contains("env") ? doc["env"] : json(nullptr);
   const json& comm = object(doc, "", "comm");
   r.rows = rows(comm, "comm");
+  check_rounds_setting(comm, file(), "comm");
+  r.validity = validity_of(doc, file());
   r.comm = comm;
   r.comm.erase("results");
   // A step record (plumb step --save), checked field by field when plumb diff reads it.
@@ -164,6 +171,23 @@ Record record_from_json(const json& doc, const std::string& origin) {
   throw Error(fmt::format("{}: schema '{}' is not a baseline; expected plumb.baseline/1 (plumb "
                           "export) or plumb.comm/1 (plumb comm --json)",
                           origin, schema));
+}
+
+void check_rounds_setting(const json& comm, const std::string& origin, const std::string& path) {
+  if (!comm.is_object() || !comm.contains("settings")) return;
+  const JsonFields fields(origin);
+  const json& settings = fields.object(comm, path, "settings");
+  if (settings.contains("rounds")) {
+    fields.integer(settings, JsonFields::at(path, "settings"), "rounds", 1, comm::kMaxRounds);
+  }
+}
+
+Validity validity_of(const json& doc, const std::string& origin) {
+  if (!doc.is_object() || !doc.contains("validity")) return {};
+  const JsonFields fields(origin);
+  const json& validity = fields.object(doc, "", "validity");
+  return validity_from_json(fields.array(validity, "validity", "issues"), origin,
+                            "validity.issues");
 }
 
 Record read_record_file(const std::string& path) {

@@ -15,7 +15,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "baseline/importers/table_helpers.h"
+#include "baseline/record_json.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace plumb::baseline {
@@ -73,6 +76,10 @@ const std::vector<std::string_view> kMigrations = {
          downtime_median REAL,              -- seconds; NULL when none is known
          record          TEXT NOT NULL      -- plumb.recovery/1
        );)",
+    // 5: what a record's source said about its own results (baseline/validity.h): wrong results,
+    // failed checks, a sweep that ended early. Records stored before keep NULL: their rows'
+    // wrong counts still mark them.
+    R"(ALTER TABLE baselines ADD COLUMN validity TEXT;  -- JSON list of issues; NULL when none)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -187,40 +194,105 @@ double double_or_nan(const Statement& q, int column) {
   return q.column_is_null(column) ? std::numeric_limits<double>::quiet_NaN() : q.column_double(column);
 }
 
+// The columns of comm_results in the order load_rows() selects them (after seq), to name the one
+// a check refuses; validity_problem()'s fields map onto them by kFieldColumns.
+constexpr std::array<const char*, kFieldCount> kFieldColumns = {
+    "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "p50_us", "p99_us", "max_us",
+    "wrong", "busbw_spread"};
+
+// A stored row's spread and counts are range-checked (table_helpers.h validity_problem), its
+// integers before they are narrowed: a store edited by hand or damaged never turns them into a
+// noise estimate or a verdict. (Its times and bandwidths were checked when the row was first
+// read or measured.)
+class StoredRow {
+ public:
+  StoredRow(const Statement& q, std::string where) : q_(q), where_(std::move(where)) {}
+
+  int narrow(int column, const char* name, int64_t low) const {
+    const int64_t v = q_.column_int(column);
+    if (v < low || v > std::numeric_limits<int>::max()) {
+      fail(name, fmt::format("expected a whole number from {} to {}, got {}", low,
+                             std::numeric_limits<int>::max(), v));
+    }
+    return static_cast<int>(v);
+  }
+  uint64_t count(int column, const char* name) const {
+    const int64_t v = q_.column_int(column);
+    if (v < 0) fail(name, fmt::format("expected a whole number from 0 to {}, got {}", kMaxCount, v));
+    return static_cast<uint64_t>(v);
+  }
+  int64_t wrong(int column) const {
+    if (q_.column_is_null(column)) return -1;
+    const int64_t v = q_.column_int(column);
+    if (v < 0) fail("wrong", fmt::format("expected a count of wrong elements from 0 (or NULL: not checked), got {}", v));
+    return v;
+  }
+  double share(int column) const {
+    const double v = q_.column_double(column);
+    if (!(v >= 0 && v <= 1)) fail("straggler_share", fmt::format("expected a fraction from 0 to 1, got {}", v));
+    return v;
+  }
+  void check(const comm::Row& r) const {
+    if (const auto problem = validity_problem(r)) {
+      fail(kFieldColumns[static_cast<size_t>(problem->field)], problem->what);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const char* column, const std::string& what) const {
+    throw Error(fmt::format("{}: {}: {}", where_, column, what));
+  }
+  const Statement& q_;
+  std::string where_;
+};
+
 // `version`: the store's schema; a version-1 store read without migrating has no busbw_spread.
-std::vector<comm::Row> load_rows(Database& db, int64_t id, int version) {
+// `where`: "plumb.db: baseline 3", for errors.
+std::vector<comm::Row> load_rows(Database& db, int64_t id, int version, const std::string& where) {
   Statement q = db.prepare(fmt::format(
-      "SELECT layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes, count,"
-      " time_us, algbw_gbps, busbw_gbps, wrong, p50_us, p99_us, max_us, straggler_rank,"
+      "SELECT seq, layer, grp, group_ranks, collective, dtype, op, root, requested_bytes, bytes,"
+      " count, time_us, algbw_gbps, busbw_gbps, wrong, p50_us, p99_us, max_us, straggler_rank,"
       " straggler_share, {} FROM comm_results WHERE baseline_id = ? ORDER BY seq",
       version >= 2 ? "busbw_spread" : "NULL"));
   q.bind(1, id);
   std::vector<comm::Row> rows;
   while (q.step()) {
     comm::Row r;
-    r.layer = q.column_text(0);
-    r.group = q.column_text(1);
-    r.group_ranks = static_cast<int>(q.column_int(2));
-    r.collective = q.column_text(3);
-    r.dtype = q.column_text(4);
-    r.op = q.column_text(5);
-    r.root = static_cast<int>(q.column_int(6));
-    r.requested_bytes = static_cast<uint64_t>(q.column_int(7));
-    r.bytes = static_cast<uint64_t>(q.column_int(8));
-    r.count = static_cast<uint64_t>(q.column_int(9));
-    r.time_us = q.column_double(10);
-    r.algbw_gbps = q.column_double(11);
-    r.busbw_gbps = q.column_double(12);
-    r.wrong = q.column_is_null(13) ? -1 : q.column_int(13);
-    r.p50_us = double_or_nan(q, 14);
-    r.p99_us = double_or_nan(q, 15);
-    r.max_us = double_or_nan(q, 16);
-    r.straggler = static_cast<int>(q.column_int(17));
-    r.straggler_share = q.column_double(18);
-    r.busbw_spread = double_or_nan(q, 19);
+    r.layer = q.column_text(1);
+    r.group = q.column_text(2);
+    r.collective = q.column_text(4);
+    r.dtype = q.column_text(5);
+    r.op = q.column_text(6);
+    const StoredRow stored(q, fmt::format("{}, result {} ({}@{})", where, q.column_int(0),
+                                          r.collective, r.layer));
+    r.group_ranks = stored.narrow(3, "group_ranks", 0);
+    r.root = stored.narrow(7, "root", -1);
+    r.requested_bytes = stored.count(8, "requested_bytes");
+    r.bytes = stored.count(9, "bytes");
+    r.count = stored.count(10, "count");
+    r.time_us = q.column_double(11);
+    r.algbw_gbps = q.column_double(12);
+    r.busbw_gbps = q.column_double(13);
+    r.wrong = stored.wrong(14);
+    r.p50_us = double_or_nan(q, 15);
+    r.p99_us = double_or_nan(q, 16);
+    r.max_us = double_or_nan(q, 17);
+    r.straggler = stored.narrow(18, "straggler_rank", -1);
+    r.straggler_share = stored.share(19);
+    r.busbw_spread = double_or_nan(q, 20);
+    stored.check(r);
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+// The validity column (schema 5), checked field by field.
+Validity load_validity(const Statement& q, int column, const std::string& where) {
+  if (q.column_is_null(column)) return {};
+  std::string problem;
+  const nlohmann::json issues = parse_json_or_discarded(q.column_text(column), problem);
+  if (issues.is_discarded()) throw Error(fmt::format("{}: validity: {}", where, problem));
+  return validity_from_json(issues, where, "validity");
 }
 
 }  // namespace
@@ -354,8 +426,8 @@ Store::Batch::Batch(Store& store)
     : db_(*store.db_),
       transaction_(std::make_unique<Transaction>(db_)),
       insert_(std::make_unique<Statement>(db_.prepare(
-          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm) "
-          "VALUES (?,?,?,?,?,?,?)"))),
+          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity) "
+          "VALUES (?,?,?,?,?,?,?,?)"))),
       insert_row_(std::make_unique<Statement>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Statement>(db_.prepare(
@@ -382,6 +454,12 @@ int64_t Store::Batch::add(const Record& record) {
       insert.bind(column, texts[i]);
     }
   }
+  const std::string validity = json_text(validity_json(record.validity));
+  if (record.validity.empty()) {
+    insert.bind_null(8);
+  } else {
+    insert.bind(8, validity);
+  }
   insert.step();
   insert.reset();
   const int64_t id = db_.last_insert_id();
@@ -405,27 +483,32 @@ std::vector<Entry> Store::list(int limit) {
   // recovery records.
   Statement q = db_->prepare(fmt::format(
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
-      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}, {}"
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}, {},"
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id AND r.wrong > 0), {}"
       " FROM baselines b {} {} ORDER BY b.id DESC LIMIT ?",
       version_ >= 3 ? "s.ranks, s.steps" : "NULL, NULL",
       version_ >= 4 ? "v.baseline_id, v.failures, v.downtime_median" : "NULL, NULL, NULL",
+      version_ >= 5 ? "b.validity" : "NULL",
       version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : "",
       version_ >= 4 ? "LEFT JOIN recovery_records v ON v.baseline_id = b.id" : ""));
   q.bind(1, static_cast<int64_t>(limit));
   std::vector<Entry> entries;
   while (q.step()) {
-    entries.push_back({q.column_int(0), q.column_text(1), q.column_text(2),
-                       hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5),
-                       !q.column_is_null(6), q.column_int(6), q.column_int(7),
-                       !q.column_is_null(8), q.column_int(9), double_or_nan(q, 10)});
+    Entry e{q.column_int(0), q.column_text(1), q.column_text(2),
+            hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5),
+            !q.column_is_null(6), q.column_int(6), q.column_int(7),
+            !q.column_is_null(8), q.column_int(9), double_or_nan(q, 10), q.column_int(11), {}};
+    e.validity = load_validity(q, 12, fmt::format("{}: baseline {}", db_->path(), e.id));
+    entries.push_back(std::move(e));
   }
   return entries;
 }
 
 Record Store::load(int64_t id) {
   if (version_ == 0) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
-  Statement q = db_->prepare(
-      "SELECT id, created, label, hosts, source, topo, env, comm FROM baselines WHERE id = ?");
+  Statement q = db_->prepare(fmt::format(
+      "SELECT id, created, label, hosts, source, topo, env, comm, {} FROM baselines WHERE id = ?",
+      version_ >= 5 ? "validity" : "NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Record r;
@@ -437,7 +520,10 @@ Record Store::load(int64_t id) {
   r.topo = json_or_null(q, 5);
   r.env = json_or_null(q, 6);
   r.comm = json_or_null(q, 7);
-  r.rows = load_rows(*db_, id, version_);
+  const std::string where = fmt::format("{}: baseline {}", db_->path(), id);
+  r.validity = load_validity(q, 8, where);
+  check_rounds_setting(r.comm, where, "comm");
+  r.rows = load_rows(*db_, id, version_, where);
   r.step = load_step(*db_, id, version_);
   r.recovery = load_recovery(*db_, id, version_);
   return r;

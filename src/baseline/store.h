@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/validity.h"
 #include "common/sqlite.h"
 #include "comm/result.h"
 
@@ -32,6 +33,8 @@ struct Record {
   std::vector<comm::Row> rows;         // the comm results
   nlohmann::json step;                 // plumb.step/1 (plumb step --save), or null
   nlohmann::json recovery;             // plumb.recovery/1 (plumb run --save), or null
+  Validity validity;                   // what its source said about its own results: wrong
+                                       // results, failed checks, an early end (validity.h)
 };
 
 // A line of `plumb list`.
@@ -48,10 +51,12 @@ struct Entry {
   bool recovery = false;               // holds a plumb.recovery/1 record
   int64_t recovery_failures = 0;       // its recoveries[]
   double recovery_downtime_median = 0; // seconds; NaN when no failure was followed by progress
+  int64_t wrong_rows = 0;              // comm rows with wrong elements
+  Validity validity;                   // as Record::validity
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).
@@ -99,7 +104,9 @@ class Store {
   // Newest first.
   std::vector<Entry> list(int limit = 100);
 
-  // The record with `id`; Error when there is none.
+  // The record with `id`; Error when there is none, or when a spread or count holds what no run
+  // can have (a negative or absurd spread, a negative wrong count, an integer beyond its field:
+  // table_helpers.h validity_problem), naming the record, the result and the column.
   Record load(int64_t id);
 
   // "latest" or a number -> an id; Error for anything else or an empty store.

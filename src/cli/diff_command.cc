@@ -83,7 +83,7 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("-t,--threshold", o.threshold_percent,
                  "Percent: a smaller busbw (step time, exposed communication, recovery figure) "
-                 "change is never a regression")
+                 "change is never a regression; a halving always is, whatever this is")
       ->capture_default_str()->check(CLI::Range(0.0, 100.0));
   app.add_flag("--all", o.all, "List the rows within the threshold too");
   app.add_flag("--strict", o.strict,
@@ -94,9 +94,12 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
                  "for recovery records) here (- for standard output)");
   app.footer(fmt::format(
       "Exit status: 0 no regression; 1 a regression (busbw lower beyond the threshold and the "
-      "noise, or by 2x or more whatever the noise); 2 bad input (including a run that measured "
-      "nothing, or two that share no measurement); {} too noisy to judge: a change beyond the "
-      "threshold but within the runs' noise, and no regression (rerun with more --rounds). Two "
+      "noise, or by 2x or more whatever the noise and the threshold), or B has wrong results or "
+      "failed a check of its own tool; 2 bad input (including a run that measured nothing, two "
+      "that share no measurement, a sweep that ended early in A or B, or an A with wrong "
+      "results); {} too noisy to judge: a change beyond the threshold but within the runs' "
+      "noise, and no regression (rerun with more --rounds, or import several logs of the same "
+      "test as one record). A record that is not valid is named first. Two "
       "step records (plumb step --save) are compared by step time and exposed communication, "
       "with the steps' spread as the noise. Two recovery records (plumb run --save) are compared "
       "by detection, recovery and down time, steps lost and the share resumed after the "

@@ -4,11 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace plumb::cli {
 
 struct ImportCommandOptions {
-  std::string file;
+  std::vector<std::string> files;  // several: logs of the same test, combined as rounds
   std::string format;      // empty: detected
   std::string collective;  // for logs that do not name it
   int ranks = 0;

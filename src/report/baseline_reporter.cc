@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "baseline/record_kind.h"
 #include "baseline/step_diff.h"
+#include "baseline/validity.h"
 #include "common/strings.h"
 
 namespace plumb::report {
@@ -42,6 +44,10 @@ std::string holdings(const baseline::Entry& e) {
                                 std::isnan(e.recovery_downtime_median)
                                     ? ""
                                     : fmt::format(", down {:.1f} s", e.recovery_downtime_median)));
+  }
+  // What makes the record not valid: "WRONG RESULTS", "INCOMPLETE: sweep ended at 4 MiB of 1 GiB".
+  for (const std::string& mark : baseline::summarize_validity(e.validity, e.wrong_rows).marks) {
+    parts.push_back(mark);
   }
   return join(parts, " · ");
 }
@@ -83,9 +89,17 @@ std::string job_summary(const nlohmann::json& part) {
   return line;
 }
 
+void print_validity(const baseline::Record& r, std::ostream& out) {
+  const baseline::ValiditySummary v = baseline::summarize_validity(r.validity, r.rows);
+  if (v.valid()) return;
+  fmt::print(out, "{}\n", join(v.marks, " · "));
+  for (const std::string& line : v.lines) fmt::print(out, "  {}\n", safe(line));
+}
+
 void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
   fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
              r.label.empty() ? "" : " · " + safe(r.label));
+  print_validity(r, out);
   fmt::print(out, "# hosts: {}\n", safe_hosts(r.hosts, ", "));
   if (const std::string job = job_summary(r.comm); !job.empty()) fmt::print(out, "# {}\n", job);
   if (r.env.is_object() && r.env.contains("versions") && r.env["versions"].is_object()) {
@@ -116,6 +130,14 @@ nlohmann::json baseline_json(const baseline::Record& r) {
   nlohmann::json doc = {{"schema", kBaselineSchema}, {"id", r.id},     {"created", r.created},
                         {"label", r.label},          {"hosts", r.hosts}, {"source", r.source},
                         {"topo", r.topo},            {"env", r.env},     {"comm", comm}};
+  // What makes the record not valid, for scripts (marks, the rows with wrong elements) and for
+  // record_from_json (issues).
+  const baseline::ValiditySummary validity = baseline::summarize_validity(r.validity, r.rows);
+  doc["validity"] = {{"valid", validity.valid()},
+                     {"marks", validity.marks},
+                     {"wrong_rows", std::count_if(r.rows.begin(), r.rows.end(),
+                                                  [](const comm::Row& row) { return row.wrong > 0; })},
+                     {"issues", baseline::validity_json(r.validity)}};
   if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
   if (baseline::holds_recovery(r)) doc["recovery"] = r.recovery;  // plumb.recovery/1, likewise
   return doc;

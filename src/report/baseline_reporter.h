@@ -16,6 +16,10 @@ inline constexpr const char* kBaselineSchema = "plumb.baseline/1";
 
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out);
 void print_baseline_summary(const baseline::Record& record, std::ostream& out);
+// What makes a record not valid (baseline/validity.h), when anything does: its marks on one line
+// ("WRONG RESULTS · INCOMPLETE: sweep ended at 4 MiB of 1 GiB"), then each issue indented. Part
+// of plumb show for every kind of record.
+void print_validity(const baseline::Record& record, std::ostream& out);
 
 // The "job" of a plumb.comm/1 or plumb.recovery/1 record (sysinfo/slurm_job.h) in one line,
 // escaped for the terminal: "Slurm job 8 on node[1-2] (2 node(s)), step 0: 16 task(s), srun

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/strings.h"
 #include "common/units.h"
 
 namespace plumb::report {
@@ -52,13 +53,55 @@ void print_groups(const baseline::Diff& d, std::ostream& out) {
   fmt::print(out, "# over the sizes ≥ 1 MiB, or all when none is (mean change; noise shrinks with "
                   "the number of sizes)\n");
   for (const baseline::GroupDiff& g : d.groups) {
-    fmt::print(out, "{:<7} {:<14} {:<8} {:>2} size(s) ≥ {:<8} {:>8} noise {:>4.0f}%  {}\n", g.layer,
-               g.collective, g.dtype, g.sizes, format_bytes(g.min_bytes), percent(g.change),
-               100 * g.noise, baseline::verdict_name(g.verdict));
+    fmt::print(out, "{:<7} {:<14} {:<8} {:>2} size(s) ≥ {:<8} {:>8} noise {:>4.0f}%  {}{}\n",
+               g.layer, g.collective, g.dtype, g.sizes, format_bytes(g.min_bytes),
+               percent(g.change), 100 * g.noise, baseline::verdict_name(g.verdict),
+               g.halved > 0 ? fmt::format(" ({} size(s) ≥ 1 MiB halved or worse)", g.halved) : "");
+  }
+}
+
+// What makes a record not valid, before anything else: "WRONG RESULTS in B (file b.json): ..."
+// and the issues, one a line.
+void print_validity(const baseline::Diff& d, std::ostream& out) {
+  for (const auto& [side, ref] : {std::pair{"A", &d.a}, std::pair{"B", &d.b}}) {
+    if (ref->validity.valid()) continue;
+    fmt::print(out, "{} in {} ({})\n", join(ref->validity.marks, " · "), side,
+               terminal_safe(ref->name));
+    for (const std::string& line : ref->validity.lines) {
+      fmt::print(out, "  {}\n", terminal_safe(line));
+    }
+  }
+}
+
+// The verdict line of an outcome decided by the records' validity; "" for the others.
+std::string validity_verdict(const baseline::Diff& d) {
+  const std::string a_marks = join(d.a.validity.marks, " · ");
+  switch (d.outcome()) {
+    case baseline::Outcome::kWrongResults:
+      return "FAILED: B has wrong results: a collective that returns wrong data is broken "
+             "whatever its bandwidth";
+    case baseline::Outcome::kFailedCheck:
+      return "FAILED: B failed a check of its own tool, listed above";
+    case baseline::Outcome::kIncomplete: {
+      const bool both = d.a.validity.incomplete && d.b.validity.incomplete;
+      return fmt::format("INCOMPLETE: {} ended early: the sizes a sweep did not reach cannot be "
+                         "judged; rerun {} to the end",
+                         both ? "A's and B's sweeps" : d.b.validity.incomplete ? "B's sweep" : "A's sweep",
+                         both ? "them" : "it");
+    }
+    case baseline::Outcome::kBadReference:
+      return fmt::format("NO REFERENCE: A is not valid ({}): compare B against a run without "
+                         "wrong results or failed checks",
+                         a_marks);
+    default: return "";
   }
 }
 
 void print_verdict(const baseline::Diff& d, std::ostream& out) {
+  if (const std::string v = validity_verdict(d); !v.empty()) {
+    fmt::print(out, "{}\n", v);
+    return;
+  }
   const int n = d.regressions();
   const int sizes = d.row_regressions();
   const std::string single =
@@ -93,6 +136,7 @@ void print_variables(const baseline::Diff& d, std::ostream& out) {
 }  // namespace
 
 void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
+  print_validity(d, out);
   fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
   fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise ({} "
                   "standard deviations of the change, from the runs' own spread), or by {}× or "

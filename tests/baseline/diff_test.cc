@@ -1,11 +1,13 @@
 #include "baseline/diff.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "baseline/context_diff.h"
+#include "baseline/validity.h"
 #include "common/error.h"
 
 namespace plumb::baseline {
@@ -365,6 +367,196 @@ TEST(Diff, RunsThatShareNoMeasurementAreAnError) {
                            "allreduce@world float32 1 KiB..16 MiB; B has allgather@world float32 "
                            "2 KiB; expected the same (layer, collective, dtype, size) in both");
   }
+}
+
+// Issue 28: -t 100 does not switch the 2× rule off; a rise of time to twice or more is one too.
+TEST(Diff, AHalvingIsARegressionWhateverTheThreshold) {
+  const auto [a, b] = scaled(0.5, 0.01);
+  const Diff d = diff(a, b, {1.0});
+  for (const RowDiff& r : d.rows) EXPECT_EQ(r.verdict, Verdict::kRegression);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(diff(a, scaled(0.6, 0.01).second, {1.0}).exit_code(), 0);  // −40% is within 100%
+  EXPECT_EQ(judge_change(-0.5, 0, 1.0), Verdict::kRegression);
+  EXPECT_EQ(judge_change(1.0, 0, 1.0), Verdict::kImprovement);
+  EXPECT_EQ(judge_time_change(1.0, 0, 1.0), Verdict::kRegression);  // time ×2 = busbw ÷2
+  EXPECT_EQ(judge_time_change(0.5, 0, 1.0), Verdict::kSame);
+}
+
+// Imported rows (no spread) of 1 MiB..16 GiB (×4) where every size ≥ 1 GiB lost 50%: the group's
+// mean (−18.75%) is within the scatter of its sizes' changes, but a halved bandwidth-bound size is
+// a regression whatever the noise (the issue's "too noisy to judge").
+TEST(Diff, EverySizeOfAGibibyteHalvedIsARegressionNotNoise) {
+  Record a = record({});
+  Record b = record({});
+  for (uint64_t bytes = 1 << 20; bytes <= (16ull << 30); bytes *= 4) {
+    comm::Row ra = row("w", bytes, 10);
+    comm::Row rb = row("w", bytes, bytes >= (1ull << 30) ? 5 : 10);
+    for (comm::Row* r : {&ra, &rb}) r->p50_us = r->p99_us = kNaN;
+    a.rows.push_back(ra);
+    b.rows.push_back(rb);
+  }
+  const Diff d = diff(a, b);
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_NEAR(d.groups[0].change, -1.5 / 8, 1e-12);
+  EXPECT_GT(d.groups[0].noise, 0.1875);  // the mean alone would be too noisy to judge
+  EXPECT_EQ(d.groups[0].halved, 3);
+  EXPECT_EQ(d.groups[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(d.outcome(), Outcome::kRegression);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(diff_json(d)["groups"][0]["halved"], 3);
+  // At small sizes a halving alone stays a size's verdict (1.9× was measured there unchanged).
+  Record small_a = record({});
+  Record small_b = record({});
+  for (uint64_t kib : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}) {
+    small_a.rows.push_back(row("w", kib << 10, 1, 0.05));
+    small_b.rows.push_back(row("w", kib << 10, kib == 4 ? 0.5 : 1, 0.05));
+  }
+  const Diff small = diff(small_a, small_b);
+  EXPECT_EQ(small.groups[0].halved, 0);
+  EXPECT_EQ(small.row_regressions(), 1);
+  EXPECT_EQ(small.exit_code(), 0);
+}
+
+// Imported logs have no rounds: the advice is more logs of the same test, not --rounds.
+std::pair<Record, Record> imported(std::pair<Record, Record> runs, int logs) {
+  for (Record* r : {&runs.first, &runs.second}) {
+    r->comm = {{"imported", {{"file", "x.log"}, {"line", 1}}}};
+    if (logs > 1) r->comm["settings"] = {{"rounds", logs}};
+    for (comm::Row& row : r->rows) row.p50_us = row.p99_us = kNaN;
+  }
+  return runs;
+}
+
+TEST(Diff, TooNoisyAdviceForImportedLogs) {
+  Record a = record({});
+  Record b = record({});
+  const double changes[] = {-0.4, 0.05, -0.05};
+  for (int i = 0; i < 3; ++i) {
+    a.rows.push_back(row("w", (1ull << 20) << (2 * i), 10));
+    b.rows.push_back(row("w", (1ull << 20) << (2 * i), 10 * (1 + changes[i])));
+  }
+  const auto [ia, ib] = imported({a, b}, 1);
+  const Diff d = diff(ia, ib);
+  ASSERT_EQ(d.exit_code(), 3);
+  EXPECT_TRUE(d.a.imported);
+  EXPECT_EQ(d.too_noisy_advice(),
+            "to judge them, import several logs of the same test as one record, for A and for B "
+            "(plumb import run1.log run2.log run3.log: each size keeps the logs' median and their "
+            "spread, as the rounds of plumb's own runs): one log has no spread of its own, and the "
+            "scatter of its sizes' changes is this large");
+  // One of them a plumb run of one round.
+  const Diff mixed = diff(ia, [&] {
+    Record r = b;
+    r.comm = nlohmann::json::object();
+    return r;
+  }());
+  EXPECT_EQ(mixed.too_noisy_advice(),
+            "to judge them, import several logs of the same test as one record, for A and for B "
+            "(plumb import run1.log run2.log run3.log: each size keeps the logs' median and their "
+            "spread, as the rounds of plumb's own runs): one log has no spread of its own, and the "
+            "scatter of its sizes' changes is this large; measure the plumb run in rounds too "
+            "(plumb baseline --rounds 5, plumb comm --rounds 5)");
+  // Three logs per record (their spread as rounds'): how many logs would judge it.
+  const auto [la, lb] = imported(scaled(0.7, 0.6 / (3.5 * std::sqrt(2.0))), 3);
+  const Diff logs = diff(la, lb);
+  EXPECT_EQ(logs.a.rounds, 3);
+  EXPECT_EQ(logs.too_noisy_advice(),
+            "to judge them, import more logs of the same test per record: the noise falls about "
+            "as 1/√logs, so about 5 logs bring the noise of 35% under the change of -30.0% (plumb "
+            "import with that many logs)");
+}
+
+// Issue 28: a spread that is negative, not finite or absurd never reaches the noise model (it
+// gave "about −2147483647 rounds"): refused naming the record, the result and the field.
+TEST(Diff, AbsurdSpreadsAreRefused) {
+  for (const double spread : {-5.0, 1e300, std::numeric_limits<double>::infinity()}) {
+    auto [a, b] = scaled(0.7, 0.05);
+    b.rows[1].busbw_spread = spread;
+    try {
+      diff(a, b, {0.10, false, "file a.json", "file b.json"});
+      FAIL() << spread;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_EQ(std::string(e.what()),
+                fmt::format("B (file b.json): result 1 (allreduce@world 4 MiB): busbw_spread: "
+                            "expected a relative spread from 0 to 1000 (the rounds' median "
+                            "absolute deviation over their median; none when measured once), got "
+                            "{}",
+                            spread));
+    }
+  }
+}
+
+// Records carry their validity; diff never passes a broken one (docs/diff.md).
+TEST(Diff, WrongResultsInBFailWhateverTheBandwidth) {
+  auto [a, b] = scaled(1.0, 0.01);
+  b.rows[2].wrong = 30;
+  const Diff d = diff(a, b);
+  EXPECT_EQ(d.regressions(), 0);
+  EXPECT_EQ(d.outcome(), Outcome::kWrongResults);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(d.b.validity.marks, (std::vector<std::string>{"WRONG RESULTS"}));
+  const nlohmann::json j = diff_json(d);
+  EXPECT_EQ(j["outcome"], "wrong results");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["b"]["validity"]["issues"][0],
+            "wrong results: 1 of 3 rows have wrong elements (30 in all), the first at "
+            "allreduce@world 16 MiB");
+  // The same in A: it is no reference (exit 2); B's failed check is a failure (exit 1).
+  EXPECT_EQ(diff(b, a).outcome(), Outcome::kBadReference);
+  EXPECT_EQ(diff(b, a).exit_code(), 2);
+  Record failed = a;
+  failed.validity.push_back({IssueKind::kFailedCheck, "b.log:31", "nccl-tests says 'x'", 0, 0, {}, 0});
+  EXPECT_EQ(diff(a, failed).outcome(), Outcome::kFailedCheck);
+  EXPECT_EQ(diff(a, failed).exit_code(), 1);
+}
+
+TEST(Diff, AnIncompleteSweepIsNeverAPass) {
+  auto [a, b] = scaled(1.0, 0.01);
+  b.validity.push_back(incomplete_sweep("b.log:22", "the test ends without its summary",
+                                        SweepPlan{1 << 20, 64 << 20, 4, 0}, 3, 16 << 20));
+  const Diff d = diff(a, b);
+  EXPECT_EQ(d.outcome(), Outcome::kIncomplete);
+  EXPECT_EQ(d.exit_code(), 2);
+  EXPECT_EQ(d.b.validity.marks,
+            (std::vector<std::string>{"INCOMPLETE: sweep ended at 16 MiB of 64 MiB"}));
+  EXPECT_EQ(d.b.validity.lines,
+            (std::vector<std::string>{"b.log:22: incomplete: the test ends without its summary: "
+                                      "the sweep ended at 16 MiB of 64 MiB; missing 64 MiB"}));
+  EXPECT_EQ(diff(b, a).exit_code(), 2);  // in A as well
+  // A regression in what both measured still fails: 1 wins over 2.
+  Record slower = scaled(0.5, 0.01).second;
+  slower.validity = b.validity;
+  EXPECT_EQ(diff(a, slower).outcome(), Outcome::kRegression);
+  EXPECT_EQ(diff(a, slower).exit_code(), 1);
+}
+
+// OSU prints no end marker and no planned last size: an OSU log that stopped between two rows
+// is incomplete beside a record that went on to larger sizes (docs/import.md).
+TEST(Diff, AnOsuLogThatStopsShortOfTheOtherRecordIsIncomplete) {
+  auto [a, b] = scaled(1.0, 0.01);
+  b.rows.pop_back();  // 1 and 4 MiB: the run died before 16 MiB
+  b.source = "osu.log:1 (OSU v7.1)";
+  b.comm = {{"backend", "osu"}, {"imported", {{"file", "osu.log"}, {"line", 1}}}};
+  const Diff d = diff(a, b, {0.10, false, "baseline 1", "baseline 2"});
+  EXPECT_EQ(d.outcome(), Outcome::kIncomplete);
+  EXPECT_EQ(d.exit_code(), 2);
+  EXPECT_EQ(d.b.validity.marks,
+            (std::vector<std::string>{"INCOMPLETE: sweep ended at 4 MiB of 16 MiB"}));
+  EXPECT_EQ(d.b.validity.lines,
+            (std::vector<std::string>{"osu.log:1 (OSU v7.1): incomplete: an OSU log prints no "
+                                      "planned last size, and A (baseline 1) went on to 16 MiB: "
+                                      "the sweep ended at 4 MiB of 16 MiB; missing 16 MiB"}));
+  EXPECT_TRUE(d.a.validity.valid());
+  // As A, likewise; an OSU log that reached the other's last size is complete.
+  EXPECT_EQ(diff(b, a).outcome(), Outcome::kIncomplete);
+  Record whole = a;
+  whole.comm = b.comm;
+  EXPECT_EQ(diff(a, whole).outcome(), Outcome::kNoRegression);
+  // Another importer's log says itself whether it ended: its sizes are only compared.
+  b.comm["backend"] = "nccl-tests";
+  EXPECT_EQ(diff(a, b).outcome(), Outcome::kNoRegression);
 }
 
 }  // namespace

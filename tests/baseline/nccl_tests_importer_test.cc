@@ -303,19 +303,19 @@ TEST(NcclTestsImport, ImportCommandStoresNothingOfABadFile) {
   log.replace(log.find("720048"), 6, "-72004");
   test::write_file(dir + "/bad.log", log);
   cli::ImportCommandOptions o;
-  o.file = dir + "/bad.log";
+  o.files = {dir + "/bad.log"};
   o.db = dir + "/plumb.db";
   try {
     cli::run_import(o);
     FAIL() << "imported";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              o.file + ":49: column 'time': expected a time above 0 µs, got -72004");
+              o.files[0] + ":49: column 'time': expected a time above 0 µs, got -72004");
   }
   EXPECT_TRUE(Store(o.db).list().empty());
 
-  o.file = dir + "/good.log";
-  test::write_file(o.file, fixture("all_gather_12xV100_pre2.13_failed.log"));
+  o.files = {dir + "/good.log"};
+  test::write_file(o.files[0], fixture("all_gather_12xV100_pre2.13_failed.log"));
   o.collective = "all_gathr";
   try {
     cli::run_import(o);
@@ -327,7 +327,7 @@ TEST(NcclTestsImport, ImportCommandStoresNothingOfABadFile) {
   }
   EXPECT_TRUE(Store(o.db).list().empty());
 
-  o.file = dir;
+  o.files = {dir};
   o.collective.clear();
   try {
     cli::run_import(o);

@@ -225,5 +225,53 @@ TEST(RecordJson, ReadsAFileWithAByteOrderMark) {
   EXPECT_DOUBLE_EQ(r.rows[1].busbw_gbps, 123.5);
 }
 
+// Issue 28: spreads and counts are range-checked on reading — a spread of −5 or 1e300, or a
+// settings.rounds of 0, never reaches plumb diff's noise model.
+TEST(RecordJson, SpreadsAndRoundsAreRangeChecked) {
+  const std::string spread_range =
+      "expected a relative spread from 0 to 1000 (the rounds' median absolute deviation over "
+      "their median; none when measured once), got ";
+  nlohmann::json doc = comm_doc();
+  doc["results"][1]["busbw_spread"] = -5;
+  EXPECT_EQ(error_of(doc, "x.json"), "x.json: results[1].busbw_spread: " + spread_range + "-5");
+  doc["results"][1]["busbw_spread"] = 1e300;
+  EXPECT_EQ(error_of(doc, "x.json"), "x.json: results[1].busbw_spread: " + spread_range + "1e+300");
+  doc["results"][1]["busbw_spread"] = 1000;  // rounds of one size 1000× apart: still a figure
+  EXPECT_EQ(error_of(doc, "x.json"), "no error");
+  doc = comm_doc();
+  doc["settings"] = {{"rounds", 0}};
+  EXPECT_EQ(error_of(doc, "x.json"),
+            "x.json: settings.rounds: expected a whole number from 1 to 100, got 0");
+  nlohmann::json exported = baseline_doc();
+  exported["comm"]["settings"] = {{"rounds", -2147483647}};
+  EXPECT_EQ(error_of(exported, "b.json"),
+            "b.json: comm.settings.rounds: expected a whole number from 1 to 100, got -2147483647");
+}
+
+// plumb export writes a record's validity; reading it back keeps the issues.
+TEST(RecordJson, ValidityRoundTrips) {
+  Record r;
+  r.id = 4;
+  r.rows = {sample_row(), sample_row()};
+  r.rows[1].wrong = 8;
+  r.validity.push_back(incomplete_sweep("run.log:22", "the test ends without its summary",
+                                        SweepPlan{1 << 20, 16 << 20, 2, 0}, 1, 1 << 20));
+  const nlohmann::json doc = report::baseline_json(r);
+  EXPECT_EQ(doc["validity"]["valid"], false);
+  EXPECT_EQ(doc["validity"]["marks"],
+            nlohmann::json({"WRONG RESULTS", "INCOMPLETE: sweep ended at 1 MiB of 16 MiB"}));
+  EXPECT_EQ(doc["validity"]["wrong_rows"], 1);
+  const Record back = record_from_json(doc, "b.json");
+  ASSERT_EQ(back.validity.size(), 1u);
+  EXPECT_EQ(issue_text(back.validity[0]),
+            "run.log:22: incomplete: the test ends without its summary: the sweep ended at 1 MiB "
+            "of 16 MiB; missing 2 MiB, 4 MiB, 8 MiB, 16 MiB (4 sizes)");
+  EXPECT_EQ(report::baseline_json(back)["validity"], doc["validity"]);
+  nlohmann::json bad = doc;
+  bad["validity"]["issues"] = 3;
+  EXPECT_EQ(error_of(bad, "b.json"), "b.json: validity.issues: expected a list, got 3");
+  EXPECT_TRUE(report::baseline_json(Record{})["validity"]["valid"]);
+}
+
 }  // namespace
 }  // namespace plumb::baseline

@@ -109,7 +109,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 4; use a newer plumb");
+                                            "plumb's 5; use a newer plumb");
   }
 }
 
@@ -127,6 +127,8 @@ TEST(Store, MigratesAVersionOneStore) {
     row.layer = "world";
     row.group = "world";
     row.collective = "allreduce";
+    row.time_us = 10;  // a row that can have been measured: the store checks it on reading
+    row.p50_us = row.p99_us = row.max_us = std::nan("");
     row.busbw_gbps = 7.5;
     row.busbw_spread = 0.25;
     r.rows = {row};
@@ -134,7 +136,7 @@ TEST(Store, MigratesAVersionOneStore) {
   }
   {
     Database db(path);
-    db.exec("DROP TABLE recovery_records; DROP TABLE step_records; "
+    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; DROP TABLE step_records; "
             "ALTER TABLE comm_results DROP COLUMN busbw_spread; PRAGMA user_version = 1;");
   }
   Store store(path);
@@ -206,7 +208,8 @@ TEST(Store, MigratesAVersionTwoStore) {
   }
   {
     Database db(path);
-    db.exec("DROP TABLE recovery_records; DROP TABLE step_records; PRAGMA user_version = 2;");
+    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
+            "DROP TABLE step_records; PRAGMA user_version = 2;");
   }
   {
     Store reader(path, StoreMode::kReadOnly);
@@ -303,7 +306,8 @@ TEST(Store, MigratesAVersionThreeStore) {
   }
   {
     Database db(path);
-    db.exec("DROP TABLE recovery_records; PRAGMA user_version = 3;");
+    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
+            "PRAGMA user_version = 3;");
   }
   const auto version = [&] {
     Database db(path);
@@ -327,6 +331,103 @@ TEST(Store, MigratesAVersionThreeStore) {
   EXPECT_EQ(store.load(step).step, step_record(2, 4));
   EXPECT_EQ(store.load(id).recovery["totals"]["failures"], 2);
   EXPECT_EQ(store.list()[0].recovery_failures, 2);
+}
+
+// Issue 28: what a record's source said about its own results is stored (schema 5), listed and
+// loaded back.
+TEST(Store, KeepsValidity) {
+  const std::string path = test::temp_dir("store-validity") + "/plumb.db";
+  Store store(path);
+  Record r = sample("cut", 3);
+  r.rows[2].wrong = 12;
+  r.validity.push_back({IssueKind::kWrongResults, "run.log:30",
+                        "nccl-tests says '# Out of bounds values : 12 FAILED'", 0, 0, {}, 0});
+  r.validity.push_back(incomplete_sweep("run.log:22", "the test ends without its summary",
+                                        SweepPlan{1024, 1 << 20, 2, 0}, 3, 4096));
+  const int64_t id = store.save(r);
+  store.save(sample("fine", 2));
+  const Record back = store.load(id);
+  ASSERT_EQ(back.validity.size(), 2u);
+  EXPECT_EQ(issue_text(back.validity[1]), issue_text(r.validity[1]));
+  EXPECT_EQ(back.validity[1].missing_count, 8u);
+  const std::vector<Entry> entries = store.list();
+  EXPECT_EQ(entries[1].wrong_rows, 1);
+  EXPECT_EQ(summarize_validity(entries[1].validity, entries[1].wrong_rows).marks,
+            (std::vector<std::string>{"WRONG RESULTS", "INCOMPLETE: sweep ended at 4 KiB of 1 MiB"}));
+  EXPECT_TRUE(entries[0].validity.empty());
+  EXPECT_EQ(entries[0].wrong_rows, 0);
+}
+
+// A version-4 store (no validity column): read as it is, its records valid unless their rows
+// count wrong elements; migrated when written to.
+TEST(Store, MigratesAVersionFourStore) {
+  const std::string path = test::temp_dir("store-v4") + "/plumb.db";
+  int64_t id = 0;
+  {
+    Store store(path);
+    Record r = sample("old", 3);
+    r.rows[1].wrong = 5;
+    id = store.save(r);
+  }
+  {
+    Database db(path);
+    db.exec("ALTER TABLE baselines DROP COLUMN validity; PRAGMA user_version = 4;");
+  }
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    EXPECT_TRUE(reader.load(id).validity.empty());
+    EXPECT_EQ(reader.list()[0].wrong_rows, 1);
+    EXPECT_EQ(summarize_validity({}, reader.load(id).rows).marks,
+              (std::vector<std::string>{"WRONG RESULTS"}));
+  }
+  Store store(path);
+  Record r = sample("new", 1);
+  r.validity.push_back({IssueKind::kFailedCheck, "x.log:3", "y", 0, 0, {}, 0});
+  const int64_t fresh = store.save(r);
+  EXPECT_EQ(store.load(fresh).validity.size(), 1u);
+  EXPECT_TRUE(store.load(id).validity.empty());
+}
+
+// Issue 28: spreads and counts no run can have, written into a store by hand or damage, are
+// refused on reading with the record, the result and the column — never turned into a verdict.
+TEST(Store, RefusesImpossibleStoredFigures) {
+  int n = 0;
+  const auto damaged = [&](const std::string& sql) {
+    const std::string path = test::temp_dir("store-damaged-" + std::to_string(n++)) + "/plumb.db";
+    {
+      Store store(path);
+      store.save(sample("x", 2));
+    }
+    {
+      Database db(path);
+      db.exec(sql);
+    }
+    try {
+      Store(path, StoreMode::kReadOnly).load(1);
+    } catch (const Error& e) {
+      return std::string(e.what()).substr(path.size());
+    }
+    return std::string("no error");
+  };
+  const std::string at = ": baseline 1, result 1 (allreduce@node): ";
+  EXPECT_EQ(damaged("UPDATE comm_results SET busbw_spread = -5 WHERE seq = 1"),
+            at + "busbw_spread: expected a relative spread from 0 to 1000 (the rounds' median "
+                 "absolute deviation over their median; none when measured once), got -5");
+  EXPECT_EQ(damaged("UPDATE comm_results SET busbw_spread = 1e300 WHERE seq = 1"),
+            at + "busbw_spread: expected a relative spread from 0 to 1000 (the rounds' median "
+                 "absolute deviation over their median; none when measured once), got 1e+300");
+  EXPECT_EQ(damaged("UPDATE comm_results SET wrong = -3 WHERE seq = 1"),
+            at + "wrong: expected a count of wrong elements from 0 (or NULL: not checked), got -3");
+  EXPECT_EQ(damaged("UPDATE comm_results SET group_ranks = 10000000000 WHERE seq = 1"),
+            at + "group_ranks: expected a whole number from 0 to 2147483647, got 10000000000");
+  EXPECT_EQ(damaged("UPDATE comm_results SET straggler_share = 2 WHERE seq = 1"),
+            at + "straggler_share: expected a fraction from 0 to 1, got 2");
+  EXPECT_EQ(damaged("UPDATE baselines SET comm = '{\"settings\": {\"rounds\": -5}}'"),
+            ": baseline 1: comm.settings.rounds: expected a whole number from 1 to 100, "
+                   "got -5");
+  EXPECT_EQ(damaged("UPDATE baselines SET validity = '[{\"kind\": \"bad\"}]'"),
+            ": baseline 1: validity[0].kind: expected one of wrong-results, "
+                   "failed-check, incomplete, got \"bad\"");
 }
 
 // plumb import stores each test as it is parsed; a bad line later in the file undoes them all.

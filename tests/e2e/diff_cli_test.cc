@@ -1,10 +1,12 @@
 // plumb diff as a gate: a copy of a run with every busbw ÷2 (and every time ×2) fails it whatever
 // the noise; a change within the noise is "too noisy to judge" (exit 3); a run that measured
 // nothing, or shares nothing with the other, is bad input (exit 2).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "baseline/recovery_store.h"
 #include "baseline/store.h"
 #include "comm/result.h"
+#include "common/json.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -437,6 +440,161 @@ TEST(DiffCli, HelpNamesEveryExitStatus) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Exit status: 0 no regression; 1 a regression"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 too noisy to judge"), std::string::npos) << r.out;
+}
+
+// Issue 28: the gate never passes a broken run. Real logs, and damaged copies of them, imported
+// into a store and compared.
+std::string fixture(const std::string& name) {
+  return read_file(std::string(PLUMB_TEST_FIXTURES) + "/" + name);
+}
+
+// `text` with line `number` (from 1) replaced by what `edit` makes of it; "" drops it.
+std::string edit_line(const std::string& text, int number,
+                      const std::function<std::string(const std::string&)>& edit) {
+  std::string out;
+  size_t start = 0;
+  for (int n = 1; start < text.size(); ++n) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const std::string changed = n == number ? edit(line) : line;
+    if (n != number || !changed.empty()) out += changed + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// The 8xH100 all_reduce log with #wrong 3 in both halves of every row (lines 20-29) and its
+// "Out of bounds values" line saying so.
+std::string wrong_log() {
+  std::string log = fixture("nccl-tests/all_reduce_8xH100_v2.17.8.log");
+  for (int n = 20; n <= 29; ++n) {
+    log = edit_line(log, n, [](const std::string& l) {
+      std::string row = l;
+      for (const size_t at : {row.find("       0  "), row.rfind("       0")}) row[at + 7] = '3';
+      return row;
+    });
+  }
+  return edit_line(log, 30, [](const std::string&) { return "# Out of bounds values : 20 FAILED"; });
+}
+
+// The same log cut after its third row (the run died).
+std::string cut_log() {
+  const std::string log = fixture("nccl-tests/all_reduce_8xH100_v2.17.8.log");
+  size_t at = 0;
+  for (int n = 0; n < 22; ++n) at = log.find('\n', at) + 1;
+  return log.substr(0, at);
+}
+
+test::Run import_log(const std::string& db, const std::string& path, const std::string& text,
+               const std::string& extra = "") {
+  write_file(path, text);
+  return run_command(kPlumb + " import " + path + " --db " + db + extra);
+}
+
+std::string last_line(const std::string& out) {
+  const size_t end = out.find_last_not_of('\n');
+  return out.substr(out.rfind('\n', end) + 1, end - out.rfind('\n', end));
+}
+
+TEST(DiffCli, ImportedWrongResultsOrACutSweepNeverPass) {
+  const std::string dir = temp_dir("diff-validity");
+  const std::string db = dir + "/plumb.db";
+  ASSERT_EQ(import_log(db, dir + "/clean.log", fixture("nccl-tests/all_reduce_8xH100_v2.17.8.log"))
+                .exit_code, 0);
+  ASSERT_EQ(import_log(db, dir + "/wrong.log", wrong_log()).exit_code, 0);
+  ASSERT_EQ(import_log(db, dir + "/cut.log", cut_log()).exit_code, 0);
+
+  const test::Run wrong = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out << wrong.err;
+  EXPECT_EQ(wrong.out.substr(0, wrong.out.find("# A:")),
+            "WRONG RESULTS in B (baseline 2)\n"
+            "  " + dir + "/wrong.log:20: wrong results: 10 of 10 rows have wrong elements in the "
+            "out-of-place half, the first at 32 MiB (#wrong 3; 30 in all)\n"
+            "  " + dir + "/wrong.log:20: wrong results: 10 of 10 rows have wrong elements in the "
+            "in-place half, the first at 32 MiB (#wrong 3; 30 in all)\n"
+            "  " + dir + "/wrong.log:30: wrong results: nccl-tests says '# Out of bounds values : "
+            "20 FAILED'\n");
+  EXPECT_EQ(last_line(wrong.out), "FAILED: B has wrong results: a collective that returns wrong "
+                                  "data is broken whatever its bandwidth");
+
+  const test::Run cut = run_command(kPlumb + " diff 1 3 --db " + db + " --json " + dir + "/d.json");
+  EXPECT_EQ(cut.exit_code, 2) << cut.out << cut.err;
+  EXPECT_EQ(cut.out.substr(0, cut.out.find("# A:")),
+            "INCOMPLETE: sweep ended at 128 MiB of 16 GiB in B (baseline 3)\n"
+            "  " + dir + "/cut.log:22: incomplete: the test ends without nccl-tests' '# Avg bus "
+            "bandwidth' line (the run stopped before its summary): the sweep ended at 128 MiB of "
+            "16 GiB; missing 256 MiB, 512 MiB, 1 GiB, 2 GiB, 4 GiB, 8 GiB, 16 GiB (7 sizes)\n");
+  EXPECT_EQ(last_line(cut.out),
+            "INCOMPLETE: B's sweep ended early: the sizes a sweep did not reach cannot be judged; "
+            "rerun it to the end");
+  const nlohmann::json j = parse_json(read_file(dir + "/d.json"), "d.json");
+  EXPECT_EQ(j["outcome"], "incomplete");
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_EQ(j["b"]["validity"]["marks"][0], "INCOMPLETE: sweep ended at 128 MiB of 16 GiB");
+
+  EXPECT_EQ(run_command(kPlumb + " diff 3 1 --db " + db).exit_code, 2);  // A cut short
+  const test::Run reference = run_command(kPlumb + " diff 2 1 --db " + db);
+  EXPECT_EQ(reference.exit_code, 2);
+  EXPECT_EQ(last_line(reference.out),
+            "NO REFERENCE: A is not valid (WRONG RESULTS): compare B against a run without wrong "
+            "results or failed checks");
+  EXPECT_EQ(run_command(kPlumb + " diff 1 1 --db " + db).exit_code, 0);
+}
+
+TEST(DiffCli, HcclCheckFailedAndNcclJsonNwrongFail) {
+  const std::string dir = temp_dir("diff-validity-tools");
+  const std::string db = dir + "/plumb.db";
+  const std::string hccl = fixture("hccl_test/all_reduce_doc_example.log");
+  const std::string failed = edit_line(hccl, 5, [](const std::string& l) {
+    return l.substr(0, l.find("success")) + "failed";
+  });
+  const std::string options = " --collective allreduce --ranks 8";
+  ASSERT_EQ(import_log(db, dir + "/ok.log", hccl, options).exit_code, 0);
+  const test::Run imported = import_log(db, dir + "/failed.log", failed, options);
+  ASSERT_EQ(imported.exit_code, 0);
+  EXPECT_EQ(imported.err,
+            "plumb: warning: " + dir + "/failed.log:5: wrong results: 1 of 14 rows failed their "
+            "check, the first at 32 KiB (check_result failed)\n"
+            "plumb: imported allreduce (14 rows, 8 ranks) from " + dir + "/failed.log:2 as "
+            "baseline 2, marked WRONG RESULTS\n");
+  EXPECT_EQ(run_command(kPlumb + " diff 1 2 --db " + db).exit_code, 1);
+
+  const std::string clean = fixture("nccl-tests/all_reduce_8ranks_2hosts_v2.json");
+  nlohmann::json doc = parse_json(clean, "a.json");
+  doc["results"][2]["out_of_place"]["nwrong"] = 4.0;
+  ASSERT_EQ(import_log(db, dir + "/a.json", clean).exit_code, 0);
+  ASSERT_EQ(import_log(db, dir + "/b.json", doc.dump()).exit_code, 0);
+  const test::Run r = run_command(kPlumb + " diff 3 4 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "WRONG RESULTS in B (baseline 4)");
+}
+
+// Issue 28: -t 100 does not switch the "halved is a regression" rule off.
+TEST(DiffCli, AHalvingFailsEvenWithAThresholdOfAHundredPercent) {
+  const std::string dir = temp_dir("diff-t100");
+  const nlohmann::json a = comm_doc(1, 1.1, 0.02);
+  const test::Run r = diff(dir, a, slower(a, 2), " -t 100");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("REGRESSION: 2 regression(s)"), std::string::npos) << r.out;
+  EXPECT_EQ(diff(dir, a, slower(a, 1.5), " -t 100").exit_code, 0);  // −33% is within 100%
+}
+
+// Issue 28: a spread of −5 or 1e300 is refused naming the field, never turned into advice.
+TEST(DiffCli, AbsurdSpreadsAreBadInput) {
+  const std::string dir = temp_dir("diff-spread");
+  const nlohmann::json a = comm_doc(1, 1.1, 0.02);
+  for (const double spread : {-5.0, 1e300}) {
+    nlohmann::json b = slower(a, 1.3);
+    b["results"][3]["busbw_spread"] = spread;
+    const test::Run r = diff(dir, a, b);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, fmt::format("plumb: error: {}/b.json: results[3].busbw_spread: expected a "
+                                 "relative spread from 0 to 1000 (the rounds' median absolute "
+                                 "deviation over their median; none when measured once), got {}\n",
+                                 dir, spread));
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "baseline/record_json.h"
 #include "baseline/recovery_store.h"
 #include "baseline/store.h"
+#include "common/json.h"
 #include "supervise/recovery_json.h"
 #include "support/subprocess.h"
 
@@ -324,6 +325,90 @@ TEST(ImportCli, NcclTestsLogsIntoTheStore) {
                                       "all_gather_12xV100_pre2.13_failed.log --collective all_gather --db " + db);
   EXPECT_EQ(named.exit_code, 0) << named.err;
   EXPECT_EQ(named.out, "3\n");
+}
+
+// Issue 28: a log that says its results are wrong, or that was cut short, is imported with a
+// warning naming the line, and list, show and export mark the record.
+TEST(ImportCli, WrongResultsAndACutLogAreKeptMarkedAndWarned) {
+  const std::string dir = test::temp_dir("import-validity");
+  const std::string db = dir + "/plumb.db";
+  const std::string log = test::read_file(std::string(PLUMB_TEST_FIXTURES) +
+                                          "/nccl-tests/all_reduce_8xH100_v2.17.8.log");
+  // Out-of-bounds, and cut after the third of its ten sizes (line 22).
+  std::string cut = log.substr(0, log.find("   268435456"));
+  cut.replace(cut.find("       0   182.88"), 8, "       9");
+  test::write_file(dir + "/cut.log", cut);
+  const test::Run imported =
+      test::run_command(std::string(PLUMB_BIN) + " import " + dir + "/cut.log --db " + db);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_EQ(imported.out, "1\n");
+  EXPECT_EQ(imported.err,
+            "plumb: warning: " + dir + "/cut.log:20: wrong results: 1 of 3 rows have wrong "
+            "elements in the out-of-place half, the first at 32 MiB (#wrong 9)\n"
+            "plumb: warning: " + dir + "/cut.log:22: incomplete: the test ends without "
+            "nccl-tests' '# Avg bus bandwidth' line (the run stopped before its summary): the "
+            "sweep ended at 128 MiB of 16 GiB; missing 256 MiB, 512 MiB, 1 GiB, 2 GiB, 4 GiB, 8 "
+            "GiB, 16 GiB (7 sizes)\n"
+            "plumb: imported allreduce (3 rows, 8 ranks) from " + dir + "/cut.log:2 as baseline "
+            "1, marked WRONG RESULTS · INCOMPLETE: sweep ended at 128 MiB of 16 GiB\n");
+
+  const test::Run list = test::run_command(std::string(PLUMB_BIN) + " list --db " + db);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("comm 3 rows · WRONG RESULTS · INCOMPLETE: sweep ended at 128 MiB of "
+                          "16 GiB  " + dir + "/cut.log:2 (nccl-tests 2.17.8)"),
+            std::string::npos) << list.out;
+  const test::Run show = test::run_command(std::string(PLUMB_BIN) + " show 1 --db " + db);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const size_t second = show.out.find('\n') + 1;
+  EXPECT_EQ(show.out.substr(second, show.out.find("# hosts") - second),
+            "WRONG RESULTS · INCOMPLETE: sweep ended at 128 MiB of 16 GiB\n"
+            "  " + dir + "/cut.log:20: wrong results: 1 of 3 rows have wrong elements in the "
+            "out-of-place half, the first at 32 MiB (#wrong 9)\n"
+            "  " + dir + "/cut.log:22: incomplete: the test ends without nccl-tests' '# Avg bus "
+            "bandwidth' line (the run stopped before its summary): the sweep ended at 128 MiB of "
+            "16 GiB; missing 256 MiB, 512 MiB, 1 GiB, 2 GiB, 4 GiB, 8 GiB, 16 GiB (7 sizes)\n");
+  const test::Run exported = test::run_command(std::string(PLUMB_BIN) + " export 1 --db " + db);
+  const auto j = parse_json(exported.out, "plumb export");
+  EXPECT_EQ(j["validity"]["valid"], false);
+  EXPECT_EQ(j["validity"]["wrong_rows"], 1);
+  EXPECT_EQ(j["validity"]["issues"][1]["kind"], "incomplete");
+  EXPECT_EQ(j["validity"]["issues"][1]["missing_count"], 7);
+}
+
+// Three logs of one test make one record, the logs' spread its noise (docs/import.md).
+TEST(ImportCli, SeveralLogsOfOneTestMakeOneRecord) {
+  const std::string dir = test::temp_dir("import-logs");
+  const std::string db = dir + "/plumb.db";
+  const std::string log = test::read_file(std::string(PLUMB_TEST_FIXTURES) +
+                                          "/nccl-tests/all_reduce_8xH100_v2.17.8.log");
+  std::string files;
+  for (const std::string busbw : {"321.10", "288.99", "385.32"}) {
+    std::string copy = log;
+    copy.replace(copy.find("321.10"), 6, busbw);
+    const std::string path = dir + "/run" + busbw + ".log";
+    test::write_file(path, copy);
+    files += " " + path;
+  }
+  const test::Run r = test::run_command(std::string(PLUMB_BIN) + " import" + files + " --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_EQ(r.err, "plumb: imported allreduce (10 rows, 8 ranks) from " + dir +
+                       "/run321.10.log:2 and 2 more log(s) as baseline 1\n");
+  const auto j = parse_json(
+      test::run_command(std::string(PLUMB_BIN) + " export 1 --db " + db).out, "plumb export");
+  EXPECT_EQ(j["comm"]["settings"]["rounds"], 3);
+  EXPECT_EQ(j["comm"]["imported"]["files"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["comm"]["results"][0]["busbw_gbps"].get<double>(), 321.10);
+  EXPECT_NEAR(j["comm"]["results"][0]["busbw_spread"].get<double>(), 32.11 / 321.10, 1e-9);
+  EXPECT_TRUE(j["comm"]["results"][1]["busbw_spread"].get<double>() == 0);  // the logs agree
+  const test::Run other = test::run_command(
+      std::string(PLUMB_BIN) + " import" + files + " " + std::string(PLUMB_TEST_FIXTURES) +
+      "/nccl-tests/alltoall_sendrecv_4ranks_2nodes_mid2025.log --db " + db);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err, "plumb: error: " + std::string(PLUMB_TEST_FIXTURES) +
+                           "/nccl-tests/alltoall_sendrecv_4ranks_2nodes_mid2025.log: 2 test(s) "
+                           "where " + dir + "/run321.10.log has 1: several logs make one record "
+                           "only of the same test\n");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Importers turn other tools' logs into baseline records: one small file per format behind one
 // interface, registered in importers.cc. A malformed line is an Error with file:line, never a
 // silently skipped row, and so is a row that cannot have been measured (table_helpers.h:
-// row_problem, known_collective, plumb_dtype): nothing of such a file is returned.
+// row_problem, known_collective, plumb_dtype): nothing of such a file is returned. What the tool
+// said about its own results — wrong elements, failed checks, a run that stopped before its end
+// marker or its last size — is kept in each test's `validity`, never dropped.
 #pragma once
 
 #include <functional>
@@ -10,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baseline/validity.h"
 #include "comm/result.h"
 
 namespace plumb::baseline {
@@ -27,6 +30,9 @@ struct ImportedTest {
   int ranks = 0;
   int line = 0;                    // where the test starts in the file
   std::vector<comm::Row> rows;
+  // What the log says about the test's own validity: wrong results, failed checks, a missing end
+  // marker or a sweep cut short (baseline/validity.h); each is also a warning at import.
+  Validity validity = {};
 };
 
 class Importer {

@@ -7,6 +7,11 @@
 // nwrong). Doubles are printed with "%lf", NaN as the string "nan", booleans as strings.
 // As in the text importer, the out-of-place half of each row becomes a plumb row. Every field is
 // checked: a malformed one is an Error naming its JSON path ("run.json: results[3].busbw: ...").
+// What the file says about its own results is kept in the test's validity (validity.h): rows with
+// wrong elements (`nwrong` of either half), `out_of_bounds` with a count or `"okay":"false"`,
+// `average_bus_bandwidth` with `"okay":"false"`, a non-empty `errors` entry, and a file closed
+// before its summary (no `out_of_bounds` or `average_bus_bandwidth`: the run stopped early and
+// nccl-tests closed what was open).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -16,12 +21,14 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baseline/importers/importer.h"
 #include "baseline/importers/table_helpers.h"
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::baseline {
 namespace {
@@ -70,9 +77,19 @@ class Reader : JsonFields {
   comm::Row row(const json& entry, const std::string& path, const std::string& collective,
                 int ranks) const;
   void check(const comm::Row& r, const std::string& path, const char* time_key) const;
+  int64_t nwrong(const json& half, const std::string& path) const;
+  void wrong_rows(const json& results, const ImportedTest& t, Validity& validity) const;
+  void summary(const json& doc, Validity& validity) const;
+  std::optional<Issue> incomplete(const json& doc, const ImportedTest& t) const;
 
   const ImportOptions& options_;
 };
+
+// "okay" is written as the string "true", "false" or (an unchecked bandwidth) "unchecked".
+bool says_not_okay(const nlohmann::json& summary) {
+  const auto okay = summary.find("okay");
+  return okay != summary.end() && okay->is_string() && okay->get<std::string>() == "false";
+}
 
 // writeBenchmarkLinePreamble() writes the root as the "%6i" string it prints ("    -1").
 int Reader::root(const json& entry, const std::string& path) const {
@@ -178,16 +195,7 @@ comm::Row Reader::row(const json& entry, const std::string& path, const std::str
   r.time_us = number(half, half_path, time_key);
   r.algbw_gbps = number(half, half_path, "alg_bw");
   r.busbw_gbps = number(half, half_path, "bus_bw");
-  const json& wrong = member(half, half_path, "nwrong");  // null when not checked (-c 0)
-  if (wrong.is_null()) {
-    r.wrong = -1;
-  } else {
-    const double w = number(half, half_path, "nwrong");
-    if (w < 0 || w != std::floor(w)) {
-      fail(half_path + ".nwrong", "expected a count, got " + shown(wrong));
-    }
-    r.wrong = static_cast<int64_t>(w);
-  }
+  r.wrong = nwrong(half, half_path);
   r.p50_us = r.p99_us = r.max_us = nan;
   if (entry.contains("out_of_place_per_iter")) {  // -I: per-iteration times
     const std::string iter_path = path + ".out_of_place_per_iter";
@@ -199,6 +207,112 @@ comm::Row Reader::row(const json& entry, const std::string& path, const std::str
   r.straggler = -1;
   check(r, path, time_key);
   return r;
+}
+
+// null when not checked (-c 0): -1.
+int64_t Reader::nwrong(const json& half, const std::string& path) const {
+  const json& wrong = member(half, path, "nwrong");
+  if (wrong.is_null()) return -1;
+  const double w = number(half, path, "nwrong");
+  // Written with "%lf" from an int64_t: whole, and below 2^63.
+  if (w < 0 || w != std::floor(w) || w >= 9.2e18) {
+    fail(path + ".nwrong", "expected a count, got " + shown(wrong));
+  }
+  return static_cast<int64_t>(w);
+}
+
+// Rows whose out-of-place or in-place half counted wrong elements.
+void Reader::wrong_rows(const json& results, const ImportedTest& t, Validity& validity) const {
+  for (const char* half : {"out_of_place", "in_place"}) {
+    WrongRows wrong(fmt::format("have wrong elements in the {} half",
+                                std::string_view(half) == "in_place" ? "in-place" : "out-of-place"));
+    for (size_t i = 0; i < results.size(); ++i) {
+      const json& h = results[i].contains(half) ? results[i][half] : json();
+      if (!h.is_object()) continue;  // out_of_place was checked; a null in_place is not run
+      const std::string path = fmt::format("results[{}].{}", i, half);
+      const int64_t n = nwrong(h, path);
+      if (n > 0) {
+        wrong.add(fmt::format("{}: {}.nwrong", file(), path), t.rows[i].requested_bytes, n,
+                  fmt::format("nwrong {}", n));
+      }
+    }
+    wrong.add_issue_to(validity, t.rows.size());
+  }
+}
+
+// writeResultFooter() and writeErrors(): the out-of-bounds count, the bandwidth check, NCCL's
+// last error.
+void Reader::summary(const json& doc, Validity& validity) const {
+  if (doc.contains("out_of_bounds")) {
+    const json& bounds = object(doc, "", "out_of_bounds");
+    const uint64_t count = whole(bounds, "out_of_bounds", "count");
+    if (count > 0 || says_not_okay(bounds)) {
+      validity.push_back({IssueKind::kWrongResults, file() + ": out_of_bounds",
+                          fmt::format("nccl-tests counted {} out-of-bounds value{} (okay {})",
+                                      count, count == 1 ? "" : "s", shown(bounds.value("okay", json()))),
+                          0, 0, {}, 0});
+    }
+  }
+  if (doc.contains("average_bus_bandwidth")) {
+    const json& bw = object(doc, "", "average_bus_bandwidth");
+    if (says_not_okay(bw)) {
+      validity.push_back({IssueKind::kFailedCheck, file() + ": average_bus_bandwidth",
+                          fmt::format("nccl-tests says the average bus bandwidth, {} GB/s, is "
+                                      "below the one it was asked to check (okay \"false\")",
+                                      shown(bw.value("bandwidth", json()))),
+                          0, 0, {}, 0});
+    }
+  }
+  if (!doc.contains("errors")) return;
+  const json& errors = array(doc, "", "errors");
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i].is_string()) fail(fmt::format("errors[{}]", i), "expected a string, got " + shown(errors[i]));
+    const std::string& error = errors[i].get_ref<const std::string&>();
+    if (error.empty()) continue;
+    validity.push_back({IssueKind::kFailedCheck, fmt::format("{}: errors[{}]", file(), i),
+                        fmt::format("NCCL reported '{}'", quoted_line(error)), 0, 0, {}, 0});
+  }
+}
+
+// "config": {"minimum_bytes", "maximum_bytes", "step_factor" | "step_bytes"}; an unknown plan
+// when one is missing.
+SweepPlan plan_of(const nlohmann::json& config) {
+  SweepPlan plan;
+  const auto size = [&](const char* key) -> uint64_t {
+    const auto it = config.find(key);
+    return it != config.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+  };
+  plan.min_bytes = size("minimum_bytes");
+  plan.max_bytes = size("maximum_bytes");
+  plan.factor = static_cast<double>(size("step_factor"));
+  plan.step_bytes = size("step_bytes");
+  return plan;
+}
+
+// A file without the summary nccl-tests writes after the last size: the run stopped, and
+// jsonOutputFinalize() closed what was open. (With the summary, fewer rows than config asks for
+// are no sign: nccl-tests lowers maximum_bytes to fit memory after writing config.)
+std::optional<Issue> Reader::incomplete(const json& doc, const ImportedTest& t) const {
+  std::vector<std::string> missing;
+  for (const char* key : {"out_of_bounds", "average_bus_bandwidth"}) {
+    if (!doc.contains(key)) missing.push_back(fmt::format("'{}'", key));
+  }
+  if (missing.empty()) return std::nullopt;
+  const SweepPlan plan = plan_of(doc["config"]);
+  // Rows of one (type, op, root) sweep the sizes once; the last sweep is the one that stopped.
+  uint64_t measured = 0;
+  for (auto r = t.rows.rbegin(); r != t.rows.rend(); ++r) {
+    if (r->dtype != t.rows.back().dtype || r->op != t.rows.back().op ||
+        r->root != t.rows.back().root) {
+      break;
+    }
+    ++measured;
+  }
+  return incomplete_sweep(file() + ": results",
+                          fmt::format("no {} after the results (the run stopped before its "
+                                      "summary)",
+                                      join(missing, " or ")),
+                          plan, measured, t.rows.back().requested_bytes);
 }
 
 ImportedTest Reader::read(const json& doc) const {
@@ -224,6 +338,11 @@ ImportedTest Reader::read(const json& doc) const {
     });
   }
   problems.throw_if_any();
+  wrong_rows(*results, t, t.validity);
+  summary(doc, t.validity);
+  if (auto issue = incomplete(doc, t)) t.validity.push_back(std::move(*issue));
+  std::stable_sort(t.validity.begin(), t.validity.end(),
+                   [](const Issue& a, const Issue& b) { return a.kind < b.kind; });
   return t;
 }
 

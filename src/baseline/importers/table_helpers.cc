@@ -11,6 +11,7 @@
 #include "comm/collective.h"
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/units.h"
 
 namespace plumb::baseline {
 namespace {
@@ -51,6 +52,22 @@ std::optional<RowProblem> bandwidth_problem(Field field, double gbps) {
 std::optional<RowProblem> count_problem(Field field, uint64_t n) {
   if (n <= kMaxCount) return std::nullopt;
   return RowProblem{field, fmt::format("expected a whole number from 0 to {}, got {}", kMaxCount, n)};
+}
+
+std::optional<RowProblem> wrong_problem(int64_t wrong) {
+  if (wrong >= -1) return std::nullopt;
+  return RowProblem{Field::kWrong, fmt::format("expected a count of wrong elements from 0 (or "
+                                               "none: not checked), got {}",
+                                               wrong)};
+}
+
+std::optional<RowProblem> spread_problem(double spread) {
+  if (std::isnan(spread) || (spread >= 0 && spread <= kMaxSpread)) return std::nullopt;
+  return RowProblem{Field::kSpread,
+                    fmt::format("expected a relative spread from 0 to {} (the rounds' median "
+                                "absolute deviation over their median; none when measured once), "
+                                "got {}",
+                                kMaxSpread, spread)};
 }
 
 }  // namespace
@@ -121,6 +138,11 @@ double parse_number(std::string_view cell, std::string_view column, std::string_
                           cell));
 }
 
+std::optional<RowProblem> validity_problem(const comm::Row& r) {
+  if (auto p = wrong_problem(r.wrong)) return p;
+  return spread_problem(r.busbw_spread);
+}
+
 std::optional<RowProblem> row_problem(const comm::Row& r) {
   const std::optional<RowProblem> problems[] = {
       count_problem(Field::kBytes, r.bytes),
@@ -131,6 +153,8 @@ std::optional<RowProblem> row_problem(const comm::Row& r) {
       time_problem(Field::kP50, r.p50_us, true),
       time_problem(Field::kP99, r.p99_us, true),
       time_problem(Field::kMax, r.max_us, true),
+      wrong_problem(r.wrong),
+      spread_problem(r.busbw_spread),
   };
   for (const auto& p : problems) {
     if (p) return p;
@@ -224,6 +248,63 @@ int required_ranks(const ImportOptions& options, std::string_view file, std::str
   throw Error(fmt::format("{}: {} logs do not say how many ranks ran, and busbw depends on it; "
                           "pass --ranks",
                           file, tool));
+}
+
+void WrongRows::add(const std::string& where, uint64_t bytes, int64_t elements,
+                    std::string shown) {
+  if (count_++ == 0) {
+    where_ = where;
+    bytes_ = bytes;
+    shown_ = std::move(shown);
+  }
+  if (elements < 0) return;
+  counted_ = true;
+  elements_ = elements > std::numeric_limits<int64_t>::max() - elements_
+                  ? std::numeric_limits<int64_t>::max()
+                  : elements_ + elements;
+}
+
+void WrongRows::add_issue_to(Validity& validity, size_t rows) const {
+  if (count_ == 0) return;
+  const std::string total = counted_ && count_ > 1 ? fmt::format("; {} in all", elements_) : "";
+  validity.push_back({IssueKind::kWrongResults, where_,
+                      fmt::format("{} of {} rows {}, the first at {} ({}{})", count_, rows, what_,
+                                  format_bytes(bytes_), shown_, total),
+                      0, 0, {}, 0});
+}
+
+namespace {
+
+// nccl-tests src/common.h (NCCLCHECK, CUDACHECK, TESTCHECK), hccl_test
+// hccl_test_common.cc (opbase_test_by_data_size), Open MPI's orte/mpirun help texts, Slurm's srun.
+constexpr std::array<std::string_view, 7> kFailureLines = {
+    "Test NCCL failure",    "Test CUDA failure",       "Test failure",
+    "hccl_op_base execute failed", "MPI_ABORT was invoked", "mpirun noticed that process rank",
+    "srun: error:",
+};
+
+// Longer lines are cut: a message stays one line.
+constexpr size_t kMostQuoted = 160;
+
+}  // namespace
+
+std::string quoted_line(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  text = first == std::string_view::npos ? std::string_view() : text.substr(first);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  if (text.size() <= kMostQuoted) return std::string(text);
+  return std::string(text.substr(0, kMostQuoted)) + "…";
+}
+
+std::optional<Issue> failure_line(std::string_view line, const std::string& where) {
+  for (std::string_view marker : kFailureLines) {
+    if (line.find(marker) == std::string_view::npos) continue;
+    return Issue{IssueKind::kFailedCheck, where,
+                 fmt::format("the run reported a failure: '{}'", quoted_line(line)), 0, 0, {}, 0};
+  }
+  return std::nullopt;
 }
 
 }  // namespace plumb::baseline

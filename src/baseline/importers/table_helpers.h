@@ -44,8 +44,16 @@ uint64_t parse_count(std::string_view cell, std::string_view column, std::string
 double parse_number(std::string_view cell, std::string_view column, std::string_view file,
                     int line);
 
+// The largest busbw_spread a row may hold: the rounds' median absolute deviation relative to
+// their median (comm/rounds.h). It is at most 1 for an odd number of rounds; with an even number
+// it can pass 1 when one round nearly stopped, but rounds of one size a thousand times apart are
+// no measurement of one setup, and a larger figure only turns the noise model into nonsense
+// (docs/diff.md, "The noise model").
+inline constexpr double kMaxSpread = 1000;
+
 // The measured quantities of a row, to name the one that is impossible.
-enum class Field { kBytes, kCount, kTime, kAlgbw, kBusbw, kP50, kP99, kMax };
+enum class Field { kBytes, kCount, kTime, kAlgbw, kBusbw, kP50, kP99, kMax, kWrong, kSpread };
+inline constexpr size_t kFieldCount = 10;
 struct RowProblem {
   Field field;
   std::string what;  // "expected a time above 0 µs, got -5"
@@ -53,9 +61,12 @@ struct RowProblem {
 // What cannot be measured: a time that is not above 0 (p50/p99/max may be NaN: unknown), a
 // negative bandwidth, a size or count beyond kMaxCount, and a busbw of 0 beside an algbw, or a
 // size and time, that is not (busbw = algbw × factor, and the factor is at least 1/2 from 2 ranks
-// on: docs/comm.md).
+// on: docs/comm.md); a wrong-element count below 0 other than -1 (not checked); a busbw_spread
+// that is negative, not finite or above kMaxSpread (NaN: measured once).
 // The first problem, or nothing.
 std::optional<RowProblem> row_problem(const comm::Row& row);
+// Only the wrong-element count and the spread (what plumb diff's verdicts rely on besides busbw).
+std::optional<RowProblem> validity_problem(const comm::Row& row);
 
 // plumb's name of a collective given as plumb or nccl-tests spells it ("all_reduce_perf",
 // "allreduce"), or an Error "<where>: unknown collective 'frob_perf' (did you mean ..?); expected
@@ -85,5 +96,36 @@ void check_time_row(const comm::Row& row, std::string_view time_column, std::str
 
 // The rank count a log needs for busbw: options.ranks, or an Error naming the file.
 int required_ranks(const ImportOptions& options, std::string_view file, std::string_view tool);
+
+// The rows of one test whose results were wrong, for the one issue that names them: "3 of 10
+// rows have wrong elements in the out-of-place half, the first at 1 MiB (#wrong 12; 40 in all)".
+class WrongRows {
+ public:
+  // `what`: "have wrong elements in the out-of-place half", "failed their check".
+  explicit WrongRows(std::string what) : what_(std::move(what)) {}
+  // A wrong row at `where` ("log.txt:12"): `elements` wrong (-1: the tool gives no count), shown
+  // as `shown` ("#wrong 12", "check_result failed").
+  void add(const std::string& where, uint64_t bytes, int64_t elements, std::string shown);
+  // The issue, or nothing when no row was wrong; `rows` is how many rows the test has.
+  void add_issue_to(Validity& validity, size_t rows) const;
+
+ private:
+  std::string what_;
+  int64_t count_ = 0;
+  int64_t elements_ = 0;  // over the rows that count them
+  bool counted_ = false;  // some row gave a count
+  std::string where_;     // the first
+  uint64_t bytes_ = 0;
+  std::string shown_;
+};
+
+// A line by which the tool, MPI or Slurm says that the run failed (nccl-tests' "Test NCCL
+// failure", "Test CUDA failure" and "Test failure", hccl_test's "hccl_op_base execute failed",
+// Open MPI's "MPI_ABORT was invoked" and "mpirun noticed that process rank", Slurm's "srun:
+// error:"), as a failed-check issue quoting it; nothing for any other line.
+std::optional<Issue> failure_line(std::string_view line, const std::string& where);
+
+// `text` cut to a length that keeps a message on one line, "…" marking the cut.
+std::string quoted_line(std::string_view text);
 
 }  // namespace plumb::baseline
