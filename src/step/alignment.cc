@@ -19,6 +19,9 @@ constexpr size_t kNoCall = std::numeric_limits<size_t>::max();
 // beyond this many the instance is a clock matter, not one rank's.
 constexpr size_t kMaxSkipCandidates = 4;
 constexpr size_t kDetailedNotes = 3;      // per group; one more note counts the rest
+// A re-synchronisation needs at least this many instances of its window to line up under it: on
+// a short trace one lucky instance must not set a clock offset.
+constexpr size_t kMinResyncEvidence = 2;
 constexpr size_t kOffsetsNamed = 4;       // ranks a re-synchronisation note names
 constexpr double kNsPerUs = 1000.0;
 
@@ -179,7 +182,9 @@ class Aligner {
       out += fmt::format("{}rank {} {:+.3f} µs", out.empty() ? "" : ", ", rank(changed[i]),
                          static_cast<double>(after[changed[i]]) / kNsPerUs);
     }
-    if (changed.size() > kOffsetsNamed) out += fmt::format(", {} more", changed.size() - kOffsetsNamed);
+    if (changed.size() > kOffsetsNamed) {
+      out += fmt::format(", {} more", changed.size() - kOffsetsNamed);
+    }
     return out;
   }
 
@@ -212,7 +217,10 @@ class OrderMatcher {
 
   Alignment run(std::vector<size_t> leading) {
     const std::vector<size_t> none(leading.size(), 0);
-    if (leading != none && start_score(none, true) > start_score(leading, false)) leading = none;
+    if (leading != none) {
+      const size_t clocks = start_score(none, true);
+      if (clocks >= kMinResyncEvidence && clocks > start_score(leading, false)) leading = none;
+    }
     for (size_t l : leading) out_.leading += l;
     Cursor cur = start(leading);
     while (!exhausted(cur)) {
@@ -303,8 +311,15 @@ class OrderMatcher {
 
   Cursor resync(const Cursor& cur, const Position& p) {
     std::vector<Candidate> all = candidates(cur, p);
-    const Candidate& best = *std::max_element(
-        all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+    const Candidate* best =
+        &*std::max_element(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+          return a.score < b.score;
+        });
+    if (best->score < kMinResyncEvidence) best = &all.front();  // too little to change anything
+    return apply(*best, p);
+  }
+
+  Cursor apply(const Candidate& best, const Position& p) {
     const std::string where = aligner_.where(number_ + 1, p);
     if (best.kind == Resync::kKeep) {
       out_.counts.unaligned += 1;
@@ -400,11 +415,12 @@ Alignment align_by_seq(const std::vector<RankTrace>& traces, const GroupSequence
       continue;
     }
     const auto first = positions.begin() + static_cast<std::ptrdiff_t>(i + 1);
-    const std::vector<Position> window(
-        first, first + static_cast<std::ptrdiff_t>(std::min(kResyncWindow, positions.size() - i - 1)));
+    const size_t size = std::min(kResyncWindow, positions.size() - i - 1);
+    const std::vector<Position> window(first, first + static_cast<std::ptrdiff_t>(size));
     const Offsets estimated = aligner.estimate(window);
     const std::string where = aligner.where(i + 1, p, true);
-    if (aligner.score(window, estimated) > aligner.score(window, aligner.offsets())) {
+    const size_t evidence = aligner.score(window, estimated);
+    if (evidence >= kMinResyncEvidence && evidence > aligner.score(window, aligner.offsets())) {
       out.counts.resyncs += 1;
       aligner.note(fmt::format("from {} on, the ranks' clocks differ by more than the calls "
                                "overlap: clock offsets re-estimated from the next instances' "

@@ -426,7 +426,8 @@ TEST(StepCsvReporter, RowsOfTheWorkedExample) {
   ASSERT_EQ(lines.size(), 1u + 2 * 3);
   // Rank 1, step 5: Stage = Computing 60000 + Comm(Not Overlapped) 40000 + Free 16000 − Bubble
   // 2500; Comm(Not Overlapped and Exclude Receive) = 40000 − Bubble.
-  EXPECT_EQ(lines[2], "5,rank,1,60000.0,40000.0,5000.0,45000.0,16000.0,113500.0,2500.0,37500.0,1500.0");
+  EXPECT_EQ(lines[2],
+            "5,rank,1,60000.0,40000.0,5000.0,45000.0,16000.0,113500.0,2500.0,37500.0,1500.0");
   EXPECT_EQ(lines[4], "6,rank,0,60000.0,10000.0,10000.0,20000.0,20000.0,90000.0,,10000.0,");
 }
 

@@ -213,7 +213,8 @@ TEST(StepCollectives, CallsThatDoNotOverlapAreLeftOutWithANote) {
 // ---- An 8-rank set: 12 steps of 10 ms, 8 allreduces of group "0" per step ----------------------
 //
 // Instance k's calls start 5 µs apart (rank r at base + 5r µs) and all end at base + 400 µs, so
-// each instance has skew 35 µs, last rank 7, and the others wait Σ_r (35 − 5r) = 140 µs for it.
+// each instance has skew 35 µs, last rank 7, and the others wait Σ_r (35 − 5r) = 140 µs for
+// it.
 // `tweak` may move or drop one rank's call (returns false to drop it).
 constexpr int kSetRanks = 8;
 constexpr int kSetSteps = 12;
