@@ -19,8 +19,10 @@ constexpr size_t kNoCall = std::numeric_limits<size_t>::max();
 // beyond this many the instance is a clock matter, not one rank's.
 constexpr size_t kMaxSkipCandidates = 4;
 constexpr size_t kDetailedNotes = 3;      // per group; one more note counts the rest
-// A re-synchronisation needs at least this many instances of its window to line up under it: on
-// a short trace one lucky instance must not set a clock offset.
+// A re-synchronisation needs at least this many instances of its window to line up under it, and
+// more than half of those the window can judge (two calls or more): on a short trace one or two
+// lucky instances must not set a clock offset (kineto-2ranks-of-128's alltoalls, 21-91 ms long,
+// overlap 2 of 4 under a 62.8 ms offset that the same ranks' allreduces and allgathers belie).
 constexpr size_t kMinResyncEvidence = 2;
 constexpr size_t kOffsetsNamed = 4;       // ranks a re-synchronisation note names
 constexpr double kNsPerUs = 1000.0;
@@ -28,6 +30,15 @@ constexpr double kNsPerUs = 1000.0;
 using Offsets = std::vector<int64_t>;
 using Position = std::vector<size_t>;  // per member: its call index, or kNoCall
 using Cursor = std::vector<int64_t>;   // per member: index into its calls (< 0: not yet)
+
+// How a window of instances fares under one way of lining them up.
+struct Score {
+  size_t lined_up = 0;  // instances of two calls or more that line up
+  size_t judged = 0;    // instances of two calls or more
+
+  // Enough to change how the rest of the trace is matched (kMinResyncEvidence).
+  bool convincing() const { return lined_up >= kMinResyncEvidence && 2 * lined_up > judged; }
+};
 
 int64_t lower_median(std::vector<int64_t> values) {
   auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
@@ -43,7 +54,7 @@ struct Candidate {
   size_t member = 0;
   Cursor next;  // where matching goes on
   Offsets offsets;
-  size_t score = 0;
+  Score score;
 };
 
 class Aligner {
@@ -78,11 +89,16 @@ class Aligner {
   }
 
   // How many instances of the window line up; one call alone says nothing.
-  size_t score(const std::vector<Position>& window, const Offsets& o) const {
-    return static_cast<size_t>(std::count_if(window.begin(), window.end(), [&](const Position& p) {
-      return std::count(p.begin(), p.end(), kNoCall) + 2 <= static_cast<std::ptrdiff_t>(p.size()) &&
-             lines_up(p, o);
-    }));
+  Score score(const std::vector<Position>& window, const Offsets& o) const {
+    Score out;
+    for (const Position& p : window) {
+      if (std::count(p.begin(), p.end(), kNoCall) + 2 > static_cast<std::ptrdiff_t>(p.size())) {
+        continue;
+      }
+      ++out.judged;
+      if (lines_up(p, o)) ++out.lined_up;
+    }
+    return out;
   }
 
   // Each member's offset: the median over the window of how far its call ends from the median
@@ -218,8 +234,10 @@ class OrderMatcher {
   Alignment run(std::vector<size_t> leading) {
     const std::vector<size_t> none(leading.size(), 0);
     if (leading != none) {
-      const size_t clocks = start_score(none, true);
-      if (clocks >= kMinResyncEvidence && clocks > start_score(leading, false)) leading = none;
+      const Score clocks = start_score(none, true);
+      if (clocks.convincing() && clocks.lined_up > start_score(leading, false).lined_up) {
+        leading = none;
+      }
     }
     for (size_t l : leading) out_.leading += l;
     Cursor cur = start(leading);
@@ -251,7 +269,7 @@ class OrderMatcher {
 
   // How many of the first instances line up from `leading`, under offsets estimated from them
   // (`reclock`) or the clocks as recorded.
-  size_t start_score(const std::vector<size_t>& leading, bool reclock) const {
+  Score start_score(const std::vector<size_t>& leading, bool reclock) const {
     const std::vector<Position> first = window(start(leading));
     return aligner_.score(first, reclock ? aligner_.estimate(first) : aligner_.offsets());
   }
@@ -287,11 +305,12 @@ class OrderMatcher {
   }
 
   Candidate candidate(Resync kind, size_t member, Cursor next, const Offsets& offsets) const {
-    const size_t score = aligner_.score(window(next), offsets);
+    const Score score = aligner_.score(window(next), offsets);
     return {kind, member, std::move(next), offsets, score};
   }
 
-  // The candidates in order of preference; the first with the best score is taken.
+  // The candidates in order of preference; of those convincing (and keeping the clocks), the
+  // first with the most instances lined up is taken.
   std::vector<Candidate> candidates(const Cursor& cur, const Position& p) const {
     const Cursor next = advanced(cur);
     const Offsets& offsets = aligner_.offsets();
@@ -310,12 +329,11 @@ class OrderMatcher {
   }
 
   Cursor resync(const Cursor& cur, const Position& p) {
-    std::vector<Candidate> all = candidates(cur, p);
-    const Candidate* best =
-        &*std::max_element(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
-          return a.score < b.score;
-        });
-    if (best->score < kMinResyncEvidence) best = &all.front();  // too little to change anything
+    const std::vector<Candidate> all = candidates(cur, p);
+    const Candidate* best = &all.front();
+    for (const Candidate& c : all) {
+      if (c.score.convincing() && c.score.lined_up > best->score.lined_up) best = &c;
+    }
     return apply(*best, p);
   }
 
@@ -419,8 +437,9 @@ Alignment align_by_seq(const std::vector<RankTrace>& traces, const GroupSequence
     const std::vector<Position> window(first, first + static_cast<std::ptrdiff_t>(size));
     const Offsets estimated = aligner.estimate(window);
     const std::string where = aligner.where(i + 1, p, true);
-    const size_t evidence = aligner.score(window, estimated);
-    if (evidence >= kMinResyncEvidence && evidence > aligner.score(window, aligner.offsets())) {
+    const Score evidence = aligner.score(window, estimated);
+    if (evidence.convincing() &&
+        evidence.lined_up > aligner.score(window, aligner.offsets()).lined_up) {
       out.counts.resyncs += 1;
       aligner.note(fmt::format("from {} on, the ranks' clocks differ by more than the calls "
                                "overlap: clock offsets re-estimated from the next instances' "

@@ -47,7 +47,8 @@ struct Alignment {
 
 // How many instances a re-synchronisation is judged on: each candidate alignment (clock offsets
 // kept, offsets re-estimated, one rank's call left out, one rank's call missing) is scored by how
-// many of the next kResyncWindow instances line up under it.
+// many of the next kResyncWindow instances line up under it. One other than keeping the clocks
+// needs at least 2 of them, and more than half of those with two calls or more.
 inline constexpr size_t kResyncWindow = 16;
 
 // The step of `trace` holding `t`, else the last step starting before it.
@@ -58,7 +59,7 @@ int64_t step_at(const RankTrace& trace, int64_t t);
 // earlier (they are matched among the members that have them, aligned on the first instance
 // every member recorded) or the ranks' clocks differ (the first calls are one instance and the
 // offsets are estimated): whichever lines up more of the first kResyncWindow instances, the
-// window on ties.
+// window on ties or when the clocks' case is not convincing (kResyncWindow).
 Alignment align_by_order(const std::vector<RankTrace>& traces, const GroupSequence& group,
                          const std::vector<size_t>& leading);
 

@@ -160,6 +160,12 @@ TEST(StepCli, PartialRankSetOfTheRealTrace) {
   std::set<std::string> kinds;
   for (const auto& c : j["collectives"]) kinds.insert(c["kind"].get<std::string>());
   EXPECT_EQ(kinds, (std::set<std::string>{"allgather", "allreduce", "alltoall"}));
+  // Two ranks sampled from 128, groups unnamed, 4 alltoalls, 4 allreduces and 2 allgathers on
+  // each: 11 instances; 5 line up across both, rank 0's first alltoall and rank 1's last are one
+  // rank's alone, and in 4 the two ranks' calls do not overlap (docs/step.md, "The fixtures").
+  EXPECT_EQ(j["matching"],
+            nlohmann::json({{"instances", 11}, {"matched", 5}, {"partial", 2}, {"unaligned", 4},
+                            {"resyncs", 0}, {"by_sequence_number", 0}, {"by_call_order", 11}}));
 }
 
 TEST(StepCli, AscendTextExportOfTwoRanks) {

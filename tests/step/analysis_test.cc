@@ -412,6 +412,36 @@ TEST(StepMatching, BySequenceNumber) {
             "others' time): left out of skew and stragglers; matching goes on");
 }
 
+// The alltoalls of kineto-2ranks-of-128 (ranks 0 and 1 of a 128-rank job; µs, moved 74377 µs
+// earlier): no n-th call overlaps the other rank's n-th. Rank 0's first ends before rank 1's
+// first starts (profile windows): it is rank 0's alone, and rank 0's second meets rank 1's first
+// (both end at 113458). An offset of 62.8 ms on rank 1 (its first call's end against rank 0's) would
+// line up 2 of these 4 long calls too, but a clock offset must line up more than half of the
+// instances it is judged on: the clocks stay, the later calls that meet nothing are left out.
+TEST(StepMatching, AnOffsetThatLinesUpTooFewIsNotTaken) {
+  RankTrace r0 = rank_trace(0, 2, {step_us(1, 0, 1300000)});
+  RankTrace r1 = rank_trace(1, 2, {step_us(1, 0, 1300000)});
+  const std::pair<int64_t, int64_t> calls0[] = {
+      {20000, 30669}, {50675, 62783}, {666719, 67827}, {780307, 21124}};
+  const std::pair<int64_t, int64_t> calls1[] = {
+      {55534, 57924}, {159965, 41375}, {627074, 39630}, {964168, 90771}};
+  for (const auto& [start, dur] : calls0) {
+    add_call(r0, CollectiveKind::kAllToAll, start, start + dur, 8, "0", {0, 1});
+  }
+  for (const auto& [start, dur] : calls1) {
+    add_call(r1, CollectiveKind::kAllToAll, start, start + dur, 8, "0", {0, 1});
+  }
+  StepResult result = analyze({r0, r1}, {});
+  EXPECT_EQ(result.matching.instances, 5);
+  EXPECT_EQ(result.matching.matched, 1);
+  EXPECT_EQ(result.matching.partial, 2);  // rank 0's first call, rank 1's last
+  EXPECT_EQ(result.matching.unaligned, 2);
+  EXPECT_EQ(result.matching.resyncs, 0);
+  ASSERT_EQ(result.collectives.size(), 3u);
+  EXPECT_EQ(result.collectives[1].ranks_seen, 2);
+  EXPECT_DOUBLE_EQ(result.collectives[1].start_skew_us, 55534 - 50675);
+}
+
 TEST(StepTraceSet, AMissingRankIsANote) {
   std::vector<RankTrace> traces;
   for (int r : {0, 1, 3}) traces.push_back(rank_trace(r, 4, {step_us(1, 0, 10)}));
