@@ -74,6 +74,34 @@ void print_header(const step::StepResult& r, size_t steps, std::ostream& out) {
   if (!r.plan_source.empty()) fmt::print(out, "plan: {}\n", r.plan_source);
 }
 
+std::string plural(int64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "collectives: 767 of 768 instances matched across the ranks (by call order)", then a line for
+// each way an instance was not: "  1 did not line up: left out (see notes)".
+void print_matching(const step::StepResult& r, std::ostream& out) {
+  const step::MatchSummary& m = r.matching;
+  if (m.instances == 0) return;
+  if (r.ranks.size() < 2) {
+    fmt::print(out, "collectives: {} (one rank in the set: none matched across ranks)\n",
+               plural(m.instances, "instance", "instances"));
+    return;
+  }
+  const std::string how =
+      m.by_sequence_number == 0 ? "by call order"
+      : m.by_call_order == 0    ? "by sequence number"
+                                : fmt::format("{} by sequence number, {} by call order",
+                                              m.by_sequence_number, m.by_call_order);
+  fmt::print(out, "collectives: {} of {} matched across the ranks ({})\n", m.matched,
+             plural(m.instances, "instance", "instances"), how);
+  if (m.partial > 0) {
+    fmt::print(out, "  {} recorded by only some ranks (profile windows)\n", m.partial);
+  }
+  if (m.unaligned > 0) fmt::print(out, "  {} did not line up: left out (see notes)\n", m.unaligned);
+  if (m.resyncs > 0) fmt::print(out, "  re-synchronised {}\n", plural(m.resyncs, "time", "times"));
+}
+
 void print_breakdown(const step::StepBreakdown& s, std::ostream& out) {
   const double t = s.step_time_us;
   const auto line = [&](const char* what, double us, const char* remark) {
@@ -215,6 +243,7 @@ std::vector<int64_t> step_numbers(const step::StepResult& result) {
 void StepConsoleReporter::report(const step::StepResult& result, std::ostream& out) const {
   const std::vector<int64_t> steps = step_numbers(result);
   print_header(result, steps.size(), out);
+  print_matching(result, out);
   for (int64_t number : steps) print_step(result, number, out);
   print_whole_trace(result, out);
   print_plan(result, out);

@@ -1,30 +1,28 @@
 // CSV in the columns of msprof-analyze's cluster_step_trace_time.csv, so that scripts written for
 // Ascend's cluster analysis read plumb step's figures of any trace (docs/step.md, "CSV").
 //
-// One row per rank and step (Type "rank", Index the rank), then per step one "stage" row over
-// all the ranks present (Index "(0, 1, ...)", each column the maximum over those ranks), as
-// msprof-analyze writes a run without pipeline stages. Times in µs, numbers written as Python
-// writes floats (msprof-analyze is pandas): the shortest exact form, with ".0" on whole numbers.
+// One row per rank and step (Type "rank", Index the rank). msprof-analyze (cluster_analysis,
+// commit 8399c1cd) adds "stage" rows only for runs with pipeline-parallel groups, which plumb does
+// not identify: plumb writes none, as msprof-analyze does for the two Ascend fixtures. Times in
+// µs, numbers written as Python writes floats (msprof-analyze is pandas): the shortest exact
+// form, with ".0" on whole numbers.
 //
-// Column mapping (msprof-analyze's definitions; Stage = Computing + Communication(Not
-// Overlapped) + Free holds in both):
+// The columns are torch_npu's step_trace_time definitions, which cluster_analysis copies per rank
+// (StepBreakdown, breakdown.h), over plumb's step [start, end) with every task clipped to it:
 //   Step                      the step number (ProfilerStep#N)
 //   Computing                 compute_us: |∪ compute|, overlapped part included
 //   Communication(Not Overlapped)   exposed_communication_us: |∪ communication \ ∪ compute|
 //   Overlapped                overlapped_us: |∪ communication ∩ ∪ compute|
 //   Communication             communication_us: |∪ communication|
-//   Free                      idle_us + memory_us − preparing_us: device time covered by neither
-//                             compute nor communication after the first computation (msprof counts
-//                             memcpy/memset as free time)
-//   Stage                     step_time_us − preparing_us: the step from its first computation
-//                             to its end (msprof's Stage ends at the last task: plumb's holds
-//                             the tail after it too)
-//   Bubble                    empty: the pipeline bubble (msprof: time in PP receive ops) is not
-//                             measured by plumb step
-//   Communication(Not Overlapped and Exclude Receive)   exposed_communication_us: plumb does not
-//                             tell receive ops apart, so receive time is not excluded
-//   Preparing                 preparing_us: from the step's start to its first computation
-//                             (empty when the step has none)
+//   Free                      free_us: between the step's first and last computation or
+//                             communication, the time neither covers (memcpy/memset count)
+//   Stage                     stage_us: first to last computation or communication, less Bubble
+//                             (= Computing + Communication(Not Overlapped) + Free − Bubble)
+//   Bubble                    bubble_us: Σ receive ops (hcom_receive_*); empty where the trace
+//                             cannot tell receives apart (Kineto: NCCL's SendRecv kernels)
+//   Communication(Not Overlapped and Exclude Receive)   exposed_communication_us − Bubble
+//   Preparing                 preparing_us: from the step's start to its first computation or
+//                             communication (empty when the step has none)
 // An unknown figure (NaN) is an empty cell.
 #pragma once
 

@@ -411,10 +411,19 @@ void append_stragglers(const step::StepResult& r, fmt::memory_buffer& out) {
         "</section>\n");
     return;
   }
-  put(out,
-      "<p class=\"note\">The rank the others waited for inside collectives, and how long they "
-      "waited in all.</p><table class=\"rows stragglers\"><tr><th>step</th><th>rank</th>"
-      "<th>the others waited</th></tr>");
+  const step::MatchSummary& m = r.matching;
+  putf(out,
+       "<p class=\"note\">The rank the others waited for inside collectives, and how long they "
+       "waited in all{}.</p><table class=\"rows stragglers\"><tr><th>step</th><th>rank</th>"
+       "<th>the others waited</th></tr>",
+       m.instances == 0
+           ? ""
+           : fmt::format(", over the {} of {} collective instances matched across the ranks{}",
+                         m.matched, m.instances,
+                         m.unaligned > 0 ? fmt::format(" ({} did not line up: left out, see "
+                                                       "the notes)",
+                                                       m.unaligned)
+                                         : ""));
   for (const step::Straggler& s : r.stragglers) {
     putf(out, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
          step_text(s.step), s.rank, step_ms(s.waited_on_us));

@@ -42,7 +42,20 @@ json step_json(const step::StepBreakdown& s) {
               {"overlapped_us", or_null(s.overlapped_us)},
               {"memory_us", or_null(s.memory_us)},
               {"idle_us", or_null(s.idle_us)},
-              {"preparing_us", or_null(s.preparing_us)}};
+              {"preparing_us", or_null(s.preparing_us)},
+              {"free_us", or_null(s.free_us)},
+              {"stage_us", or_null(s.stage_us)},
+              {"bubble_us", or_null(s.bubble_us)}};
+}
+
+json matching_json(const step::MatchSummary& m) {
+  return json{{"instances", m.instances},
+              {"matched", m.matched},
+              {"partial", m.partial},
+              {"unaligned", m.unaligned},
+              {"resyncs", m.resyncs},
+              {"by_sequence_number", m.by_sequence_number},
+              {"by_call_order", m.by_call_order}};
 }
 
 json ranks_json(const std::vector<step::RankSteps>& ranks) {
@@ -143,6 +156,7 @@ class StepReader : JsonFields {
   CollectiveKind kind(const json& e, const std::string& path) const;
   step::Activity activity(const json& e, const std::string& path) const;
   void swimlane(const json& doc, step::StepResult& r) const;
+  step::MatchSummary matching(const json& doc) const;
 };
 
 std::vector<std::string> StepReader::texts(const json& parent, const char* key) const {
@@ -184,6 +198,9 @@ step::StepBreakdown StepReader::breakdown(const json& e, const std::string& path
   s.idle_us = number_or_null(e, path, "idle_us");
   // Added after the first records were stored: optional.
   if (e.contains("preparing_us")) s.preparing_us = number_or_null(e, path, "preparing_us");
+  if (e.contains("free_us")) s.free_us = number_or_null(e, path, "free_us");
+  if (e.contains("stage_us")) s.stage_us = number_or_null(e, path, "stage_us");
+  if (e.contains("bubble_us")) s.bubble_us = number_or_null(e, path, "bubble_us");
   return s;
 }
 
@@ -278,8 +295,24 @@ step::StepResult StepReader::read(const json& doc) const {
   field([&] { r.baseline = text(doc, "", "baseline"); });
   field([&] { r.plan_source = text(doc, "", "plan_source"); });
   field([&] { swimlane(doc, r); });
+  // Added after the first records were stored: optional.
+  if (doc.contains("matching")) field([&] { r.matching = matching(doc); });
   problems.throw_if_any();
   return r;
+}
+
+step::MatchSummary StepReader::matching(const json& doc) const {
+  const json& m = object(doc, "", "matching");
+  const auto count = [&](const char* key) { return integer(m, "matching", key, 0, kMaxStep); };
+  step::MatchSummary out;
+  out.instances = count("instances");
+  out.matched = count("matched");
+  out.partial = count("partial");
+  out.unaligned = count("unaligned");
+  out.resyncs = count("resyncs");
+  out.by_sequence_number = count("by_sequence_number");
+  out.by_call_order = count("by_call_order");
+  return out;
 }
 
 void StepReader::swimlane(const json& doc, step::StepResult& r) const {
@@ -312,6 +345,7 @@ nlohmann::json step_to_json(const step::StepResult& r) {
               {"world_size", r.world_size},
               {"ranks", ranks_json(r.ranks)},
               {"collectives", std::move(collectives)},
+              {"matching", matching_json(r.matching)},
               {"stragglers", std::move(stragglers)},
               {"plan", plan_json(r.plan)},
               {"notes", r.notes},

@@ -104,7 +104,8 @@ StepResult analyze(std::vector<RankTrace> traces, const AnalysisOptions& options
     }
     result.ranks.push_back(std::move(rank));
   }
-  result.collectives = match_collectives(traces, exposed, result.world_size, result.notes);
+  result.collectives =
+      match_collectives(traces, exposed, result.world_size, result.matching, result.notes);
   result.stragglers = find_stragglers(result.collectives);
   if (!options.baseline_rows.empty()) {
     result.baseline = options.baseline;

@@ -1,11 +1,37 @@
 #include "step/breakdown.h"
 
+#include <algorithm>
+#include <string_view>
+
 namespace plumb::step {
 namespace {
 
 constexpr double kNsPerUs = 1000.0;
+// msprof-analyze's and torch_npu's bubble: HCCL ops whose name starts so (pipeline receives).
+constexpr std::string_view kReceiveOpPrefix = "hcom_receive";
 
 double us(int64_t ns) { return static_cast<double>(ns) / kNsPerUs; }
+
+bool is_receive(const RankTrace& trace, const DeviceSpan& span) {
+  if (span.call < 0 || static_cast<size_t>(span.call) >= trace.calls.size()) return false;
+  return trace.calls[static_cast<size_t>(span.call)].name.starts_with(kReceiveOpPrefix);
+}
+
+// msprof-analyze's columns of one step from its compute ∪ communication `busy`.
+void add_msprof_columns(const IntervalSet& busy, const ActivitySets& sets, const StepSpan& step,
+                        StepBreakdown& out) {
+  int64_t bubble = 0;
+  for (const Interval& r : sets.receives) {
+    bubble += std::max<int64_t>(0, std::min(r.end, step.end_ns) - std::max(r.start, step.start_ns));
+  }
+  out.bubble_us = sets.receives_known ? us(bubble) : kNaN;
+  if (!sets.receives_known) bubble = 0;
+  if (busy.empty()) return;  // msprof: Free and Stage 0; plumb's Preparing unknown
+  const int64_t span = busy.back().end - busy.front().start;
+  out.preparing_us = us(busy.front().start - step.start_ns);
+  out.free_us = us(span - length(busy));
+  out.stage_us = us(span - bubble);
+}
 
 }  // namespace
 
@@ -13,7 +39,11 @@ ActivitySets activity_sets(const RankTrace& trace) {
   std::vector<Interval> compute;
   std::vector<Interval> communication;
   std::vector<Interval> memory;
+  std::vector<Interval> receives;
   for (const DeviceSpan& span : trace.spans) {
+    if (span.activity == Activity::kCommunication && is_receive(trace, span)) {
+      receives.push_back({span.start_ns, span.end_ns});
+    }
     Interval interval{span.start_ns, span.end_ns};
     switch (span.activity) {
       case Activity::kCompute: compute.push_back(interval); break;
@@ -21,7 +51,8 @@ ActivitySets activity_sets(const RankTrace& trace) {
       case Activity::kMemory: memory.push_back(interval); break;
     }
   }
-  return {unite(std::move(compute)), unite(std::move(communication)), unite(std::move(memory))};
+  return {unite(std::move(compute)), unite(std::move(communication)), unite(std::move(memory)),
+          std::move(receives), trace.format.starts_with("ascend")};
 }
 
 StepBreakdown break_down_step(const ActivitySets& sets, const StepSpan& step) {
@@ -41,7 +72,7 @@ StepBreakdown break_down_step(const ActivitySets& sets, const StepSpan& step) {
   out.exposed_communication_us = us(length(communication) - overlapped);
   out.memory_us = us(memory_only);
   out.idle_us = us(step_ns - length(busy) - memory_only);
-  if (!compute.empty()) out.preparing_us = us(compute.front().start - step.start_ns);
+  add_msprof_columns(busy, sets, step, out);
   return out;
 }
 

@@ -17,6 +17,11 @@ struct ActivitySets {
   IntervalSet compute;
   IntervalSet communication;
   IntervalSet memory;
+  // Receive ops (HCCL's hcom_receive_*), each as it ran, not united (msprof-analyze sums them);
+  // `receives_known` is false where the trace cannot tell them apart (NCCL runs send and receive
+  // in one SendRecv kernel).
+  std::vector<Interval> receives;
+  bool receives_known = false;
 };
 
 ActivitySets activity_sets(const RankTrace& trace);
@@ -28,8 +33,14 @@ ActivitySets activity_sets(const RankTrace& trace);
 //   exposed_communication_us  |C \ K|
 //   memory_us                 |M \ (K ∪ C)|      M = ∪ memcpy/memset
 //   idle_us                   step − |K ∪ C ∪ M|
-//   preparing_us              first instant of K − step start (msprof's Preparing; NaN: no K)
-// so compute + exposed_communication + memory + idle == step_time.
+// so compute + exposed_communication + memory + idle == step_time; and msprof-analyze's
+// step_trace_time columns (torch_npu's definitions, which cluster_analysis copies), with B = K ∪ C,
+// b0 its first instant in the step and b1 its last:
+//   preparing_us              b0 − step start (NaN: no K ∪ C in the step)
+//   free_us                   (b1 − b0) − |B|: between the first and the last computation or
+//                             communication, the time neither covers (memory copies count)
+//   bubble_us                 Σ |receive op ∩ step|, not united (NaN: receives not known)
+//   stage_us                  (b1 − b0) − bubble = compute + exposed_communication + free − bubble
 StepBreakdown break_down_step(const ActivitySets& sets, const StepSpan& step);
 
 std::vector<StepBreakdown> break_down(const RankTrace& trace, const ActivitySets& sets);

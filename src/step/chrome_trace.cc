@@ -61,10 +61,10 @@ int64_t stable_hash(std::string_view text) {
 // The `args` members plumb reads (chrome_trace.h, ChromeArgs).
 enum class ArgField : uint8_t {
   kCorrelation, kExternalId, kDevice, kStream, kCollectiveName, kInNelems, kOutNelems,
-  kGroupSize, kDtype, kPgName, kPgRanks, kCount, kTaskType, kName,
+  kGroupSize, kDtype, kPgName, kPgRanks, kCount, kTaskType, kName, kSeq,
 };
 
-constexpr std::array<std::pair<std::string_view, ArgField>, 18> kArgFields{{
+constexpr std::array<std::pair<std::string_view, ArgField>, 19> kArgFields{{
     {"correlation", ArgField::kCorrelation},
     {"correlation_id", ArgField::kCorrelation},  // Ascend
     {"External id", ArgField::kExternalId},
@@ -81,6 +81,7 @@ constexpr std::array<std::pair<std::string_view, ArgField>, 18> kArgFields{{
     {"data_type", ArgField::kDtype},  // Ascend HCCL op
     {"Process Group Name", ArgField::kPgName},
     {"Process Group Ranks", ArgField::kPgRanks},
+    {"Seq", ArgField::kSeq},
     {"count", ArgField::kCount},
     {"Task Type", ArgField::kTaskType},
 }};
@@ -383,6 +384,7 @@ class Scanner {
         case ArgField::kOutNelems: args.out_nelems = lenient_integer(arg); break;
         case ArgField::kGroupSize: args.group_size = lenient_integer(arg); break;
         case ArgField::kCount: args.count = lenient_integer(arg); break;
+        case ArgField::kSeq: args.seq = lenient_integer(arg); break;
         case ArgField::kCollectiveName: args.collective_name = lenient_string(arg); break;
         case ArgField::kDtype: args.dtype = lenient_string(arg); break;
         case ArgField::kPgName: args.pg_name = lenient_string(arg); break;

@@ -29,6 +29,7 @@ struct ChromeArgs {
   std::string_view dtype;     // "dtype"; Ascend HCCL op "data_type"
   std::string_view pg_name;   // "Process Group Name"
   std::string_view pg_ranks;  // "Process Group Ranks": "[0, 1, 2]"
+  int64_t seq = -1;           // "Seq": the group's collective sequence number (PyTorch ≥ 2.4)
   int64_t count = -1;         // Ascend HCCL op "count" (elements)
   std::string_view task_type; // Ascend "Task Type"
 };

@@ -10,6 +10,7 @@
 
 #include "comm/bandwidth.h"
 #include "comm/collective.h"
+#include "step/alignment.h"
 #include "step/classify.h"
 
 namespace plumb::step {
@@ -19,16 +20,10 @@ constexpr double kNsPerUs = 1000.0;
 constexpr double kBytesPerGB = 1e9;
 constexpr double kUsPerS = 1e6;
 
-// A call taking part in matching: its rank's index in `traces` and its index in that rank's calls.
-struct Participant {
-  size_t trace = 0;
-  size_t call = 0;
-};
-
 // The group key calls are matched under: the group name; when the trace does not name it, the
 // stream the call ran on (each NCCL communicator has its own stream, so calls of two unnamed
 // groups do not interleave), as "\x01stream N" so that no group name can collide with it.
-using GroupCalls = std::map<std::string, std::vector<size_t>>;
+using CallsByGroup = std::map<std::string, std::vector<size_t>>;
 
 std::vector<uint32_t> call_streams(const RankTrace& trace) {
   std::vector<uint32_t> out(trace.calls.size(), 0);
@@ -54,8 +49,8 @@ std::string shown_group(const std::string& key) {
 }
 
 // Calls of one rank that start inside its step range, by group, in issue order.
-GroupCalls calls_by_group(const RankTrace& trace) {
-  GroupCalls out;
+CallsByGroup calls_by_group(const RankTrace& trace) {
+  CallsByGroup out;
   if (trace.steps.empty()) return out;
   std::vector<uint32_t> streams = call_streams(trace);
   int64_t first = trace.steps.front().start_ns;
@@ -73,31 +68,25 @@ GroupCalls calls_by_group(const RankTrace& trace) {
   return out;
 }
 
-// The step of `trace` holding `t`, else the last step starting before it.
-int64_t step_at(const RankTrace& trace, int64_t t) {
-  int64_t step = trace.steps.front().step;
-  for (const StepSpan& span : trace.steps) {
-    if (span.start_ns > t) break;
-    step = span.step;
-  }
-  return step;
-}
-
 int group_size(const CollectiveCall& call, int world_size, size_t present) {
   if (!call.group_ranks.empty()) return static_cast<int>(call.group_ranks.size());
   if (world_size > 0) return world_size;
   return static_cast<int>(present);
 }
 
+// One instance from its calls; start times are compared on the group's common clock (each
+// call's rank offset subtracted), the step and swimlane time stay on the last rank's own clock.
 CollectiveInstance make_instance(const std::vector<RankTrace>& traces,
                                  const std::vector<std::vector<int64_t>>& exposed_ns,
-                                 const std::vector<Participant>& parts, int world_size) {
-  auto start_of = [&](const Participant& p) { return traces[p.trace].calls[p.call].start_ns; };
-  auto [first, last] = std::minmax_element(parts.begin(), parts.end(),
-                                           [&](const Participant& a, const Participant& b) {
-                                             return start_of(a) < start_of(b);
-                                           });
-  const CollectiveCall& last_call = traces[last->trace].calls[last->call];
+                                 const std::vector<AlignedCall>& parts, int world_size) {
+  auto call_of = [&](const AlignedCall& p) -> const CollectiveCall& {
+    return traces[p.trace].calls[p.call];
+  };
+  auto start_of = [&](const AlignedCall& p) { return call_of(p).start_ns - p.offset_ns; };
+  auto [first, last] = std::minmax_element(
+      parts.begin(), parts.end(),
+      [&](const AlignedCall& a, const AlignedCall& b) { return start_of(a) < start_of(b); });
+  const CollectiveCall& last_call = call_of(*last);
   CollectiveInstance out;
   out.kind = last_call.kind;
   out.group = last_call.group;
@@ -108,12 +97,11 @@ CollectiveInstance make_instance(const std::vector<RankTrace>& traces,
   out.last_rank = traces[last->trace].rank;
   out.last_start_ns = last_call.start_ns;
   out.step = step_at(traces[last->trace], last_call.start_ns);
-  out.start_skew_us = static_cast<double>(last_call.start_ns - start_of(*first)) / kNsPerUs;
+  out.start_skew_us = static_cast<double>(start_of(*last) - start_of(*first)) / kNsPerUs;
   double exposed = 0;
-  for (const Participant& p : parts) {
-    const CollectiveCall& call = traces[p.trace].calls[p.call];
-    out.bytes = std::max(out.bytes, call.bytes);
-    out.waited_us += static_cast<double>(last_call.start_ns - call.start_ns) / kNsPerUs;
+  for (const AlignedCall& p : parts) {
+    out.bytes = std::max(out.bytes, call_of(p).bytes);
+    out.waited_us += static_cast<double>(start_of(*last) - start_of(p)) / kNsPerUs;
     exposed += static_cast<double>(exposed_ns[p.trace][p.call]) / kNsPerUs;
   }
   out.exposed_us = exposed / static_cast<double>(parts.size());
@@ -123,118 +111,132 @@ CollectiveInstance make_instance(const std::vector<RankTrace>& traces,
   return out;
 }
 
-// The traces (indices) that take part in a group: those of its ranks, or all.
-std::vector<size_t> members(const std::vector<RankTrace>& traces, const std::string& group,
-                            const std::vector<GroupCalls>& by_rank) {
-  std::vector<size_t> out;
+// The calls of `group` that `keep` accepts, in issue order, on every rank that holds any call of
+// the group (a rank without such a call makes the instances partial).
+template <typename Keep>
+GroupSequence sequence_of(const std::vector<CallsByGroup>& by_rank, const std::string& group,
+                          std::string label, const std::vector<RankTrace>& traces, Keep keep) {
+  GroupSequence out;
+  out.label = std::move(label);
   for (size_t t = 0; t < traces.size(); ++t) {
-    if (by_rank[t].contains(group)) out.push_back(t);
-  }
-  return out;
-}
-
-// One group's calls of one kind on each member rank, in issue order.
-struct KindCalls {
-  std::vector<size_t> traces;                  // indices into the set
-  std::vector<std::vector<size_t>> calls;      // per member, call indices
-};
-
-KindCalls calls_of_kind(const std::vector<RankTrace>& traces,
-                        const std::vector<GroupCalls>& by_rank, const std::string& group,
-                        CollectiveKind kind) {
-  KindCalls out;
-  for (size_t t : members(traces, group, by_rank)) {
-    std::vector<size_t> calls;
-    for (size_t c : by_rank[t].at(group)) {
-      if (traces[t].calls[c].kind == kind) calls.push_back(c);
+    auto found = by_rank[t].find(group);
+    if (found == by_rank[t].end()) continue;
+    std::vector<size_t> calls;  // may stay empty: the rank is a member that recorded none
+    for (size_t c : found->second) {
+      if (keep(traces[t].calls[c])) calls.push_back(c);
     }
-    if (calls.empty()) continue;
     out.traces.push_back(t);
     out.calls.push_back(std::move(calls));
   }
   return out;
 }
 
-// A rank whose profile window opened earlier holds calls the others never recorded: leading calls
-// that end before some member's first call starts cannot be the same instance (every rank of an
-// instance is inside it when the last one arrives). Drops them; returns how many.
-size_t drop_unmatched_leading(const std::vector<RankTrace>& traces, KindCalls& k) {
-  size_t dropped = 0;
-  for (bool changed = true; changed;) {
+// A rank whose profile window opened earlier holds calls the others never recorded: leading
+// calls that end before some member's first call starts cannot be an instance every member
+// recorded (every rank of an instance is inside it when the last one arrives). How many each
+// member has.
+std::vector<size_t> leading_calls(const std::vector<RankTrace>& traces, const GroupSequence& g) {
+  std::vector<size_t> lead(g.traces.size(), 0);
+  auto call = [&](size_t m, size_t i) -> const CollectiveCall& {
+    return traces[g.traces[m]].calls[g.calls[m][i]];
+  };
+  for (bool changed = g.traces.size() > 1; changed;) {
     changed = false;
     int64_t latest_first = std::numeric_limits<int64_t>::min();
-    for (size_t m = 0; m < k.traces.size(); ++m) {
-      if (k.calls[m].empty()) return dropped;
-      latest_first = std::max(latest_first, traces[k.traces[m]].calls[k.calls[m].front()].start_ns);
+    for (size_t m = 0; m < g.traces.size(); ++m) {
+      if (lead[m] == g.calls[m].size()) return lead;
+      latest_first = std::max(latest_first, call(m, lead[m]).start_ns);
     }
-    for (size_t m = 0; m < k.traces.size(); ++m) {
-      const CollectiveCall& first = traces[k.traces[m]].calls[k.calls[m].front()];
-      if (first.end_ns >= latest_first) continue;
-      k.calls[m].erase(k.calls[m].begin());
-      ++dropped;
+    for (size_t m = 0; m < g.traces.size(); ++m) {
+      if (call(m, lead[m]).end_ns >= latest_first) continue;
+      ++lead[m];
       changed = true;
     }
   }
-  return dropped;
+  return lead;
 }
 
-// The n-th calls of the members, and whether they overlap in time as one instance must.
-std::vector<Participant> nth_calls(const std::vector<RankTrace>& traces, const KindCalls& k,
-                                   size_t n, bool& overlap) {
-  std::vector<Participant> parts;
-  int64_t latest_start = std::numeric_limits<int64_t>::min();
-  int64_t earliest_end = std::numeric_limits<int64_t>::max();
-  for (size_t m = 0; m < k.traces.size(); ++m) {
-    if (n >= k.calls[m].size()) continue;
-    parts.push_back({k.traces[m], k.calls[m][n]});
-    const CollectiveCall& call = traces[k.traces[m]].calls[k.calls[m][n]];
-    latest_start = std::max(latest_start, call.start_ns);
-    earliest_end = std::min(earliest_end, call.end_ns);
-  }
-  overlap = latest_start <= earliest_end;
-  return parts;
+// What matching found, summed over the groups.
+void add_counts(const AlignmentCounts& counts, bool by_seq, MatchSummary& summary) {
+  const int64_t instances = counts.matched + counts.partial + counts.unaligned;
+  summary.instances += instances;
+  summary.matched += counts.matched;
+  summary.partial += counts.partial;
+  summary.unaligned += counts.unaligned;
+  summary.resyncs += counts.resyncs;
+  (by_seq ? summary.by_sequence_number : summary.by_call_order) += instances;
 }
 
-void match_kind(const std::vector<RankTrace>& traces,
-                const std::vector<std::vector<int64_t>>& exposed_ns, KindCalls k,
-                const std::string& group, CollectiveKind kind, int world_size,
-                std::vector<CollectiveInstance>& out, std::vector<std::string>& notes) {
-  size_t dropped = k.traces.size() > 1 ? drop_unmatched_leading(traces, k) : 0;
-  if (dropped > 0) {
-    notes.push_back(fmt::format(
-        "group {}: {} leading {} call(s) end before another rank's first one starts (profile "
-        "windows opened at different times): left unmatched",
-        shown_group(group), dropped, kind_name(kind)));
-  }
-  size_t longest = 0;
-  for (const std::vector<size_t>& calls : k.calls) longest = std::max(longest, calls.size());
-  for (size_t n = 0; n < longest; ++n) {
-    bool overlap = true;
-    std::vector<Participant> parts = nth_calls(traces, k, n, overlap);
-    if (!overlap) {
-      notes.push_back(fmt::format(
-          "group {}: {} call {} does not overlap in time across the ranks, as one instance "
-          "must: the ranks' calls do not line up from there (calls missing from some traces?); "
-          "{} instance(s) matched",
-          shown_group(group), kind_name(kind), n + 1, n));
-      return;
+struct Matching {
+  const std::vector<RankTrace>& traces;
+  const std::vector<std::vector<int64_t>>& exposed_ns;
+  int world_size;
+  std::vector<CollectiveInstance>& out;
+  MatchSummary& summary;
+  std::vector<std::string>& notes;
+
+  void take(const Alignment& a, bool by_seq) {
+    for (const std::vector<AlignedCall>& parts : a.instances) {
+      out.push_back(make_instance(traces, exposed_ns, parts, world_size));
     }
-    out.push_back(make_instance(traces, exposed_ns, parts, world_size));
+    notes.insert(notes.end(), a.notes.begin(), a.notes.end());
+    add_counts(a.counts, by_seq, summary);
   }
+
+  void by_order(const GroupSequence& g, const std::string& group, CollectiveKind kind) {
+    const Alignment a = align_by_order(traces, g, leading_calls(traces, g));
+    if (a.leading > 0) {
+      notes.push_back(fmt::format(
+          "group {}: {} leading {} call(s) end before another rank's first one starts (profile "
+          "windows opened at different times): matched only among the ranks that recorded them",
+          shown_group(group), a.leading, kind_name(kind)));
+    }
+    take(a, false);
+  }
+};
+
+// Whether every call of the group that is not point-to-point carries a sequence number. PyTorch
+// numbers a group's collectives and its point-to-point operations with separate counters, and a
+// rank's n-th send need not meet another's n-th receive: those are matched by order.
+bool has_seq(const std::vector<RankTrace>& traces, const std::vector<CallsByGroup>& by_rank,
+             const std::string& group) {
+  bool any = false;
+  for (size_t t = 0; t < traces.size(); ++t) {
+    auto found = by_rank[t].find(group);
+    if (found == by_rank[t].end()) continue;
+    for (size_t c : found->second) {
+      const CollectiveCall& call = traces[t].calls[c];
+      if (call.kind == CollectiveKind::kSendRecv) continue;
+      if (call.seq < 0) return false;
+      any = true;
+    }
+  }
+  return any;
 }
 
-// A group's calls, matched kind by kind in call order.
-void match_group(const std::vector<RankTrace>& traces,
-                 const std::vector<std::vector<int64_t>>& exposed_ns,
-                 const std::vector<GroupCalls>& by_rank, const std::string& group, int world_size,
-                 std::vector<CollectiveInstance>& out, std::vector<std::string>& notes) {
+// A group's calls: by sequence number where the trace has them, else kind by kind in call order.
+void match_group(const std::vector<CallsByGroup>& by_rank, const std::string& group,
+                 Matching& m) {
   std::set<CollectiveKind> kinds;
-  for (size_t t : members(traces, group, by_rank)) {
-    for (size_t c : by_rank[t].at(group)) kinds.insert(traces[t].calls[c].kind);
+  for (size_t t = 0; t < m.traces.size(); ++t) {
+    auto found = by_rank[t].find(group);
+    if (found == by_rank[t].end()) continue;
+    for (size_t c : found->second) kinds.insert(m.traces[t].calls[c].kind);
+  }
+  const bool seq = has_seq(m.traces, by_rank, group);
+  if (seq) {
+    GroupSequence g = sequence_of(by_rank, group, fmt::format("group {}", shown_group(group)),
+                                  m.traces, [](const CollectiveCall& c) {
+                                    return c.kind != CollectiveKind::kSendRecv;
+                                  });
+    m.take(align_by_seq(m.traces, g), true);
   }
   for (CollectiveKind kind : kinds) {
-    match_kind(traces, exposed_ns, calls_of_kind(traces, by_rank, group, kind), group, kind,
-               world_size, out, notes);
+    if (seq && kind != CollectiveKind::kSendRecv) continue;
+    GroupSequence g = sequence_of(
+        by_rank, group, fmt::format("group {}: {}", shown_group(group), kind_name(kind)), m.traces,
+        [kind](const CollectiveCall& c) { return c.kind == kind; });
+    m.by_order(g, group, kind);
   }
 }
 
@@ -250,17 +252,17 @@ double instance_busbw_gbps(CollectiveKind kind, uint64_t bytes, double duration_
 
 std::vector<CollectiveInstance> match_collectives(const std::vector<RankTrace>& traces,
                                                   const std::vector<std::vector<int64_t>>& exposed_ns,
-                                                  int world_size, std::vector<std::string>& notes) {
-  std::vector<GroupCalls> by_rank;
-  std::map<std::string, int> groups;
+                                                  int world_size, MatchSummary& summary,
+                                                  std::vector<std::string>& notes) {
+  std::vector<CallsByGroup> by_rank;
+  std::set<std::string> groups;
   for (const RankTrace& trace : traces) {
     by_rank.push_back(calls_by_group(trace));
-    for (const auto& entry : by_rank.back()) groups[entry.first] += 1;
+    for (const auto& entry : by_rank.back()) groups.insert(entry.first);
   }
   std::vector<CollectiveInstance> out;
-  for (const auto& entry : groups) {
-    match_group(traces, exposed_ns, by_rank, entry.first, world_size, out, notes);
-  }
+  Matching matching{traces, exposed_ns, world_size, out, summary, notes};
+  for (const std::string& group : groups) match_group(by_rank, group, matching);
   std::stable_sort(out.begin(), out.end(), [](const CollectiveInstance& a,
                                               const CollectiveInstance& b) {
     return std::pair(a.step, a.last_start_ns) < std::pair(b.step, b.last_start_ns);

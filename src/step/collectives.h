@@ -12,13 +12,16 @@
 namespace plumb::step {
 
 // Matches the calls of `traces` (sorted by rank, steps already checked to agree). A call takes
-// part when it starts inside its rank's step range; the n-th such call of a group on one rank
-// meets the n-th of the same group on the others (the group's own ranks when the trace names
-// them, else every rank of the set). `exposed_ns[r][c]` is call c of traces[r] not overlapped by
-// computation. Notes explain what could not be matched.
+// part when it starts inside its rank's step range. Calls of one group (its own ranks when the
+// trace names it, else every rank of the set) meet by their sequence number where every
+// collective of the group carries one, else the n-th call of a kind on one rank meets the n-th of
+// that kind on the others; an instance that does not line up in time is left out and matching
+// goes on (alignment.h). `exposed_ns[r][c]` is call c of traces[r] not overlapped by
+// computation. `summary` counts the instances; notes explain what did not line up.
 std::vector<CollectiveInstance> match_collectives(const std::vector<RankTrace>& traces,
                                                   const std::vector<std::vector<int64_t>>& exposed_ns,
-                                                  int world_size, std::vector<std::string>& notes);
+                                                  int world_size, MatchSummary& summary,
+                                                  std::vector<std::string>& notes);
 
 // Per step, the ranks the others waited for (the time summed over the step's instances), biggest
 // first, at most kStragglersPerStep; then the whole trace as step −1, at most kStragglersOverall.

@@ -111,6 +111,7 @@ struct CommArgs {
   uint64_t bytes = 0;
   std::string group;
   std::string group_ranks;  // "[0, 1]" as written
+  int64_t seq = -1;         // "Seq"
 };
 
 uint64_t message_bytes(const ChromeArgs& args) {
@@ -121,7 +122,8 @@ uint64_t message_bytes(const ChromeArgs& args) {
 }
 
 CommArgs comm_args(const ChromeArgs& args, std::optional<CollectiveKind> kind) {
-  return {kind, message_bytes(args), std::string(args.pg_name), std::string(args.pg_ranks)};
+  return {kind, message_bytes(args), std::string(args.pg_name), std::string(args.pg_ranks),
+          args.seq};
 }
 
 // A host op that may have launched a collective: c10d::*, nccl:*, record_param_comms.
@@ -380,6 +382,7 @@ class KinetoCollector {
       call.bytes = kernel.args.bytes;
       call.group = kernel.args.group;
       call.group_ranks = group_ranks(header, kernel.args);
+      call.seq = kernel.args.seq;
       call.name = std::move(kernel.name);
       trace.calls.push_back(std::move(call));
     }
@@ -388,7 +391,10 @@ class KinetoCollector {
   // Fills what the kernel's own arguments lack from the host ops enclosing its launch, the
   // innermost first.
   void fill_from_launch(NcclKernel& kernel) const {
-    if (kernel.args.kind && kernel.args.bytes > 0 && !kernel.args.group.empty()) return;
+    if (kernel.args.kind && kernel.args.bytes > 0 && !kernel.args.group.empty() &&
+        kernel.args.seq >= 0) {
+      return;
+    }
     auto launch = std::lower_bound(launches_.begin(), launches_.end(), kernel.correlation,
                                    [](const Launch& l, int64_t c) { return l.correlation < c; });
     if (launch == launches_.end() || launch->correlation != kernel.correlation) return;
@@ -404,6 +410,7 @@ class KinetoCollector {
       if (op.end_ns < launch->ts_ns) continue;
       if (!kernel.args.kind && op.args.kind) kernel.args.kind = op.args.kind;
       if (kernel.args.bytes == 0) kernel.args.bytes = op.args.bytes;
+      if (kernel.args.seq < 0) kernel.args.seq = op.args.seq;
       if (kernel.args.group.empty() && !op.args.group.empty()) {
         kernel.args.group = op.args.group;
         kernel.args.group_ranks = op.args.group_ranks;

@@ -25,9 +25,14 @@ struct StepBreakdown {
   double overlapped_us = 0;               // |∪ communication ∩ ∪ compute|
   double memory_us = 0;                   // |∪ memory \ (∪ compute ∪ ∪ communication)|
   double idle_us = 0;                     // step_time − |∪ all device activity|
-  // From the step's start to its first computation (msprof-analyze's Preparing); NaN when the
-  // step has none.
+  // msprof-analyze's step_trace_time columns (breakdown.h has the definitions): from the step's
+  // start to its first computation or communication (NaN when it has none); the time between
+  // its first and last one that neither covers; receive ops (NaN where the trace cannot tell
+  // them apart); the span of the first to the last, less the bubble.
   double preparing_us = kNaN;
+  double free_us = 0;
+  double bubble_us = kNaN;
+  double stage_us = 0;
   double start_us = 0;                    // step start, from the set's earliest step start
 };
 
@@ -59,6 +64,21 @@ struct CollectiveInstance {
   std::string name;
 };
 
+// How the collective calls were matched across ranks (docs/step.md, "Matching"). Every instance
+// the set holds is one of: matched (every rank of its group in the set took part, lined up in
+// time), partial (recorded by only some of them: profile windows), unaligned (calls that line up
+// with no counterpart: left out of collectives[]). instances = matched + partial + unaligned =
+// by_sequence_number + by_call_order.
+struct MatchSummary {
+  int64_t instances = 0;
+  int64_t matched = 0;
+  int64_t partial = 0;
+  int64_t unaligned = 0;
+  int64_t resyncs = 0;  // times matching re-synchronised (clock offsets, a call missing)
+  int64_t by_sequence_number = 0;
+  int64_t by_call_order = 0;
+};
+
 // The rank the others waited for in one step (step == -1: over the whole trace).
 struct Straggler {
   int64_t step = 0;
@@ -88,6 +108,7 @@ struct StepResult {
   int world_size = -1;                  // from the traces; -1 when none says
   std::vector<RankSteps> ranks;         // sorted by rank
   std::vector<CollectiveInstance> collectives;  // by step, then start
+  MatchSummary matching;
   std::vector<Straggler> stragglers;    // per step, biggest first; then step −1 (whole trace)
   std::vector<PlanRow> plan;            // empty without --plan
   std::string plan_source;

@@ -51,6 +51,9 @@ struct CollectiveCall {
   std::string group;
   std::vector<int> group_ranks;
   std::string name;  // kernel, CPU op or HCCL op name, for display
+  // The process group's sequence number of this collective (PyTorch's `Seq` argument on the NCCL
+  // kernel or its record_param_comms op); -1 when the trace does not say.
+  int64_t seq = -1;
 };
 
 // One training step on this rank: `ProfilerStep#N` (or --step-regex) on the host.

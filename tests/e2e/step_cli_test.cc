@@ -94,6 +94,50 @@ TEST(StepCli, SyntheticSetBreakdownAndStraggler) {
   EXPECT_DOUBLE_EQ(j["stragglers"][0]["waited_on_us"].get<double>(), 50);
 }
 
+// PyTorch ≥ 2.4 writes the group's sequence number (`Seq`) on NCCL kernels: rank 0 recorded
+// allreduces seq 7 [100, 300) and seq 8 [1000, 1200) µs, rank 1 only seq 8 [1050, 1200) (its
+// profile window opened later). Seq 8 meets seq 8, seq 7 is rank 0's alone.
+nlohmann::json seq_rank(int rank) {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back(event("user_annotation", "ProfilerStep#3", 0, 2000, {}, 1));
+  const auto allreduce = [&](int seq, double start, double end) {
+    nlohmann::json args = {{"stream", 20},          {"Collective name", "allreduce"},
+                           {"In msg nelems", 1024}, {"Out msg nelems", 1024},
+                           {"Group size", 2},       {"dtype", "Float"},
+                           {"Process Group Name", "0"}, {"Process Group Ranks", "[0, 1]"},
+                           {"Seq", seq}};
+    events.push_back(event("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", start,
+                           end - start, args, 20));
+  };
+  if (rank == 0) allreduce(7, 100, 300);
+  allreduce(8, rank == 0 ? 1000 : 1050, 1200);
+  return {{"schemaVersion", 1},
+          {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
+          {"baseTimeNanoseconds", 1711964646000000000},
+          {"traceEvents", events}};
+}
+
+TEST(StepCli, SequenceNumbersMatchTheInstances) {
+  const std::string dir = temp_dir("step-seq");
+  for (int r = 0; r < 2; ++r) {
+    write_file(dir + "/rank-" + std::to_string(r) + ".json", seq_rank(r).dump());
+  }
+  const test::Run r = run_command(kPlumb + " step " + dir + " --json " + dir + "/s.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\ncollectives: 1 of 2 instances matched across the ranks (by sequence "
+                       "number)\n  1 recorded by only some ranks (profile windows)\n"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir + "/s.json"));
+  EXPECT_EQ(j["matching"],
+            nlohmann::json({{"instances", 2}, {"matched", 1}, {"partial", 1}, {"unaligned", 0},
+                            {"resyncs", 0}, {"by_sequence_number", 2}, {"by_call_order", 0}}));
+  ASSERT_EQ(j["collectives"].size(), 2u);
+  EXPECT_EQ(j["collectives"][0]["ranks_seen"], 1);
+  EXPECT_EQ(j["collectives"][1]["ranks_seen"], 2);
+  EXPECT_DOUBLE_EQ(j["collectives"][1]["start_skew_us"].get<double>(), 50);
+}
+
 TEST(StepCli, GzipReadsTheSame) {
   const std::string dir = write_synthetic_set("step-gzip");
   ASSERT_EQ(run_command("gzip " + dir + "/rank-0.json " + dir + "/rank-1.json").exit_code, 0);
@@ -116,6 +160,12 @@ TEST(StepCli, PartialRankSetOfTheRealTrace) {
   std::set<std::string> kinds;
   for (const auto& c : j["collectives"]) kinds.insert(c["kind"].get<std::string>());
   EXPECT_EQ(kinds, (std::set<std::string>{"allgather", "allreduce", "alltoall"}));
+  // Two ranks sampled from 128, groups unnamed, 4 alltoalls, 4 allreduces and 2 allgathers on
+  // each: 11 instances; 5 line up across both, rank 0's first alltoall and rank 1's last are one
+  // rank's alone, and in 4 the two ranks' calls do not overlap (docs/step.md, "The fixtures").
+  EXPECT_EQ(j["matching"],
+            nlohmann::json({{"instances", 11}, {"matched", 5}, {"partial", 2}, {"unaligned", 4},
+                            {"resyncs", 0}, {"by_sequence_number", 0}, {"by_call_order", 11}}));
 }
 
 TEST(StepCli, AscendTextExportOfTwoRanks) {

@@ -15,7 +15,9 @@
 #include "report/step_csv_reporter.h"
 #include "report/step_html.h"
 #include "report/step_json_reporter.h"
+#include "step/analysis.h"
 #include "step/classify.h"
+#include "step/readers.h"
 #include "support/subprocess.h"
 
 namespace plumb::report {
@@ -39,6 +41,9 @@ step::StepBreakdown breakdown(int64_t step, double time, double compute, double 
   s.overlapped_us = comm - exposed;
   s.memory_us = memory;
   s.idle_us = time - compute - exposed - memory;
+  // msprof's columns as if the step's first and last tasks were at its start and end.
+  s.free_us = s.idle_us + memory;
+  s.stage_us = time;
   return s;
 }
 
@@ -102,6 +107,7 @@ step::StepResult sample() {
   r.plan = {{"compute", 60000, 50000}, {"exposed dp", 20000, step::kNaN}, {"step", 120000, 100000}};
   r.plan_source = "plan.json";
   r.baseline = "#3 comm 2026-12-01 (h0, h1)";
+  r.matching = {8, 6, 1, 1, 1, 0, 8};
   r.notes = {"the set holds ranks 0, 1, 2 of a world of 4: cross-rank figures cover only them"};
   r.ranks[1].steps[0].start_us = 201000;  // the swimlane's clock starts at rank 0's 200 ms
   r.ranks[0].steps[0].start_us = 200000;
@@ -163,8 +169,9 @@ size_t columns(const std::string& line) {  // code points: UTF-8 continuation by
 TEST(StepJson, FieldNamesAsTheIssueNamesThem) {
   const json doc = step_to_json(sample());
   EXPECT_EQ(keys(doc),
-            (std::set<std::string>{"schema", "world_size", "ranks", "collectives", "stragglers",
-                                   "plan", "notes", "baseline", "plan_source", "swimlane"}));
+            (std::set<std::string>{"schema", "world_size", "ranks", "collectives", "matching",
+                                   "stragglers", "plan", "notes", "baseline", "plan_source",
+                                   "swimlane"}));
   EXPECT_EQ(doc["schema"], "plumb.step/1");
   EXPECT_EQ(doc["world_size"], 4);
   EXPECT_EQ(keys(doc["ranks"][0]), (std::set<std::string>{"rank", "source", "format", "steps"}));
@@ -172,7 +179,12 @@ TEST(StepJson, FieldNamesAsTheIssueNamesThem) {
       keys(doc["ranks"][0]["steps"][0]),
       (std::set<std::string>{"step", "step_time_us", "compute_us", "communication_us",
                              "exposed_communication_us", "overlapped_us", "memory_us", "idle_us",
-                             "preparing_us"}));
+                             "preparing_us", "free_us", "stage_us", "bubble_us"}));
+  EXPECT_EQ(keys(doc["matching"]),
+            (std::set<std::string>{"instances", "matched", "partial", "unaligned", "resyncs",
+                                   "by_sequence_number", "by_call_order"}));
+  EXPECT_EQ(doc["matching"]["instances"], 8);
+  EXPECT_EQ(doc["matching"]["unaligned"], 1);
   EXPECT_EQ(keys(doc["collectives"][0]),
             (std::set<std::string>{"step", "kind", "group", "group_ranks", "ranks_seen", "bytes",
                                    "first_rank", "last_rank", "start_skew_us", "waited_us",
@@ -399,32 +411,111 @@ TEST(StepCsvReporter, HeaderIsMsprofAnalyzes) {
   EXPECT_EQ(lines_of(out.str())[0], kStepCsvHeader);
 }
 
+// One row per rank and step, no stage row: msprof-analyze writes stage rows only for runs with
+// pipeline-parallel groups (none on the two Ascend fixtures, run from source at commit 8399c1cd).
 TEST(StepCsvReporter, RowsOfTheWorkedExample) {
   std::ostringstream out;
   step::StepResult r = sample();
-  r.ranks[1].steps[0].preparing_us = 1500;
+  step::StepBreakdown& s = r.ranks[1].steps[0];
+  s.preparing_us = 1500;
+  s.free_us = 16000;
+  s.bubble_us = 2500;
+  s.stage_us = 60000 + 40000 + 16000 - 2500;
   StepCsvReporter().report(r, out);
   const std::vector<std::string> lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 1u + 2 * (3 + 1));
-  // Rank 1, step 5: Free = idle 17500 + memory 2500 − preparing 1500; Stage = step 120000 −
-  // preparing 1500 = 60000 + 40000 + 18500; Preparing 1500.
-  EXPECT_EQ(lines[2], "5,rank,1,60000.0,40000.0,5000.0,45000.0,18500.0,118500.0,,40000.0,1500.0");
-  // The stage row: each column's maximum over ranks 0, 1, 2.
-  EXPECT_EQ(
-      lines[4],
-      "5,stage,\"(0, 1, 2)\",61000.25,40000.0,10000.0,45000.0,24000.25,118500.0,,40000.0,1500.0");
+  ASSERT_EQ(lines.size(), 1u + 2 * 3);
+  // Rank 1, step 5: Stage = Computing 60000 + Comm(Not Overlapped) 40000 + Free 16000 − Bubble
+  // 2500; Comm(Not Overlapped and Exclude Receive) = 40000 − Bubble.
+  EXPECT_EQ(lines[2],
+            "5,rank,1,60000.0,40000.0,5000.0,45000.0,16000.0,113500.0,2500.0,37500.0,1500.0");
+  EXPECT_EQ(lines[4], "6,rank,0,60000.0,10000.0,10000.0,20000.0,20000.0,90000.0,,10000.0,");
 }
 
 TEST(StepCsvReporter, UnknownFiguresAreEmptyCells) {
   step::StepResult r = sample();
-  r.ranks[2].steps[0].compute_us = step::kNaN;  // the stage maximum is then rank 0's and 1's
+  r.ranks[2].steps[0].compute_us = step::kNaN;
   for (step::RankSteps& rank : r.ranks) rank.steps[0].overlapped_us = step::kNaN;
   std::ostringstream out;
   StepCsvReporter().report(r, out);
   const std::vector<std::string> lines = lines_of(out.str());
   EXPECT_EQ(lines[3], "5,rank,2,,25000.0,,30000.0,24000.25,110000.5,,25000.0,");
-  EXPECT_EQ(lines[4],
-            "5,stage,\"(0, 1, 2)\",60000.0,40000.0,,45000.0,24000.25,120000.0,,40000.0,");
+}
+
+// ---- CSV against msprof-analyze on the real Ascend fixtures ------------------------------------
+//
+// msprof-analyze run from source (github.com/Ascend/msprof-analyze, commit 8399c1cd:
+// `python3 -m msprof_analyze.cluster_analyse.cluster_analysis -d <copy of the fixture> -o <out>`,
+// Debian's python3-pandas 1.5.3 and numpy 1.24.2; bench/step_peers.py reruns it) on
+// tests/fixtures/traces/ascend/pt-level1-2rank-{text,db}. Its per-rank rows are torch_npu's
+// step_trace_time, copied: text from cluster_step_trace_time.csv, db from the
+// ClusterStepTraceTime table of cluster_analysis.db. Columns Computing to Preparing.
+struct MsprofRow {
+  int rank;
+  std::vector<double> columns;
+};
+
+const MsprofRow kMsprofText[] = {
+    {0, {8873.756000000001, 101963.203, 4028.6750000000175, 105991.87800000001, 25744.050000000003,
+         136581.0, 0.0, 101963.203, 17902.5}},
+    {1, {8878.295000000006, 96359.047, 4016.2390000000014, 100375.28600000001, 26675.27399999998,
+         131912.5, 0.0, 96359.047, 20433.25}},
+};
+const MsprofRow kMsprofDb[] = {
+    {0, {8903.431, 98071.947, 4036.153, 102108.1, 25258.144, 132233.522, 0, 98071.947, 18055.693}},
+    {1, {8915.634, 94556.05, 4034.14, 98590.19, 25840.499, 129312.183, 0, 94556.05, 17512.827}},
+};
+
+// plumb's CSV rows of one fixture: per rank, the numbers after Step,Type,Index.
+std::vector<std::vector<double>> plumb_rows(const std::string& fixture, bool db) {
+  std::vector<step::RankTrace> traces;
+  for (int rank : {0, 1}) {
+    const std::string dir = std::string(PLUMB_TEST_FIXTURES) + "/traces/ascend/" + fixture +
+                            "/rank" + std::to_string(rank) + "_ascend_pt";
+    traces.push_back(db ? step::read_ascend_db(dir, {}) : step::read_ascend_text(dir, {}));
+  }
+  std::ostringstream out;
+  StepCsvReporter().report(step::analyze(std::move(traces), {}), out);
+  std::vector<std::vector<double>> rows;
+  const std::vector<std::string> lines = lines_of(out.str());
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::istringstream cells(lines[i]);
+    std::vector<double> numbers;
+    int cell = 0;
+    for (std::string text; std::getline(cells, text, ','); ++cell) {
+      if (cell >= 3) numbers.push_back(std::stod(text));
+    }
+    rows.push_back(numbers);
+  }
+  return rows;
+}
+
+// The SQLite export holds integer ns, and both tools divide the same sums by 1000: equal doubles.
+TEST(StepCsvAgreesWithMsprofAnalyze, DbExportExactly) {
+  const std::vector<std::vector<double>> rows = plumb_rows("pt-level1-2rank-db", true);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const MsprofRow& expected : kMsprofDb) {
+    SCOPED_TRACE(expected.rank);
+    ASSERT_EQ(rows[expected.rank].size(), expected.columns.size());
+    for (size_t c = 0; c < expected.columns.size(); ++c) {
+      EXPECT_DOUBLE_EQ(rows[expected.rank][c], expected.columns[c]) << "column " << c;
+    }
+  }
+}
+
+// The text export's times are epoch µs that torch_npu holds as doubles: near 1.7e15 µs (between
+// 2^50 and 2^51) a double steps by 2^-2 = 0.25 µs, so a span between two of them (Stage,
+// Preparing) is off by up to 0.25 µs; plumb reads the decimal text exactly.
+TEST(StepCsvAgreesWithMsprofAnalyze, TextExportWithinItsRounding) {
+  constexpr double kTextRoundingUs = 0.25;
+  const std::vector<std::vector<double>> rows = plumb_rows("pt-level1-2rank-text", false);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const MsprofRow& expected : kMsprofText) {
+    SCOPED_TRACE(expected.rank);
+    ASSERT_EQ(rows[expected.rank].size(), expected.columns.size());
+    for (size_t c = 0; c < expected.columns.size(); ++c) {
+      EXPECT_NEAR(rows[expected.rank][c], expected.columns[c], kTextRoundingUs) << "column " << c;
+    }
+  }
 }
 
 TEST(StepCsvReporter, NumbersAsPythonWritesThem) {
@@ -451,6 +542,9 @@ TEST(StepHtml, BarsLanesAndTables) {
   EXPECT_EQ(count(html, "<svg class=\"bars\""), 1u);
   EXPECT_EQ(count(html, "<svg class=\"lanes\""), 1u);
   EXPECT_TRUE(has(html, "<h2>Swimlane of step 5</h2>"));
+  EXPECT_TRUE(has(html,
+                  "waited in all, over the 6 of 8 collective instances matched across the ranks "
+                  "(1 did not line up: left out, see the notes).</p>"));
   // Rank 2's two compute intervals 0.25 µs apart are one piece.
   EXPECT_TRUE(has(html, "<title>rank 2 · compute 0.500–61.500 ms (2 intervals)</title>"));
   // Each rank's own step behind its tracks, on the swimlane's clock.

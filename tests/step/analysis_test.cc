@@ -2,7 +2,11 @@
 // construction (docs/step.md has the same worked example).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
+#include <set>
 
 #include "common/error.h"
 #include "step/analysis.h"
@@ -101,7 +105,7 @@ TEST(StepBreakdown, CollectiveSpanningAStepBoundaryIsSplit) {
   EXPECT_DOUBLE_EQ(steps[0].communication_us, 20);
   EXPECT_DOUBLE_EQ(steps[1].communication_us, 60);
   EXPECT_DOUBLE_EQ(steps[0].idle_us, 180);
-  EXPECT_TRUE(std::isnan(steps[0].preparing_us));  // no computation in the step
+  EXPECT_DOUBLE_EQ(steps[0].preparing_us, 180);  // to the first communication: no computation
   StepResult result = analyze({t}, {});
   ASSERT_EQ(result.collectives.size(), 1u);
   EXPECT_EQ(result.collectives[0].step, 1);
@@ -163,24 +167,31 @@ TEST(StepCollectives, MatchedPerGroupInCallOrder) {
 }
 
 // Rank 0's profile window opened earlier: its first allreduce [10, 20) ended before rank 1's
-// first one [105, 120) started, so it has no counterpart; the next ones meet.
-TEST(StepCollectives, LeadingCallsOfAnEarlierWindowAreLeftUnmatched) {
+// first one [105, 120) started, so rank 1 never recorded it: it is an instance of rank 0 alone,
+// and the next ones meet.
+TEST(StepCollectives, LeadingCallsOfAnEarlierWindowAreMatchedAmongTheirRanks) {
   RankTrace r0 = rank_trace(0, 2, {step_us(1, 0, 1000)});
   add_call(r0, CollectiveKind::kAllReduce, 10, 20, 8, "0", {0, 1});
   add_call(r0, CollectiveKind::kAllReduce, 100, 120, 8, "0", {0, 1});
   RankTrace r1 = rank_trace(1, 2, {step_us(1, 0, 1000)});
   add_call(r1, CollectiveKind::kAllReduce, 105, 120, 8, "0", {0, 1});
   StepResult result = analyze({r0, r1}, {});
-  ASSERT_EQ(result.collectives.size(), 1u);
-  EXPECT_DOUBLE_EQ(result.collectives[0].start_skew_us, 5);
+  ASSERT_EQ(result.collectives.size(), 2u);  // rank 0's first call alone, then both
+  EXPECT_EQ(result.collectives[0].ranks_seen, 1);
+  EXPECT_EQ(result.collectives[1].ranks_seen, 2);
+  EXPECT_DOUBLE_EQ(result.collectives[1].start_skew_us, 5);
+  EXPECT_EQ(result.matching.matched, 1);
+  EXPECT_EQ(result.matching.partial, 1);
   EXPECT_EQ(result.notes.back(),
             "group 0: 1 leading allreduce call(s) end before another rank's first one starts "
-            "(profile windows opened at different times): left unmatched");
+            "(profile windows opened at different times): matched only among the ranks that "
+            "recorded them");
 }
 
 // Kinds are matched apart (an allgather between two allreduces on one rank only does not shift
-// them); calls that cannot be one instance (no overlap in time) stop the match with a note.
-TEST(StepCollectives, CallsThatDoNotOverlapStopTheMatchWithANote) {
+// them); an instance whose calls cannot be one (no overlap in time) is left out with a note, and
+// matching goes on.
+TEST(StepCollectives, CallsThatDoNotOverlapAreLeftOutWithANote) {
   RankTrace r0 = rank_trace(0, 2, {step_us(1, 0, 1000)});
   add_call(r0, CollectiveKind::kAllReduce, 10, 20, 8, "0", {0, 1});
   add_call(r0, CollectiveKind::kAllGather, 22, 25, 8, "0", {0, 1});
@@ -191,9 +202,244 @@ TEST(StepCollectives, CallsThatDoNotOverlapStopTheMatchWithANote) {
   StepResult result = analyze({r0, r1}, {});
   ASSERT_EQ(result.collectives.size(), 2u);  // the first allreduce, and rank 0's allgather alone
   EXPECT_EQ(result.notes.back(),
-            "group 0: allreduce call 2 does not overlap in time across the ranks, as one instance "
-            "must: the ranks' calls do not line up from there (calls missing from some traces?); "
-            "1 instance(s) matched");
+            "group 0: allreduce: instance 2 (step 1) does not line up across the ranks (rank 1 "
+            "outside the others' time): left out of skew and stragglers; matching goes on");
+  EXPECT_EQ(result.matching.instances, 3);
+  EXPECT_EQ(result.matching.matched, 1);
+  EXPECT_EQ(result.matching.partial, 1);
+  EXPECT_EQ(result.matching.unaligned, 1);
+}
+
+// ---- An 8-rank set: 12 steps of 10 ms, 8 allreduces of group "0" per step ----------------------
+//
+// Instance k's calls start 5 µs apart (rank r at base + 5r µs) and all end at base + 400 µs, so
+// each instance has skew 35 µs, last rank 7, and the others wait Σ_r (35 − 5r) = 140 µs for
+// it.
+// `tweak` may move or drop one rank's call (returns false to drop it).
+constexpr int kSetRanks = 8;
+constexpr int kSetSteps = 12;
+constexpr int kPerStep = 8;
+constexpr int kInstances = kSetSteps * kPerStep;
+constexpr double kWaitedPerInstance = 140;
+
+struct Call {
+  int64_t start_us;
+  int64_t end_us;
+  int64_t seq;
+};
+using Tweak = std::function<bool(int rank, int k, Call& call)>;
+
+int64_t base_us(int k) { return (k / kPerStep) * 10000 + 1000 + (k % kPerStep) * 1000; }
+
+std::vector<RankTrace> eight_ranks(const Tweak& tweak, bool with_seq = false) {
+  std::vector<int> all(kSetRanks);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<RankTrace> traces;
+  for (int r = 0; r < kSetRanks; ++r) {
+    std::vector<StepSpan> steps;
+    for (int s = 0; s < kSetSteps; ++s) steps.push_back(step_us(s + 1, s * 10000, (s + 1) * 10000));
+    RankTrace t = rank_trace(r, kSetRanks, steps);
+    for (int k = 0; k < kInstances; ++k) {
+      Call call{base_us(k) + 5 * r, base_us(k) + 400, k};
+      if (!tweak(r, k, call)) continue;
+      add_call(t, CollectiveKind::kAllReduce, call.start_us, call.end_us, 1 << 20, "0", all);
+      if (with_seq) t.calls.back().seq = call.seq;
+    }
+    traces.push_back(std::move(t));
+  }
+  return traces;
+}
+
+bool as_is(int, int, Call&) { return true; }
+
+// Every instance after `from` has all 8 ranks, skew 35 µs, last rank 7; each step's straggler
+// is rank 7.
+void expect_all_matched_after(const StepResult& result, int64_t from_step) {
+  for (const CollectiveInstance& c : result.collectives) {
+    if (c.step < from_step) continue;
+    EXPECT_EQ(c.ranks_seen, kSetRanks);
+    EXPECT_DOUBLE_EQ(c.start_skew_us, 35);
+    EXPECT_DOUBLE_EQ(c.waited_us, kWaitedPerInstance);
+    EXPECT_EQ(c.last_rank, 7);
+  }
+  std::set<int64_t> straggler_steps;
+  for (const Straggler& s : result.stragglers) {
+    if (s.step > 0 && s.rank == 7) straggler_steps.insert(s.step);
+  }
+  EXPECT_EQ(straggler_steps.size(), static_cast<size_t>(kSetSteps));
+}
+
+TEST(StepMatching, EightRanksAllMatched) {
+  StepResult result = analyze(eight_ranks(as_is), {});
+  EXPECT_EQ(result.collectives.size(), static_cast<size_t>(kInstances));
+  EXPECT_EQ(result.matching.instances, kInstances);
+  EXPECT_EQ(result.matching.matched, kInstances);
+  EXPECT_EQ(result.matching.by_call_order, kInstances);
+  expect_all_matched_after(result, 1);
+  EXPECT_DOUBLE_EQ(result.stragglers.back().waited_on_us, kInstances * kWaitedPerInstance);
+}
+
+// The case: one collective shifted on one rank (rank 3's instance 21 moved 500 µs later,
+// past the others' end). It used to stop the matching of the whole group there (20 of 96
+// instances); now only that instance is left out and every later one is matched.
+TEST(StepMatching, OneShiftedCollectiveLeavesOnlyItOut) {
+  StepResult result = analyze(eight_ranks([](int rank, int k, Call& call) {
+                                if (rank == 3 && k == 20) {
+                                  call.start_us += 500;
+                                  call.end_us += 500;
+                                }
+                                return true;
+                              }),
+                              {});
+  EXPECT_EQ(result.matching.instances, kInstances);
+  EXPECT_EQ(result.matching.matched, kInstances - 1);
+  EXPECT_EQ(result.matching.unaligned, 1);
+  EXPECT_EQ(result.matching.resyncs, 0);
+  ASSERT_EQ(result.collectives.size(), static_cast<size_t>(kInstances - 1));
+  expect_all_matched_after(result, 1);
+  EXPECT_EQ(std::count_if(result.collectives.begin(), result.collectives.end(),
+                          [](const CollectiveInstance& c) { return c.step > 3; }),
+            kInstances - 3 * kPerStep);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: allreduce: instance 21 (step 3) does not line up across the ranks (rank 3 "
+            "outside the others' time): left out of skew and stragglers; matching goes on");
+  EXPECT_DOUBLE_EQ(result.stragglers.back().waited_on_us, (kInstances - 1) * kWaitedPerInstance);
+}
+
+// Rank 5's clock is 2 ms ahead of the others' (another node): no instance overlaps as recorded.
+// Its offset is estimated from the instances' ends and every instance is matched, with the
+// figures of a set whose clocks agree.
+TEST(StepMatching, AClockOffsetIsEstimatedAndEveryInstanceMatched) {
+  std::vector<RankTrace> traces = eight_ranks([](int rank, int, Call& call) {
+    if (rank == 5) {
+      call.start_us += 2000;
+      call.end_us += 2000;
+    }
+    return true;
+  });
+  for (StepSpan& s : traces[5].steps) {
+    s.start_ns += 2000 * kUs;
+    s.end_ns += 2000 * kUs;
+  }
+  StepResult result = analyze(traces, {});
+  EXPECT_EQ(result.matching.matched, kInstances);
+  EXPECT_EQ(result.matching.resyncs, 1);
+  expect_all_matched_after(result, 1);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: allreduce: from instance 1 (step 1) on, the ranks' clocks differ by more "
+            "than the calls overlap: clock offsets re-estimated from the next instances' ends "
+            "(rank 5 +2000.000 µs); matching goes on");
+}
+
+// Rank 2's clock jumps 1.5 ms forward at instance 41: matching re-synchronises there.
+TEST(StepMatching, AClockJumpMidTraceIsFollowed) {
+  StepResult result = analyze(eight_ranks([](int rank, int k, Call& call) {
+                                if (rank == 2 && k >= 40) {
+                                  call.start_us += 1500;
+                                  call.end_us += 1500;
+                                }
+                                return true;
+                              }),
+                              {});
+  EXPECT_EQ(result.matching.matched, kInstances);
+  EXPECT_EQ(result.matching.resyncs, 1);
+  expect_all_matched_after(result, 1);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: allreduce: from instance 41 (step 6) on, the ranks' clocks differ by more "
+            "than the calls overlap: clock offsets re-estimated from the next instances' ends "
+            "(rank 2 +1500.000 µs); matching goes on");
+}
+
+// Rank 6's trace lacks instance 31 (a dropped event): that instance is matched among the other
+// seven, and rank 6's next call meets the others' next one.
+TEST(StepMatching, ACallMissingOnOneRankIsFound) {
+  StepResult result =
+      analyze(eight_ranks([](int rank, int k, Call&) { return !(rank == 6 && k == 30); }), {});
+  EXPECT_EQ(result.matching.instances, kInstances);
+  EXPECT_EQ(result.matching.matched, kInstances - 1);
+  EXPECT_EQ(result.matching.partial, 1);
+  EXPECT_EQ(result.matching.resyncs, 1);
+  ASSERT_EQ(result.collectives.size(), static_cast<size_t>(kInstances));
+  EXPECT_EQ(result.collectives[30].ranks_seen, kSetRanks - 1);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: allreduce: instance 31 (step 4) is missing from rank 6's trace: matched "
+            "among the other ranks; matching goes on");
+  EXPECT_EQ(result.collectives[31].ranks_seen, kSetRanks);
+  EXPECT_DOUBLE_EQ(result.collectives[31].start_skew_us, 35);
+}
+
+// Rank 1 recorded one allreduce the others did not (between instances 51 and 52): it is left
+// out, and instance 52 is matched.
+TEST(StepMatching, ACallOnlyOneRankHasIsLeftOut) {
+  std::vector<RankTrace> traces = eight_ranks(as_is);
+  std::vector<int> all(kSetRanks);
+  std::iota(all.begin(), all.end(), 0);
+  RankTrace& r1 = traces[1];
+  add_call(r1, CollectiveKind::kAllReduce, base_us(50) + 505, base_us(50) + 700, 1 << 20, "0", all);
+  StepResult result = analyze(traces, {});
+  EXPECT_EQ(result.matching.matched, kInstances);
+  EXPECT_EQ(result.matching.unaligned, 1);
+  EXPECT_EQ(result.matching.resyncs, 1);
+  expect_all_matched_after(result, 1);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: allreduce: rank 1's call at instance 52 (step 7) has no counterpart on the "
+            "other ranks (missing from their traces?): left out; matching goes on");
+}
+
+// With PyTorch's sequence numbers the instances are known without their order: rank 4 lacks
+// seq 10 and rank 3's seq 20 is shifted; seq 10 is matched on the other seven ranks, seq 20 is
+// left out, and every other instance is matched.
+TEST(StepMatching, BySequenceNumber) {
+  StepResult result = analyze(eight_ranks(
+                                  [](int rank, int k, Call& call) {
+                                    if (rank == 3 && k == 20) {
+                                      call.start_us += 500;
+                                      call.end_us += 500;
+                                    }
+                                    return !(rank == 4 && k == 10);
+                                  },
+                                  true),
+                              {});
+  EXPECT_EQ(result.matching.by_sequence_number, kInstances);
+  EXPECT_EQ(result.matching.by_call_order, 0);
+  EXPECT_EQ(result.matching.matched, kInstances - 2);
+  EXPECT_EQ(result.matching.partial, 1);
+  EXPECT_EQ(result.matching.unaligned, 1);
+  ASSERT_EQ(result.collectives.size(), static_cast<size_t>(kInstances - 1));
+  EXPECT_EQ(result.collectives[10].ranks_seen, kSetRanks - 1);
+  EXPECT_EQ(result.notes.back(),
+            "group 0: seq 20 (step 3) does not line up across the ranks (rank 3 outside the "
+            "others' time): left out of skew and stragglers; matching goes on");
+}
+
+// The alltoalls of kineto-2ranks-of-128 (ranks 0 and 1 of a 128-rank job; µs, moved 74377 µs
+// earlier): no n-th call overlaps the other rank's n-th. Rank 0's first ends before rank 1's
+// first starts (profile windows): it is rank 0's alone, and rank 0's second meets rank 1's first
+// (both end at 113458). An offset of 62.8 ms on rank 1 (its first call's end against rank 0's) would
+// line up 2 of these 4 long calls too, but a clock offset must line up more than half of the
+// instances it is judged on: the clocks stay, the later calls that meet nothing are left out.
+TEST(StepMatching, AnOffsetThatLinesUpTooFewIsNotTaken) {
+  RankTrace r0 = rank_trace(0, 2, {step_us(1, 0, 1300000)});
+  RankTrace r1 = rank_trace(1, 2, {step_us(1, 0, 1300000)});
+  const std::pair<int64_t, int64_t> calls0[] = {
+      {20000, 30669}, {50675, 62783}, {666719, 67827}, {780307, 21124}};
+  const std::pair<int64_t, int64_t> calls1[] = {
+      {55534, 57924}, {159965, 41375}, {627074, 39630}, {964168, 90771}};
+  for (const auto& [start, dur] : calls0) {
+    add_call(r0, CollectiveKind::kAllToAll, start, start + dur, 8, "0", {0, 1});
+  }
+  for (const auto& [start, dur] : calls1) {
+    add_call(r1, CollectiveKind::kAllToAll, start, start + dur, 8, "0", {0, 1});
+  }
+  StepResult result = analyze({r0, r1}, {});
+  EXPECT_EQ(result.matching.instances, 5);
+  EXPECT_EQ(result.matching.matched, 1);
+  EXPECT_EQ(result.matching.partial, 2);  // rank 0's first call, rank 1's last
+  EXPECT_EQ(result.matching.unaligned, 2);
+  EXPECT_EQ(result.matching.resyncs, 0);
+  ASSERT_EQ(result.collectives.size(), 3u);
+  EXPECT_EQ(result.collectives[1].ranks_seen, 2);
+  EXPECT_DOUBLE_EQ(result.collectives[1].start_skew_us, 55534 - 50675);
 }
 
 TEST(StepTraceSet, AMissingRankIsANote) {

@@ -1,11 +1,13 @@
-// plumb step's breakdown of the real Kineto fixtures against Holistic Trace Analysis's
-// definitions (docs/step.md, "Reconciling with HTA"). The HTA figures were computed from the raw
-// JSON by an independent script following hta/analyzers/breakdown_analysis.py's definitions
-// (whole trace: kernel_time = last kernel end − first kernel start, idle = kernel_time − |∪ all|,
-// compute = |∪ compute|, non_compute = kernel_time − compute − idle) and communication_analysis's
-// overlap; the relations are exact when every kernel lies inside a step, as in these fixtures.
+// plumb step's breakdown of the real Kineto fixtures against Holistic Trace Analysis run from
+// source (github.com/facebookresearch/HolisticTraceAnalysis at f4d0062, Debian's python3-pandas
+// 1.5.3; bench/step_peers.py reruns it) with the settings under which the two agree:
+// TraceAnalysis(trace_dir, include_last_profiler_step=True) and HTA_DISABLE_NS_ROUNDING=1
+// (docs/step.md, "Reconciling with HTA"). The figures below are get_temporal_breakdown's and
+// get_comm_comp_overlap's output, as HTA printed them. The relations are exact when every kernel
+// lies inside a step, as in these fixtures but kineto-compute-only.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "step/analysis.h"
@@ -38,29 +40,34 @@ Sums sums_of(const std::string& file) {
 
 struct HtaFigures {
   const char* file;
-  double kernel_time, idle, compute, non_compute, communication, overlap;  // µs
+  int rank;
+  double kernel_time, idle, compute, non_compute;  // µs
+  double overlap_pctg;                             // round(100 × overlap / communication, 2)
 };
 
-// Rounding: HTA's figures come from float µs timestamps, plumb's from exact decimal text.
+// plumb reads times exactly; HTA's come from the same decimal text as float64 µs.
 constexpr double kTolerance = 0.01;
+
+double rounded_pctg(double part, double whole) { return std::round(10000 * part / whole) / 100; }
 
 TEST(StepAgreesWithHta, WhereEveryKernelIsInsideAStep) {
   const HtaFigures cases[] = {
-      {"kineto-collective-args/rank-0.json.gz", 660551.006, 503050.992, 115655.847, 41844.167,
-       46876.493, 7317.025},
-      {"kineto-2ranks-of-128/rank-0.json.gz", 1222846.928, 675190.936, 210320.000, 337335.992,
-       396199.000, 59216.008},
+      {"kineto-collective-args/rank-0.json.gz", 0, 660551.005633, 503050.991406, 115655.847,
+       41844.167226, 15.61},
+      {"kineto-2ranks-of-128/rank-0.json.gz", 0, 1222847.0, 675191.0, 210320.0, 337336.0, 14.95},
+      {"kineto-2ranks-of-128/rank-1.json.gz", 1, 1231186.0, 651136.0, 271973.0, 308077.0, 19.93},
+      {"kineto-ddp-rank1-of2/df_index_resolver.json.gz", 1, 1732965.0, 732352.0, 620516.0,
+       380097.0, 0.0},
   };
   for (const HtaFigures& hta : cases) {
     SCOPED_TRACE(hta.file);
     const Sums s = sums_of(hta.file);
     EXPECT_NEAR(s.compute, hta.compute, kTolerance);
-    EXPECT_NEAR(s.communication, hta.communication, kTolerance);
-    EXPECT_NEAR(s.overlapped, hta.overlap, kTolerance);
     // HTA's non-compute: exposed communication and memory copies not under compute.
     EXPECT_NEAR(s.exposed + s.memory, hta.non_compute, kTolerance);
     // HTA's idle leaves out the steps' time before the first and after the last kernel.
     EXPECT_NEAR(s.idle - (s.step - hta.kernel_time), hta.idle, kTolerance);
+    EXPECT_DOUBLE_EQ(rounded_pctg(s.overlapped, s.communication), hta.overlap_pctg);
   }
 }
 
