@@ -222,5 +222,56 @@ TEST(CommE2E, StoppedRankIsNamedAndTheJobAborted) {
             std::string::npos) << run.err;
 }
 
+// A sweep killed midway (srun's or sbatch's time limit, SIGKILL) with its console piped to a file
+// (| tee, a batch log): every size measured before the kill is in the piped output, the partial
+// JSON ("complete": false, valid JSON) and the CSV.
+TEST(CommE2E, AKilledSweepUnderAPipeLeavesEveryMeasuredRow) {
+  const std::string dir = test::temp_dir("comm-killed-piped");
+  const std::string json = dir + "/partial.json";
+  std::thread runner([&] {
+    // The first sizes take milliseconds, 64 MiB × 1000 iterations tens of seconds: the kill
+    // always finds the sweep running with rows done.
+    run_command("timeout 180 " + mpirun(2) + " " + kPlumb + " comm -b 8 -e 64M -f 4 --iters 1000 --warmup 0 "
+                "--collectives allreduce --layers world --json " + json + " --csv " + dir +
+                "/partial.csv | cat > " + dir + "/console.txt");
+  });
+  auto rows_in_json = [&] {
+    try {
+      return nlohmann::json::parse(test::read_file(json)).at("results").size();
+    } catch (const std::exception&) {
+      return size_t{0};  // not there yet
+    }
+  };
+  const bool measured = test::wait_for([&] { return rows_in_json() >= 4; }, std::chrono::seconds(60));
+  for (const test::Process& p : test::processes_with(json)) {
+    if (std::filesystem::path(p.argv[0]).filename() == "plumb" &&
+        test::environment_of(p.pid, "OMPI_COMM_WORLD_RANK") == "0") {
+      kill(p.pid, SIGKILL);
+    }
+  }
+  runner.join();
+  for (const test::Process& p : test::processes_with(json)) kill(p.pid, SIGKILL);  // leftovers
+  ASSERT_TRUE(measured);
+
+  const auto doc = nlohmann::json::parse(test::read_file(json));
+  EXPECT_EQ(doc["complete"], false);
+  const size_t rows = doc["results"].size();
+  EXPECT_GE(rows, 4u);
+  EXPECT_LT(rows, 12u);  // 8 B to 64 MiB by 4: 12 sizes, not all measured
+  EXPECT_EQ(doc["results"][0]["requested_bytes"], 8);
+  const std::string console = test::read_file(dir + "/console.txt");
+  EXPECT_NE(console.find("# allreduce · layer world\n"), std::string::npos) << console;
+  for (size_t i = 0; i < rows; ++i) {
+    const std::string size = std::to_string(doc["results"][i]["bytes"].get<uint64_t>());
+    EXPECT_NE(console.find("\n" + std::string(12 - size.size(), ' ') + size + " "),
+              std::string::npos) << size << " not in\n" << console;
+  }
+  std::istringstream csv(test::read_file(dir + "/partial.csv"));
+  std::string line;
+  size_t lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_GE(lines, rows);  // the header and every size but perhaps the one being written
+}
+
 }  // namespace
 }  // namespace plumb
