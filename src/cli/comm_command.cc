@@ -49,38 +49,51 @@ void collect(std::vector<std::string>& problems, Fn&& parse) {
 
 // Output files are created before the sweep runs, so a bad path fails in a second, not after the
 // measurement; they replace their targets whole once the sweep is done. Meanwhile the console
-// and the partial files (docs/outputs.md) get every size's rows as they are measured. "-" is
-// standard output.
+// and the partial files beside the targets (partial_path: "out.json.partial", docs/outputs.md)
+// get every size's rows as they are measured; each partial file is removed once its target is
+// written. "-" is standard output.
 struct Outputs {
   std::optional<OutputFile> json;
   std::optional<OutputFile> csv;
   std::ostream* console = &std::cout;
   std::unique_ptr<report::CommConsoleStream> console_stream;  // null with --quiet
-  std::vector<std::unique_ptr<report::CommStreamReporter>> partial;
+  std::unique_ptr<report::CommJsonStream> json_partial;       // null for "-", a device, a FIFO
+  std::unique_ptr<report::CommCsvStream> csv_partial;
 
   std::vector<report::CommStreamReporter*> streams() const {
     std::vector<report::CommStreamReporter*> out;
     if (console_stream) out.push_back(console_stream.get());
-    for (const auto& p : partial) out.push_back(p.get());
+    if (json_partial) out.push_back(json_partial.get());
+    if (csv_partial) out.push_back(csv_partial.get());
     return out;
   }
 };
 
+// The outputs, partial files included: "--json r.partial --csv r" would write one file twice.
+std::vector<NamedPath> output_paths(const CommOptions& o) {
+  std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}};
+  for (const NamedPath& target : {outputs[0], outputs[1]}) {
+    if (PartialFile::wanted(target.path)) {
+      outputs.push_back({target.option + "'s partial file", partial_path(target.path)});
+    }
+  }
+  return outputs;
+}
+
 std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
   auto out = std::make_unique<Outputs>();
   if (o.json == "-" && o.csv == "-") throw Error("--json - and --csv - cannot both use standard output");
-  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}};
   const std::vector<NamedPath> inputs = {{"--cluster", o.cluster}};
-  refuse_overlapping_paths(outputs, inputs);
+  refuse_overlapping_paths(output_paths(o), inputs);
   if (!o.json.empty()) out->json.emplace("--json", o.json);
   if (!o.csv.empty()) out->csv.emplace("--csv", o.csv);
   if (o.json == "-" || o.csv == "-") out->console = &std::cerr;
   if (!o.quiet) out->console_stream = std::make_unique<report::CommConsoleStream>(*out->console);
   if (PartialFile::wanted(o.json)) {
-    out->partial.push_back(std::make_unique<report::CommJsonStream>("--json", o.json));
+    out->json_partial = std::make_unique<report::CommJsonStream>("--json", partial_path(o.json));
   }
   if (PartialFile::wanted(o.csv)) {
-    out->partial.push_back(std::make_unique<report::CommCsvStream>("--csv", o.csv));
+    out->csv_partial = std::make_unique<report::CommCsvStream>("--csv", partial_path(o.csv));
   }
   return out;
 }
@@ -136,6 +149,16 @@ void copy_context(const comm::Result& context, comm::Result& result) {
   result.settings = context.settings;
 }
 
+// Puts a finished file in place, then removes its partial form: a commit that fails (a full
+// disk) leaves the partial file, the rows measured.
+template <class Partial>
+void commit(std::optional<OutputFile>& file, const std::unique_ptr<Partial>& partial) {
+  if (!file) return;
+  file->commit();
+  if (!file->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", file->path());
+  if (partial) partial->discard();
+}
+
 // Returns the exit code: 1 when any element was wrong.
 int write_reports(const comm::Result& result, Outputs& out) {
   if (result.ranks == 1) {
@@ -146,11 +169,8 @@ int write_reports(const comm::Result& result, Outputs& out) {
   if (out.console_stream) out.console_stream->end(result);
   if (out.json) report::CommJsonReporter().report(result, out.json->stream());
   if (out.csv) report::CommCsvReporter().report(result, out.csv->stream());
-  for (std::optional<OutputFile>* file : {&out.json, &out.csv}) {
-    if (!*file) continue;
-    (*file)->commit();
-    if (!(*file)->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", (*file)->path());
-  }
+  commit(out.json, out.json_partial);
+  commit(out.csv, out.csv_partial);
   const int64_t wrong = comm::total_wrong(result);
   if (wrong == 0) return 0;
   fmt::print(std::cerr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);

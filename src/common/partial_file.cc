@@ -20,6 +20,8 @@ PartialFile::~PartialFile() {
   if (fd_ >= 0) close(fd_);
 }
 
+std::string partial_path(const std::string& target) { return target + kPartialSuffix; }
+
 bool PartialFile::wanted(const std::string& path) {
   if (path.empty() || path == "-") return false;
   struct stat st {};
@@ -34,7 +36,15 @@ void PartialFile::start(std::string_view text) {
     return;
   }
   size_ = 0;
+  started_ = true;
   append(text);
+}
+
+void PartialFile::discard() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (started_) unlink(path_.c_str());
+  started_ = false;
 }
 
 void PartialFile::append(std::string_view text) { write_at(size_, text); }

@@ -85,18 +85,20 @@ class CommConsoleStream final : public CommStreamReporter {
 // The note a partial plumb.comm/1 file carries in notes[] (with "complete": false).
 inline constexpr const char* kPartialJsonNote =
     "incomplete: the rows measured before this sweep stopped, in the order measured (with "
-    "--rounds every round's own rows, not yet combined); no summary; the finished file replaces "
-    "this one";
+    "--rounds every round's own rows, not yet combined); no summary";
 
-// plumb.comm/1 written as the sweep goes (docs/outputs.md): "complete": false, the context, and
-// results[] closed after every row, so the file is valid JSON between rows. end() writes nothing:
-// the finished document (CommJsonReporter, "complete": true) replaces it whole.
+// plumb.comm/1 written as the sweep goes (docs/outputs.md) to `path` (plumb comm: beside the
+// target, partial_path): "complete": false, the context, and results[] closed after every size,
+// so the file is valid JSON between sizes. end() writes nothing: the finished document
+// (CommJsonReporter, "complete": true) goes to the target through an OutputFile; discard() then
+// removes this one.
 class CommJsonStream final : public CommStreamReporter {
  public:
   CommJsonStream(std::string option, std::string path);
   void begin(const comm::Result& context) override;
   void rows(const std::vector<comm::Row>& rows, int round) override;
   void end(const comm::Result&) override {}
+  void discard() { file_.discard(); }
 
  private:
   PartialFile file_;
@@ -104,13 +106,15 @@ class CommJsonStream final : public CommStreamReporter {
   bool first_ = true;
 };
 
-// The CSV header at begin, then each row's line appended as measured.
+// The CSV header at begin, then each row's line appended as measured; a CSV has no place for an
+// "incomplete" mark, so its path must say it (partial_path). discard() as CommJsonStream's.
 class CommCsvStream final : public CommStreamReporter {
  public:
   CommCsvStream(std::string option, std::string path);
   void begin(const comm::Result& context) override;
   void rows(const std::vector<comm::Row>& rows, int round) override;
   void end(const comm::Result&) override {}
+  void discard() { file_.discard(); }
 
  private:
   PartialFile file_;
