@@ -280,8 +280,10 @@ void setup_comm(CLI::App& app, CommOptions& o) {
       ->capture_default_str();
   app.add_option("--cluster", o.cluster, "Cluster map (YAML: racks -> nodes; see docs/comm.md)");
   app.add_option("--backend", o.backend, "mpi or nccl")->capture_default_str();
-  app.add_option("--json", o.json, "Write plumb.comm/1 JSON here (- for standard output)");
-  app.add_option("--csv", o.csv, "Write CSV here (- for standard output)");
+  app.add_option("--json", o.json, "Write plumb.comm/1 JSON here when the sweep ends (- for standard output); "
+                 "the rows go to FILE.partial as they are measured");
+  app.add_option("--csv", o.csv, "Write CSV here when the sweep ends (- for standard output); the rows go to "
+                 "FILE.partial as they are measured");
   app.add_flag("-q,--quiet", o.quiet, "No console table");
 }
 
