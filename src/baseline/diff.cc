@@ -534,6 +534,9 @@ Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
   d.groups = group_diffs(d.rows, options.threshold);
   widen_by_scatter(d.rows, options.threshold);
   d.variables = context_diffs(a, b);
+  d.unrecorded = unrecorded_context(a, b);
+  d.summary_a = comm::summarize(a.rows);
+  d.summary_b = comm::summarize(b.rows);
   return d;
 }
 
@@ -600,6 +603,8 @@ nlohmann::json diff_json(const Diff& d) {
           {"exit_code", d.exit_code()},
           {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
           {"rows", rows}, {"groups", groups}, {"variables", variables},
+          {"unrecorded", d.unrecorded},
+          {"summary", {{"a", comm::summary_json(d.summary_a)}, {"b", comm::summary_json(d.summary_b)}}},
           {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
 }
 

@@ -139,6 +139,9 @@ struct Diff {
   std::vector<RowDiff> rows;           // ordered by layer, collective, dtype, size
   std::vector<GroupDiff> groups;       // ordered by layer, collective, dtype
   std::vector<VariableDiff> variables; // every context difference
+  std::vector<std::string> unrecorded;  // context parts a record holds none of (context_diff.h)
+  std::vector<comm::Summary> summary_a;  // each record's average busbw (comm::summarize)
+  std::vector<comm::Summary> summary_b;
   // What makes `plumb diff` exit 1: groups with Verdict::kRegression, and with `strict` rows too.
   // Single sizes alone do not by default: on shared machines one size of an unchanged setup can
   // move 2× between runs minutes apart (docs/diff.md), while a link that got slower shows at

@@ -263,6 +263,7 @@ StepDiff step_diff(const Record& a, const Record& b, const DiffOptions& options)
   d.straggler_a = sa.straggler;
   d.straggler_b = sb.straggler;
   d.variables = context_diffs(a, b);
+  d.unrecorded = unrecorded_context(a, b);
   if (sa.world_size != sb.world_size) {
     d.variables.push_back({"topology", "world_size", std::to_string(sa.world_size),
                            std::to_string(sb.world_size)});

@@ -71,6 +71,7 @@ struct StepDiff {
   StepStraggler straggler_a;
   StepStraggler straggler_b;
   std::vector<VariableDiff> variables;          // context, as the comm diff's, and world size
+  std::vector<std::string> unrecorded;          // context parts a record holds none of
   std::vector<std::string> notes;               // e.g. too few steps to estimate the noise
 
   bool straggler_moved() const;  // both name one, and not the same rank

@@ -116,8 +116,14 @@ baseline::Record make_record(const BaselineOptions& o, const comm::Result& resul
   r.env = report::env_record_json(sysinfo::collect_env(sysinfo::ProbeContext{}));
   r.comm = report::comm_result_json(result);
   r.comm.erase("results");
+  r.comm.erase("summary");  // derived from the rows whenever shown (comm::summarize), never stored
   r.rows = result.rows;
   return r;
+}
+
+// Where the rows of a baseline that did not finish are left (docs/baseline.md).
+std::string incomplete_path(const BaselineOptions& o) {
+  return (std::filesystem::path(o.output_dir) / "plumb-baseline-incomplete.json").string();
 }
 
 std::string write_report(const BaselineOptions& o, const baseline::Record& record,
@@ -193,6 +199,8 @@ int finish(const BaselineOptions& o, Sinks& sinks, baseline::Record record, doub
   const std::string report =
       write_report(o, record, diff ? sinks.previous.get() : nullptr, diff.get());
   print_summary(record, seconds, sinks.store->path(), report);
+  std::error_code ec;
+  std::filesystem::remove(incomplete_path(o), ec);  // the rows of a run that stopped: now stored
   if (!problem.empty()) {
     throw Error(fmt::format("--compare {}: baseline {} was stored, but cannot be compared: {}",
                             o.compare, record.id, problem));
@@ -211,6 +219,32 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// What rank 0 writes while measuring: the console tables a line per size (through mpirun to the
+// terminal, pipe or file plumb baseline writes to), and the rows in a partial plumb.comm/1 file:
+// the round's hand-over file, or plumb-baseline-incomplete.json in --output-dir when the ranks
+// measure every round themselves.
+struct Streams {
+  std::unique_ptr<report::CommConsoleStream> console;
+  std::unique_ptr<report::CommJsonStream> partial;
+
+  std::vector<report::CommStreamReporter*> list() const {
+    std::vector<report::CommStreamReporter*> out;
+    if (console) out.push_back(console.get());
+    if (partial) out.push_back(partial.get());
+    return out;
+  }
+};
+
+Streams open_streams(const BaselineOptions& o) {
+  Streams s;
+  if (!o.quiet) s.console = std::make_unique<report::CommConsoleStream>(std::cout);
+  const bool hand_over = !o.round_output.empty();
+  s.partial = std::make_unique<report::CommJsonStream>(hand_over ? "--round-output" : "--output-dir",
+                                                       hand_over ? o.round_output
+                                                                 : incomplete_path(o));
+  return s;
+}
+
 // One MPI job measures; rank 0 either finishes the baseline itself (started by the user's
 // launcher) or hands its round to the plumb that launched it (--round-output).
 int run_ranks(const BaselineOptions& o) {
@@ -226,12 +260,18 @@ int run_ranks(const BaselineOptions& o) {
     Sinks sinks;
     nlohmann::json topo = report::collect_topology_json(MPI_COMM_WORLD);
     const bool hand_over = !o.round_output.empty();
-    const comm::Result result = measure_comm(c, sweep, *control, [&] {
-      if (!hand_over) sinks = open_sinks(o);
-    }, !o.quiet);
+    Streams streams;
+    const comm::Result result = measure_comm(
+        c, sweep, *control,
+        [&] {
+          if (!hand_over) sinks = open_sinks(o);
+          streams = open_streams(o);
+        },
+        !o.quiet, [&] { return streams.list(); });
     int code = 0;
     comm::agree(*control, [&] {
       if (!leader) return;
+      if (streams.console) streams.console->end(result);
       baseline::Record record = make_record(o, result, std::move(topo));
       if (hand_over) {
         write_output("--round-output", o.round_output, report::baseline_json(record).dump());
@@ -252,7 +292,37 @@ baseline::Record combine(std::vector<baseline::Record> rounds) {
   baseline::Record record = std::move(rounds.front());
   record.rows = rounds.size() > 1 ? comm::combine_rounds(all) : std::move(all);
   record.comm["settings"]["rounds"] = rounds.size();
+  record.comm.erase("summary");  // the first round's: the combined rows have their own
   return record;
+}
+
+// A round that did not hand over its result: the rows of the rounds before it and those the
+// round wrote to its partial file go to plumb-baseline-incomplete.json ("complete": false).
+// Returns what the error message adds ("" when no row was measured).
+std::string keep_measured_rows(const BaselineOptions& o, const std::vector<baseline::Record>& done,
+                               const std::string& round_file) {
+  std::vector<baseline::Record> rounds = done;
+  try {
+    rounds.push_back(baseline::read_record_file(round_file));
+  } catch (const Error&) {  // not started, or cut in the middle of a write: what the rounds kept
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const baseline::Record& r : rounds) {
+    for (const comm::Row& row : r.rows) rows.push_back(row);
+  }
+  if (rows.empty()) return "";
+  nlohmann::json doc = rounds.front().comm;
+  doc.erase("summary");
+  doc["complete"] = false;
+  doc["notes"] = nlohmann::json::array({report::kPartialJsonNote});
+  doc["results"] = rows;
+  try {
+    write_output("--output-dir", incomplete_path(o),
+                 doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  } catch (const Error& e) {
+    return fmt::format("; the {} row(s) measured could not be kept: {}", rows.size(), e.what());
+  }
+  return fmt::format("; the {} row(s) measured are in {}", rows.size(), incomplete_path(o));
 }
 
 // The start of the name of the temporary folders of plumb baseline on this host.
@@ -343,7 +413,11 @@ int launch_rounds(const BaselineOptions& o) {
       fmt::print(std::cerr, "plumb baseline: round {}/{}{}\n", round, o.rounds,
                  round == 1 ? ": " + join(round_argv, " ") : "");
     }
-    check_round(run_in_own_group(round_argv), launcher, round, o.rounds);
+    try {
+      check_round(run_in_own_group(round_argv), launcher, round, o.rounds);
+    } catch (const Error& e) {
+      throw Error(e.what() + keep_measured_rows(o, records, file), e.code());
+    }
     records.push_back(baseline::read_record_file(file));
   }
   return finish(o, sinks, combine(std::move(records)), seconds_since(start));

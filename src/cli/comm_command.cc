@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "comm/agreement.h"
@@ -22,6 +24,7 @@
 #include "common/environment.h"
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/partial_file.h"
 #include "common/progress.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -45,30 +48,77 @@ void collect(std::vector<std::string>& problems, Fn&& parse) {
 }
 
 // Output files are created before the sweep runs, so a bad path fails in a second, not after the
-// measurement; they replace their targets only once complete. "-" is standard output.
+// measurement; they replace their targets whole once the sweep is done. Meanwhile the console
+// and the partial files beside the targets (partial_path: "out.json.partial", docs/outputs.md)
+// get every size's rows as they are measured; each partial file is removed once its target is
+// written. "-" is standard output.
 struct Outputs {
   std::optional<OutputFile> json;
   std::optional<OutputFile> csv;
   std::ostream* console = &std::cout;
+  std::unique_ptr<report::CommConsoleStream> console_stream;  // null with --quiet
+  std::unique_ptr<report::CommJsonStream> json_partial;       // null for "-", a device, a FIFO
+  std::unique_ptr<report::CommCsvStream> csv_partial;
+
+  std::vector<report::CommStreamReporter*> streams() const {
+    std::vector<report::CommStreamReporter*> out;
+    if (console_stream) out.push_back(console_stream.get());
+    if (json_partial) out.push_back(json_partial.get());
+    if (csv_partial) out.push_back(csv_partial.get());
+    return out;
+  }
 };
+
+// The outputs, partial files included: "--json r.partial --csv r" would write one file twice.
+std::vector<NamedPath> output_paths(const CommOptions& o) {
+  std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}};
+  for (const NamedPath& target : {outputs[0], outputs[1]}) {
+    if (PartialFile::wanted(target.path)) {
+      outputs.push_back({target.option + "'s partial file", partial_path(target.path)});
+    }
+  }
+  return outputs;
+}
 
 std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
   auto out = std::make_unique<Outputs>();
   if (o.json == "-" && o.csv == "-") throw Error("--json - and --csv - cannot both use standard output");
-  const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}};
   const std::vector<NamedPath> inputs = {{"--cluster", o.cluster}};
-  refuse_overlapping_paths(outputs, inputs);
+  refuse_overlapping_paths(output_paths(o), inputs);
   if (!o.json.empty()) out->json.emplace("--json", o.json);
   if (!o.csv.empty()) out->csv.emplace("--csv", o.csv);
   if (o.json == "-" || o.csv == "-") out->console = &std::cerr;
+  if (!o.quiet) out->console_stream = std::make_unique<report::CommConsoleStream>(*out->console);
+  if (PartialFile::wanted(o.json)) {
+    out->json_partial = std::make_unique<report::CommJsonStream>("--json", partial_path(o.json));
+  }
+  if (PartialFile::wanted(o.csv)) {
+    out->csv_partial = std::make_unique<report::CommCsvStream>("--csv", partial_path(o.csv));
+  }
   return out;
 }
 
+// What started the ranks, told by the variables each launcher sets in every process it starts
+// (the first that matches: Open MPI's mpirun also sets PMIx variables, and runs under Slurm).
+struct LauncherSign {
+  const char* variable;
+  const char* name;
+};
+constexpr LauncherSign kLauncherSigns[] = {
+    {"OMPI_COMM_WORLD_SIZE", "mpirun (Open MPI)"},
+    {"MV2_COMM_WORLD_SIZE", "mpirun (MVAPICH2)"},
+    {"SLURM_STEP_ID", "srun"},
+    {"PMI_SIZE", "mpiexec (Hydra or another PMI launcher)"},
+    {"PMIX_RANK", "a PMIx launcher"},
+};
+
 void fill_context(comm::Result& result, const comm::SweepOptions& s,
                   std::optional<sysinfo::SlurmJob> job) {
+  result.launcher = launcher_name([](const char* name) { return std::getenv(name); });
   result.created = utc_timestamp();
   result.job = std::move(job);
   result.env = capture_environment(kEnvPrefixes);
+  result.hosts.clear();
   std::set<std::string> seen;
   for (const comm::RankPlace& r : result.placement.ranks) {
     if (seen.insert(r.host).second) result.hosts.push_back(r.host);
@@ -78,21 +128,49 @@ void fill_context(comm::Result& result, const comm::SweepOptions& s,
                      std::string(comm::name(s.op)), s.root, s.rounds};
 }
 
+// The sweep's context before its first row (what the streams' begin() and the partial files
+// show), and the same context on the finished result.
+comm::Result context_of(const comm::Communicator& world, const comm::Placement& placement,
+                        const std::vector<comm::Layer>& layers) {
+  comm::Result context;
+  context.backend = std::string(world.backend());
+  context.ranks = world.size();
+  context.placement = placement;
+  context.layers = layers;
+  return context;
+}
+
+void copy_context(const comm::Result& context, comm::Result& result) {
+  result.created = context.created;
+  result.launcher = context.launcher;
+  result.job = context.job;
+  result.env = context.env;
+  result.hosts = context.hosts;
+  result.settings = context.settings;
+}
+
+// Puts a finished file in place, then removes its partial form: a commit that fails (a full
+// disk) leaves the partial file, the rows measured.
+template <class Partial>
+void commit(std::optional<OutputFile>& file, const std::unique_ptr<Partial>& partial) {
+  if (!file) return;
+  file->commit();
+  if (!file->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", file->path());
+  if (partial) partial->discard();
+}
+
 // Returns the exit code: 1 when any element was wrong.
-int write_reports(const comm::Result& result, const CommOptions& o, Outputs& out) {
+int write_reports(const comm::Result& result, Outputs& out) {
   if (result.ranks == 1) {
     fmt::print(std::cerr, "plumb: note: only 1 rank: no data crosses a link; start plumb under an "
                        "MPI launcher, e.g. mpirun -np 4 plumb comm\n");
   }
   for (const std::string& note : result.notes) fmt::print(std::cerr, "plumb: note: {}\n", note);
-  if (!o.quiet) report::CommConsoleReporter().report(result, *out.console);
+  if (out.console_stream) out.console_stream->end(result);
   if (out.json) report::CommJsonReporter().report(result, out.json->stream());
   if (out.csv) report::CommCsvReporter().report(result, out.csv->stream());
-  for (std::optional<OutputFile>* file : {&out.json, &out.csv}) {
-    if (!*file) continue;
-    (*file)->commit();
-    if (!(*file)->is_stdout()) fmt::print(std::cerr, "plumb: wrote {}\n", (*file)->path());
-  }
+  commit(out.json, out.json_partial);
+  commit(out.csv, out.csv_partial);
   const int64_t wrong = comm::total_wrong(result);
   if (wrong == 0) return 0;
   fmt::print(std::cerr, "plumb: {} wrong element(s): the collectives returned incorrect data\n", wrong);
@@ -142,6 +220,15 @@ Prepared prepare(const CommOptions& o, const comm::SweepOptions& sweep,
 }
 
 }  // namespace
+
+std::string launcher_name(const std::function<const char*(const char*)>& getenv) {
+  for (const LauncherSign& sign : kLauncherSigns) {
+    const char* value = getenv(sign.variable);
+    // An sbatch script has SLURM_STEP_ID "batch" (or none) and is not one of the job's ranks.
+    if (value != nullptr && std::string_view(value) != "batch") return sign.name;
+  }
+  return "none (one process)";
+}
 
 comm::MpiSession::Threads threads_for(const comm::SweepOptions& sweep) {
   return sweep.timeout_seconds > 0 ? comm::MpiSession::kThreads : comm::MpiSession::kOneThread;
@@ -193,8 +280,10 @@ void setup_comm(CLI::App& app, CommOptions& o) {
       ->capture_default_str();
   app.add_option("--cluster", o.cluster, "Cluster map (YAML: racks -> nodes; see docs/comm.md)");
   app.add_option("--backend", o.backend, "mpi or nccl")->capture_default_str();
-  app.add_option("--json", o.json, "Write plumb.comm/1 JSON here (- for standard output)");
-  app.add_option("--csv", o.csv, "Write CSV here (- for standard output)");
+  app.add_option("--json", o.json, "Write plumb.comm/1 JSON here when the sweep ends (- for standard output); "
+                 "the rows go to FILE.partial as they are measured");
+  app.add_option("--csv", o.csv, "Write CSV here when the sweep ends (- for standard output); the rows go to "
+                 "FILE.partial as they are measured");
   app.add_flag("-q,--quiet", o.quiet, "No console table");
 }
 
@@ -236,9 +325,16 @@ comm::SweepOptions to_sweep_options(const CommOptions& o) {
 
 comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
                           comm::MpiCommunicator& control, const std::function<void()>& before,
-                          bool show_progress) {
+                          bool show_progress, const StreamsFn& streams_of) {
   const bool leader = control.rank() == 0;
   Prepared p = prepare(o, sweep, control, before);
+  comm::Result context = context_of(*p.world, p.placement, p.layers);
+  std::vector<report::CommStreamReporter*> streams;
+  if (leader) {
+    fill_context(context, sweep, std::move(p.job));
+    if (streams_of) streams = streams_of();
+    for (report::CommStreamReporter* s : streams) s->begin(context);
+  }
   std::unique_ptr<comm::Watchdog> watchdog;
   if (sweep.timeout_seconds > 0 && comm::MpiSession::threads()) {
     std::vector<std::string> hosts;
@@ -249,18 +345,23 @@ comm::Result measure_comm(const CommOptions& o, const comm::SweepOptions& sweep,
                                 (o.force_progress || Progress::is_terminal(stderr)));
   comm::Result result;
   try {
-    result = comm::run_sweep(*p.world, p.placement, p.layers, sweep,
-                             [&](size_t done, size_t total, const std::string& what) {
-                               progress.update(done, total, what);
-                             },
-                             watchdog.get());
+    result = comm::run_sweep(
+        *p.world, p.placement, p.layers, sweep,
+        [&](size_t done, size_t total, const std::string& what) {
+          progress.update(done, total, what);
+        },
+        watchdog.get(),
+        [&](const std::vector<comm::Row>& rows, int round) {
+          if (!streams.empty()) progress.clear();  // the next update draws it again
+          for (report::CommStreamReporter* s : streams) s->rows(rows, round);
+        });
   } catch (const Error& e) {  // mid-measurement: other ranks may be blocked in a collective
     comm::abort_all(static_cast<int>(e.code()), e.what());
   } catch (const std::exception& e) {
     comm::abort_all(static_cast<int>(ExitCode::kBadInput), e.what());
   }
   progress.clear();
-  if (leader) fill_context(result, sweep, std::move(p.job));
+  if (leader) copy_context(context, result);
   if (leader && sweep.timeout_seconds > 0 && !watchdog) {
     result.notes.push_back("this MPI library runs no second thread (no MPI_THREAD_MULTIPLE): "
                            "--timeout was not enforced");
@@ -275,11 +376,12 @@ int run_comm(const CommOptions& o) {
   const bool leader = control->rank() == 0;
   try {
     std::unique_ptr<Outputs> outputs;
-    const comm::Result result =
-        measure_comm(o, sweep, *control, [&] { outputs = open_outputs(o); }, !o.quiet);
+    const comm::Result result = measure_comm(
+        o, sweep, *control, [&] { outputs = open_outputs(o); }, !o.quiet,
+        [&] { return outputs->streams(); });
     int code = 0;
     comm::agree(*control, [&] {
-      if (leader) code = write_reports(result, o, *outputs);
+      if (leader) code = write_reports(result, *outputs);
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {

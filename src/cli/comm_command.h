@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "comm/mpi_backend.h"
 #include "comm/sweep.h"
+#include "report/comm_reporter.h"
 
 namespace plumb::cli {
 
@@ -44,6 +46,10 @@ void setup_comm(CLI::App& app, CommOptions& options);
 // name first: "--rounds: must be a whole number from 1 to 100, got 0".
 CLI::Validator whole_number(long long min, long long max);
 
+// What started this process's ranks ("mpirun (Open MPI)", "srun", ...; "none (one process)"),
+// from the variables `getenv` returns: plumb.comm/1 "launcher", compared by plumb diff.
+std::string launcher_name(const std::function<const char*(const char*)>& getenv);
+
 // Every problem with the options at once, as one plumb::Error.
 comm::SweepOptions to_sweep_options(const CommOptions& options);
 
@@ -58,10 +64,13 @@ int run_comm(const CommOptions& options);
 // `control`: cluster map, placement, layers and the host-memory check are agreed by every rank
 // (an Error is thrown on every rank), `before` runs on rank 0 inside that agreement (to open
 // outputs, so a bad path fails before measuring), then the sweep runs with a progress line on
-// rank 0 when `progress` is set; a failure while measuring aborts the job. Returns the Result with
-// its context (time, hosts, environment, settings) on rank 0, an empty one elsewhere.
+// rank 0 when `progress` is set; a failure while measuring aborts the job. On rank 0, after
+// `before`, `streams` (when set) names the reporters that get the context before the first row
+// and each size's rows as measured (end() is the caller's). Returns the Result with its context
+// (start time, hosts, environment, settings) on rank 0, an empty one elsewhere.
+using StreamsFn = std::function<std::vector<report::CommStreamReporter*>()>;
 comm::Result measure_comm(const CommOptions& options, const comm::SweepOptions& sweep,
                           comm::MpiCommunicator& control, const std::function<void()>& before,
-                          bool progress);
+                          bool progress, const StreamsFn& streams = {});
 
 }  // namespace plumb::cli

@@ -203,7 +203,7 @@ Inputs load_inputs(const PlanOptions& o) {
         "plumb plan --calibrate prices links from measured busbw (plumb baseline, plumb comm "
         "--json, plumb import)");
     in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_measurement(
-        {describe_record(record), record.hosts.size(), record.rows}));
+        {describe_record(record), record.hosts.size(), record.rows, comm::measured_on(record.comm)}));
     measured = in.calibration->as_measured_busbw();
     in.context.network = "calibrated from " + in.calibration->source() +
                          ": measured busbw where a curve exists, analytic elsewhere";
@@ -301,6 +301,14 @@ void warn(const std::string& text, report::PlanContext& context) {
   context.notes.push_back(text);
 }
 
+// A calibration measured on another backend, device kind or world size than the plan: one line.
+void warn_calibration_mismatch(Inputs& in, int64_t devices) {
+  if (!in.calibration) return;
+  if (const std::string w = in.calibration->mismatch(in.hardware, devices); !w.empty()) {
+    warn(w, in.context);
+  }
+}
+
 plan::OutlookInputs outlook_inputs(const PlanOptions& o) {
   plan::OutlookInputs in;
   if (o.failure_rate) in.failures_per_device_hour = *o.failure_rate;
@@ -365,6 +373,7 @@ int run_predict(const PlanOptions& o) {
   Inputs in = load_inputs(o);
   const plan::Layout p = layout_from(o, in.model);
   in.context.devices = p.devices();
+  warn_calibration_mismatch(in, p.devices());
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   const plan::Prediction pred = predictor(p);
   const plan::Outlook outlook = plan::outlook(pred, in.model, in.hardware, outlook_inputs(o));
@@ -438,6 +447,7 @@ int run_search_command(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
   in.context.devices = o.devices;
+  warn_calibration_mismatch(in, o.devices);
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, o.devices), o.top);
   note_measured_use(in);
@@ -451,6 +461,7 @@ int run_search_command(const PlanOptions& o) {
 int run_scale_command(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
+  warn_calibration_mismatch(in, 0);  // several device counts: backend and device kind only
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
   std::vector<report::ScaleRow> rows;
   std::vector<std::string> missing;  // device counts where nothing fits, and why

@@ -31,10 +31,25 @@ std::string record_name(const std::string& what, const baseline::Record& record)
   return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
 }
 
+// A plumb.comm/1 file that says "complete": false is the partial form plumb comm writes while it
+// measures (docs/outputs.md): taken as a result, its missing sizes would read as a finished sweep.
+baseline::Record read_finished_record(const std::string& path) {
+  baseline::Record record = baseline::read_record_file(path);
+  const nlohmann::json& comm = record.comm;
+  if (comm.is_object() && comm.contains("complete") && comm.at("complete") == false) {
+    throw Error(fmt::format("{}: says \"complete\": false: the partial file of a plumb comm sweep "
+                            "that did not finish (the rows it measured, no summary), which no "
+                            "command takes as a result; use the --json file a finished sweep "
+                            "writes",
+                            path));
+  }
+  return record;
+}
+
 }  // namespace
 
 baseline::Record load_record(const std::string& what, const std::string& db_path) {
-  if (is_file(what)) return baseline::read_record_file(what);
+  if (is_file(what)) return read_finished_record(what);
   if (!looks_like_id(what)) {
     throw Error(fmt::format("'{}': no such file, and not a baseline id (a number or 'latest')",
                             what));

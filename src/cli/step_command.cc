@@ -1,6 +1,7 @@
 #include "cli/step_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <iostream>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "report/step_html.h"
 #include "report/step_json_reporter.h"
 #include "step/analysis.h"
+#include "step/baseline_match.h"
 #include "step/readers.h"
 
 namespace plumb::cli {
@@ -66,7 +68,7 @@ std::vector<step::RankTrace> read_all(const std::vector<step::TraceInput>& input
   return traces;
 }
 
-step::AnalysisOptions analysis_options(const StepOptions& o) {
+step::AnalysisOptions analysis_options(const StepOptions& o, comm::MeasuredOn& baseline_on) {
   step::AnalysisOptions options;
   options.step_regex = o.step_regex;
   options.baseline_layer = o.baseline_layer;
@@ -82,6 +84,7 @@ step::AnalysisOptions analysis_options(const StepOptions& o) {
     }
     options.baseline_rows = record.rows;
     options.baseline = describe_record(record);
+    baseline_on = comm::measured_on(record.comm);
   }
   if (!o.plan.empty()) {
     std::string text = read_text_file(o.plan, "--plan");
@@ -144,8 +147,17 @@ int run_step(const StepOptions& o) {
   if (!o.json.empty()) json.emplace("--json", o.json);
   if (!o.csv.empty()) csv.emplace("--csv", o.csv);
   if (!o.html.empty()) html.emplace("--html", o.html);
-  step::AnalysisOptions options = analysis_options(o);
-  step::StepResult result = step::analyze(read_all(inputs, o), options);
+  comm::MeasuredOn baseline_on;
+  step::AnalysisOptions options = analysis_options(o, baseline_on);
+  std::vector<step::RankTrace> traces = read_all(inputs, o);
+  // A baseline of another backend, device kind or world size: one line, and a note in the reports.
+  const std::string mismatch =
+      o.baseline.empty() ? "" : step::baseline_mismatch(options.baseline, baseline_on, traces);
+  step::StepResult result = step::analyze(std::move(traces), options);
+  if (!mismatch.empty()) {
+    fmt::print(std::cerr, "plumb: warning: {}\n", mismatch);
+    result.notes.insert(result.notes.begin(), mismatch);
+  }
   if (json) {
     report::StepJsonReporter().report(result, json->stream());
     json->commit();

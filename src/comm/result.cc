@@ -8,11 +8,13 @@
 
 namespace plumb::comm {
 
-std::vector<Summary> summarize(const Result& result) {
+std::vector<Summary> summarize(const Result& result) { return summarize(result.rows); }
+
+std::vector<Summary> summarize(const std::vector<Row>& rows) {
   // (layer, collective) -> group -> (sum of busbw, sizes counted), in first-seen order.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<double, int>>> acc;
-  for (const Row& row : result.rows) {
+  for (const Row& row : rows) {
     const auto key = std::make_pair(row.layer, row.collective);
     if (!acc.contains(key)) order.push_back(key);
     auto& groups = acc[key];
@@ -26,7 +28,7 @@ std::vector<Summary> summarize(const Result& result) {
   }
   std::vector<Summary> out;
   for (const auto& key : order) {
-    Summary s{key.first, key.second, 0, 0, "", 0, 0};
+    Summary s{key.first, key.second, 0, 0, 0, "", 0, 0};
     double best = 0;
     double total = 0;
     int counted_groups = 0;
@@ -43,11 +45,23 @@ std::vector<Summary> summarize(const Result& result) {
         s.slowest_busbw_gbps = avg;
       }
     }
+    s.groups = counted_groups;
     if (counted_groups > 0) {
       s.avg_busbw_gbps = total / counted_groups;
       s.spread = best > 0 ? (best - s.slowest_busbw_gbps) / best : 0.0;
     }
     out.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const std::vector<Summary>& summaries) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Summary& s : summaries) {
+    out.push_back({{"layer", s.layer}, {"collective", s.collective},
+                   {"min_bytes", kSummaryMinBytes}, {"sizes", s.sizes}, {"groups", s.groups},
+                   {"avg_busbw_gbps", s.avg_busbw_gbps}, {"slowest_group", s.slowest_group},
+                   {"slowest_busbw_gbps", s.slowest_busbw_gbps}, {"spread", s.spread}});
   }
   return out;
 }

@@ -62,6 +62,7 @@ struct SweepSettings {
 struct Result {
   std::string created;  // ISO 8601 UTC
   std::string backend;
+  std::string launcher;  // what started the ranks: "mpirun (Open MPI)", "srun", ... (JSON "launcher")
   int ranks = 0;
   std::vector<std::string> hosts;  // distinct, in rank order of first appearance
   std::map<std::string, std::string> env;
@@ -73,21 +74,32 @@ struct Result {
   std::optional<sysinfo::SlurmJob> job;  // the Slurm job it ran in (JSON "job", absent outside one)
 };
 
-// Average busbw of one (layer, collective) over the requested sizes of at least kSummaryMinBytes
-// (requested: with 3 ranks a 1 MiB allgather measures 1048572 bytes and still counts).
+// The average busbw, plumb's one definition of it (docs/comm.md, "Summary line"), shown alike by
+// the console, `plumb show`, the JSON summary (`plumb comm --json`, `plumb export`), the HTML
+// report and `plumb diff`. Per (layer, collective): each group's mean busbw over the requested
+// sizes of at least kSummaryMinBytes (requested: with 3 ranks a 1 MiB allgather measures 1048572
+// bytes and still counts), then the mean of those over the layer's groups. It is always computed
+// from the rows, never read back from a file, so no output can show a stale figure.
 inline constexpr uint64_t kSummaryMinBytes = 1024 * 1024;
 
 struct Summary {
   std::string layer;
   std::string collective;
-  int sizes = 0;                 // sizes ≥ 1 MiB that were measured
+  int sizes = 0;                 // sizes ≥ 1 MiB that were measured (the most of any group)
+  int groups = 0;                // groups with such a size: the average is over them
   double avg_busbw_gbps = 0;     // mean over groups of each group's average
   std::string slowest_group;     // group with the lowest average
   double slowest_busbw_gbps = 0;
   double spread = 0;             // (best − worst group average) / best
 };
 
+// One Summary per (layer, collective), in the order the rows first show them.
+std::vector<Summary> summarize(const std::vector<Row>& rows);
 std::vector<Summary> summarize(const Result& result);
+
+// The JSON summary[] entries (plumb.comm/1 and plumb.baseline/1 "summary", plumb.diff/1
+// "summary"): the figures above with min_bytes = kSummaryMinBytes.
+nlohmann::json summary_json(const std::vector<Summary>& summaries);
 
 // Total wrong elements over all rows (0 when nothing was checked).
 int64_t total_wrong(const Result& result);

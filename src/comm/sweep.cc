@@ -282,19 +282,37 @@ void check_host_memory(const SweepOptions& options, const std::vector<Layer>& la
 
 namespace {
 
-// Where a sweep stands, for the progress line.
+// Where a sweep stands, for the progress line, the watchdog and the rows' receiver.
 struct Tally {
   size_t done = 0;
   size_t total = 0;
+  int round_number = 1;
   std::string round;  // " · round 2/3", or empty for a single round
   StepWatch* watch = nullptr;
+  const RowsFn* rows = nullptr;
 
   void begin(const std::string& what) const {
     if (watch) watch->begin(what);
   }
 };
 
-// One round: every group of every layer measures; each group's rank 0 keeps its rows.
+std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
+                             const std::vector<Layer>& layers, const SweepOptions& options);
+
+// The rows of one size, from every group's first rank to world rank 0 (every rank takes part:
+// it is a collective over world), handed to the receiver there and kept.
+void gather_size(Communicator& world, const std::vector<Row>& measured, const std::string& what,
+                 const std::vector<Layer>& layers, const SweepOptions& options, const Tally& tally,
+                 std::vector<Row>& kept) {
+  tally.begin(what + " · gathering the rows on rank 0");
+  std::vector<Row> rows = gather_rows(world, measured, layers, options);
+  if (world.rank() != 0) return;
+  if (tally.rows != nullptr && *tally.rows) (*tally.rows)(rows, tally.round_number);
+  kept.insert(kept.end(), std::make_move_iterator(rows.begin()),
+              std::make_move_iterator(rows.end()));
+}
+
+// One round: every group of every layer measures; world rank 0 keeps the rows of every group.
 void measure_round(Communicator& world, const std::vector<Layer>& layers,
                    const SweepOptions& options, const ProgressFn& progress, Tally& tally,
                    std::vector<Row>& mine) {
@@ -315,25 +333,31 @@ void measure_round(Communicator& world, const std::vector<Layer>& layers,
         tally.begin(what);
         ++tally.done;
         world.barrier();  // every group of the layer starts each size together
-        if (!bench) continue;
-        Row row = bench->measure(bytes);
-        if (group->rank() != 0) continue;
-        const Group& g = layer.groups[static_cast<size_t>(group_index)];
-        row.layer = layer.name;
-        row.group = g.name;
-        row.straggler = g.ranks[static_cast<size_t>(row.straggler)];
-        mine.push_back(std::move(row));
+        std::vector<Row> measured;
+        if (bench) {
+          Row row = bench->measure(bytes);
+          if (group->rank() == 0) {
+            const Group& g = layer.groups[static_cast<size_t>(group_index)];
+            row.layer = layer.name;
+            row.group = g.name;
+            row.straggler = g.ranks[static_cast<size_t>(row.straggler)];
+            measured.push_back(std::move(row));
+          }
+        }
+        gather_size(world, measured, what, layers, options, tally, mine);
       }
     }
   }
 }
 
-// Every round, fresh buffers each time (their placement in memory is part of the noise).
+// Every round, fresh buffers each time (their placement in memory is part of the noise). The rows
+// of every group, in measuring order, on world rank 0; nothing elsewhere.
 std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& layers,
                                 const SweepOptions& options, const ProgressFn& progress,
-                                StepWatch* watch) {
+                                StepWatch* watch, const RowsFn& receive) {
   Tally tally;
   tally.watch = watch;
+  tally.rows = &receive;
   for (const Layer& layer : layers) {
     if (layer.skipped.empty()) tally.total += options.collectives.size() * sweep_sizes(options).size();
   }
@@ -341,12 +365,13 @@ std::vector<Row> measure_layers(Communicator& world, const std::vector<Layer>& l
   std::vector<Row> mine;
   for (int round = 1; round <= options.rounds; ++round) {
     if (options.rounds > 1) tally.round = fmt::format(" · round {}/{}", round, options.rounds);
+    tally.round_number = round;
     measure_round(world, layers, options, progress, tally, mine);
   }
   return mine;
 }
 
-// All groups' rows on world rank 0, in (layer, collective, size, group) order.
+// All groups' rows on world rank 0, in (layer, collective, size, group) order (called per size).
 std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
                              const std::vector<Layer>& layers, const SweepOptions& options) {
   const nlohmann::json local = mine;
@@ -372,15 +397,14 @@ std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
 }  // namespace
 
 Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
-                 const SweepOptions& options, const ProgressFn& progress, StepWatch* watch) {
+                 const SweepOptions& options, const ProgressFn& progress, StepWatch* watch,
+                 const RowsFn& receive) {
   Result result;
   result.backend = std::string(world.backend());
   result.ranks = world.size();
   result.placement = placement;
   result.layers = std::move(layers);
-  const std::vector<Row> mine = measure_layers(world, result.layers, options, progress, watch);
-  if (watch) watch->begin("gathering the rows on rank 0");
-  std::vector<Row> rows = gather_rows(world, mine, result.layers, options);
+  std::vector<Row> rows = measure_layers(world, result.layers, options, progress, watch, receive);
   if (watch) watch->end();
   if (world.rank() != 0) return result;
   result.rows = options.rounds > 1 ? combine_rounds(rows) : std::move(rows);

@@ -46,6 +46,11 @@ std::vector<uint64_t> sweep_sizes(const SweepOptions& options);
 // Called on world rank 0 before each measurement: (done, total, "layer · collective · size").
 using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
+// Called on world rank 0 with the rows of one size, every group's (in group order), as soon as
+// they are measured, and the round they belong to (from 1): what lets plumb comm print and write
+// each row at once instead of at the end of the sweep.
+using RowsFn = std::function<void(const std::vector<Row>&, int round)>;
+
 // Told, on every rank, which step of the sweep the rank begins ("world · allreduce · 1 KiB", the
 // splits, the buffers, the final gather) and when the sweep is over: what a watchdog needs to
 // name the ranks that stopped arriving (comm::Watchdog in agreement.h).
@@ -69,11 +74,12 @@ void check_host_memory(const SweepOptions& options, const std::vector<Layer>& la
                        int ranks_here, uint64_t host_memory);
 
 // Runs the sweep over `layers` (from plan_layers). Collective over `world`: every rank calls it
-// with the same arguments. Returns the full Result (rows, layers, notes) on world rank 0; the
+// with the same arguments. After each size the groups' rows are gathered on world rank 0 and
+// handed to `rows` there. Returns the full Result (rows, layers, notes) on world rank 0; the
 // other ranks get the layers only.
 Result run_sweep(Communicator& world, const Placement& placement, std::vector<Layer> layers,
                  const SweepOptions& options, const ProgressFn& progress = {},
-                 StepWatch* watch = nullptr);
+                 StepWatch* watch = nullptr, const RowsFn& rows = {});
 
 // What one group needs to measure one collective: buffers sized for the largest size, inputs
 // written once (input element i is pattern.value(rank, i) whatever the size).

@@ -84,9 +84,38 @@ double curve_busbw(const Curve& curve, double bytes, CurveRegion* region) {
   return busbw;
 }
 
+comm::BackendKind hardware_kind(const HardwareSpec& hardware) {
+  struct Vendor {
+    std::string_view prefix;
+    const char* library;
+    const char* device;
+  };
+  static constexpr Vendor kVendors[] = {
+      {"NVIDIA", "NCCL", "GPU"},
+      {"AMD", "RCCL", "GPU"},
+      {"Huawei Ascend", "HCCL", "Ascend NPU"},
+      {"Ascend", "HCCL", "Ascend NPU"},
+      {"Google TPU", "", "TPU"},
+  };
+  for (const Vendor& v : kVendors) {
+    if (hardware.name.rfind(v.prefix, 0) == 0) return {v.library, v.device};
+  }
+  return {};
+}
+
+std::string Calibration::mismatch(const HardwareSpec& hardware, int64_t devices) const {
+  const std::string differs = comm::mismatch_text(comm::backend_kind(on_.backend), on_.ranks,
+                                                  hardware_kind(hardware), devices);
+  if (differs.empty()) return "";
+  return fmt::format("--calibrate {} was measured on {} than this plan for {}: its busbw may not "
+                     "hold for the plan's links",
+                     source_, differs, hardware.name);
+}
+
 Calibration Calibration::from_measurement(const Measurement& m) {
   Calibration c;
   c.source_ = m.source.empty() ? "baseline" : m.source;
+  c.on_ = m.on;
   std::set<NetLayer> present;
   for (const comm::Row& row : m.rows) {
     if (auto layer = own_layer(row.layer); layer && usable(row)) present.insert(*layer);

@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "comm/measurement_origin.h"
 #include "comm/result.h"
 #include "plan/cluster.h"
+#include "plan/hardware.h"
 #include "plan/network.h"
 
 namespace plumb::plan {
@@ -41,7 +43,13 @@ struct Measurement {
   std::string source;  // "baseline 3 · 2026-12-02T16:39:32Z · label"
   size_t hosts = 0;
   std::vector<comm::Row> rows;
+  comm::MeasuredOn on{};  // its backend and world size (comm::measured_on of the record)
 };
+
+// The collective library and device kind a plan's hardware implies, by the vendor its name begins
+// with: NVIDIA → (NCCL, GPU), AMD → (RCCL, GPU), Huawei Ascend → (HCCL, Ascend NPU), Google TPU →
+// (unknown, TPU); unknown otherwise.
+comm::BackendKind hardware_kind(const HardwareSpec& hardware);
 
 class Calibration {
  public:
@@ -79,11 +87,19 @@ class Calibration {
   // The calibration as plan::Network reads it (a copy of the curves travels with the function).
   MeasuredBusbw as_measured_busbw() const;
 
+  // One line when the measurement was taken on another backend, device kind or world size than a
+  // plan for `hardware` on `devices` (0: several, as plumb plan scale; the world size is then not
+  // compared): "--calibrate <source> was measured on another backend (MPI, not NCCL), device kind
+  // (CPU, not GPU) and world size (2 ranks, not 1024) than this plan for NVIDIA H100 SXM: its
+  // busbw may not hold for the plan's links". Empty when nothing known differs.
+  std::string mismatch(const HardwareSpec& hardware, int64_t devices) const;
+
   const std::string& source() const { return source_; }
   const std::map<std::pair<NetLayer, std::string>, Curve>& curves() const { return curves_; }
 
  private:
   std::string source_;
+  comm::MeasuredOn on_;
   std::map<std::pair<NetLayer, std::string>, Curve> curves_;
 };
 

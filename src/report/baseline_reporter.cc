@@ -127,6 +127,8 @@ nlohmann::json baseline_json(const baseline::Record& r) {
   // and keeps the document one that record_from_json reads back.
   nlohmann::json comm = r.comm.is_object() ? r.comm : nlohmann::json::object();
   comm["results"] = r.rows;
+  // The summary from the rows, never a stored copy (a combined round's rows have their own).
+  if (!r.rows.empty()) comm["summary"] = comm::summary_json(comm::summarize(r.rows));
   nlohmann::json doc = {{"schema", kBaselineSchema}, {"id", r.id},     {"created", r.created},
                         {"label", r.label},          {"hosts", r.hosts}, {"source", r.source},
                         {"topo", r.topo},            {"env", r.env},     {"comm", comm}};

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "report/comm_reporter.h"
+#include "report/comm_summary_text.h"
 
 namespace plumb::report {
 namespace {
@@ -36,14 +40,21 @@ std::string type_column(const std::string& dtype) {
 struct SizeRows {
   std::vector<const Row*> groups;
 
+  // The group a table line shows: the lowest busbw (as the summary's slowest group, plumb diff
+  // and the charts pick it), the longest time among equals.
   const Row& slowest() const {
-    return **std::max_element(groups.begin(), groups.end(),
-                              [](const Row* a, const Row* b) { return a->time_us < b->time_us; });
+    return **std::min_element(groups.begin(), groups.end(), [](const Row* a, const Row* b) {
+      if (a->busbw_gbps != b->busbw_gbps) return a->busbw_gbps < b->busbw_gbps;
+      return a->time_us > b->time_us;
+    });
   }
   double spread() const {  // (slowest − fastest) / slowest time, = 1 − worst/best bandwidth
-    const double slow = slowest().time_us;
-    double fast = slow;
-    for (const Row* r : groups) fast = std::min(fast, r->time_us);
+    double slow = 0;
+    double fast = std::numeric_limits<double>::infinity();
+    for (const Row* r : groups) {
+      slow = std::max(slow, r->time_us);
+      fast = std::min(fast, r->time_us);
+    }
     return slow > 0 ? (slow - fast) / slow : 0.0;
   }
   int64_t wrong() const {
@@ -60,9 +71,10 @@ void print_header(const comm::Result& result, std::ostream& out) {
   std::set<std::string> hosts(result.hosts.begin(), result.hosts.end());
   const comm::SweepSettings& s = result.settings;
   fmt::print(out, "# plumb comm · backend {} · {} ranks on {} host{} · {} {} · {} iters, {} warm-up "
-                  "· check {}\n",
+                  "· check {}{}\n",
              result.backend, result.ranks, hosts.size(), hosts.size() == 1 ? "" : "s", s.dtype,
-             s.op, s.iters, s.warmup, s.check ? "on" : "off");
+             s.op, s.iters, s.warmup, s.check ? "on" : "off",
+             s.rounds > 1 ? fmt::format(" · {} rounds", s.rounds) : "");
   for (const comm::Layer& layer : result.layers) {
     if (!layer.skipped.empty()) {
       fmt::print(out, "# layer {:<6} skipped: {}\n", layer.name, layer.skipped);
@@ -78,12 +90,13 @@ void print_header(const comm::Result& result, std::ostream& out) {
                layer.groups.size() == 1 ? "" : "s",
                fewest == most ? std::to_string(most) : fmt::format("{}–{}", fewest, most));
   }
+  fmt::print(out, "{}\n", kTableGroupsLine);
 }
 
 void print_table_header(const std::string& layer, const std::string& collective, size_t groups,
-                        std::ostream& out) {
-  fmt::print(out, "#\n# {} · layer {}{}\n", collective, layer,
-             groups > 1 ? fmt::format(" · slowest of {} groups per size", groups) : "");
+                        const std::string& round, std::ostream& out) {
+  fmt::print(out, "#\n# {} · layer {}{}{}\n", collective, layer,
+             groups > 1 ? fmt::format(" · slowest of {} groups per size", groups) : "", round);
   fmt::print(out, "#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}  "
                   "{:<16} {:>6}  {}\n",
              "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "p50",
@@ -114,49 +127,132 @@ void print_summary(const comm::Summary& s, std::ostream& out) {
                format_bytes(comm::kSummaryMinBytes));
     return;
   }
-  fmt::print(out, "# {} @ {}: avg busbw {:.2f} GB/s over {} size{} ≥ {}", s.collective, s.layer,
-             s.avg_busbw_gbps, s.sizes, s.sizes == 1 ? "" : "s",
+  fmt::print(out, "# {} @ {}: avg busbw {} GB/s over {} size{} ≥ {}", s.collective, s.layer,
+             average_busbw_text(s.avg_busbw_gbps), s.sizes, s.sizes == 1 ? "" : "s",
              format_bytes(comm::kSummaryMinBytes));
+  if (s.groups > 1) fmt::print(out, ", mean of {} groups", s.groups);
   if (s.slowest_group != s.layer) {
-    fmt::print(out, " (slowest group {}: {:.2f} GB/s, spread {:.1f}%)", s.slowest_group,
-               s.slowest_busbw_gbps, s.spread * 100.0);
+    fmt::print(out, " (slowest group {}: {} GB/s, spread {:.1f}%)", s.slowest_group,
+               average_busbw_text(s.slowest_busbw_gbps), s.spread * 100.0);
   }
   fmt::print(out, "\n");
 }
 
-}  // namespace
-
-void CommConsoleReporter::report(const comm::Result& result, std::ostream& out) const {
-  print_header(result, out);
-  const std::vector<comm::Summary> summaries = comm::summarize(result);
-  size_t next_summary = 0;
-  for (size_t i = 0; i < result.rows.size();) {
-    const Row& first = result.rows[i];
-    // Rows of one (layer, collective), grouped by requested size.
-    std::vector<SizeRows> sizes;
-    std::set<std::string> groups;
-    size_t j = i;
-    for (; j < result.rows.size() && result.rows[j].layer == first.layer &&
-           result.rows[j].collective == first.collective;
-         ++j) {
-      const Row& r = result.rows[j];
-      if (sizes.empty() || sizes.back().groups.front()->requested_bytes != r.requested_bytes) {
-        sizes.push_back({});
-      }
-      sizes.back().groups.push_back(&r);
-      groups.insert(r.group);
-    }
-    print_table_header(first.layer, first.collective, groups.size(), out);
-    for (const SizeRows& s : sizes) print_row(s, out);
-    if (next_summary < summaries.size()) print_summary(summaries[next_summary++], out);
-    i = j;
-  }
+void print_footer(const comm::Result& result, std::ostream& out) {
   if (!result.settings.check) {
     fmt::print(out, "#\n# Out of bounds values : not checked (--check 0)\n");
     return;
   }
   const int64_t wrong = comm::total_wrong(result);
   fmt::print(out, "#\n# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+}
+
+// The tables of one pass over the rows, a size at a time: a new table begins where the layer,
+// the collective or the round changes, and a finished table gets its summary line (computed from
+// its own rows by comm::summarize) unless the rows are one round of several.
+class TableWriter {
+ public:
+  explicit TableWriter(std::ostream& out) : out_(out) {}
+
+  void add(const std::vector<Row>& size_rows, const std::string& round, bool summarize) {
+    if (size_rows.empty()) return;
+    const Row& first = size_rows.front();
+    if (block_.empty() || block_.front().layer != first.layer ||
+        block_.front().collective != first.collective || round != round_) {
+      close();
+      round_ = round;
+      summarize_ = summarize;
+      print_table_header(first.layer, first.collective, size_rows.size(), round, out_);
+    }
+    SizeRows rows;
+    for (const Row& r : size_rows) rows.groups.push_back(&r);
+    print_row(rows, out_);
+    block_.insert(block_.end(), size_rows.begin(), size_rows.end());
+  }
+
+  void close() {
+    if (!block_.empty() && summarize_) {
+      for (const comm::Summary& s : comm::summarize(block_)) print_summary(s, out_);
+    }
+    block_.clear();
+  }
+
+ private:
+  std::ostream& out_;
+  std::vector<Row> block_;
+  std::string round_;
+  bool summarize_ = true;
+};
+
+// Consecutive rows of one (layer, collective, requested size): the groups of one size.
+void for_each_size(const std::vector<Row>& rows,
+                   const std::function<void(const std::vector<Row>&)>& fn) {
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    while (j < rows.size() && rows[j].layer == rows[i].layer &&
+           rows[j].collective == rows[i].collective &&
+           rows[j].requested_bytes == rows[i].requested_bytes) {
+      ++j;
+    }
+    fn(std::vector<Row>(rows.begin() + static_cast<std::ptrdiff_t>(i),
+                        rows.begin() + static_cast<std::ptrdiff_t>(j)));
+    i = j;
+  }
+}
+
+void print_tables(const std::vector<Row>& rows, std::ostream& out) {
+  TableWriter tables(out);
+  for_each_size(rows, [&](const std::vector<Row>& size) { tables.add(size, "", true); });
+  tables.close();
+}
+
+}  // namespace
+
+void CommConsoleReporter::report(const comm::Result& result, std::ostream& out) const {
+  print_header(result, out);
+  print_tables(result.rows, out);
+  print_footer(result, out);
+}
+
+struct CommConsoleStream::Tables : TableWriter {
+  using TableWriter::TableWriter;
+};
+
+CommConsoleStream::CommConsoleStream(std::ostream& out, std::function<void()> before_write)
+    : out_(out), before_write_(std::move(before_write)), tables_(std::make_unique<Tables>(out)) {}
+
+CommConsoleStream::~CommConsoleStream() = default;
+
+void CommConsoleStream::begin(const comm::Result& context) {
+  rounds_ = context.settings.rounds;
+  write([&] { print_header(context, out_); });
+}
+
+void CommConsoleStream::rows(const std::vector<comm::Row>& rows, int round) {
+  const std::string text = rounds_ > 1 ? fmt::format(" · round {}/{}", round, rounds_) : "";
+  write([&] { tables_->add(rows, text, rounds_ <= 1); });
+}
+
+void CommConsoleStream::end(const comm::Result& result) {
+  write([&] {
+    tables_->close();
+    if (rounds_ > 1) {
+      fmt::print(out_, "#\n# the {} rounds combined: per size and group the median round, its "
+                       "spread the rounds' median absolute deviation\n",
+                 rounds_);
+      print_tables(result.rows, out_);
+    }
+    print_footer(result, out_);
+  });
+}
+
+// Every write reaches the stream's target at once (std::cout into a pipe or a file is otherwise
+// buffered until exit), so a sweep killed by srun, sbatch's time limit or tee's end leaves every
+// line it measured.
+void CommConsoleStream::write(const std::function<void()>& print) {
+  if (before_write_) before_write_();
+  print();
+  out_.flush();
 }
 
 }  // namespace plumb::report

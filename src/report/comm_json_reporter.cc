@@ -38,17 +38,6 @@ json layers_json(const std::vector<comm::Layer>& layers) {
   return out;
 }
 
-json summary_json(const std::vector<comm::Summary>& summaries) {
-  json out = json::array();
-  for (const comm::Summary& s : summaries) {
-    out.push_back({{"layer", s.layer}, {"collective", s.collective},
-                   {"min_bytes", comm::kSummaryMinBytes}, {"sizes", s.sizes},
-                   {"avg_busbw_gbps", s.avg_busbw_gbps}, {"slowest_group", s.slowest_group},
-                   {"slowest_busbw_gbps", s.slowest_busbw_gbps}, {"spread", s.spread}});
-  }
-  return out;
-}
-
 }  // namespace
 
 nlohmann::json comm_result_json(const comm::Result& result) {
@@ -57,6 +46,7 @@ nlohmann::json comm_result_json(const comm::Result& result) {
       {"created", result.created},
       {"plumb_version", PLUMB_VERSION},
       {"backend", result.backend},
+      {"launcher", result.launcher},
       {"ranks", result.ranks},
       {"hosts", result.hosts},
       {"env", result.env},
@@ -64,7 +54,7 @@ nlohmann::json comm_result_json(const comm::Result& result) {
       {"placement", placement_json(result.placement)},
       {"layers", layers_json(result.layers)},
       {"results", result.rows},
-      {"summary", summary_json(comm::summarize(result))},
+      {"summary", comm::summary_json(comm::summarize(result.rows))},
       {"notes", result.notes},
   };
   if (result.job) doc["job"] = sysinfo::slurm_job_json(*result.job);  // only inside a Slurm job
@@ -72,9 +62,45 @@ nlohmann::json comm_result_json(const comm::Result& result) {
 }
 
 void CommJsonReporter::report(const comm::Result& result, std::ostream& out) const {
+  json doc = comm_result_json(result);
+  doc["complete"] = true;  // the partial form (CommJsonStream) says false
   // Host names and environment values are not always UTF-8: replace bad bytes, never fail.
-  out << comm_result_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-      << "\n";
+  out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+namespace {
+
+constexpr std::string_view kJsonTail = "\n  ]\n}\n";  // closes results[] and the document
+
+}  // namespace
+
+CommJsonStream::CommJsonStream(std::string option, std::string path)
+    : file_(std::move(option), std::move(path)) {}
+
+void CommJsonStream::begin(const comm::Result& context) {
+  json doc = comm_result_json(context);
+  doc.erase("results");
+  doc.erase("summary");
+  doc["complete"] = false;
+  doc["notes"] = json::array({kPartialJsonNote});
+  // dump(2) of an object ends in "\n}": results[] goes last, where rows can be added.
+  std::string head = doc.dump(2, ' ', false, json::error_handler_t::replace);
+  head.resize(head.size() - 2);
+  head += ",\n  \"results\": [";
+  results_end_ = head.size();
+  file_.start(head + std::string(kJsonTail));
+}
+
+void CommJsonStream::rows(const std::vector<comm::Row>& rows, int) {
+  std::string piece;
+  for (const comm::Row& r : rows) {
+    piece += first_ ? "\n    " : ",\n    ";
+    piece += json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+    first_ = false;
+  }
+  // The rows and the closing text in one write: between two writes the file is valid JSON.
+  file_.write_at(results_end_, piece + std::string(kJsonTail));
+  results_end_ += piece.size();
 }
 
 }  // namespace plumb::report

@@ -5,8 +5,10 @@
 
 #include <cmath>
 
+#include "baseline/context_diff.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "report/comm_summary_text.h"
 
 namespace plumb::report {
 namespace {
@@ -122,11 +124,8 @@ void print_verdict(const baseline::Diff& d, std::ostream& out) {
 }
 
 void print_variables(const baseline::Diff& d, std::ostream& out) {
-  if (d.variables.empty()) {
-    fmt::print(out, "# context: topology, versions and settings are the same\n");
-    return;
-  }
-  fmt::print(out, "# context: {} difference(s)\n", d.variables.size());
+  fmt::print(out, "# context: {}\n", baseline::context_headline(d.variables, d.unrecorded));
+  if (d.variables.empty()) return;
   for (const baseline::VariableDiff& v : d.variables) {
     fmt::print(out, "  {:<9} {:<28} {}  ->  {}\n", v.kind, v.name, v.a, v.b);
   }
@@ -144,6 +143,7 @@ void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
              100 * d.threshold, baseline::kNoiseSigmas, baseline::kGrossFactor);
   print_rows(d, all, out);
   print_groups(d, out);
+  print_average_busbw(d.summary_a, d.summary_b, out);
   print_variables(d, out);
   print_verdict(d, out);
 }

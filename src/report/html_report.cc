@@ -9,9 +9,11 @@
 #include <string_view>
 #include <utility>
 
+#include "baseline/context_diff.h"
 #include "comm/result.h"
 #include "common/strings.h"
 #include "report/chart_data.h"
+#include "report/comm_summary_text.h"
 #include "report/html_charts.h"
 #include "report/html_context.h"
 #include "report/html_escape.h"
@@ -116,10 +118,8 @@ using SummaryKey = std::pair<std::string, std::string>;
 
 std::map<SummaryKey, comm::Summary> summaries_of(const baseline::Record& r,
                                                  std::vector<SummaryKey>& order) {
-  comm::Result result;
-  result.rows = r.rows;
   std::map<SummaryKey, comm::Summary> out;
-  for (comm::Summary& s : comm::summarize(result)) {
+  for (comm::Summary& s : comm::summarize(r.rows)) {
     SummaryKey key{s.layer, s.collective};
     if (out.emplace(key, std::move(s)).second &&
         std::find(order.begin(), order.end(), key) == order.end()) {
@@ -135,13 +135,17 @@ double average_of(const std::map<SummaryKey, comm::Summary>& m, const SummaryKey
   return it->second.avg_busbw_gbps;
 }
 
+// The average busbw as every output writes it (report/comm_summary_text.h); "—" when none.
+std::string average(double v) { return std::isnan(v) ? "—" : average_busbw_text(v); }
+
 void append_summary(const baseline::Record& a, const baseline::Record* b, fmt::memory_buffer& out) {
   std::vector<SummaryKey> order;
   const auto sa = summaries_of(a, order);
   const auto sb = b != nullptr ? summaries_of(*b, order) : std::map<SummaryKey, comm::Summary>{};
   put(out,
       "<section id=\"summary\"><h2>Summary</h2><p class=\"note\">Average busbw (GB/s) over "
-      "the requested sizes ≥ 1 MiB: mean over groups of each group's average.</p>"
+      "the requested sizes ≥ 1 MiB: each group's mean, then the mean over the layer's groups "
+      "(as the console, plumb show, the JSON summary and plumb diff give it).</p>"
       "<table class=\"rows\"><tr><th>layer</th><th>collective</th><th>A</th>");
   put(out, b != nullptr ? "<th>B</th><th>change</th></tr>" : "</tr>");
   for (const SummaryKey& key : order) {
@@ -150,11 +154,11 @@ void append_summary(const baseline::Record& a, const baseline::Record* b, fmt::m
     append_escaped(out, key.first);
     put(out, "</td><td>");
     append_escaped(out, key.second);
-    fmt::format_to(std::back_inserter(out), "</td><td class=\"num\">{}</td>", fixed(va));
+    fmt::format_to(std::back_inserter(out), "</td><td class=\"num\">{}</td>", average(va));
     if (b != nullptr) {
       const double vb = average_of(sb, key);
       fmt::format_to(std::back_inserter(out), "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                     fixed(vb), percent(va > 0 ? (vb - va) / va : std::nan("")));
+                     average(vb), percent(va > 0 ? (vb - va) / va : std::nan("")));
     }
     put(out, "</tr>");
   }
@@ -243,10 +247,11 @@ void append_variables(const baseline::Diff& d, fmt::memory_buffer& out) {
     append_escaped(out, w);
     put(out, "</p>");
   }
+  put(out, "<p class=\"note\">Context: ");
+  append_escaped(out, baseline::context_headline(d.variables, d.unrecorded));
+  put(out, ".</p>");
   if (d.variables.empty()) {
-    put(out,
-        "<p class=\"note\">The two runs have the same context: topology, versions and "
-        "settings.</p></section>\n");
+    put(out, "</section>\n");
     return;
   }
   put(out, "<table class=\"rows\"><tr><th>kind</th><th>name</th><th>A</th><th>B</th></tr>");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/context_diff.h"
 #include "common/strings.h"
 
 namespace plumb::report {
@@ -71,11 +72,8 @@ void print_straggler(const baseline::StepDiff& d, std::ostream& out) {
 }
 
 void print_variables(const baseline::StepDiff& d, std::ostream& out) {
-  if (d.variables.empty()) {
-    fmt::print(out, "# context: topology, versions and settings are the same\n");
-    return;
-  }
-  fmt::print(out, "# context: {} difference(s)\n", d.variables.size());
+  fmt::print(out, "# context: {}\n", baseline::context_headline(d.variables, d.unrecorded));
+  if (d.variables.empty()) return;
   for (const baseline::VariableDiff& v : d.variables) {
     fmt::print(out, "  {:<9} {:<28} {}  ->  {}\n", v.kind, terminal_safe(v.name),
                terminal_safe(v.a), terminal_safe(v.b));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -83,6 +84,39 @@ void attach_baseline(const std::vector<comm::Row>& rows, const std::string& laye
         "ratio",
         kind, nranks, layer.empty() ? "" : fmt::format(" on layer {}", layer)));
   }
+}
+
+comm::BackendKind trace_kind(const std::vector<RankTrace>& traces) {
+  for (const RankTrace& t : traces) {
+    if (t.format.rfind("ascend", 0) == 0) return {"HCCL", "Ascend NPU"};
+  }
+  for (const RankTrace& t : traces) {
+    for (const CollectiveCall& c : t.calls) {
+      std::string name = c.name;
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (name.find("nccl") != std::string::npos) return {"NCCL", "GPU"};
+      if (name.find("gloo") != std::string::npos) return {"Gloo", "CPU"};
+    }
+  }
+  return {};
+}
+
+int trace_world_size(const std::vector<RankTrace>& traces) {
+  for (const RankTrace& t : traces) {
+    if (t.world_size > 0) return t.world_size;
+  }
+  return static_cast<int>(traces.size());
+}
+
+std::string baseline_mismatch(const std::string& source, const comm::MeasuredOn& on,
+                              const std::vector<RankTrace>& traces) {
+  const std::string differs = comm::mismatch_text(comm::backend_kind(on.backend), on.ranks,
+                                                  trace_kind(traces), trace_world_size(traces));
+  if (differs.empty()) return "";
+  return fmt::format("--baseline {} was measured on {} than these traces: its busbw is not what "
+                     "their collectives could reach",
+                     source, differs);
 }
 
 }  // namespace plumb::step

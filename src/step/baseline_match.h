@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "comm/measurement_origin.h"
 #include "comm/result.h"
 #include "step/result.h"
+#include "step/trace.h"
 
 namespace plumb::step {
 
@@ -28,5 +30,20 @@ BaselineMatch match_baseline(const std::vector<comm::Row>& rows, CollectiveKind 
 void attach_baseline(const std::vector<comm::Row>& rows, const std::string& layer,
                      int world_size, std::vector<CollectiveInstance>& instances,
                      std::vector<std::string>& notes);
+
+// The collective library and device kind the traces show: Ascend exports → (HCCL, Ascend NPU);
+// Kineto traces whose collective kernels or ops name NCCL → (NCCL, GPU), Gloo → (Gloo, CPU);
+// unknown otherwise.
+comm::BackendKind trace_kind(const std::vector<RankTrace>& traces);
+
+// The traces' world size: the first a trace states, else how many ranks were read.
+int trace_world_size(const std::vector<RankTrace>& traces);
+
+// One line when the baseline `source` (describe_record) was measured on another backend, device
+// kind or world size than the traces: "--baseline <source> was measured on another backend (MPI,
+// not NCCL) and device kind (CPU, not GPU) than these traces: its busbw is not what their
+// collectives could reach". Empty when nothing known differs.
+std::string baseline_mismatch(const std::string& source, const comm::MeasuredOn& on,
+                              const std::vector<RankTrace>& traces);
 
 }  // namespace plumb::step

@@ -90,11 +90,40 @@ TEST(RunSweep, TellsTheWatchEveryStep) {
   StepLog log;
   const Result result = run_sweep(world, placement, plan_layers(placement, o), o, {}, &log);
   EXPECT_EQ(result.rows.size(), 2u);
-  EXPECT_EQ(log.steps, (std::vector<std::string>{"world · splitting into groups",
-                                                 "world · allreduce · buffers",
-                                                 "world · allreduce · 1 KiB",
-                                                 "world · allreduce · 4 KiB",
-                                                 "gathering the rows on rank 0", "end"}));
+  EXPECT_EQ(log.steps,
+            (std::vector<std::string>{"world · splitting into groups",
+                                      "world · allreduce · buffers",
+                                      "world · allreduce · 1 KiB",
+                                      "world · allreduce · 1 KiB · gathering the rows on rank 0",
+                                      "world · allreduce · 4 KiB",
+                                      "world · allreduce · 4 KiB · gathering the rows on rank 0",
+                                      "end"}));
+}
+
+// Each size's rows reach rank 0's receiver as soon as they are measured, round by round; the
+// result holds the same rows (the median round's with --rounds).
+TEST(RunSweep, HandsEachSizesRowsOverAsMeasured) {
+  test::FakeCommunicator world;
+  SweepOptions o = options_for("allreduce");
+  o.min_bytes = 1024;
+  o.max_bytes = 4096;
+  o.rounds = 2;
+  o.layers = {"world"};
+  const std::vector<std::string> hosts = {"h"};
+  const std::vector<int> nodes = {0};
+  const Placement placement = place_by_host(hosts, nodes);
+  std::vector<std::pair<int, uint64_t>> received;  // (round, requested size)
+  const Result result = run_sweep(world, placement, plan_layers(placement, o), o, {}, nullptr,
+                                  [&](const std::vector<Row>& rows, int round) {
+                                    ASSERT_EQ(rows.size(), 1u);
+                                    EXPECT_EQ(rows[0].layer, "world");
+                                    received.emplace_back(round, rows[0].requested_bytes);
+                                  });
+  EXPECT_EQ(received, (std::vector<std::pair<int, uint64_t>>{{1, 1024}, {1, 4096}, {2, 1024},
+                                                              {2, 4096}}));
+  ASSERT_EQ(result.rows.size(), 2u);
+  EXPECT_EQ(result.rows[0].requested_bytes, 1024u);
+  EXPECT_EQ(result.rows[1].requested_bytes, 4096u);
 }
 
 TEST(HostMemory, EstimateAndRefusal) {

@@ -70,6 +70,9 @@ TEST(CommE2E, EightRanksEveryLayerEveryCollective) {
   size_t lines = 0;
   while (std::getline(csv, line)) ++lines;
   EXPECT_EQ(lines, 1 + j["results"].size());
+  // The partial files the sweep wrote beside its targets are gone with the finished files there.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.json.partial"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.csv.partial"));
 
   // The console shows every layer's table and summary lines; the note about rounding goes to
   // stderr.
@@ -220,6 +223,82 @@ TEST(CommE2E, StoppedRankIsNamedAndTheJobAborted) {
       << run.err;
   EXPECT_NE(run.err.find(" did not answer (stopped, dead, or its host hangs); the job is aborted"),
             std::string::npos) << run.err;
+}
+
+// A sweep killed midway (srun's or sbatch's time limit, SIGKILL) with its console piped to a file
+// (| tee, a batch log): every size measured before the kill is in the piped output, and in the
+// partial files beside the targets ("complete": false, valid JSON; the CSV's rows), while the
+// targets keep what they held: a tool reading out.json never gets a partial sweep as a result.
+TEST(CommE2E, AKilledSweepUnderAPipeLeavesEveryMeasuredRow) {
+  const std::string dir = test::temp_dir("comm-killed-piped");
+  const std::string json = dir + "/out.json";
+  const std::string partial = json + ".partial";
+  test::write_file(json, "the previous run's file\n");
+  std::thread runner([&] {
+    // The first sizes take milliseconds, 64 MiB × 1000 iterations tens of seconds: the kill
+    // always finds the sweep running with rows done.
+    // In parentheses: run_command's own "> stdout" would otherwise take cat's output.
+    run_command("(timeout 180 " + mpirun(2) + " " + kPlumb + " comm -b 8 -e 64M -f 4 --iters 1000 --warmup 0 "
+                "--collectives allreduce --layers world --json " + json + " --csv " + dir +
+                "/out.csv | cat > " + dir + "/console.txt)");
+  });
+  auto rows_in_json = [&] {
+    try {
+      return nlohmann::json::parse(test::read_file(partial)).at("results").size();
+    } catch (const std::exception&) {
+      return size_t{0};  // not there yet
+    }
+  };
+  const bool measured = test::wait_for([&] { return rows_in_json() >= 4; }, std::chrono::seconds(60));
+  for (const test::Process& p : test::processes_with(json)) {
+    if (std::filesystem::path(p.argv[0]).filename() == "plumb" &&
+        test::environment_of(p.pid, "OMPI_COMM_WORLD_RANK") == "0") {
+      kill(p.pid, SIGKILL);
+    }
+  }
+  runner.join();
+  for (const test::Process& p : test::processes_with(json)) kill(p.pid, SIGKILL);  // leftovers
+  ASSERT_TRUE(measured);
+
+  EXPECT_EQ(test::read_file(json), "the previous run's file\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.csv"));
+  const auto doc = nlohmann::json::parse(test::read_file(partial));
+  EXPECT_EQ(doc["complete"], false);
+  const size_t rows = doc["results"].size();
+  EXPECT_GE(rows, 4u);
+  EXPECT_LT(rows, 12u);  // 8 B to 64 MiB by 4: 12 sizes, not all measured
+  EXPECT_EQ(doc["results"][0]["requested_bytes"], 8);
+  const std::string console = test::read_file(dir + "/console.txt");
+  EXPECT_NE(console.find("# allreduce · layer world\n"), std::string::npos) << console;
+  for (size_t i = 0; i < rows; ++i) {
+    const std::string size = std::to_string(doc["results"][i]["bytes"].get<uint64_t>());
+    EXPECT_NE(console.find("\n" + std::string(12 - size.size(), ' ') + size + " "),
+              std::string::npos) << size << " not in\n" << console;
+  }
+  std::istringstream csv(test::read_file(dir + "/out.csv.partial"));
+  std::string line;
+  size_t lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_GE(lines, rows);  // the header and every size but perhaps the one being written
+
+  // plumb's own readers refuse the partial file as a result.
+  const test::Run diff = run_command(kPlumb + " diff " + partial + " " + partial);
+  EXPECT_EQ(diff.exit_code, 2);
+  EXPECT_EQ(diff.err, "plumb: error: " + partial + ": says \"complete\": false: the partial file "
+                      "of a plumb comm sweep that did not finish (the rows it measured, no "
+                      "summary), which no command takes as a result; use the --json file a "
+                      "finished sweep writes\n");
+}
+
+// A partial file may not be another output: "--json r.partial --csv r" would write one file twice.
+TEST(CommE2E, AnOutputThatIsAnotherOutputsPartialFileIsRefused) {
+  const std::string dir = test::temp_dir("comm-partial-overlap");
+  const test::Run run = run_command(kPlumb + " comm -b 64 -e 64 --collectives allreduce --json " +
+                                    dir + "/r.partial --csv " + dir + "/r");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "plumb: error: --json " + dir + "/r.partial and --csv's partial file " + dir +
+                         "/r.partial: the same file for two outputs; give each its own\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.partial"));
 }
 
 }  // namespace

@@ -245,7 +245,8 @@ TEST(DiffCli, TwoStepRecordsStepTimeRegression) {
             "allreduce             3      3     80.00     60.00   -25.0%    12%  regression\n"
             "# straggler over the trace: A rank 1 (the others waited 250.0 us on it); B rank 0 (the "
             "others waited 250.0 us on it); it moved from rank 1 to rank 0 (reported, not judged)\n"
-            "# context: topology, versions and settings are the same\n"
+            "# context: no topology recorded in A or B: only the hosts and rank counts are "
+            "compared; no versions recorded in A or B; no settings recorded in A or B\n"
             "REGRESSION: 1 regression(s) of B against A beyond the threshold and the noise: step "
             "time\n");
   const test::Run same = run_command(kPlumb + " diff 1 3 --db " + db);

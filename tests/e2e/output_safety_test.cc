@@ -121,8 +121,9 @@ TEST(OutputSafety, AFullDiskLeavesThePreviousFileAndNoPartialOne) {
   EXPECT_EQ(entries(disk.dir), std::vector<std::string>{"export.json"});
 }
 
-// `plumb comm --json F` killed mid-run: F keeps its previous content. SIGTERM also removes the
-// temporary file; SIGKILL cannot be caught and leaves it (a dot-file beside F), never F truncated.
+// `plumb comm --json F` killed mid-run: F keeps its previous content, and the rows measured are
+// in F.partial (docs/outputs.md). SIGTERM also removes the temporary file; SIGKILL cannot be
+// caught and leaves it (a dot-file beside F), never F truncated.
 TEST(OutputSafety, AKilledCommKeepsThePreviousJson) {
   for (const int signal : {SIGTERM, SIGKILL}) {
     const std::string dir = test::temp_dir("killed-comm-" + std::to_string(signal));
@@ -148,8 +149,9 @@ TEST(OutputSafety, AKilledCommKeepsThePreviousJson) {
     EXPECT_TRUE(WIFSIGNALED(status)) << "signal " << signal;
     EXPECT_EQ(test::read_file(json), "previous\n") << "signal " << signal;
     if (signal == SIGTERM) {
-      EXPECT_EQ(entries(dir), std::vector<std::string>{"comm.json"});
+      EXPECT_EQ(entries(dir), (std::vector<std::string>{"comm.json", "comm.json.partial"}));
     }
+    EXPECT_NE(test::read_file(json + ".partial").find("\"complete\": false"), std::string::npos);
   }
 }
 

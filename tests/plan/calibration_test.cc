@@ -9,6 +9,7 @@
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "plan/hardware.h"
 
 namespace plumb::plan {
 namespace {
@@ -241,6 +242,43 @@ TEST(Calibration, FeedsTheNetworkModel) {
   const MeasuredBusbw measured = node_allreduce().as_measured_busbw();
   EXPECT_DOUBLE_EQ(*measured(NetLayer::kNode, Collective::kAllReduce, 2.0 * kMiB), 15.0);
   EXPECT_EQ(measured(NetLayer::kNode, Collective::kAllToAll, 2.0 * kMiB), std::nullopt);
+}
+
+// A 2-rank MPI baseline on CPUs calibrating a 1024-device H100 plan: one line says so.
+TEST(Calibration, AnotherBackendDeviceKindOrWorldSizeIsWarnedInOneLine) {
+  baseline::Record r = record({"h0"}, {row("world", "world", 2, "allreduce", 1 << 20, 0.4)});
+  r.comm = {{"backend", "mpi"}, {"ranks", 2}};
+  const Calibration c = Calibration::from_measurement(
+      {cli::describe_record(r), r.hosts.size(), r.rows, comm::measured_on(r.comm)});
+  const HardwareSpec h100 = load_hardware(PLUMB_DATA_DIR "/hardware/h100-sxm.yaml");
+  EXPECT_EQ(c.mismatch(h100, 1024),
+            "--calibrate baseline 3 · 2026-12-02T16:39:32Z · nightly was measured on another "
+            "backend (MPI, not NCCL), device kind (CPU, not GPU) and world size (2 ranks, not "
+            "1024) than this plan for NVIDIA H100 SXM: its busbw may not hold for the plan's "
+            "links");
+  // plumb plan scale: several device counts, the world size is not compared.
+  EXPECT_EQ(c.mismatch(h100, 0),
+            "--calibrate baseline 3 · 2026-12-02T16:39:32Z · nightly was measured on another "
+            "backend (MPI, not NCCL) and device kind (CPU, not GPU) than this plan for NVIDIA "
+            "H100 SXM: its busbw may not hold for the plan's links");
+  const HardwareSpec ascend = load_hardware(PLUMB_DATA_DIR "/hardware/ascend-910c.yaml");
+  EXPECT_EQ(hardware_kind(ascend).library, "HCCL");
+  EXPECT_EQ(hardware_kind(ascend).device, "Ascend NPU");
+}
+
+TEST(Calibration, ASameKindOfMachineOrAnUnknownOneIsNotWarned) {
+  baseline::Record r = record({"h0"}, {row("node", "h0", 8, "allreduce", 1 << 20, 300)});
+  r.comm = {{"backend", "nccl-tests"}, {"ranks", 64}};
+  const HardwareSpec h100 = load_hardware(PLUMB_DATA_DIR "/hardware/h100-sxm.yaml");
+  const auto from = [&](const nlohmann::json& comm) {
+    return Calibration::from_measurement(
+        {cli::describe_record(r), r.hosts.size(), r.rows, comm::measured_on(comm)});
+  };
+  EXPECT_EQ(from(r.comm).mismatch(h100, 64), "");
+  // OSU (host or device buffers), a record without backend or ranks: nothing known differs.
+  EXPECT_EQ(from({{"backend", "osu"}, {"ranks", 64}}).mismatch(h100, 64), "");
+  EXPECT_EQ(from(nlohmann::json(nullptr)).mismatch(h100, 64), "");
+  EXPECT_EQ(from({{"backend", 3}, {"ranks", "many"}}).mismatch(h100, 64), "");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 #include "comm/result.h"
 #include "report/comm_reporter.h"
@@ -132,6 +133,96 @@ TEST(Summary, UsesTheRequestedSize) {
   const auto summaries = comm::summarize(res);
   ASSERT_EQ(summaries.size(), 1u);
   EXPECT_EQ(summaries[0].sizes, 1);
+}
+
+// The rows of `result` a size at a time, as run_sweep hands them over.
+std::vector<std::vector<Row>> by_size(const comm::Result& result) {
+  std::vector<std::vector<Row>> sizes;
+  for (const Row& r : result.rows) {
+    if (sizes.empty() || sizes.back().front().layer != r.layer ||
+        sizes.back().front().collective != r.collective ||
+        sizes.back().front().requested_bytes != r.requested_bytes) {
+      sizes.emplace_back();
+    }
+    sizes.back().push_back(r);
+  }
+  return sizes;
+}
+
+comm::Result without_rows(comm::Result result) {
+  result.rows.clear();
+  return result;
+}
+
+// Streamed a size at a time, one round prints exactly what the whole-result reporter prints.
+TEST(CommConsoleStream, OneRoundPrintsTheSameTablesAsItGoes) {
+  std::ostringstream whole;
+  CommConsoleReporter().report(sample(), whole);
+  std::ostringstream streamed;
+  CommConsoleStream stream(streamed);
+  stream.begin(without_rows(sample()));
+  const auto sizes = by_size(sample());
+  stream.rows(sizes[0], 1);
+  // The first line is out before the next size is measured; no summary until the table ends.
+  EXPECT_NE(streamed.str().find("\n        1024           256     float     sum"),
+            std::string::npos) << streamed.str();
+  EXPECT_EQ(streamed.str().find("# allreduce @ world: avg busbw"), std::string::npos);
+  for (size_t i = 1; i < sizes.size(); ++i) stream.rows(sizes[i], 1);
+  stream.end(sample());
+  EXPECT_EQ(streamed.str(), whole.str());
+}
+
+// With rounds, each round's lines as measured (no average: one round's is not the result), then
+// the combined tables with their summaries.
+TEST(CommConsoleStream, RoundsThenTheCombinedTables) {
+  comm::Result res = sample();
+  res.settings.rounds = 2;
+  std::ostringstream out;
+  CommConsoleStream stream(out);
+  stream.begin(without_rows(res));
+  for (int round = 1; round <= 2; ++round) {
+    for (const auto& size : by_size(res)) stream.rows(size, round);
+  }
+  stream.end(res);
+  expect_golden("comm_console_rounds.txt", out.str());
+}
+
+// The partial JSON is valid between any two sizes: complete false, the rows so far, no summary.
+TEST(CommJsonStream, ValidJsonAfterEverySizeMarkedIncomplete) {
+  const std::string path = test::temp_dir("comm-json-stream") + "/out.json";
+  CommJsonStream stream("--json", path);
+  stream.begin(without_rows(sample()));
+  auto doc = nlohmann::json::parse(test::read_file(path));
+  EXPECT_EQ(doc["schema"], "plumb.comm/1");
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_EQ(doc["results"], nlohmann::json::array());
+  EXPECT_EQ(doc["notes"], nlohmann::json::array({kPartialJsonNote}));
+  EXPECT_FALSE(doc.contains("summary"));
+  EXPECT_EQ(doc["layers"].size(), 3u);
+  size_t rows = 0;
+  for (const auto& size : by_size(sample())) {
+    stream.rows(size, 1);
+    rows += size.size();
+    doc = nlohmann::json::parse(test::read_file(path));
+    EXPECT_EQ(doc["results"].size(), rows);
+  }
+  EXPECT_EQ(doc["results"][5].get<Row>().time_us, 1000.0);
+  EXPECT_EQ(doc["results"][5]["group"], "h1");
+  // The finished document says complete.
+  std::ostringstream finished;
+  CommJsonReporter().report(sample(), finished);
+  EXPECT_EQ(nlohmann::json::parse(finished.str())["complete"], true);
+}
+
+TEST(CommCsvStream, TheHeaderThenEachSizesRowsAppended) {
+  const std::string path = test::temp_dir("comm-csv-stream") + "/out.csv";
+  CommCsvStream stream("--csv", path);
+  stream.begin(without_rows(sample()));
+  EXPECT_EQ(test::read_file(path), comm_csv_header());
+  for (const auto& size : by_size(sample())) stream.rows(size, 1);
+  std::ostringstream whole;
+  CommCsvReporter().report(sample(), whole);
+  EXPECT_EQ(test::read_file(path), whole.str());
 }
 
 }  // namespace
