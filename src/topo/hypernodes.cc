@@ -308,12 +308,7 @@ std::string hypernode_document(const SiteSwitch& s, int tier) {
 
 SiteTopology read_hypernodes(std::string_view text, const std::string& source,
                              const ImportOptions& options) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
+  const std::vector<YAML::Node> docs = load_yaml_documents(text, source);
   Reader r{options, {}, {}, {}};
   r.site.source = source;
   for (const YAML::Node& doc : docs) {
