@@ -4,7 +4,6 @@
 
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "baseline/store.h"
@@ -12,6 +11,8 @@
 #include "common/console.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/json.h"
+#include "common/regex.h"
 #include "common/yaml_strict.h"
 #include "common/output_file.h"
 #include "common/progress.h"
@@ -28,15 +29,10 @@ namespace {
 
 // The step pattern compiles and has a group for the step number.
 void check_step_regex(const std::string& pattern) {
-  try {
-    std::regex re(pattern);
-    if (re.mark_count() < 1) {
-      throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
-                              "e.g. 'ProfilerStep#(\\d+)'",
-                              pattern));
-    }
-  } catch (const std::regex_error&) {
-    throw Error(fmt::format("--step-regex '{}': not a valid regular expression", pattern));
+  if (Regex(pattern, "--step-regex").captures() < 1) {
+    throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
+                            "e.g. 'ProfilerStep#(\\d+)'",
+                            pattern));
   }
 }
 

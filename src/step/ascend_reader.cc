@@ -91,15 +91,9 @@ namespace {
 
 // options.step_regex compiled, or an Error naming it: a bad pattern, or one without the group
 // that holds the step number.
-std::regex compiled_step_regex(const std::string& pattern) {
-  std::regex regex;
-  try {
-    regex = std::regex(pattern);
-  } catch (const std::regex_error&) {
-    throw Error(fmt::format("--step-regex '{}': not a valid regular expression (ECMAScript)",
-                            pattern));
-  }
-  if (regex.mark_count() < 1) {
+Regex compiled_step_regex(const std::string& pattern) {
+  Regex regex(pattern, "--step-regex");
+  if (regex.captures() < 1) {
     throw Error(fmt::format("--step-regex '{}': expected a group holding the step number, as in "
                             "'ProfilerStep#(\\d+)'",
                             pattern));
@@ -117,12 +111,12 @@ std::optional<int64_t> StepMatcher::step_of(std::string_view name) {
   auto it = seen_.find(key);
   if (it != seen_.end()) return it->second;
   std::optional<int64_t> step;
-  std::smatch match;
-  if (std::regex_match(key, match, regex_) && match.size() > 1) {
+  std::array<std::string_view, 2> match;  // the name, the step number
+  if (regex_.match(key, match) && match[1].data() != nullptr) {
+    const char* last = match[1].data() + match[1].size();
     int64_t number = 0;
-    const std::string text = match[1].str();
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (ec == std::errc() && end == text.data() + text.size()) step = number;
+    auto [end, ec] = std::from_chars(match[1].data(), last, number);
+    if (ec == std::errc() && end == last) step = number;
   }
   seen_.emplace(std::move(key), step);
   return step;

@@ -289,7 +289,8 @@ TEST(AscendReaders, StepRegexWholeNameFirstGroup) {
   EXPECT_TRUE(read_ascend_text(rank_dir(kText, 0), options).steps.empty());
   options.step_regex = "ProfilerStep#(\\d+";
   EXPECT_EQ(error_of([&] { read_ascend_db(rank_dir(kDb, 0), options); }),
-            "--step-regex 'ProfilerStep#(\\d+': not a valid regular expression (ECMAScript)");
+            "--step-regex 'ProfilerStep#(\\d+': not a valid regular expression (missing ): "
+            "ProfilerStep#(\\d+)");
   options.step_regex = "ProfilerStep#\\d+";
   EXPECT_EQ(error_of([&] { read_ascend_text(rank_dir(kText, 0), options); }),
             "--step-regex 'ProfilerStep#\\d+': expected a group holding the step number, as in "
