@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "baseline/importers/importer.h"
-#include "baseline/importers/table_helpers.h"
 #include "baseline/store.h"
 #include "common/environment.h"
 #include "common/error.h"
