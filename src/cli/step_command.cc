@@ -81,11 +81,10 @@ step::AnalysisOptions analysis_options(const StepOptions& o) {
   }
   if (!o.plan.empty()) {
     std::string text = read_text_file(o.plan, "--plan");
-    try {
-      options.plan = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(fmt::format("--plan {}: not JSON (byte {}); expected plumb plan --json output",
-                              o.plan, e.byte));
+    std::string problem;
+    options.plan = parse_json_or_discarded(text, problem);
+    if (options.plan->is_discarded()) {
+      throw Error(fmt::format("--plan {}: {}; expected plumb plan --json output", o.plan, problem));
     }
     options.plan_source = o.plan;
   }

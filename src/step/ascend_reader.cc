@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/json.h"
 #include "step/ascend_csv.h"
 #include "step/ascend_reader.h"
 #include "step/chrome_trace.h"
@@ -34,10 +35,9 @@ using json = nlohmann::json;
 // A small JSON file of the export, parsed whole; a malformed one is an Error naming it.
 json read_json_file(const fs::path& path, std::string_view what) {
   std::string text = read_whole_file(path.string(), what);
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    throw Error(fmt::format("{}: not valid JSON; expected {}", path.string(), what));
-  }
+  std::string problem;
+  json doc = parse_json_or_discarded(text, problem);
+  if (doc.is_discarded()) throw Error(fmt::format("{}: {}; expected {}", path.string(), problem, what));
   return doc;
 }
 
@@ -166,8 +166,9 @@ std::string hccl_group_id(std::string_view comm_name) {
 
 ParallelGroups parallel_groups(std::string_view info) {
   ParallelGroups groups;
-  json doc = json::parse(info, nullptr, false);
-  if (doc.is_string()) doc = json::parse(doc.get<std::string>(), nullptr, false);
+  std::string problem;  // groups the export does not describe are left out, as before
+  json doc = parse_json_or_discarded(info, problem);
+  if (doc.is_string()) doc = parse_json_or_discarded(doc.get<std::string>(), problem);
   if (!doc.is_object()) return groups;
   for (const auto& [comm_name, group] : doc.items()) {
     if (!group.is_object() || !group.contains("global_ranks")) continue;

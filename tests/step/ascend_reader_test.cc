@@ -314,7 +314,9 @@ TEST(AscendReaders, ProfilerInfoNotJson) {
   const std::string dir = copy_of(rank_dir(kDb, 1), "ascend-bad-info");
   test::write_file(dir + "/profiler_info_1.json", "{\"rank_id\": ");
   EXPECT_EQ(error_of([&] { read_ascend_db(dir, {}); }),
-            dir + "/profiler_info_1.json: not valid JSON; expected torch_npu's profiler_info JSON");
+            dir + "/profiler_info_1.json: not valid JSON: parse error at line 1, column 13: syntax "
+                  "error while parsing value - unexpected end of input; expected '[', '{', or a "
+                  "literal; expected torch_npu's profiler_info JSON");
   test::write_file(dir + "/profiler_info_1.json", "{}");  // no rank_id: the N of its name
   EXPECT_EQ(read_ascend_db(dir, {}).rank, 1);
 }

@@ -399,7 +399,9 @@ TEST(CheckpointManifest, EveryProblemOfAManifestIsNamed) {
   EXPECT_TRUE(choice.path.empty());
   EXPECT_EQ(reasons(choice),
             (std::vector<std::string>{
-                "run_1/plumb-checkpoint.json: not valid JSON",
+                "run_1/plumb-checkpoint.json: not valid JSON: parse error at line 1, column 44: "
+                "syntax error while parsing object key - unexpected end of input; expected "
+                "string literal",
                 "run_2/plumb-checkpoint.json: schema: expected \"plumb.checkpoint/1\"; step: "
                 "expected a whole number, 0 or more; files[0].path: expected a relative path "
                 "inside the checkpoint; files[0].sha256: expected 64 lowercase hex digits; "
