@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "common/error.h"
@@ -68,6 +71,45 @@ void check_shape(const YAML::Node& root, size_t text_bytes, std::string_view sou
       }
     }
   }
+}
+
+// yaml-cpp 0.7's LoadAll loops for ever on some malformed streams: a document its parser cannot
+// read ends without consuming a token, the next one starts at that same token, and each turn adds
+// a null document until memory runs out (jbeder/yaml-cpp#1319, fixed after 0.8; found by
+// fuzz_hypernodes with a 54-byte file). The stream's events are walked first, building nothing,
+// and a second document starting where the one before it started is refused.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (started_ && mark.pos == last_.pos) {
+      throw YAML::ParserException(mark, "a document that cannot be read (it would be read again for ever)");
+    }
+    started_ = true;
+    last_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool started_ = false;
+  YAML::Mark last_;
+};
+
+std::vector<YAML::Node> load_all(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+  }
+  return YAML::LoadAll(text);
 }
 
 }  // namespace
@@ -131,7 +173,7 @@ YAML::Node load_yaml(std::string_view text, std::string_view source) {
 
 std::vector<YAML::Node> load_yaml_documents(std::string_view text, std::string_view source) {
   std::vector<YAML::Node> docs =
-      parsed(text, source, [](const std::string& t) { return YAML::LoadAll(t); });
+      parsed(text, source, load_all);
   for (const YAML::Node& doc : docs) check_shape(doc, text.size(), source);
   return docs;
 }
