@@ -13,10 +13,12 @@
 #include "baseline/diff.h"
 #include "baseline/record_json.h"
 #include "common/error.h"
+#include "common/json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  std::string problem;  // read as plumb reads a record: nesting bounded first (common/json.h)
+  const nlohmann::json doc = plumb::parse_json_or_discarded(text, problem);
   if (doc.is_discarded()) return 0;
   try {
     const plumb::baseline::Record r = plumb::baseline::record_from_json(doc, "fuzz.json");

@@ -13,6 +13,7 @@
 #include "baseline/importers/table_helpers.h"
 #include "comm/sweep.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/input_file.h"
 
 namespace plumb::baseline {
@@ -194,9 +195,7 @@ Record read_record_file(const std::string& path) {
   const std::string whole =
       read_whole_file(path, "a plumb.baseline/1 or plumb.comm/1 JSON file");
   const std::string_view body = without_bom(whole);
-  const json doc = json::parse(body.begin(), body.end(), nullptr, false);
-  if (doc.is_discarded()) throw Error(fmt::format("{}: not valid JSON", path));
-  return record_from_json(doc, path);
+  return record_from_json(parse_json(body, path), path);
 }
 
 }  // namespace plumb::baseline

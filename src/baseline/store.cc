@@ -88,11 +88,13 @@ std::string json_text(const nlohmann::json& j) {
 
 nlohmann::json json_or_null(const Statement& s, int column) {
   if (s.column_is_null(column)) return nullptr;
-  return nlohmann::json::parse(s.column_text(column), nullptr, false);
+  std::string problem;  // a store plumb did not write: the value is left out, as before
+  return parse_json_or_discarded(s.column_text(column), problem);
 }
 
 std::vector<std::string> hosts_of(const std::string& text) {
-  const auto j = nlohmann::json::parse(text, nullptr, false);
+  std::string problem;
+  const auto j = parse_json_or_discarded(text, problem);
   if (!j.is_array()) return {};
   std::vector<std::string> hosts;
   for (const auto& h : j) {

@@ -17,11 +17,11 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <regex>
 
 #include "cli/baseline_command.h"
 #include "cli/slurm_launch.h"
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "supervise/tool_process.h"
 
@@ -51,19 +51,19 @@ std::vector<std::string> worker_arguments(const BaselineOptions& o) {
   return argv;
 }
 
-int count_entries(const std::string& folder, const std::regex& name) {
+int count_entries(const std::string& folder, const Regex& name) {
   std::error_code ec;
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    if (std::regex_match(entry.path().filename().string(), name)) ++count;
+    if (name.match(entry.path().filename().string())) ++count;
   }
   return count;
 }
 
 // NVIDIA GPUs the driver lists, else Ascend NPUs (/dev/davinciN).
 int accelerators_here() {
-  const int gpus = count_entries("/proc/driver/nvidia/gpus", std::regex(".+"));
-  return gpus > 0 ? gpus : count_entries("/dev", std::regex("davinci[0-9]+"));
+  const int gpus = count_entries("/proc/driver/nvidia/gpus", Regex(".+"));
+  return gpus > 0 ? gpus : count_entries("/dev", Regex("davinci[0-9]+"));
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "baseline/importers/importer.h"
 #include "baseline/importers/log_rounds.h"
-#include "baseline/importers/table_helpers.h"
 #include "baseline/store.h"
 #include "baseline/validity.h"
 #include "common/environment.h"

@@ -10,11 +10,11 @@
 #include <memory>
 #include <optional>
 #include <vector>
-#include <regex>
 
 #include "common/error.h"
 #include "common/huge_pages.h"
 #include "common/output_file.h"
+#include "common/regex.h"
 #include "common/units.h"
 #include "mem/analysis.h"
 #include "mem/input.h"
@@ -61,11 +61,7 @@ std::unique_ptr<MemOutputs> open_outputs(const MemOptions& o) {
 mem::AnalyzeOptions analyze_options(const MemOptions& o) {
   mem::AnalyzeOptions a;
   if (o.step_regex) {
-    try {
-      std::regex check(*o.step_regex);
-    } catch (const std::regex_error& e) {
-      throw Error(fmt::format("--step-regex '{}': not a valid regex: {}", *o.step_regex, e.what()));
-    }
+    Regex(*o.step_regex, "--step-regex");  // refused at start, with RE2's reason
     a.step_regex = o.step_regex;
   }
   if (!o.category_rules.empty()) a.rules = mem::read_category_rules(o.category_rules);

@@ -5,7 +5,6 @@
 
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "baseline/store.h"
@@ -13,6 +12,8 @@
 #include "common/console.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/json.h"
+#include "common/regex.h"
 #include "common/yaml_strict.h"
 #include "common/output_file.h"
 #include "common/progress.h"
@@ -30,15 +31,10 @@ namespace {
 
 // The step pattern compiles and has a group for the step number.
 void check_step_regex(const std::string& pattern) {
-  try {
-    std::regex re(pattern);
-    if (re.mark_count() < 1) {
-      throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
-                              "e.g. 'ProfilerStep#(\\d+)'",
-                              pattern));
-    }
-  } catch (const std::regex_error&) {
-    throw Error(fmt::format("--step-regex '{}': not a valid regular expression", pattern));
+  if (Regex(pattern, "--step-regex").captures() < 1) {
+    throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
+                            "e.g. 'ProfilerStep#(\\d+)'",
+                            pattern));
   }
 }
 
@@ -88,11 +84,10 @@ step::AnalysisOptions analysis_options(const StepOptions& o, comm::MeasuredOn& b
   }
   if (!o.plan.empty()) {
     std::string text = read_text_file(o.plan, "--plan");
-    try {
-      options.plan = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(fmt::format("--plan {}: not JSON (byte {}); expected plumb plan --json output",
-                              o.plan, e.byte));
+    std::string problem;
+    options.plan = parse_json_or_discarded(text, problem);
+    if (options.plan->is_discarded()) {
+      throw Error(fmt::format("--plan {}: {}; expected plumb plan --json output", o.plan, problem));
     }
     options.plan_source = o.plan;
   }

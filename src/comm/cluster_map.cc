@@ -233,14 +233,7 @@ ClusterMap parse_cluster_map(std::string_view text, std::string_view source) {
   ClusterMap map;
   map.source = source;
   Problems problems(source);
-  YAML::Node loaded;
-  try {
-    loaded = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    problems.add_line(e.mark.line + 1, fmt::format("not valid YAML: {}", e.msg));
-    problems.throw_if_any();
-  }
-  const YAML::Node& root = loaded;  // const: lookups must not insert keys
+  const YAML::Node root = load_yaml(text, source);  // const: lookups must not insert keys
   if (!root.IsMap()) {
     problems.add_line(root.IsNull() ? 0 : root.Mark().line + 1,
                       "expected a map with a 'racks' list (see docs/comm.md, \"Cluster map\")");

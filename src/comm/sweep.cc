@@ -12,6 +12,7 @@
 #include "comm/bandwidth.h"
 #include "comm/rounds.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/stats.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -378,8 +379,10 @@ std::vector<Row> gather_rows(Communicator& world, const std::vector<Row>& mine,
   const std::vector<std::string> all = world.gather_strings(
       local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
   std::vector<Row> rows;
-  for (const std::string& text : all) {
-    for (const auto& j : nlohmann::json::parse(text)) rows.push_back(j.get<Row>());
+  for (size_t r = 0; r < all.size(); ++r) {
+    for (const auto& j : parse_json(all[r], fmt::format("rank {}'s rows", r))) {
+      rows.push_back(j.get<Row>());
+    }
   }
   auto order_of = [&](const Row& r) {
     const auto layer = std::find_if(layers.begin(), layers.end(),

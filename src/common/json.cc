@@ -10,14 +10,31 @@
 namespace plumb {
 namespace {
 
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+// The longest token of the input a message quotes: nlohmann's "last read" is the whole token,
+// which for an unterminated string is the rest of the input.
+constexpr size_t kMaxQuoted = 40;
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix, and the token it
+// quotes ("; last read: '...'") cut to kMaxQuoted bytes.
 std::string reason(const nlohmann::json::exception& e) {
   std::string_view what = e.what();
   if (what.starts_with("[json.exception.")) {
     if (size_t end = what.find("] "); end != std::string_view::npos) what.remove_prefix(end + 2);
   }
-  return std::string(what);
+  std::string out(what);
+  static constexpr std::string_view kLastRead = "; last read: '";
+  const size_t from = out.find(kLastRead);
+  if (from == std::string::npos) return out;
+  // The token ends before "; expected ..." when the parser names what it expected, else at the
+  // message's last quote.
+  const size_t token = from + kLastRead.size();
+  size_t close = out.rfind("'; expected ");
+  if (close == std::string::npos || close < token) close = out.rfind('\'');
+  if (close == std::string::npos || close < token || close - token <= kMaxQuoted) return out;
+  return out.substr(0, token + kMaxQuoted) + "..." + out.substr(close);
 }
+
+nlohmann::json discarded() { return nlohmann::json(nlohmann::json::value_t::discarded); }
 
 // The largest whole() accepts: the store's INTEGER is a signed 64-bit one.
 constexpr uint64_t kMaxWhole = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
@@ -50,16 +67,22 @@ std::optional<size_t> json_depth_exceeded(std::string_view text, int max_depth) 
   return std::nullopt;
 }
 
+std::optional<std::string> json_too_deep(std::string_view text) {
+  const std::optional<size_t> at = json_depth_exceeded(text);
+  if (!at) return std::nullopt;
+  return fmt::format("JSON nested deeper than {} levels (at byte {})", kMaxJsonDepth, *at);
+}
+
 nlohmann::json parse_json_or_discarded(std::string_view text, std::string& problem) {
-  if (std::optional<size_t> at = json_depth_exceeded(text)) {
-    problem = fmt::format("JSON nested deeper than {} levels (at byte {})", kMaxJsonDepth, *at);
-    return nlohmann::json(nlohmann::json::value_t::discarded);
+  if (std::optional<std::string> deep = json_too_deep(text)) {
+    problem = std::move(*deep);
+    return discarded();
   }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     problem = "not valid JSON: " + reason(e);
-    return nlohmann::json(nlohmann::json::value_t::discarded);
+    return discarded();
   }
 }
 
@@ -68,6 +91,18 @@ nlohmann::json parse_json(std::string_view text, std::string_view source) {
   nlohmann::json out = parse_json_or_discarded(text, problem);
   if (out.is_discarded()) throw Error(fmt::format("{}: {}", source, problem));
   return out;
+}
+
+nlohmann::json parse_json(std::string_view text, std::string_view source,
+                          const nlohmann::json::parser_callback_t& callback) {
+  if (std::optional<std::string> deep = json_too_deep(text)) {
+    throw Error(fmt::format("{}: {}", source, *deep));
+  }
+  try {
+    return nlohmann::json::parse(text, callback);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", source, reason(e)));
+  }
 }
 
 std::string JsonFields::at(const std::string& path, const char* key) {

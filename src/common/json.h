@@ -24,9 +24,20 @@ inline constexpr int kMaxJsonDepth = 512;
 // allocation; the text need not be valid JSON.
 std::optional<size_t> json_depth_exceeded(std::string_view text, int max_depth = kMaxJsonDepth);
 
+// "JSON nested deeper than 512 levels (at byte 1234)" when `text` nests deeper than
+// kMaxJsonDepth, else nullopt: for a reader that builds its own tree through nlohmann's SAX
+// interface, checked before it parses.
+std::optional<std::string> json_too_deep(std::string_view text);
+
 // `text` as JSON, or a plumb::Error (exit 2) naming `source`: "<source>: JSON nested deeper than
-// 512 levels (at byte 1234)" or "<source>: not valid JSON: <the parser's reason>".
+// 512 levels (at byte 1234)" or "<source>: not valid JSON: <the parser's reason>" (the token it
+// last read cut to 40 bytes: the message stays one short line whatever the input).
 nlohmann::json parse_json(std::string_view text, std::string_view source);
+
+// The same with nlohmann's parser callback, which may drop values as they are read (return
+// false) or refuse one by throwing; what it throws passes through.
+nlohmann::json parse_json(std::string_view text, std::string_view source,
+                          const nlohmann::json::parser_callback_t& callback);
 
 // The same without exceptions: a discarded value (is_discarded()) for text that is not valid
 // JSON or nests too deep, with the reason in `problem`.

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -9,6 +12,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <utility>
 
 #include "common/error.h"
 #include "common/strings.h"
@@ -26,6 +31,86 @@ std::string unknown_key(const std::string& key, std::span<const std::string> kno
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
+
+std::string too_deep(std::string_view source, int line) {
+  return fmt::format("{}:{}: YAML nested deeper than {} levels", source, line, kMaxYamlDepth);
+}
+
+// yaml-cpp's parse of `text`, its exceptions as plumb::Errors naming `source`.
+template <class Load>
+auto parsed(std::string_view text, std::string_view source, Load load) {
+  try {
+    return load(std::string(text));
+  } catch (const YAML::DeepRecursion&) {
+    // yaml-cpp's own limit, said as "bad file", at where its scanner had read to: not the line.
+    throw Error(fmt::format("{}: YAML nested deeper than {} levels", source, kMaxYamlDepth));
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+}
+
+// Every node `root` stands for, aliases followed, without recursion: refused when deeper than
+// kMaxYamlDepth (a cycle of aliases is infinitely deep) or more than the node budget.
+void check_shape(const YAML::Node& root, size_t text_bytes, std::string_view source) {
+  const size_t budget = std::max(kMaxYamlNodes, 2 * text_bytes);
+  std::vector<std::pair<YAML::Node, int>> open = {{root, 1}};
+  size_t seen = 0;
+  while (!open.empty()) {
+    const auto [node, depth] = std::move(open.back());
+    open.pop_back();
+    if (++seen > budget) {
+      throw Error(fmt::format("{}: YAML aliases expand to more than {} nodes", source, budget));
+    }
+    if (depth > kMaxYamlDepth) throw Error(too_deep(source, yaml_line(node)));
+    if (node.IsSequence()) {
+      for (const YAML::Node& item : node) open.emplace_back(item, depth + 1);
+    } else if (node.IsMap()) {
+      for (const auto& item : node) {
+        open.emplace_back(item.first, depth + 1);
+        open.emplace_back(item.second, depth + 1);
+      }
+    }
+  }
+}
+
+// yaml-cpp 0.7's LoadAll loops for ever on some malformed streams: a document its parser cannot
+// read ends without consuming a token, the next one starts at that same token, and each turn adds
+// a null document until memory runs out (jbeder/yaml-cpp#1319, fixed after 0.8; found by
+// fuzz_hypernodes with a 54-byte file). The stream's events are walked first, building nothing,
+// and a second document starting where the one before it started is refused.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (started_ && mark.pos == last_.pos) {
+      throw YAML::ParserException(mark, "a document that cannot be read (it would be read again for ever)");
+    }
+    started_ = true;
+    last_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool started_ = false;
+  YAML::Mark last_;
+};
+
+std::vector<YAML::Node> load_all(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+  }
+  return YAML::LoadAll(text);
+}
 
 }  // namespace
 
@@ -80,13 +165,21 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   return text;
 }
 
+YAML::Node load_yaml(std::string_view text, std::string_view source) {
+  YAML::Node root = parsed(text, source, [](const std::string& t) { return YAML::Load(t); });
+  check_shape(root, text.size(), source);
+  return root;
+}
+
+std::vector<YAML::Node> load_yaml_documents(std::string_view text, std::string_view source) {
+  std::vector<YAML::Node> docs =
+      parsed(text, source, load_all);
+  for (const YAML::Node& doc : docs) check_shape(doc, text.size(), source);
+  return docs;
+}
+
 YAML::Node load_yaml_file(const std::string& path, std::string_view what) {
-  const std::string text = read_text_file(path, what);
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
-  }
+  return load_yaml(read_text_file(path, what), path);
 }
 
 }  // namespace plumb

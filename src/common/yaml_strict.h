@@ -49,7 +49,26 @@ inline constexpr size_t kMaxTextFileBytes = size_t{16} << 20;
 // text). `what` names the file's role: "model file".
 std::string read_text_file(const std::string& path, std::string_view what);
 
-// read_text_file, parsed as YAML; a syntax error is "<path>:<line>: not valid YAML: <reason>".
+// The deepest YAML plumb reads (docs/outputs.md, "Limits on input"). Its files nest 6 levels or
+// so; yaml-cpp 0.7 refuses 500 itself, as "bad file". A loaded document can still be deeper than
+// its text, or cyclic ("&a [*a]"), through aliases, and readers, copies and the emitter recurse
+// once per level.
+inline constexpr int kMaxYamlDepth = 256;
+// Aliases repeat a node wherever they stand: nine lines of them can stand for a billion nodes.
+// A document may stand for at most this many nodes, or 2 per byte of its text if that is more
+// (no node takes less than half a byte of text without aliases).
+inline constexpr size_t kMaxYamlNodes = size_t{1} << 20;
+
+// `text` as one YAML document, or a plumb::Error naming `source`:
+//   "<source>:<line>: not valid YAML: <reason>"
+//   "<source>:<line>: YAML nested deeper than 256 levels" (without the line past yaml-cpp's own
+//   limit of 500)
+//   "<source>: YAML aliases expand to more than 1048576 nodes"
+YAML::Node load_yaml(std::string_view text, std::string_view source);
+// Every document of a multi-document stream ("---" between them), each checked as above.
+std::vector<YAML::Node> load_yaml_documents(std::string_view text, std::string_view source);
+
+// read_text_file, then load_yaml.
 YAML::Node load_yaml_file(const std::string& path, std::string_view what);
 
 }  // namespace plumb

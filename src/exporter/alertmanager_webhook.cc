@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/number_range.h"
 
 namespace plumb::exporter {
@@ -231,11 +232,9 @@ std::string format_rfc3339(std::chrono::sys_seconds time) {
 }
 
 WebhookPayload parse_alertmanager_webhook(std::string_view body) {
-  const json root = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    throw Error("Alertmanager webhook payload: not JSON (expected Alertmanager's webhook payload "
-                "version 4)");
-  }
+  std::string problem;
+  const json root = parse_json_or_discarded(body, problem);
+  if (root.is_discarded()) throw Error("Alertmanager webhook payload: " + problem);
   if (!root.is_object()) {
     throw Error("Alertmanager webhook payload: expected a JSON object, got " + quoted(root));
   }

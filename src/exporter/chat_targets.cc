@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/hmac.h"
+#include "common/json.h"
 #include "common/number_range.h"
 #include "common/strings.h"
 #include "common/url_redact.h"
@@ -89,7 +90,8 @@ std::string http_refusal(const ChatReply& r) {
 
 ReplyVerdict feishu_judge(const ChatReply& r) {
   if (r.status != 200) return {false, http_refusal(r)};
-  const nlohmann::json reply = nlohmann::json::parse(r.body, nullptr, false);
+  std::string problem;  // any reply that is not Feishu's is shown as it came
+  const nlohmann::json reply = parse_json_or_discarded(r.body, problem);
   const char* key = reply.is_object() && reply.contains("code") ? "code" : "StatusCode";
   if (!reply.is_object() || !reply.contains(key) || !reply[key].is_number_integer()) {
     return {false, fmt::format("HTTP 200 but not Feishu's reply: '{}'", shorten(r.body))};

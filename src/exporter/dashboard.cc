@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <regex>
-
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "exporter/series.h"
 
@@ -143,8 +142,8 @@ void validate_dashboard_options(const DashboardOptions& o) {
   }
   if (o.title.empty()) errors.push_back("--title '': expected a title");
   // Grafana's rule for a dashboard uid: up to 40 letters, digits, '-' and '_'.
-  static const std::regex kUid("[A-Za-z0-9_-]{1,40}");
-  if (!std::regex_match(o.uid, kUid)) {
+  static const Regex kUid("[A-Za-z0-9_-]{1,40}");
+  if (!kUid.match(o.uid)) {
     errors.push_back(fmt::format(
         "--uid '{}': expected 1 to 40 letters, digits, '-' or '_' (a Grafana dashboard uid)",
         o.uid));

@@ -8,6 +8,7 @@
 
 #include "baseline/record_json.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "exporter/device_reading.h"
 #include "exporter/series.h"
 #include "exporter/value_bounds.h"
@@ -77,15 +78,9 @@ Families probe_families(const std::string& host, const std::vector<comm::Row>& r
 Families ProbeSource::collect() {
   const std::string output =
       run_device_tool({"/bin/sh", "-c", options_.command}, options_.timeout_seconds, "probe");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(output);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("probe: printed no plumb.comm/1 JSON (syntax error at byte {})",
-                            e.byte));
-  } catch (const nlohmann::json::exception&) {  // out_of_range: a number beyond a double
-    throw Error("probe: printed JSON with a number too large for a double");
-  }
+  std::string problem;
+  const nlohmann::json doc = parse_json_or_discarded(output, problem);
+  if (doc.is_discarded()) throw Error(fmt::format("probe: printed no plumb.comm/1 JSON: {}", problem));
   const baseline::Record record = baseline::record_from_json(doc, "probe output");
   if (record.rows.empty()) throw Error("probe: the plumb.comm/1 JSON holds no results");
   ProbeRows rows = checked_probe_rows(record.rows);

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
-#include <regex>
+#include <string_view>
 
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "exporter/series.h"
 
@@ -345,17 +347,15 @@ void validate_alert_options(const AlertOptions& o) {
 
 // Prometheus' model.ParseDuration: units y w d h m s ms, each at most once, largest first.
 std::optional<double> duration_seconds(std::string_view text) {
-  static const std::regex kDuration(
+  static const Regex kDuration(
       "(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?");
   static constexpr double kUnit[] = {365 * 86400.0, 7 * 86400.0, 86400, 3600, 60, 1, 0.001};
-  std::match_results<std::string_view::const_iterator> m;
-  if (text.empty() || text.size() > 40 ||
-      !std::regex_match(text.begin(), text.end(), m, kDuration)) {
-    return std::nullopt;
-  }
+  std::array<std::string_view, 15> m;  // the whole match, then 2 groups per unit
+  if (text.empty() || text.size() > 40 || !kDuration.match(text, m)) return std::nullopt;
   double seconds = 0;
-  for (int i = 0; i < 7; ++i) {
-    if (m[2 * i + 2].matched) seconds += std::stod(m[2 * i + 2].str()) * kUnit[i];
+  for (size_t i = 0; i < std::size(kUnit); ++i) {
+    const std::string_view digits = m[2 * i + 2];
+    if (digits.data() != nullptr) seconds += std::stod(std::string(digits)) * kUnit[i];
   }
   return seconds;
 }
@@ -412,22 +412,22 @@ std::string rules_yaml(const AlertOptions& o) {
 std::string expand_template(std::string_view text,
                             const std::vector<std::pair<std::string, std::string>>& labels,
                             double value) {
-  static const std::regex kField(R"(\{\{ (\$labels\.([A-Za-z_][A-Za-z0-9_]*)|printf "%\.([0-9])f" \$value) \}\})");
+  static const Regex kField(R"(\{\{ (\$labels\.([A-Za-z_][A-Za-z0-9_]*)|printf "%\.([0-9])f" \$value) \}\})");
   std::string out;
-  std::string rest(text);
-  std::smatch m;
-  while (std::regex_search(rest, m, kField)) {
-    out += m.prefix().str();
-    if (m[2].matched) {
+  std::string_view rest = text;
+  std::array<std::string_view, 4> m;  // the field, its inside, a label's name, printf's digits
+  while (kField.search(rest, m)) {
+    out += rest.substr(0, static_cast<size_t>(m[0].data() - rest.data()));
+    if (m[2].data() != nullptr) {
       for (const auto& [name, v] : labels) {
-        if (name == m[2].str()) out += v;
+        if (name == m[2]) out += v;
       }
     } else {
-      out += fmt::format("{:.{}f}", value, std::stoi(m[3].str()));
+      out += fmt::format("{:.{}f}", value, m[3][0] - '0');
     }
-    rest = m.suffix().str();
+    rest.remove_prefix(static_cast<size_t>(m[0].data() + m[0].size() - rest.data()));
   }
-  return out + rest;
+  return out + std::string(rest);
 }
 
 std::string promql_number(double value) { return fmt::format("{}", value); }

@@ -8,6 +8,7 @@
 #include "comm/bandwidth.h"
 #include "comm/collective.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/number_range.h"
 #include "common/strings.h"
 #include "exporter/value_bounds.h"
@@ -142,14 +143,9 @@ void read_collectives(const json& collectives, TrainEvent& event) {
 }
 
 json parse_object(std::string_view line) {
-  json doc;
-  try {
-    doc = json::parse(line);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("not JSON (syntax error at byte {})", e.byte));
-  } catch (const json::exception&) {  // out_of_range: a number beyond a double (found by fuzzing)
-    throw Error("not JSON plumb can read (a number too large for a double)");
-  }
+  std::string problem;
+  json doc = parse_json_or_discarded(line, problem);
+  if (doc.is_discarded()) throw Error(problem);
   if (!doc.is_object()) wrong("the line", doc, "a JSON object");
   return doc;
 }

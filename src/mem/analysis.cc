@@ -13,7 +13,7 @@ namespace {
 const char* kProfilerStep = "^ProfilerStep#[0-9]+";
 
 Steps find_steps(const Trace& t, const AnalyzeOptions& o) {
-  if (o.step_regex) return steps_from_regex(t, std::regex(*o.step_regex), *o.step_regex);
+  if (o.step_regex) return steps_from_regex(t, Regex(*o.step_regex, "--step-regex"), *o.step_regex);
   if (!t.step_marks.empty()) {
     Steps s;
     s.source = StepSource::kRegex;
@@ -22,7 +22,7 @@ Steps find_steps(const Trace& t, const AnalyzeOptions& o) {
     s.how = std::to_string(s.starts.size()) + " step(s) from the trace's step marks";
     return s;
   }
-  static const std::regex profiler_step(kProfilerStep, std::regex::optimize);
+  static const Regex profiler_step(kProfilerStep);
   Steps annotated = steps_from_regex(t, profiler_step, kProfilerStep);
   if (annotated.starts.size() >= 2) {
     annotated.how = std::to_string(annotated.starts.size()) +

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -18,7 +17,7 @@
 namespace plumb::mem {
 
 struct AnalyzeOptions {
-  std::optional<std::string> step_regex;  // --step-regex
+  std::optional<std::string> step_regex;  // --step-regex, an RE2 pattern (common/regex.h)
   std::vector<CategoryRule> rules = default_category_rules();
   // The analyses that do not need each other run on this many threads (1 or 2; 1: one after the
   // other). The result is the same either way.

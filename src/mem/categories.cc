@@ -15,8 +15,9 @@ namespace {
 
 const std::string kOther = "other";
 
-CategoryRule rule(const std::string& category, const std::string& pattern) {
-  return {category, pattern, std::regex(pattern, std::regex::ECMAScript | std::regex::optimize)};
+CategoryRule rule(const std::string& category, const std::string& pattern,
+                  std::string_view what = "category pattern") {
+  return {category, pattern, Regex(pattern, what)};
 }
 
 std::string trim(const std::string& s) {
@@ -53,11 +54,7 @@ std::vector<CategoryRule> read_category_rules(const std::string& path) {
     }
     const std::string category = trim(line.substr(0, eq));
     const std::string pattern = trim(line.substr(eq + 1));
-    try {
-      rules.push_back(rule(category, pattern));
-    } catch (const std::regex_error& e) {
-      throw Error(fmt::format("{}:{}: '{}' is not a valid regex: {}", path, n, pattern, e.what()));
-    }
+    rules.push_back(rule(category, pattern, fmt::format("{}:{}:", path, n)));
   }
   return rules;
 }
@@ -74,7 +71,7 @@ const std::string& Categorizer::category(uint32_t stack) const {
       if (f >= trace_.frames.size()) continue;
       const std::string text = trace_.frames[f].name + " " + trace_.frames[f].filename;
       for (size_t r = 0; r < rules_.size() && hit < 0; ++r) {
-        if (std::regex_search(text, rules_[r].regex)) hit = static_cast<int>(r);
+        if (rules_[r].regex.search(text)) hit = static_cast<int>(r);
       }
       if (hit >= 0) break;
     }

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "common/regex.h"
 #include "mem/trace.h"
 
 namespace plumb::mem {
@@ -19,13 +19,15 @@ inline constexpr const char* kCategories[] = {"parameters",    "gradients", "opt
 
 struct CategoryRule {
   std::string category;
-  std::string pattern;  // ECMAScript regex, searched in "function filename"
-  std::regex regex;
+  std::string pattern;  // an RE2 pattern (common/regex.h), searched in "function filename"
+  Regex regex;
 };
 
 std::vector<CategoryRule> default_category_rules();
 
-// Reads "category = regex" lines ('#' comments); errors name the file and line.
+// Reads "category = regex" lines ('#' comments); errors name the file and line, a pattern RE2
+// refuses with RE2's reason: "rules.txt:3: 'kv(': not a valid regular expression (missing ):
+// kv()".
 std::vector<CategoryRule> read_category_rules(const std::string& path);
 
 class Categorizer {

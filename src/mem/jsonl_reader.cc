@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "mem/input.h"
 #include "mem/validate.h"
 
@@ -180,8 +181,9 @@ Trace parse_events_jsonl(std::string_view text, const std::string& name) {
     const Line at{name, number};
     const size_t first = raw.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || raw[first] == '#') continue;
-    json j = json::parse(raw, nullptr, false);
-    if (j.is_discarded()) at.fail("not valid JSON");
+    std::string problem;
+    json j = parse_json_or_discarded(raw, problem);
+    if (j.is_discarded()) at.fail(problem);
     if (!j.is_object()) at.fail("expected a JSON object");
     try {
       if (const auto seg = j.find("segment"); seg != j.end()) {

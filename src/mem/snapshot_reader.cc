@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "mem/jsonl_reader.h"
 #include "mem/pickle.h"
 #include "mem/snapshot_convert.h"
@@ -59,8 +60,9 @@ bool looks_like_jsonl(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return false;
   const size_t end = text.find('\n', first);
-  const json line = json::parse(text.substr(first, end == std::string::npos ? std::string::npos : end - first),
-                                nullptr, false);
+  std::string problem;  // not event lines, whatever it is
+  const json line = parse_json_or_discarded(
+      text.substr(first, end == std::string::npos ? std::string::npos : end - first), problem);
   return !line.is_discarded() && line.is_object() && !line.contains("device_traces") &&
          !line.contains("segments");
 }
@@ -155,6 +157,9 @@ class SnapshotSax {
     return true;
   }
   bool open(json v) {
+    if (stack_.size() >= kMaxJsonDepth) {  // what the document parse_json reads would refuse
+      throw Error(fmt::format("{}: JSON nested deeper than {} levels", name_, kMaxJsonDepth));
+    }
     const Level level = level_of_new(v);
     if (level == Level::kItem && stack_.back().level == Level::kEvents) {
       item_ = std::move(v);
@@ -223,8 +228,12 @@ Trace snapshot_from_json(const json& doc, const std::string& name, int device) {
 
 std::optional<Trace> snapshot_from_json_tree(const InputBytes& input, int device) {
   input.populate();
-  const json doc = json::parse(input.bytes(), nullptr, false);
-  if (doc.is_discarded()) return std::nullopt;
+  std::string problem;
+  const json doc = parse_json_or_discarded(input.bytes(), problem);
+  if (doc.is_discarded()) {
+    if (json_depth_exceeded(input.bytes())) throw Error(input.name() + ": " + problem);
+    return std::nullopt;  // not JSON at all
+  }
   return snapshot_from_json(doc, input.name(), device);
 }
 

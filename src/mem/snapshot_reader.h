@@ -16,8 +16,9 @@ namespace plumb::mem {
 
 // `name` goes into every message; `device` picks device_traces[device] and that device's segments.
 Trace snapshot_from_json(const nlohmann::json& doc, const std::string& name, int device);
-// The JSON form parsed whole, then converted (nullopt: not JSON): the reference for read_trace's
-// streaming JSON reader, which converts device_traces[device]'s events as they are parsed.
+// The JSON form parsed whole, then converted (nullopt: not JSON; an Error: nested deeper than
+// kMaxJsonDepth): the reference for read_trace's streaming JSON reader, which converts
+// device_traces[device]'s events as they are parsed.
 std::optional<Trace> snapshot_from_json_tree(const InputBytes& input, int device);
 
 // A pickle as _dump_snapshot() writes it (protocols 2–5 of plain data; src/mem/pickle.h). The

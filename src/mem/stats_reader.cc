@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/strings.h"
 #include "mem/input.h"
 
@@ -76,8 +77,9 @@ class Reader {
   explicit Reader(const std::string& name) { series_.source = name; }
 
   void line(std::string_view raw, size_t number) {
-    const json j = json::parse(raw, nullptr, false);
-    if (j.is_discarded()) return problem(number, "not valid JSON");
+    std::string why;
+    const json j = parse_json_or_discarded(raw, why);
+    if (j.is_discarded()) return problem(number, why);
     if (!j.is_object()) return problem(number, "expected a JSON object (one memory_stats() dict per line)");
     StatsPoint p;
     for (const Field& f : kFields) p.*f.member = field(j, f.key, number);
@@ -201,7 +203,8 @@ Creep stats_creep(const std::vector<StatsPoint>& points, uint64_t peak_allocated
 bool looks_like_memory_stats(std::string_view text) {
   size_t pos = 0, number = 0;
   const std::string_view line = first_content_line(text, pos, number);
-  const json j = json::parse(line, nullptr, false);
+  std::string problem;  // not memory_stats() dumps, whatever it is
+  const json j = parse_json_or_discarded(line, problem);
   if (j.is_discarded() || !j.is_object()) return false;
   for (const auto& [key, value] : j.items()) {
     if (std::string_view(key).ends_with(".all.current")) return true;

@@ -12,13 +12,13 @@
 namespace plumb::mem {
 namespace {
 
-bool stack_matches(const Trace& t, uint32_t stack, const std::regex& regex,
+bool stack_matches(const Trace& t, uint32_t stack, const Regex& regex,
                    std::vector<int8_t>& cache) {
   if (stack == kNoStack || stack >= t.stacks.size()) return false;
   if (cache[stack] < 0) {
     cache[stack] = 0;
     for (uint32_t f : t.stacks[stack]) {
-      if (f < t.frames.size() && std::regex_search(t.frames[f].name, regex)) {
+      if (f < t.frames.size() && regex.search(t.frames[f].name)) {
         cache[stack] = 1;
         break;
       }
@@ -85,7 +85,7 @@ double t_quantile_95(size_t dof) {
   return 1.960;
 }
 
-Steps steps_from_regex(const Trace& t, const std::regex& regex, const std::string& text) {
+Steps steps_from_regex(const Trace& t, const Regex& regex, const std::string& text) {
   Steps s;
   s.source = StepSource::kRegex;
   std::vector<int8_t> cache(t.stacks.size(), -1);

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "common/regex.h"
 #include "mem/timeline.h"
 #include "mem/trace.h"
 
@@ -25,7 +25,7 @@ struct Steps {
 
 // Steps begin where an event's stack starts matching `regex` (a function name, e.g.
 // "train_step|optimizer.step") after one that did not.
-Steps steps_from_regex(const Trace& t, const std::regex& regex, const std::string& text);
+Steps steps_from_regex(const Trace& t, const Regex& regex, const std::string& text);
 
 // Without annotations: the repeating pattern of the allocations themselves. Each allocation is
 // keyed by (size, stack); keys seen three times or more are counted, the most common count k is

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <regex>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "common/yaml_strict.h"
 
@@ -119,8 +119,8 @@ std::string read_date(const YAML::Node& root, const char* key, const std::string
                       Problems& problems) {
   const YAML::Node value = root[key];
   if (!value) return {};
-  static const std::regex kDate(R"(\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)");
-  if (value.IsScalar() && std::regex_match(value.Scalar(), kDate)) return value.Scalar();
+  static const Regex kDate(R"(\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)");
+  if (value.IsScalar() && kDate.match(value.Scalar())) return value.Scalar();
   problems.push_back(fmt::format("{}:{}: '{}' must be a date YYYY-MM or YYYY-MM-DD, got '{}'", path,
                                  yaml_line(value), key, value.IsScalar() ? value.Scalar() : "a collection"));
   return {};

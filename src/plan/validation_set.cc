@@ -645,12 +645,7 @@ RunSet read_set(const YAML::Node& root, const std::string& path) {
 }  // namespace
 
 RunSet run_set_from_text(const std::string& text, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(text, path);
   try {
     return read_set(root, path);
   } catch (const YAML::Exception& e) {

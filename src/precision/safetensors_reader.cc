@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "precision/readers.h"
 
 namespace plumb::precision {
@@ -85,6 +86,10 @@ class HeaderReader {
       throw Error(fmt::format("{}: header at byte {}: expected '{{' (a JSON object), found {}", path_, kLengthBytes,
                               text.empty() ? std::string("the header's end") : fmt::format("byte 0x{:02x}",
                                                                                        static_cast<uint8_t>(text[0]))));
+    }
+    // Checked first: nlohmann builds any depth, but a deep value's copy or dump recurses per level.
+    if (const std::optional<size_t> at = json_depth_exceeded(text)) {
+      fail(fmt::format("JSON nested deeper than {} levels (at byte {})", kMaxJsonDepth, kLengthBytes + *at));
     }
     std::set<std::string> seen;
     const auto no_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {

@@ -24,6 +24,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/json.h"
 #include "step/ascend_csv.h"
 #include "step/ascend_reader.h"
 #include "step/chrome_trace.h"
@@ -39,10 +40,9 @@ using json = nlohmann::json;
 // A small JSON file of the export, parsed whole; a malformed one is an Error naming it.
 json read_json_file(const fs::path& path, std::string_view what) {
   std::string text = read_whole_file(path.string(), what);
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    throw Error(fmt::format("{}: not valid JSON; expected {}", path.string(), what));
-  }
+  std::string problem;
+  json doc = parse_json_or_discarded(text, problem);
+  if (doc.is_discarded()) throw Error(fmt::format("{}: {}; expected {}", path.string(), problem, what));
   return doc;
 }
 
@@ -96,15 +96,9 @@ namespace {
 
 // options.step_regex compiled, or an Error naming it: a bad pattern, or one without the group
 // that holds the step number.
-std::regex compiled_step_regex(const std::string& pattern) {
-  std::regex regex;
-  try {
-    regex = std::regex(pattern);
-  } catch (const std::regex_error&) {
-    throw Error(fmt::format("--step-regex '{}': not a valid regular expression (ECMAScript)",
-                            pattern));
-  }
-  if (regex.mark_count() < 1) {
+Regex compiled_step_regex(const std::string& pattern) {
+  Regex regex(pattern, "--step-regex");
+  if (regex.captures() < 1) {
     throw Error(fmt::format("--step-regex '{}': expected a group holding the step number, as in "
                             "'ProfilerStep#(\\d+)'",
                             pattern));
@@ -122,12 +116,12 @@ std::optional<int64_t> StepMatcher::step_of(std::string_view name) {
   auto it = seen_.find(key);
   if (it != seen_.end()) return it->second;
   std::optional<int64_t> step;
-  std::smatch match;
-  if (std::regex_match(key, match, regex_) && match.size() > 1) {
+  std::array<std::string_view, 2> match;  // the name, the step number
+  if (regex_.match(key, match) && match[1].data() != nullptr) {
+    const char* last = match[1].data() + match[1].size();
     int64_t number = 0;
-    const std::string text = match[1].str();
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (ec == std::errc() && end == text.data() + text.size()) step = number;
+    auto [end, ec] = std::from_chars(match[1].data(), last, number);
+    if (ec == std::errc() && end == last) step = number;
   }
   seen_.emplace(std::move(key), step);
   return step;
@@ -177,8 +171,9 @@ std::string hccl_group_id(std::string_view comm_name) {
 
 ParallelGroups parallel_groups(std::string_view info) {
   ParallelGroups groups;
-  json doc = json::parse(info, nullptr, false);
-  if (doc.is_string()) doc = json::parse(doc.get<std::string>(), nullptr, false);
+  std::string problem;  // groups the export does not describe are left out, as before
+  json doc = parse_json_or_discarded(info, problem);
+  if (doc.is_string()) doc = parse_json_or_discarded(doc.get<std::string>(), problem);
   if (!doc.is_object()) return groups;
   for (const auto& [comm_name, group] : doc.items()) {
     if (!group.is_object() || !group.contains("global_ranks")) continue;

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "common/regex.h"
 #include "step/readers.h"
 #include "step/trace.h"
 
@@ -34,7 +34,7 @@ class StepMatcher {
   std::optional<int64_t> step_of(std::string_view name);
 
  private:
-  std::regex regex_;
+  Regex regex_;
   std::unordered_map<std::string, std::optional<int64_t>> seen_;
 };
 

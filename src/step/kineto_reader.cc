@@ -34,11 +34,11 @@
 #include "step/kineto_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -47,6 +47,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/regex.h"
 #include "step/chrome_trace.h"
 #include "step/classify.h"
 
@@ -60,14 +61,8 @@ constexpr size_t kMaxEnclosingScan = 32;
 // The steps: a regex compiled once, tried only on names that start with its literal prefix.
 class StepMatcher {
  public:
-  explicit StepMatcher(const std::string& pattern) {
-    try {
-      regex_ = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error&) {
-      throw Error(fmt::format("--step-regex '{}': not a valid regular expression (ECMAScript)",
-                              pattern));
-    }
-    if (regex_.mark_count() == 0) {
+  explicit StepMatcher(const std::string& pattern) : regex_(pattern, "--step-regex") {
+    if (regex_.captures() == 0) {
       throw Error(fmt::format("--step-regex '{}': needs a capture group for the step number, "
                               "as in 'ProfilerStep#(\\d+)'",
                               pattern));
@@ -77,13 +72,12 @@ class StepMatcher {
 
   std::optional<int64_t> step_of(std::string_view name) const {
     if (!name.starts_with(prefix_)) return std::nullopt;
-    std::match_results<std::string_view::const_iterator> match;
-    if (!std::regex_match(name.begin(), name.end(), match, regex_) || !match[1].matched) {
-      return std::nullopt;
-    }
+    std::array<std::string_view, 2> match;  // the name, the step number
+    if (!regex_.match(name, match) || match[1].data() == nullptr) return std::nullopt;
+    const char* last = match[1].data() + match[1].size();
     int64_t step = 0;
-    auto [end, error] = std::from_chars(&*match[1].first, &*match[1].first + match[1].length(), step);
-    if (error != std::errc() || end != &*match[1].first + match[1].length()) return std::nullopt;
+    auto [end, error] = std::from_chars(match[1].data(), last, step);
+    if (error != std::errc() || end != last) return std::nullopt;
     return step;
   }
 
@@ -101,7 +95,7 @@ class StepMatcher {
     return std::string(literal);
   }
 
-  std::regex regex_;
+  Regex regex_;
   std::string prefix_;
 };
 

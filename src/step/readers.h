@@ -14,8 +14,8 @@
 namespace plumb::step {
 
 struct ReadOptions {
-  // Regular expression (ECMAScript) a host annotation's whole name must match to be a step; its
-  // first capture group is the step number. Default: PyTorch's `ProfilerStep#N`.
+  // Regular expression (RE2, common/regex.h) a host annotation's whole name must match to be a
+  // step; its first capture group is the step number. Default: PyTorch's `ProfilerStep#N`.
   std::string step_regex = "ProfilerStep#(\\d+)";
 };
 

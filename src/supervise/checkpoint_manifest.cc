@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/sha256.h"
 #include "common/strings.h"
 #include "supervise/checkpoint.h"
@@ -212,9 +213,10 @@ ManifestRead read_manifest(const fs::path& folder, const std::string& prefix) {
     result.problem = fmt::format("{}: {}", name, text.problem);
     return result;
   }
-  const json doc = json::parse(text.text, nullptr, /*allow_exceptions=*/false);
+  std::string why;
+  const json doc = parse_json_or_discarded(text.text, why);
   if (doc.is_discarded()) {
-    result.problem = name + ": not valid JSON";
+    result.problem = fmt::format("{}: {}", name, why);
     return result;
   }
   Manifest manifest;

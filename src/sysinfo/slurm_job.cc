@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <array>
 #include <limits>
-#include <regex>
+#include <string_view>
 
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 
 namespace plumb::sysinfo {
@@ -50,16 +52,16 @@ nlohmann::json text_or_null(const std::string& s) {
 
 int total_tasks(const std::string& tasks_per_node) {
   // One entry per run of nodes: COUNT, or COUNT(xNODES).
-  static const std::regex entry(R"(([0-9]+)(?:\(x([0-9]+)\))?)");
+  static const Regex entry(R"(([0-9]+)(?:\(x([0-9]+)\))?)");
   long long total = 0;
   for (const std::string& part : split_list(tasks_per_node, ',')) {
-    std::smatch m;
-    if (!std::regex_match(part, m, entry)) {
+    std::array<std::string_view, 3> m;  // the entry, COUNT, NODES
+    if (!entry.match(part, m)) {
       throw Error(fmt::format("SLURM_TASKS_PER_NODE='{}': '{}' is not COUNT or COUNT(xNODES)",
                               tasks_per_node, part));
     }
-    const int nodes = m[2].matched ? whole(m[2], "SLURM_TASKS_PER_NODE") : 1;
-    total += static_cast<long long>(whole(m[1], "SLURM_TASKS_PER_NODE")) * nodes;
+    const int nodes = m[2].data() != nullptr ? whole(std::string(m[2]), "SLURM_TASKS_PER_NODE") : 1;
+    total += static_cast<long long>(whole(std::string(m[1]), "SLURM_TASKS_PER_NODE")) * nodes;
     if (total > std::numeric_limits<int>::max()) {
       throw Error(fmt::format("SLURM_TASKS_PER_NODE='{}': too many tasks", tasks_per_node));
     }

@@ -15,6 +15,7 @@
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/shared_library.h"
 #include "common/subprocess.h"
 #include "sysinfo/version_text.h"
@@ -153,8 +154,13 @@ void probe_python(const ProbeContext& c, std::vector<Item>& out) {
   } else if (result->exit_code != 0) {
     why = fmt::format("{}: exit code {}", c.python, result->exit_code);
   } else {
-    found = nlohmann::json::parse(result->output, nullptr, false);
-    if (found.is_discarded() || !found.is_object()) why = fmt::format("{}: unreadable answer", c.python);
+    std::string problem;
+    found = parse_json_or_discarded(result->output, problem);
+    if (found.is_discarded()) {
+      why = fmt::format("{}: unreadable answer: {}", c.python, problem);
+    } else if (!found.is_object()) {
+      why = fmt::format("{}: unreadable answer: expected a JSON object", c.python);
+    }
   }
   for (const std::string& name : names) {
     const bool has = why.empty() && found.contains(name) && found[name].is_string();

@@ -1,10 +1,12 @@
 #include "topo/collect.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <climits>
 
 #include "common/environment.h"
+#include "common/json.h"
 #include "topo/topo_json.h"
 
 namespace plumb::topo {
@@ -38,7 +40,7 @@ Topology host_topology(MPI_Comm local, int local_rank) {
   MPI_Bcast(&size, 1, MPI_INT, 0, local);
   text.resize(static_cast<size_t>(size));
   MPI_Bcast(text.data(), size, MPI_CHAR, 0, local);
-  return json::parse(text).get<Topology>();
+  return parse_json(text, "local rank 0's topology").get<Topology>();
 }
 
 // Every rank's string, on rank 0 (empty elsewhere).
@@ -97,7 +99,9 @@ TopoRecord collect_over_mpi(MPI_Comm comm) {
   TopoRecord record;
   if (rank != 0) return record;
   record.created = utc_timestamp();
-  for (const std::string& entry : entries) add_entry(record, json::parse(entry));
+  for (size_t r = 0; r < entries.size(); ++r) {
+    add_entry(record, parse_json(entries[r], fmt::format("rank {}'s topology", r)));
+  }
   return record;
 }
 

@@ -20,9 +20,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <regex>
 
 #include "common/error.h"
+#include "common/regex.h"
 #include "common/strings.h"
 #include "common/yaml_strict.h"
 #include "topo/site_topology.h"
@@ -123,12 +123,11 @@ void select_nodes(Reader& r, const YAML::Node& selector, const std::string& how,
   std::function<bool(const K8sNode&)> matches;
   if (how == "regexMatch") {
     if (!r.keys(value, {"pattern"}, "regexMatch", s.label)) return;
-    try {
-      auto pattern = std::make_shared<std::regex>(scalar(value["pattern"]), std::regex::ECMAScript);
-      matches = [pattern](const K8sNode& n) { return std::regex_search(n.name, *pattern); };
-    } catch (const std::regex_error& e) {
-      r.add(value, fmt::format("{}: regexMatch pattern '{}' is not a valid regular expression ({})",
-                               s.label, scalar(value["pattern"]), e.what()));
+    try {  // Volcano matches with Go's regexp, whose syntax is RE2's
+      const Regex pattern(scalar(value["pattern"]), s.label + ": regexMatch pattern");
+      matches = [pattern](const K8sNode& n) { return pattern.search(n.name); };
+    } catch (const Error& e) {
+      r.add(value, e.what());
       return;
     }
   } else {
@@ -308,12 +307,7 @@ std::string hypernode_document(const SiteSwitch& s, int tier) {
 
 SiteTopology read_hypernodes(std::string_view text, const std::string& source,
                              const ImportOptions& options) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
+  const std::vector<YAML::Node> docs = load_yaml_documents(text, source);
   Reader r{options, {}, {}, {}};
   r.site.source = source;
   for (const YAML::Node& doc : docs) {

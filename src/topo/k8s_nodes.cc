@@ -18,6 +18,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/strings.h"
 #include "topo/site_topology.h"
 
@@ -74,16 +75,10 @@ struct KeepFilter {
 };
 
 json parse_filtered(std::string_view text, const std::string& source) {
-  try {
-    KeepFilter filter;
-    return json::parse(text.begin(), text.end(),
-                       [&filter](int depth, json::parse_event_t event, json& parsed) {
-                         return filter(depth, event, parsed);
-                       });
-  } catch (const json::exception& e) {
-    const std::string what = e.what();
-    throw Error(fmt::format("{}: not valid JSON: {}", source, what.substr(what.find("] ") + 2)));
-  }
+  KeepFilter filter;
+  return parse_json(text, source, [&filter](int depth, json::parse_event_t event, json& parsed) {
+    return filter(depth, event, parsed);
+  });
 }
 
 std::map<std::string, std::string> string_map(const json& object, const std::string& field,

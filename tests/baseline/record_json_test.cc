@@ -103,7 +103,9 @@ TEST(RecordJson, ErrorsNameTheFileAndWhatIsWrong) {
     read_record_file(path);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), path + ": not valid JSON");
+    EXPECT_EQ(std::string(e.what()), path + ": not valid JSON: parse error at line 1, column 12: "
+                                            "syntax error while parsing value - unexpected end "
+                                            "of input; expected '[', '{', or a literal");
   }
 }
 

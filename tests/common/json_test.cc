@@ -46,5 +46,45 @@ TEST(JsonParse, NamesTheSourceAndTheParsersReason) {
   EXPECT_EQ(parse_json("{\"a\": [1, 2]}", "x")["a"][1], 2);
 }
 
+TEST(JsonParse, TooDeepForSaxReaders) {
+  EXPECT_EQ(json_too_deep(nested(kMaxJsonDepth)), std::nullopt);
+  EXPECT_EQ(json_too_deep(" " + nested(kMaxJsonDepth + 1)),
+            "JSON nested deeper than 512 levels (at byte 513)");
+}
+
+// The callback keeps only some keys; a deep document is refused before it runs.
+TEST(JsonParse, WithACallback) {
+  const auto no_b = [](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    return !(event == nlohmann::json::parse_event_t::key && parsed == "b");
+  };
+  EXPECT_EQ(parse_json(R"({"a": 1, "b": 2})", "f.json", no_b), (nlohmann::json{{"a", 1}}));
+  try {
+    parse_json(nested(100000), "nodes.json", no_b);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "nodes.json: JSON nested deeper than 512 levels (at byte 512)");
+  }
+  try {
+    parse_json("[1, 2", "nodes.json", no_b);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "nodes.json: not valid JSON: parse error at line 1, column 6: syntax "
+                           "error while parsing array - unexpected end of input; expected ']'");
+  }
+}
+
+// An unterminated string is one token to the end of the input: the message quotes 40 bytes of it.
+TEST(JsonParse, TheQuotedTokenIsShort) {
+  try {
+    parse_json("{\"a\": \"" + std::string(100000, 'x'), "big.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), ("big.json: not valid JSON: parse error at line 1, column 100008: "
+                            "syntax error while parsing value - invalid string: missing closing "
+                            "quote; last read: '\"" + std::string(39, 'x') + "...'")
+                               .c_str());
+  }
+}
+
 }  // namespace
 }  // namespace plumb

@@ -126,5 +126,18 @@ TEST(LoadYamlFile, SyntaxErrorNamesFileAndLine) {
   }
 }
 
+// yaml-cpp 0.7's LoadAll reads a document it cannot parse again and again, adding a null document
+// each time until memory runs out (jbeder/yaml-cpp#1319): refused, with the documents' count kept.
+TEST(LoadYamlDocuments, ADocumentReadForEverIsRefused) {
+  try {
+    load_yaml_documents("\n,\n", "hn.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "hn.yaml:2: not valid YAML: a document that cannot be read (it would be read again for ever)");
+  }
+  EXPECT_EQ(load_yaml_documents("a: 1\n---\nb: 2\n---\n", "hn.yaml").size(), 3u);
+}
+
 }  // namespace
 }  // namespace plumb

@@ -154,7 +154,9 @@ TEST(CheckpointCli, VerifyWithoutOrWithABrokenManifest) {
   put(dir + "/plumb-checkpoint.json", "{\"schema\": \"plumb.checkpoint/1\", \"files\": [");
   const test::Run broken = plumb("verify " + dir);
   EXPECT_EQ(broken.exit_code, 1);
-  EXPECT_EQ(broken.out, dir + ": FAILED: plumb-checkpoint.json: not valid JSON\n");
+  EXPECT_EQ(broken.out, dir + ": FAILED: plumb-checkpoint.json: not valid JSON: parse error at line "
+                        "1, column 44: syntax error while parsing value - unexpected end of "
+                        "input; expected '[', '{', or a literal\n");
   put(dir + "/plumb-checkpoint.json",
       "{\"schema\": \"plumb.checkpoint/1\", \"step\": -1, \"files\": [{\"path\": \"../x\"}]}");
   const test::Run fields = plumb("verify " + dir);

@@ -59,7 +59,12 @@ TEST(MemCli, StepRegexAndBadInput) {
                               "'segments' and 'device_traces' (torch.cuda.memory._snapshot())\n"},
       {std::string(PLUMB_TEST_FIXTURES) + "/pickle/set_p4.pickle",
        "plumb: error: " + std::string(PLUMB_TEST_FIXTURES) + "/pickle/set_p4.pickle: byte 22: opcode EMPTY_SET"},
-      {kMem + "healthy.pickle --step-regex '('", "plumb: error: --step-regex '(': not a valid regex"},
+      {kMem + "healthy.pickle --step-regex '('",
+       "plumb: error: --step-regex '(': not a valid regular expression (missing ): ()\n"},
+      // A lookahead std::regex took and RE2 does not: refused at start with RE2's reason.
+      {kMem + "healthy.pickle --step-regex '(?=forward)'",
+       "plumb: error: --step-regex '(?=forward)': not a valid regular expression (invalid perl "
+       "operator: (?=)\n"},
       {kMem + "healthy.pickle --device 3",
        "plumb: error: " + kMem + "healthy.pickle: no trace for device 3 (1 device(s) in the snapshot)\n"},
   };

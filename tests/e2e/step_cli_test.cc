@@ -214,6 +214,9 @@ TEST(StepCli, BadSetsAreOneLineWithExitTwo) {
   expect_error(dir + "/rank-0.json " + dir + "/other.json",
                "world size disagrees: " + dir + "/rank-0.json says 2, " + dir +
                    "/other.json says 4: traces of different runs");
+  expect_error(dir + "/rank-0.json --step-regex 'Step(?=#)'",
+               "--step-regex 'Step(?=#)': not a valid regular expression (invalid perl operator: "
+               "(?=)");
   expect_error(dir + "/rank-0.json --step-regex 'Step'",
                "--step-regex 'Step': needs a capture group for the step number, e.g. "
                "'ProfilerStep#(\\d+)'");

@@ -100,8 +100,12 @@ TEST(Rfc3339, FormatsUtc) {
 }
 
 TEST(AlertmanagerWebhookErrors, NotJsonOrNotObject) {
-  EXPECT_EQ(parse_error("{"), "Alertmanager webhook payload: not JSON (expected Alertmanager's "
-                              "webhook payload version 4)");
+  EXPECT_EQ(parse_error("{"), "Alertmanager webhook payload: not valid JSON: parse error at line 1, "
+                              "column 2: syntax error while parsing object key - unexpected end of "
+                              "input; expected string literal");
+  // 100,000 levels once crashed the relay (issue 28): refused before the parse.
+  EXPECT_EQ(parse_error(std::string(100000, '[') + std::string(100000, ']')),
+            "Alertmanager webhook payload: JSON nested deeper than 512 levels (at byte 512)");
   EXPECT_EQ(parse_error("[1]"), "Alertmanager webhook payload: expected a JSON object, got [1]");
 }
 

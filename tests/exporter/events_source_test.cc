@@ -140,7 +140,9 @@ TEST(EventsSource, ATruncatedFileIsReadAgainFromItsStart) {
   EXPECT_EQ(f.get(series::kStepSeconds), 5);
   EXPECT_EQ(f.get(series::kEventLines), 5);
   ASSERT_EQ(f.logged.size(), 1u);
-  EXPECT_EQ(f.logged[0], "events " + f.path + ":2: not JSON (syntax error at byte 2)");
+  EXPECT_EQ(f.logged[0], "events " + f.path + ":2: not valid JSON: parse error at line 1, column 2: "
+                         "syntax error while parsing object key - invalid literal; last read: "
+                         "'{b'; expected string literal");
 }
 
 TEST(EventsSource, ARotatedFileIsFollowedToTheNewOne) {

@@ -100,10 +100,11 @@ TEST(ProbeSource, EveryRowRefusedIsAFailedCollect) {
 
 TEST(ProbeSource, ACommandThatFailsOrPrintsNoRecordIsOneMessage) {
   EXPECT_EQ(plumb::test::error_message([] { probe("echo not json").collect(); }),
-            "probe: printed no plumb.comm/1 JSON (syntax error at byte 2)");
+            "probe: printed no plumb.comm/1 JSON: not valid JSON: parse error at line 1, column 2: "
+            "syntax error while parsing value - invalid literal; last read: 'no'");
   EXPECT_EQ(plumb::test::error_message([] { probe("exit 3").collect(); }), "probe: exit 3");
   EXPECT_EQ(plumb::test::error_message([] { probe("echo '{\"results\": [1e999]}'").collect(); }),
-            "probe: printed JSON with a number too large for a double");
+            "probe: printed no plumb.comm/1 JSON: not valid JSON: number overflow parsing '1e999'");
   EXPECT_EQ(plumb::test::error_message([] { probe("sleep 30", 0.3).collect(); }),
             "probe: no answer within 0.3 s");
 }

@@ -86,7 +86,9 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
             "'schema' is 'plumb.mem-events/1', expected 'plumb.train-events/1'");
   EXPECT_EQ(problem(R"({"step":1,"step_seconds":1})"), "no 'schema' (required)");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"st)"),
-            "not JSON (syntax error at byte 46)");  // the end of the 45-byte line
+            "not valid JSON: parse error at line 1, column 46: syntax error while parsing object "
+            "key - invalid string: missing closing quote; last read: '\"st'; expected string "
+            "literal");  // the end of the 45-byte line
   EXPECT_EQ(problem("[1,2]"), "'the line' is an array, expected a JSON object");
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)"
                     R"("memory":{"peak_bytes":-1}})"),
@@ -96,7 +98,7 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
             "'operators.aten::mm' is a string, expected a number from 0 to 604800");
   // Found by fuzzing: a number beyond a double threw out of the parser (nlohmann's out_of_range).
   EXPECT_EQ(problem(R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1e999})"),
-            "not JSON plumb can read (a number too large for a double)");
+            "not valid JSON: number overflow parsing '1e999'");
 }
 
 TEST(TrainEvent, ABadCollectiveIsNamedByItsPosition) {

@@ -3,10 +3,12 @@
 // creep, and the four causes of an OOM.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "mem/categories.h"
 #include "mem/oom.h"
 #include "mem/steps.h"
 #include "mem/timeline.h"
+#include "support/subprocess.h"
 
 namespace plumb::mem {
 namespace {
@@ -190,7 +192,7 @@ TEST(Steps, DetectedFromTheRepeatingAllocations) {
 
 TEST(Steps, FromARegexOnFunctionNames) {
   const Builder b = training(5, false);
-  const Steps s = steps_from_regex(b.t, std::regex("forward"), "forward");
+  const Steps s = steps_from_regex(b.t, Regex("forward"), "forward");
   EXPECT_EQ(s.starts.size(), 5u);
   EXPECT_EQ(s.how, "5 step(s) from --step-regex 'forward'");
 }
@@ -311,6 +313,29 @@ TEST(Categories, DefaultRulesAndLiveBytesAtAnEvent) {
   const auto live = live_by_category(b.t, c, 3);  // weights + the first step's two activations
   EXPECT_EQ(live.at("parameters"), 100 * kMiB);
   EXPECT_EQ(live.at("activations"), 10 * kMiB);
+}
+
+// Rules files are user patterns: RE2's, refused when read with RE2's reason and the line; a
+// pattern std::regex backtracked on for minutes ('(a+)+b') matches a 1 MB frame name in linear time.
+TEST(Categories, RulesFileIsRe2) {
+  const std::string path = test::temp_dir("category-rules") + "/rules.txt";
+  test::write_file(path, "# kv cache first\nkv = kv_cache|(a+)+b\n");
+  const std::vector<CategoryRule> rules = read_category_rules(path);
+  ASSERT_EQ(rules.size(), 1u);
+  Builder b;
+  const uint32_t long_name = b.stack(std::string(1 << 20, 'a') + "b");
+  const uint32_t unmatched = b.stack(std::string(1 << 20, 'a'));
+  const Categorizer c(b.t, rules);
+  EXPECT_EQ(c.category(long_name), "kv");
+  EXPECT_EQ(c.category(unmatched), "other");
+  test::write_file(path, "kv = kv_cache\nbad = (?<=x)y\n");
+  try {
+    read_category_rules(path);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), (path + ":2: '(?<=x)y': not a valid regular expression (invalid perl "
+                                   "operator: (?<)").c_str());
+  }
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ TEST(CategoryTimeline, CategoriesOfCustomRules) {
   const uint32_t kv = b.stack("kv_cache_alloc");
   b.add(Action::kAlloc, 0, 5 * kMiB, kv);
   std::vector<CategoryRule> rules = default_category_rules();
-  rules.insert(rules.begin(), {"kv cache", "kv_cache", std::regex("kv_cache")});
+  rules.insert(rules.begin(), {"kv cache", "kv_cache", Regex("kv_cache")});
   const CategoryTimeline ct = category_timeline(b.t, build_timeline(b.t), Categorizer(b.t, rules));
   ASSERT_EQ(ct.categories.size(), 8u);
   EXPECT_EQ(ct.categories.back(), "kv cache");

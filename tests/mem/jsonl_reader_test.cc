@@ -55,7 +55,9 @@ TEST(EventsJsonl, ErrorsNameTheLine) {
             "run.jsonl:1: unknown action 'malloc': expected alloc, free_requested, free_completed, "
             "segment_alloc, segment_free, segment_map, segment_unmap, snapshot, oom, "
             "workspace_snapshot or step");
-  EXPECT_EQ(error_of("{\"action\": \"alloc\",\n"), "run.jsonl:1: not valid JSON");
+  EXPECT_EQ(error_of("{\"action\": \"alloc\",\n"),
+            "run.jsonl:1: not valid JSON: parse error at line 1, column 20: syntax error while "
+            "parsing object key - unexpected end of input; expected string literal");
   EXPECT_EQ(error_of("[1, 2]\n"), "run.jsonl:1: expected a JSON object");
   EXPECT_EQ(error_of("# nothing\n"), "run.jsonl: no allocator events");
   // Found by the fuzzer: a field of another type than expected is one line, not an abort.

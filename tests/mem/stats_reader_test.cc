@@ -162,7 +162,8 @@ TEST(StatsReader, ErrorsNameTheLineAndTheField) {
             "stats.jsonl:2: missing 'step' (the first dump, line 1, has one: give every dump a step or none)");
   EXPECT_EQ(error_of(dump(1, 2) + dump(1, 2, ", \"step\": 5")),
             "stats.jsonl:2: 'step' given, but the first dump (line 1) has none: give every dump a step or none");
-  EXPECT_EQ(error_of("{\"allocated_bytes.all.current\": 1,\n"), "stats.jsonl:1: not valid JSON");
+  EXPECT_EQ(error_of("{\"allocated_bytes.all.current\": 1,\n"), "stats.jsonl:1: not valid JSON: parse error at line 1, column 35: syntax error "
+            "while parsing object key - unexpected end of input; expected string literal");
   EXPECT_EQ(error_of("[1]\n"), "stats.jsonl:1: expected a JSON object (one memory_stats() dict per line)");
   EXPECT_EQ(error_of("# nothing\n"), "stats.jsonl: no memory_stats() dumps");
 }

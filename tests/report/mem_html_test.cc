@@ -248,7 +248,7 @@ TEST(MemHtml, EscapesEveryString) {
   Page p;
   p.trace = builder.finish();
   mem::AnalyzeOptions ao;
-  ao.rules = {{"<i>odd&</i>", "script", std::regex("script")}};
+  ao.rules = {{"<i>odd&</i>", "script", Regex("script")}};
   p.analysis = mem::analyze(p.trace, ao);
   MemHtmlOptions o;
   o.rules = ao.rules;

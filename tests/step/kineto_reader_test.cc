@@ -298,7 +298,7 @@ TEST(KinetoReader, StepRegexFromTheOptions) {
   EXPECT_EQ(step_numbers(trace), (std::vector<int64_t>{12}));
   options.step_regex = "iteration_(";
   EXPECT_EQ(test::error_message([&] { from_json(R"({"traceEvents": []})", "r.json", options); }),
-            "--step-regex 'iteration_(': not a valid regular expression (ECMAScript)");
+            "--step-regex 'iteration_(': not a valid regular expression (missing ): iteration_()");
   options.step_regex = "iteration_\\d+";
   EXPECT_EQ(test::error_message([&] { from_json(R"({"traceEvents": []})", "r.json", options); }),
             "--step-regex 'iteration_\\d+': needs a capture group for the step number, as in "

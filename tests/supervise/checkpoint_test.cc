@@ -405,7 +405,9 @@ TEST(CheckpointManifest, EveryProblemOfAManifestIsNamed) {
                 "expected a whole number, 0 or more; files[0].path: expected a relative path "
                 "inside the checkpoint; files[0].sha256: expected 64 lowercase hex digits; "
                 "files[1]: expected an object with path, size and sha256",
-                "run_1/plumb-checkpoint.json: not valid JSON"}));  // newest first, by the folders' names
+                "run_1/plumb-checkpoint.json: not valid JSON: parse error at line 1, column 44: "
+                "syntax error while parsing object key - unexpected end of input; expected "
+                "string literal"}));  // newest first, by the folders' names
 }
 
 TEST(CheckpointManifest, SealedSubfoldersArePickedByTheirManifestsStep) {

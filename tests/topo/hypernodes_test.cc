@@ -45,6 +45,24 @@ TEST(HyperNodes, RegexAndLabelMembersNeedTheNodeList) {
             "with --nodes FILE (kubectl get nodes -o json) to resolve it");
 }
 
+// Volcano matches regexMatch with Go's regexp, whose syntax is RE2's: what RE2 refuses (here a
+// lookahead) is a problem at the pattern's line, with RE2's reason.
+TEST(HyperNodes, RegexMatchPatternsAreRe2) {
+  EXPECT_EQ(error_of(R"yaml(apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: s0}
+spec:
+  tier: 1
+  members:
+    - type: Node
+      selector:
+        regexMatch: {pattern: "node(?=[0-3])"}
+)yaml",
+                     with_nodes()),
+            "hn.yaml:9: HyperNode 's0': regexMatch pattern 'node(?=[0-3])': not a valid regular "
+            "expression (invalid perl operator: (?=)");
+}
+
 TEST(HyperNodes, WritesATreeThatReadsBack) {
   const SiteTopology site = read_hypernodes(read_text_file(kHyperNodes, "t"), "hn.yaml", with_nodes());
   const std::string text = write_hypernodes(site);

@@ -57,6 +57,11 @@ const Importer& find_importer(std::string_view name);
 // The first importer whose detect() accepts `text`; Error naming the formats when none does.
 const Importer& detect_importer(std::string_view text, std::string_view file);
 
+// plumb's name of a collective given as plumb or nccl-tests spells it ("all_reduce_perf",
+// "allreduce"), or an Error "<where>: unknown collective 'frob_perf' (did you mean ..?); expected
+// one of allreduce, ...": what importers check a log's names with, and plumb import --collective.
+std::string known_collective(std::string_view name, std::string_view where);
+
 const Importer& nccl_tests_text_importer();
 const Importer& nccl_tests_json_importer();
 const Importer& hccl_test_importer();

@@ -28,6 +28,7 @@
 #include "baseline/importers/importer.h"
 #include "baseline/importers/table_helpers.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace plumb::baseline {
@@ -346,11 +347,12 @@ ImportedTest Reader::read(const json& doc) const {
   return t;
 }
 
-json parse_json(std::string_view text) {
+json document(std::string_view text) {
   text = without_bom(text);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || text[first] != '{') return json(json::value_t::discarded);
-  return json::parse(text.begin(), text.end(), nullptr, false);
+  std::string problem;
+  return parse_json_or_discarded(text, problem);
 }
 
 class NcclTestsJson final : public Importer {
@@ -358,13 +360,16 @@ class NcclTestsJson final : public Importer {
   std::string_view name() const override { return "nccl-json"; }
 
   bool detect(std::string_view text) const override {
-    const json doc = parse_json(text);
+    const json doc = document(text);
     return !doc.is_discarded() && looks_like_nccl_tests(doc);
   }
 
   std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
                                   const ImportOptions& options) const override {
-    const json doc = parse_json(text);
+    if (const std::optional<std::string> deep = json_too_deep(text)) {
+      throw Error(fmt::format("{}: {}", file, *deep));
+    }
+    const json doc = document(text);
     if (doc.is_discarded()) {
       throw Error(fmt::format("{}: not a JSON object (nccl-tests -J writes one; a run that was "
                               "killed leaves it unfinished)",

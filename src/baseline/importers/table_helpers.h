@@ -68,11 +68,6 @@ std::optional<RowProblem> row_problem(const comm::Row& row);
 // Only the wrong-element count and the spread (what plumb diff's verdicts rely on besides busbw).
 std::optional<RowProblem> validity_problem(const comm::Row& row);
 
-// plumb's name of a collective given as plumb or nccl-tests spells it ("all_reduce_perf",
-// "allreduce"), or an Error "<where>: unknown collective 'frob_perf' (did you mean ..?); expected
-// one of allreduce, ...".
-std::string known_collective(std::string_view name, std::string_view where);
-
 // plumb's name of an element type as plumb, nccl-tests or MPI (via OSU) spell it ("float" ->
 // "float32", "half" -> "float16", "MPI_INT" -> "int32"); nullopt for a type plumb does not know.
 std::optional<std::string> plumb_dtype(std::string_view name);
