@@ -1,11 +1,7 @@
 #include "supervise/patterns.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <cstring>
-
-#include "common/error.h"
 
 namespace plumb::supervise {
 namespace {
@@ -55,11 +51,9 @@ size_t find_literal(const LinePattern& p, std::string_view line, size_t from) {
 }
 
 LinePattern make(std::string name, std::string literal, const std::string& regex) {
-  LinePattern p;
-  p.name = std::move(name);
-  p.anchor = rarest(literal);
-  p.literal = std::move(literal);
-  p.regex = std::regex(regex, std::regex::ECMAScript | std::regex::optimize);
+  const size_t anchor = rarest(literal);
+  LinePattern p(std::move(name), std::move(literal), Regex(regex, "default pattern"));
+  p.anchor = anchor;
   return p;
 }
 
@@ -78,8 +72,8 @@ PatternPiece digits(int min) { return {Kind::kDigits, {}, min, false}; }
 PatternPiece step_digits() { return {Kind::kDigits, {}, 1, true}; }
 PatternPiece not_bar() { return {Kind::kNotBar, {}, 0, false}; }
 
-// std::regex's \s, \d and \w in the C locale, and [^|].
-bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+// RE2's \s (Perl's: [\t\n\f\r ], no \v), \d and \w (ASCII, whatever the encoding), and [^|].
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_word(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -120,7 +114,7 @@ std::optional<int64_t> step_number(std::string_view digits) {
   return std::nullopt;
 }
 
-// regex_search's leftmost match for a pattern given as pieces: the first occurrence of the
+// The regex's leftmost match for a pattern given as pieces: the first occurrence of the
 // literal, from `from` on, where the walk succeeds.
 std::optional<LineMatch> match_pieces(const LinePattern& p, std::string_view line, size_t from) {
   for (size_t at = from; at != std::string_view::npos; at = find_literal(p, line, at + 1)) {
@@ -153,21 +147,29 @@ std::vector<LinePattern> default_progress_patterns() {
   out.push_back(make("hf-trainer", "%|", R"(%\|[^|]*\|\s*(\d+)/\d+\s*\[)", false,
                      {text("%|"), not_bar(), text("|"), spaces(0), step_digits(), text("/"),
                       digits(1), spaces(0), text("[")}));
-  // plumb.train-events/1 JSONL: {"event": "step", "step": 120, ...}
-  out.push_back(make("plumb-train-events", "\"step\"", R"("event"\s*:\s*"step".*"step"\s*:\s*(\d+))"));
+  // plumb.train-events/1 JSONL (docs/train-events.md), printed by the job: a line that holds the
+  // schema's name and a "step" key, in any order ({"schema": "plumb.train-events/1", "step": 120,
+  // "step_seconds": 1.2}); "step_seconds" is not "step" (the closing quote).
+  out.push_back(make("plumb-train-events", "plumb.train-events/1", R"("step"\s*:\s*(\d+))"));
   return out;
 }
 
 std::vector<LinePattern> default_fatal_patterns() {
   std::vector<LinePattern> out;
-  // NCCL: "NCCL WARN ... " / "ncclInternalError" / "NCCL error in: ..."; watchdog timeouts.
-  out.push_back(make("nccl-error", "NCCL", R"(NCCL (error|WARN .*(failed|timeout|Error))|Watchdog caught collective operation timeout)"));
+  // NCCL: "NCCL WARN ... " / "ncclInternalError" / "NCCL error in: ..."; watchdog timeouts (an
+  // entry of their own: the literal prefilter needs a literal every match holds).
+  out.push_back(make("nccl-error", "NCCL", R"(NCCL (error|WARN .*(failed|timeout|Error)))"));
+  out.push_back(make("nccl-error", "Watchdog caught",
+                     R"(Watchdog caught collective operation timeout)"));
   out.push_back(make("nccl-result", "nccl", R"(\bnccl(InternalError|SystemError|InvalidUsage|RemoteError)\b)"));
   // HCCL: "HCCL ... ERROR" lines and its EI/EJ error codes.
   out.push_back(make("hccl-error", "HCCL", R"(HCCL.*(ERROR|error|timeout|Timeout))"));
   // CUDA and Ascend ACL runtime errors.
   out.push_back(make("cuda-error", "CUDA error", R"(CUDA error)"));
-  out.push_back(make("acl-error", "ACL", R"(\bACL (error|ERROR)|aclrt\w+ failed)"));
+  // Two entries, one literal each: "aclrtMalloc failed" holds no "ACL", and the literal
+  // prefilter would skip it under one entry whose literal was "ACL".
+  out.push_back(make("acl-error", "ACL", R"(\bACL (error|ERROR))"));
+  out.push_back(make("acl-error", "aclrt", R"(aclrt\w+ failed)"));
   // Device memory and hardware faults.
   out.push_back(make("out-of-memory", "out of memory", R"(out of memory)"));
   out.push_back(make("ecc", "ECC", R"(uncorrectable ECC|ECC error)"));
@@ -175,12 +177,23 @@ std::vector<LinePattern> default_fatal_patterns() {
   return out;
 }
 
+std::vector<LinePattern> default_resume_patterns() {
+  std::vector<LinePattern> out;
+  // Megatron-LM load_checkpoint: "  successfully loaded checkpoint from /ckpt [ t 1/8, p 1/4 ] at
+  // iteration 1000"
+  out.push_back(make("megatron", "successfully loaded checkpoint from",
+                     R"(successfully loaded checkpoint from .* at iteration (\d+))"));
+  // Hugging Face Trainer: "  Continuing training from global step 1000"
+  out.push_back(make("hf-trainer", "Continuing training from global step",
+                     R"(Continuing training from global step (\d+))"));
+  // torchtitan CheckpointManager.load: "Loading the checkpoint at step 1000."
+  out.push_back(make("torchtitan", "Loading the checkpoint at step",
+                     R"(Loading the checkpoint at step (\d+))"));
+  return out;
+}
+
 LinePattern user_pattern(const std::string& option, const std::string& pattern) {
-  try {
-    return make(option, "", pattern);
-  } catch (const std::regex_error&) {
-    throw Error(fmt::format("{} '{}': not a valid regular expression", option, pattern));
-  }
+  return LinePattern(option, "", Regex(pattern, option));
 }
 
 LiteralCursor::LiteralCursor(const std::vector<LinePattern>& patterns, std::string_view text)
@@ -205,6 +218,7 @@ bool LiteralCursor::may_match(size_t begin, size_t end) {
 
 std::optional<LineMatch> match_line(const std::vector<LinePattern>& patterns,
                                     std::string_view line) {
+  line = line.substr(0, kMaxLineBytes);
   for (const LinePattern& p : patterns) {
     const size_t at = p.literal.empty() ? 0 : find_literal(p, line, 0);
     if (at == std::string_view::npos) continue;
@@ -212,12 +226,10 @@ std::optional<LineMatch> match_line(const std::vector<LinePattern>& patterns,
       if (std::optional<LineMatch> m = match_pieces(p, line, at)) return m;
       continue;
     }
-    std::match_results<std::string_view::const_iterator> m;
-    if (!std::regex_search(line.begin(), line.end(), m, p.regex)) continue;
+    std::string_view groups[2];
+    if (!p.regex.search(line, groups)) continue;
     LineMatch out{&p, std::nullopt};
-    if (m.size() > 1 && m[1].matched) {
-      out.step = step_number(std::string_view(&*m[1].first, static_cast<size_t>(m[1].length())));
-    }
+    if (groups[1].data() != nullptr) out.step = step_number(groups[1]);
     return out;
   }
   return std::nullopt;
