@@ -22,7 +22,8 @@ struct Supervised {
 
 // Supervises `script` under sh with the default patterns, no back-off, its output sent to
 // /dev/null instead of the test's stdout; the attempt is in $PLUMB_RESTART (empty, then 1, 2...).
-Supervised supervise_script(const std::string& script, int64_t unmatched_warning = kUnmatchedLinesWarning) {
+Supervised supervise_script(const std::string& script,
+                            int64_t unmatched_warning = kUnmatchedLinesWarning) {
   SuperviseOptions o;
   o.attempt.argv = {"sh", "-c", script};
   o.attempt.progress = default_progress_patterns();
@@ -116,7 +117,8 @@ TEST(Supervisor, LinesInNoKnownFormatAreSaidOnceWithASample) {
 }
 
 TEST(Supervisor, NoWordOfUnknownLinesOnceAProgressLineWasSeen) {
-  const Supervised r = supervise_script(steps(1, 1) + "for i in 1 2 3 4 5 6 7; do echo other; done", 5);
+  const Supervised r =
+      supervise_script(steps(1, 1) + "for i in 1 2 3 4 5 6 7; do echo other; done", 5);
   EXPECT_TRUE(of_kind(r, "progress_unrecognised").empty());
 }
 
