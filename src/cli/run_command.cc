@@ -391,10 +391,15 @@ class MetricsFile {
     }
   }
 
+  // "--metrics m.prom: 2 of 5 updates could not be written (the first failure: cannot write: ...)"
   void summarise() const {
     if (failed_ == 0) return;
-    say(fmt::format("--metrics {}: {} of {} updates could not be written (the first: {})", path_,
-                    failed_, writes_, first_failure_));
+    const std::string named = "--metrics " + path_ + ": ";
+    const std::string why = first_failure_.rfind(named, 0) == 0
+                                ? first_failure_.substr(named.size())
+                                : first_failure_;
+    say(fmt::format("{}{} of {} updates could not be written (the first failure: {})", named,
+                    failed_, writes_, why));
   }
 
  private:

@@ -198,6 +198,32 @@ TEST(RunSafety, AnEventsFileThatFailsLaterIsReportedOnceAndCounted) {
   EXPECT_EQ(run.out.substr(run.out.size() - counted.size()), counted) << run.out;
 }
 
+// The metrics file's folder disappears during the run (the job removes it, then makes it again
+// after the restart): the failure is said once, the run goes on to its restart and end, the file
+// is written again once it can be, and the failed updates are counted.
+TEST(RunSafety, AMetricsFileThatFailsLaterIsReportedOnceAndCounted) {
+  const std::string dir = temp_dir("run-metrics-gone");
+  write_file(dir + "/job.sh",
+             "if [ -z \"$PLUMB_RESTART\" ]; then rm -r m; exit 3; fi\nmkdir m\n");
+  fs::create_directory(dir + "/m");
+  const test::Run run = run_command("cd " + dir + " && " + kPlumb +
+                                    " run --backoff 0 --metrics m/metrics.prom -- sh job.sh");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(count(run.err, "plumb run: --metrics m/metrics.prom: cannot write"), 1u) << run.err;
+  EXPECT_NE(run.err.find("plumb run: --metrics m/metrics.prom: cannot write: folder m does not "
+                         "exist; the file keeps its last content until a write succeeds; "
+                         "supervision goes on\n"),
+            std::string::npos)
+      << run.err;
+  // Updates: the first attempt's start, the restart, the second start (these two failed), the
+  // run's end and the last one after it.
+  EXPECT_NE(run.err.find("plumb run: --metrics m/metrics.prom: 2 of 5 updates could not be "
+                         "written (the first failure: cannot write: folder m does not exist)\n"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(read_file(dir + "/m/metrics.prom").find("plumb_run_"), std::string::npos);
+}
+
 // A job whose lines match no default progress pattern prints one every 0.25 s for 2 s under a
 // 1 s hang timeout: it is not a hang (any output counts until a progress line appears), and after
 // its first 1,000 lines plumb says once that nothing matched, with one of them.
