@@ -39,7 +39,12 @@ struct LinePattern {
   // checks that they agree). Empty: the regex decides.
   bool word_start = false;
   std::vector<PatternPiece> pieces;
-  size_t anchor = 0;  // the literal's least common character: the one searched for first
+  // The offsets of the literal's two least common characters (anchor < anchor2): the pair
+  // searched for first, 16 positions at a time; or, when by_memchr (its least common character
+  // is rare in logs, or it has one character), that character's offset, searched by memchr.
+  size_t anchor = 0;
+  size_t anchor2 = 0;
+  bool by_memchr = false;
 };
 
 // The defaults: Megatron-LM, DeepSpeed, Hugging Face Trainer, torchtitan step lines and

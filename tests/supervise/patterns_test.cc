@@ -223,6 +223,47 @@ TEST(RunPatterns, ALiteralCursorSkipsOnlyTheLinesWithoutALiteral) {
   EXPECT_TRUE(always.may_match(0, 10));  // no literal: every line is tried
 }
 
+// A literal is searched either 16 positions at a time for two of its characters ("aclrt",
+// "iteration", "step:": all their letters common) or by memchr of a rare one ("NCCL", "Xid"):
+// either way it is found wherever it lies against those blocks (first, inside, across, last
+// bytes of the line), and lines that hold its characters apart or a literal cut short are
+// skipped.
+TEST(RunPatterns, ALiteralIsFoundAtEveryOffsetAndNearMissesAreNot) {
+  const std::vector<LinePattern> fatal = default_fatal_patterns();
+  for (const std::string_view literal : {"aclrtMalloc failed", "NCCL error", " Xid ", "CUDA error"}) {
+    for (size_t before = 0; before < 40; ++before) {
+      for (size_t after : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}}) {
+        const std::string line =
+            std::string(before, 'c') + std::string(literal) + std::string(after, 'l');
+        std::optional<LineMatch> m = match_line(fatal, line);
+        ASSERT_TRUE(m.has_value()) << '"' << line << '"';
+        LiteralCursor cursor(fatal, line);
+        EXPECT_TRUE(cursor.may_match(0, line.size())) << '"' << line << '"';
+      }
+    }
+  }
+  const std::vector<LinePattern> progress = default_progress_patterns();
+  for (const std::string_view literal : {"iteration 7/ 9 |", "step: 7 loss:"}) {
+    for (size_t before = 0; before < 40; ++before) {
+      const std::string line = std::string(before, 'r') + " " + std::string(literal);
+      std::optional<LineMatch> m = match_line(progress, line);
+      ASSERT_TRUE(m.has_value()) << '"' << line << '"';
+      EXPECT_EQ(m->step, 7) << '"' << line << '"';
+      LiteralCursor cursor(progress, line);
+      EXPECT_TRUE(cursor.may_match(0, line.size())) << '"' << line << '"';
+    }
+  }
+  EXPECT_FALSE(match_line(progress, std::string(50, 'r') + "iteratio n 7/ 9 |"));
+  const std::vector<std::string> misses = {
+      std::string(100, 'c') + "acl rtMalloc failed", "a" + std::string(64, 'c') + "lrt", "aclr",
+      "NCC", std::string(33, 'N') + "CCX" + std::string(40, 'C'), "CUDA erro"};
+  for (const std::string& miss : misses) {
+    EXPECT_FALSE(match_line(fatal, miss)) << '"' << miss << '"';
+    LiteralCursor cursor(fatal, miss);
+    EXPECT_FALSE(cursor.may_match(0, miss.size())) << '"' << miss << '"';
+  }
+}
+
 // Runs `script` under sh as one attempt with the default patterns, its pass-through output sent
 // to /dev/null instead of the test's stdout.
 AttemptResult watch(const std::string& script,
