@@ -7,22 +7,28 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/strings.h"
 #include "baseline/recovery_store.h"
 #include "report/recovery_table.h"
 #include "supervise/recovery_metrics.h"
 #include "supervise/checkpoint.h"
 #include "supervise/drill.h"
+#include "supervise/event_log.h"
 #include "supervise/supervisor.h"
 #include "sysinfo/slurm_job.h"
 
 namespace plumb::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 // Set by SIGINT/SIGTERM: the supervisor stops the job and does not count it as a failure. A
 // signal handler can reach nothing else.
@@ -30,13 +36,20 @@ std::atomic<bool> g_stop{false};
 
 void on_stop(int) { g_stop = true; }
 
-void install_stop_handlers() {
+// SIGINT, SIGTERM and SIGHUP stop the job. SIGPIPE and SIGXFSZ are ignored: a closed pipe on
+// plumb's stdout or stderr (`plumb run ... | head -1`) or a file size limit on the events file
+// must not kill the supervisor and leave the job running unsupervised; the failed write is
+// reported instead (the job gets both back at their defaults: attempt.cc).
+void install_signal_handlers() {
   struct sigaction sa{};
   sa.sa_handler = on_stop;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &sa, nullptr);
+  ::sigaction(SIGXFSZ, &sa, nullptr);
 }
 
 std::vector<supervise::LinePattern> patterns(const std::vector<std::string>& given,
@@ -50,35 +63,92 @@ std::vector<supervise::LinePattern> patterns(const std::vector<std::string>& giv
 
 void say(const std::string& line) { std::cerr << "plumb run: " << line << "\n" << std::flush; }
 
-// What the console says of an event (the JSONL file has all of it).
-void tell(const nlohmann::json& e) {
-  const std::string kind = e.value("event", "");
-  if (kind == "failure") {
-    say(fmt::format("attempt {} failed: {} ({}){}", e["attempt"].get<int>(),
-                    e["kind"].get<std::string>(), e["detail"].get<std::string>(),
-                    e["step"].is_null() ? "" : fmt::format(", last step {}", e["step"].dump())));
-  } else if (kind == "restart") {
-    say(fmt::format("restarting: attempt {}", e["attempt"].get<int>()));
-  } else if (kind == "give_up") {
-    say(fmt::format("giving up: more than the allowed restarts within the window; last "
-                    "failure: {}",
-                    e["last_failure"].get<std::string>()));
-  } else if (kind == "checkpoint") {
-    for (const auto& skipped : e["skipped"]) {
-      say(fmt::format("skipped checkpoint {}: {}", skipped["path"].get<std::string>(),
-                      skipped["reason"].get<std::string>()));
-    }
-    say(e["path"].is_null() ? std::string("no complete checkpoint: restarting from the beginning")
-                            : fmt::format("resuming from {}{}", e["path"].get<std::string>(),
-                                          e["step"].is_null() ? "" : " (step " + e["step"].dump() + ")"));
-  } else if (kind == "recovery_step") {
-    say(recovery_step_line(e));
-  } else if (kind == "finished") {
-    say(fmt::format("the job finished with exit 0 (attempt {}, {:.1f} s)", e["attempt"].get<int>(),
-                    e["seconds"].get<double>()));
-  } else if (kind == "stopped") {
-    say("stopped by a signal; the job was stopped");
+// The console's line for a failure, a restart, ... (the JSONL file has all of it); one entry per
+// event kind, none for the kinds it does not mention.
+using Teller = void (*)(const nlohmann::json& e, const RunOptions& o);
+
+void tell_failure(const nlohmann::json& e, const RunOptions&) {
+  say(fmt::format("attempt {} failed: {} ({}){}", e["attempt"].get<int>(),
+                  e["kind"].get<std::string>(), e["detail"].get<std::string>(),
+                  e["step"].is_null() ? "" : fmt::format(", last step {}", e["step"].dump())));
+}
+
+void tell_backoff(const nlohmann::json& e, const RunOptions&) {
+  say(fmt::format("waiting {:.1f} s before attempt {} (--backoff, doubled after each restart)",
+                  e["seconds"].get<double>(), e["attempt"].get<int>()));
+}
+
+void tell_checkpoint(const nlohmann::json& e, const RunOptions&) {
+  for (const auto& skipped : e["skipped"]) {
+    say(fmt::format("skipped checkpoint {}: {}", skipped["path"].get<std::string>(),
+                    skipped["reason"].get<std::string>()));
   }
+  if (e.contains("error")) {
+    say(fmt::format("no checkpoint to resume from ({}): restarting from the beginning",
+                    e["error"].get<std::string>()));
+    return;
+  }
+  say(e["path"].is_null() ? std::string("no complete checkpoint: restarting from the beginning")
+                          : fmt::format("resuming from {}{}", e["path"].get<std::string>(),
+                                        e["step"].is_null() ? "" : " (step " + e["step"].dump() + ")"));
+}
+
+void tell_output_closed(const nlohmann::json& e, const RunOptions&) {
+  if (e["stream"] != "stdout") return;  // stderr itself is gone: the events file has it
+  say(fmt::format("standard output is closed ({}): the job's output to it is dropped from now "
+                  "on; supervision goes on",
+                  e["error"].get<std::string>()));
+}
+
+void tell_unrecognised(const nlohmann::json& e, const RunOptions& o) {
+  const std::string which =
+      o.progress_regex.empty()
+          ? std::string("a progress pattern (the defaults know Megatron-LM, DeepSpeed, "
+                        "torchtitan, Hugging Face Trainer and plumb.train-events/1)")
+          : std::string("--progress-regex");
+  say(fmt::format("none of the first {} output lines matched {}, e.g. \"{}\". Until one does, any "
+                  "output counts as progress (hang detection sees only silence). Give "
+                  "--progress-regex with the step as group 1 (--progress-regex 'step (\\d+)') to "
+                  "detect a job that prints but makes no progress and to count steps lost",
+                  e["lines"].get<int64_t>(), which,
+                  terminal_safe(e["sample"].get<std::string>())));
+}
+
+void tell_give_up(const nlohmann::json& e, const RunOptions&) {
+  say(fmt::format("giving up: more than the allowed restarts within the window; last failure: {}",
+                  e["last_failure"].get<std::string>()));
+}
+
+const std::map<std::string, Teller>& tellers() {
+  static const std::map<std::string, Teller> kTable = {
+      {"failure", tell_failure},
+      {"backoff", tell_backoff},
+      {"restart",
+       [](const nlohmann::json& e, const RunOptions&) {
+         say(fmt::format("restarting: attempt {}", e["attempt"].get<int>()));
+       }},
+      {"give_up", tell_give_up},
+      {"checkpoint", tell_checkpoint},
+      {"recovery_step",
+       [](const nlohmann::json& e, const RunOptions&) { say(recovery_step_line(e)); }},
+      {"output_closed", tell_output_closed},
+      {"progress_unrecognised", tell_unrecognised},
+      {"finished",
+       [](const nlohmann::json& e, const RunOptions&) {
+         say(fmt::format("the job finished with exit 0 (attempt {}, {:.1f} s)",
+                         e["attempt"].get<int>(), e["seconds"].get<double>()));
+       }},
+      {"stopped",
+       [](const nlohmann::json&, const RunOptions&) {
+         say("stopped by a signal; the job was stopped");
+       }},
+  };
+  return kTable;
+}
+
+void tell(const nlohmann::json& e, const RunOptions& o) {
+  const auto found = tellers().find(e.value("event", ""));
+  if (found != tellers().end()) found->second(e, o);
 }
 
 // "--load {checkpoint} --step {step}" → words with the values put in.
@@ -96,8 +166,9 @@ std::vector<std::string> resume_words(const std::string& tmpl, const std::string
   return out;
 }
 
-nlohmann::json checkpoint_event(const supervise::CheckpointChoice& c) {
+nlohmann::json checkpoint_event(const supervise::CheckpointChoice& c, const std::string& error) {
   nlohmann::json e = {{"event", "checkpoint"}, {"time", utc_timestamp()}};
+  if (!error.empty()) e["error"] = error;
   e["path"] = c.path.empty() ? nlohmann::json() : nlohmann::json(c.path.string());
   e["step"] = c.step ? nlohmann::json(*c.step) : nlohmann::json();
   e["format"] = c.format;
@@ -108,11 +179,54 @@ nlohmann::json checkpoint_event(const supervise::CheckpointChoice& c) {
   return e;
 }
 
+// True when `dir` does not exist (yet): the job may create it at its first save. A path that
+// cannot be looked at (a parent without permission) is not "missing".
+bool missing(const fs::path& dir) {
+  std::error_code ec;
+  return !fs::exists(dir, ec) && !ec;
+}
+
+// --checkpoint-dir as an absolute path, so that PLUMB_RESUME_FROM still names the checkpoint
+// after the job changes directory. One that does not exist yet is waited for, with a note; one
+// that exists but cannot be read stops the run now (an Error, exit 2).
+std::string checkpoint_dir_at_start(const std::string& given) {
+  if (given.empty()) return given;
+  const fs::path dir = fs::path(given).is_absolute()
+                           ? fs::path(given)
+                           : (fs::current_path() / given).lexically_normal();
+  if (missing(dir)) {
+    say(fmt::format("--checkpoint-dir {} does not exist yet: waiting for the job to create it "
+                    "(a restart before then starts from the beginning)",
+                    dir.string()));
+  } else {
+    supervise::find_checkpoint(dir);  // readable?
+  }
+  return dir.string();
+}
+
+// The checkpoint to resume from, or why there is none to look at (an empty choice then): a
+// directory that is still missing, or one that cannot be read now (a restart goes on, from the
+// beginning, rather than leave the job down).
+supervise::CheckpointChoice look_for_checkpoint(const std::string& dir, std::string& error) {
+  if (missing(dir)) {
+    error = fmt::format("{} does not exist yet", dir);
+    return {};
+  }
+  try {
+    return supervise::find_checkpoint(dir);
+  } catch (const Error& e) {
+    error = e.what();
+    return {};
+  }
+}
+
 // Before a restart: the newest complete checkpoint into the environment and the command line.
-std::optional<int64_t> resume_from_checkpoint(const RunOptions& o, supervise::AttemptOptions& next,
+std::optional<int64_t> resume_from_checkpoint(const RunOptions& o, const std::string& dir,
+                                              supervise::AttemptOptions& next,
                                               const supervise::EventSink& sink) {
-  supervise::CheckpointChoice c = supervise::find_checkpoint(o.checkpoint_dir);
-  sink(checkpoint_event(c));
+  std::string error;
+  supervise::CheckpointChoice c = look_for_checkpoint(dir, error);
+  sink(checkpoint_event(c, error));
   if (c.path.empty()) return std::nullopt;
   std::string step = c.step ? std::to_string(*c.step) : "";
   next.env.push_back({"PLUMB_RESUME_FROM", c.path.string()});
@@ -134,6 +248,7 @@ supervise::SuperviseOptions supervise_options(const RunOptions& o) {
   s.attempt.progress = patterns(o.progress_regex, "--progress-regex",
                                 supervise::default_progress_patterns());
   s.attempt.fatal = patterns(o.fatal_regex, "--fatal-regex", supervise::default_fatal_patterns());
+  s.attempt.resume = supervise::default_resume_patterns();
   s.attempt.stop = &g_stop;
   s.max_restarts = o.max_restarts;
   s.restart_window_s = o.restart_window_s;
@@ -157,12 +272,12 @@ void note_unusable(const supervise::RecoveryOutcome& out, const RunOptions& o,
 }
 
 // --drill K: the fault injector, its faults checked against --hang-timeout.
-std::optional<supervise::Drill> make_drill(const RunOptions& o) {
+std::optional<supervise::Drill> make_drill(const RunOptions& o, const std::string& checkpoint_dir) {
   if (o.drill <= 0) return std::nullopt;
   supervise::DrillOptions d;
   d.faults = o.drill;
   d.kinds = supervise::parse_fault_kinds(o.drill_faults);
-  d.checkpoint_dir = o.checkpoint_dir;
+  d.checkpoint_dir = checkpoint_dir;
   d.seed = o.drill_seed;
   const bool hangs = std::count(d.kinds.begin(), d.kinds.end(), supervise::FaultKind::kStop) > 0;
   if (hangs && o.hang_timeout_s <= 0) {
@@ -223,17 +338,107 @@ int drill_verdict(const supervise::RunSummary& s, const supervise::RecoveryBasel
   return status;
 }
 
+// --events: the run's first event is the file's check (one that cannot take it stops the run
+// before the job starts, exit 2); a later failure is said once, and the lost events are counted
+// in the closing line.
+class EventsFile {
+ public:
+  explicit EventsFile(const std::string& path) {
+    if (!path.empty()) log_.emplace("--events", path);
+  }
+
+  void write(const nlohmann::json& e) {
+    if (!log_ || log_->write(e)) return;
+    const std::string reason = std::strerror(log_->first_error());
+    if (log_->written() == 0) {
+      throw Error(fmt::format("{}: cannot be written: {}", log_->name(), reason));
+    }
+    if (log_->lost() > 1) return;
+    say(fmt::format("{}: writing failed ({}): events are lost while it fails; supervision goes on",
+                    log_->name(), reason));
+  }
+
+  void summarise() const {
+    if (!log_ || log_->lost() == 0) return;
+    say(fmt::format("{}: {} of {} events could not be written (the first failure: {})",
+                    log_->name(), log_->lost(), log_->lost() + log_->written(),
+                    std::strerror(log_->first_error())));
+  }
+
+ private:
+  std::optional<supervise::EventLog> log_;
+};
+
+// --metrics: a file that cannot be written at the start stops the run (exit 2); a later failure
+// is said once and counted, the file keeps its last content, and the next change tries again.
+class MetricsFile {
+ public:
+  explicit MetricsFile(std::string path) : path_(std::move(path)) {}
+
+  bool on() const { return !path_.empty(); }
+  void first(const supervise::RecoveryBaseline& b) { supervise::write_metrics_file(path_, b); }
+
+  void update(const supervise::RecoveryBaseline& b) {
+    ++writes_;
+    try {
+      supervise::write_metrics_file(path_, b);
+    } catch (const std::exception& e) {
+      if (failed_++ > 0) return;
+      first_failure_ = e.what();
+      say(fmt::format("{}; the file keeps its last content until a write succeeds; supervision "
+                      "goes on",
+                      first_failure_));
+    }
+  }
+
+  // "--metrics m.prom: 2 of 5 updates could not be written (the first failure: cannot write: ...)"
+  void summarise() const {
+    if (failed_ == 0) return;
+    const std::string named = "--metrics " + path_ + ": ";
+    const std::string why = first_failure_.rfind(named, 0) == 0
+                                ? first_failure_.substr(named.size())
+                                : first_failure_;
+    say(fmt::format("{}{} of {} updates could not be written (the first failure: {})", named,
+                    failed_, writes_, why));
+  }
+
+ private:
+  std::string path_;
+  int64_t writes_ = 0;
+  int64_t failed_ = 0;
+  std::string first_failure_;
+};
+
+// The recovery table on stderr, the last metrics, the store, and what could not be written.
+void conclude(const RunOptions& o, supervise::RecoveryBaseline& baseline, MetricsFile& metrics,
+              const EventsFile& events, bool drill) {
+  if (!baseline.recoveries.empty() || drill) {
+    std::ostringstream table;
+    report::print_recovery_table(baseline, table);
+    std::cerr << table.str() << std::flush;
+  }
+  if (metrics.on()) metrics.update(baseline);
+  events.summarise();
+  metrics.summarise();
+  if (o.save) {
+    say(fmt::format("saved as baseline {}", baseline::save_recovery(baseline, o.db, o.label)));
+  }
+}
+
 }  // namespace
 
 void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("COMMAND", o.command, "The job, after --: a training script or a launcher");
   app.add_option("--hang-timeout", o.hang_timeout_s,
-                 "Seconds without progress that make a hang (0: never)")
+                 "Seconds without progress that make a hang (0: never); until the first progress "
+                 "line, any output counts as progress")
       ->capture_default_str()->check(CLI::Range(0.0, 1e7));
   app.add_option("--progress-regex", o.progress_regex,
-                 "A line matching this is progress; group 1 is the step (replaces the defaults)");
+                 "A line matching this (RE2 syntax, on its first 64 KiB) is progress; group 1 is "
+                 "the step (replaces the defaults)");
   app.add_option("--fatal-regex", o.fatal_regex,
-                 "A line matching this ends the attempt at once (replaces the defaults)");
+                 "A line matching this (RE2 syntax) ends the attempt at once (replaces the "
+                 "defaults)");
   app.add_option("--heartbeat", o.heartbeat, "A file whose modification counts as progress");
   app.add_option("--kill-grace", o.kill_grace_s, "Seconds between SIGTERM and SIGKILL")
       ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
@@ -241,12 +446,16 @@ void setup_run(CLI::App& app, RunOptions& o) {
       ->capture_default_str()->check(CLI::Range(0, 100000));
   app.add_option("--restart-window", o.restart_window_s, "Seconds the restart limit counts over")
       ->capture_default_str()->check(CLI::Range(0.0, 1e9));
-  app.add_option("--backoff", o.backoff_s, "Seconds before the first restart, doubling")
+  app.add_option("--backoff", o.backoff_s,
+                 "Seconds before the first restart, doubling (announced before each restart)")
       ->capture_default_str()->check(CLI::Range(0.0, 86400.0));
-  app.add_option("--events", o.events, "Write plumb.run-events/1 JSONL here");
+  app.add_option("--events", o.events,
+                 "Write plumb.run-events/1 JSONL here (one that cannot be written stops the run "
+                 "before the job starts)");
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
                  "The job's checkpoints: a restart resumes from the newest complete one "
-                 "(PLUMB_RESUME_FROM, PLUMB_RESUME_STEP); never modified");
+                 "(PLUMB_RESUME_FROM, an absolute path, and PLUMB_RESUME_STEP); never modified; "
+                 "may not exist yet (the job creates it)");
   app.add_option("--resume-arg", o.resume_arg,
                  "Words added to a restart's command, with {checkpoint} and {step} put in");
   add_recovery_options(app, o.recovery);
@@ -270,29 +479,26 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures, or a "
              "drill that could not inject every fault or saw a restart not resume after its "
              "checkpoint; 2 bad usage (no command after --, a command that does not exist, a "
-             "bad regex); 130 stopped by SIGINT/SIGTERM.");
+             "pattern RE2 refuses, an --events or --metrics file that cannot be written); 130 "
+             "stopped by SIGINT/SIGTERM.");
 }
 
 int run_run(const RunOptions& o) {
   if (o.command.empty()) {
     throw Error("no command after --: plumb run [options] -- COMMAND [ARGS...]");
   }
-  supervise::SuperviseOptions options = supervise_options(o);
-  std::optional<supervise::Drill> drill = make_drill(o);
+  supervise::SuperviseOptions options = supervise_options(o);  // patterns RE2 refuses fail here
+  const std::string checkpoint_dir = checkpoint_dir_at_start(o.checkpoint_dir);
+  std::optional<supervise::Drill> drill = make_drill(o, checkpoint_dir);
   const std::optional<supervise::RecoveryPlan> plan = recovery_plan(o.recovery);
   if (drill) options.drill = &*drill;
-  std::ofstream events;
-  if (!o.events.empty()) {
-    events.open(o.events, std::ios::trunc);
-    if (!events) throw Error(fmt::format("--events {}: cannot be written", o.events));
-  }
-  if (!o.checkpoint_dir.empty()) supervise::find_checkpoint(o.checkpoint_dir);  // readable?
+  EventsFile events(o.events);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  install_stop_handlers();
+  install_signal_handlers();
   supervise::EventSink sink = [&](nlohmann::json e) {
     e["schema"] = supervise::kRunEventsSchema;
-    if (events.is_open()) events << e.dump() << "\n" << std::flush;
-    tell(e);
+    events.write(e);
+    tell(e, o);
   };
   std::vector<std::string> unusable;  // hosts left out of every relaunch
   if (plan) {
@@ -307,33 +513,25 @@ int run_run(const RunOptions& o) {
       restart["excluded_hosts"] = unusable;
       next.argv = supervise::with_exclusions(next.argv, o.recovery.config.exclude_template, unusable);
     }
-    if (o.checkpoint_dir.empty()) return std::optional<int64_t>();
-    return resume_from_checkpoint(o, next, sink);
+    if (checkpoint_dir.empty()) return std::optional<int64_t>();
+    return resume_from_checkpoint(o, checkpoint_dir, next, sink);
   };
   if (o.save) {  // a store that cannot be opened is said now, not after a week of training
     baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
   }
   const std::string started = utc_timestamp();
   const std::optional<sysinfo::SlurmJob> job = sysinfo::slurm_job();  // a bad SLURM_* fails now
-  if (!o.metrics.empty()) {
-    supervise::RunSummary none;
-    supervise::write_metrics_file(o.metrics, live_baseline(o, none, started));  // writable?
+  MetricsFile metrics(o.metrics);
+  if (metrics.on()) {
+    metrics.first(live_baseline(o, supervise::RunSummary(), started));  // writable?
     options.on_change = [&](const supervise::RunSummary& so_far) {
-      supervise::write_metrics_file(o.metrics, live_baseline(o, so_far, started));
+      metrics.update(live_baseline(o, so_far, started));
     };
   }
   supervise::RunSummary summary = supervise::supervise(options, sink);
   supervise::RecoveryBaseline baseline = baseline_of(o, summary, started, drill ? &*drill : nullptr);
   baseline.job = job;
-  if (!baseline.recoveries.empty() || drill) {
-    std::ostringstream table;
-    report::print_recovery_table(baseline, table);
-    std::cerr << table.str() << std::flush;
-  }
-  if (!o.metrics.empty()) supervise::write_metrics_file(o.metrics, baseline);
-  if (o.save) {
-    say(fmt::format("saved as baseline {}", baseline::save_recovery(baseline, o.db, o.label)));
-  }
+  conclude(o, baseline, metrics, events, drill.has_value());
   return drill ? drill_verdict(summary, baseline, *drill) : supervise::exit_code_of(summary);
 }
 

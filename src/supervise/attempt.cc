@@ -29,7 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kReadBytes = 1 << 18;    // one read of the job's output, at most
 constexpr size_t kDrainAfterExit = 64 << 20;  // read after the job ended, at most
 constexpr int kPipeBytes = 1 << 20;       // the job's pipes: room to print while plumb scans
-constexpr size_t kMaxLine = 1 << 16;      // longer lines are matched on their first 64 KiB
 constexpr int kTickMs = 200;              // the longest poll: stop requests, heartbeat checks
 constexpr size_t kDetailChars = 300;
 
@@ -131,16 +130,6 @@ AttemptResult verdict(Outcome outcome, std::string detail, int exit_code = 0, in
   return r;
 }
 
-void write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // our own output is gone (a closed pipe): keep supervising
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
 struct Started {
   pid_t pid = -1;
   int out = -1;
@@ -153,7 +142,9 @@ struct Started {
   ::dup2(err_w, STDERR_FILENO);
   struct sigaction sa{};
   sa.sa_handler = SIG_DFL;
-  ::sigaction(SIGCHLD, &sa, nullptr);
+  // An ignored signal stays ignored across exec: plumb ignores SIGPIPE and SIGXFSZ for itself,
+  // the job gets the defaults it would have had without plumb.
+  for (int sig : {SIGCHLD, SIGPIPE, SIGXFSZ}) ::sigaction(sig, &sa, nullptr);
   for (const auto& [name, value] : o.env) ::setenv(name.c_str(), value.c_str(), 1);
   std::vector<char*> args;
   for (const std::string& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -197,7 +188,9 @@ Started start(const AttemptOptions& o) {
 // Watching one attempt: the streams, the clock of the last progress, the verdict.
 class Watch {
  public:
-  Watch(const AttemptOptions& o, Started job) : o_(o), job_(job) {}
+  Watch(const AttemptOptions& o, Started job)
+      : o_(o), job_(job), out_(o.output != nullptr ? *o.output : own_output_),
+        lines_are_activity_(o.heartbeat.empty()) {}
 
   AttemptResult run() {
     const Clock::time_point begin = Clock::now();
@@ -222,10 +215,12 @@ class Watch {
     if (result_) return;
     check_exit();
     if (!result_) check_hang();
-    if (!result_ && o_.stop != nullptr && o_.stop->load()) {
+    if (!result_ && stopping()) {
       result_ = verdict(Outcome::kStopped, "stopped by a signal to plumb run");
     }
   }
+
+  bool stopping() const { return o_.stop != nullptr && o_.stop->load(); }
 
   int timeout_ms() const {
     if (o_.hang_timeout_s <= 0) return kTickMs;
@@ -239,14 +234,14 @@ class Watch {
     }
   }
 
-  void pump(const pollfd& p, int& fd, int to, std::string& line) {
+  void pump(const pollfd& p, int& fd, int to, LineSplitter& line) {
     if (fd < 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
     read_once(fd, to, line);
   }
 
   // One read of the job's output, passed on and scanned; the bytes read, 0 at its end (the pipe
   // is closed then), -1 when nothing is there now.
-  ssize_t read_once(int& fd, int to, std::string& line) {
+  ssize_t read_once(int& fd, int to, LineSplitter& line) {
     char* buf = read_buffer_.data();
     ssize_t n = ::read(fd, buf, read_buffer_.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -255,8 +250,11 @@ class Watch {
       return 0;
     }
     if (n < 0) return -1;
-    write_all(to, buf, static_cast<size_t>(n));
+    out_.write(to, std::string_view(buf, static_cast<size_t>(n)), o_.stop);
     read_time_ = Clock::now();  // the time of every line in this read
+    // Before the attempt's first progress line, output of any kind (a line, or a progress bar
+    // redrawn with \r) is activity: logs in no known format do not make a hang.
+    if (!progress_seen_ && lines_are_activity_ && !after_exit_) last_progress_ = read_time_;
     scan(std::string_view(buf, static_cast<size_t>(n)), line);
     return n;
   }
@@ -264,15 +262,16 @@ class Watch {
   // What the job printed just before it ended may still be in the pipes (more than one read):
   // passed on and scanned for progress, so that the last step is right, before the verdict. A
   // fatal line found there does not change an exit into another kind of failure (nor a job that
-  // finished with 0 into a failed one). At most kDrainAfterExit bytes: a process the job left
-  // that keeps printing cannot hold plumb here.
+  // finished with 0 into a failed one). At most kDrainAfterExit bytes, and not past a stop
+  // request: a process the job left that keeps printing cannot hold plumb here.
   void drain_after_exit() {
     after_exit_ = true;
     size_t budget = kDrainAfterExit;
-    for (bool more = true; more && budget > 0;) {
+    for (bool more = true; more && budget > 0 && !stopping();) {
       more = false;
-      for (auto [fd, to, line] : {std::tuple<int*, int, std::string*>{&job_.out, STDOUT_FILENO, &out_line_},
-                                  {&job_.err, STDERR_FILENO, &err_line_}}) {
+      for (auto [fd, to, line] :
+           {std::tuple<int*, int, LineSplitter*>{&job_.out, STDOUT_FILENO, &out_line_},
+            {&job_.err, STDERR_FILENO, &err_line_}}) {
         if (*fd < 0) continue;
         const ssize_t n = read_once(*fd, to, *line);
         if (n > 0) {
@@ -283,29 +282,29 @@ class Watch {
     }
   }
 
-  // Splits into lines (the partial last one carried over) and matches each on its first
-  // kMaxLine bytes; the lines of this read that hold none of a set's literals skip that set.
-  void scan(std::string_view chunk, std::string& line) {
+  // Splits into lines and matches each on its first kMaxLineBytes; the lines of this read that
+  // hold none of a set's literals skip that set.
+  void scan(std::string_view chunk, LineSplitter& lines) {
     LiteralCursor fatal(o_.fatal, chunk);
     LiteralCursor progress(o_.progress, chunk);
-    size_t start = 0;
-    for (size_t nl; (nl = chunk.find('\n', start)) != std::string_view::npos && !result_;) {
-      if (line.empty()) {
-        std::string_view text = chunk.substr(start, std::min(nl - start, kMaxLine));
-        const size_t end = start + text.size();
-        on_line(text, fatal.may_match(start, end), progress.may_match(start, end));
-      } else {
-        append_capped(line, chunk.substr(start, nl - start));
-        on_line(line, true, true);
-        line.clear();
+    std::optional<LiteralCursor> resume;  // only before the first progress line
+    if (!progress_seen_ && !o_.resume.empty()) resume.emplace(o_.resume, chunk);
+    lines.feed(chunk, [&](std::string_view text, size_t at) {
+      if (at == std::string_view::npos) {  // it began in an earlier read: every set is tried
+        if (resume && !progress_seen_) on_resume_line(text);
+        on_line(text, true, true);
+        return !result_;
       }
-      start = nl + 1;
-    }
-    append_capped(line, chunk.substr(start));
+      const size_t end = at + text.size();
+      if (resume && !progress_seen_ && resume->may_match(at, end)) on_resume_line(text);
+      on_line(text, fatal.may_match(at, end), progress.may_match(at, end));
+      return !result_;
+    });
   }
 
-  static void append_capped(std::string& line, std::string_view more) {
-    if (line.size() < kMaxLine) line.append(more.substr(0, kMaxLine - line.size()));
+  void on_resume_line(std::string_view text) {
+    std::optional<LineMatch> m = match_line(o_.resume, text);
+    if (m && m->step && o_.on_resumed) o_.on_resumed(*m->step);
   }
 
   void on_line(std::string_view text, bool may_be_fatal, bool may_be_progress) {
@@ -314,12 +313,16 @@ class Watch {
       result_ = verdict(Outcome::kFatalLine, detail);
       return;
     }
-    if (!may_be_progress) return;
-    if (std::optional<LineMatch> m = match_line(o_.progress, text)) {
-      last_progress_ = read_time_;
-      if (m->step) last_step_ = m->step;
-      if (o_.on_progress) o_.on_progress(m->step);
+    std::optional<LineMatch> m;
+    if (may_be_progress) m = match_line(o_.progress, text);
+    if (!m) {
+      if (tell_unmatched_ && !progress_seen_) tell_unmatched_ = o_.on_unmatched(text);
+      return;
     }
+    progress_seen_ = true;
+    last_progress_ = read_time_;
+    if (m->step) last_step_ = m->step;
+    if (o_.on_progress) o_.on_progress(m->step);
   }
 
   void check_exit() {
@@ -355,9 +358,14 @@ class Watch {
     if (o_.hang_timeout_s <= 0) return;
     double quiet = seconds_since(last_progress_);
     if (quiet < o_.hang_timeout_s) return;
-    AttemptResult r = verdict(Outcome::kHang, fmt::format("no progress for {:.1f} s (--hang-timeout "
-                                                          "{})",
-                                                          quiet, o_.hang_timeout_s));
+    const bool by_output = !progress_seen_ && lines_are_activity_;
+    AttemptResult r = verdict(
+        Outcome::kHang,
+        by_output ? fmt::format("no output for {:.1f} s (--hang-timeout {}; no progress line yet, "
+                                "so any output counted)",
+                                quiet, o_.hang_timeout_s)
+                  : fmt::format("no progress for {:.1f} s (--hang-timeout {})", quiet,
+                                o_.hang_timeout_s));
     r.detect_seconds = quiet - o_.hang_timeout_s;
     result_ = r;
   }
@@ -374,7 +382,8 @@ class Watch {
       char buf[kReadBytes];
       ssize_t n;
       while ((n = ::read(*fd, buf, sizeof buf)) > 0) {
-        write_all(fd == &job_.out ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(n));
+        out_.write(fd == &job_.out ? STDOUT_FILENO : STDERR_FILENO,
+                   std::string_view(buf, static_cast<size_t>(n)), o_.stop);
       }
       ::close(*fd);
       *fd = -1;
@@ -383,19 +392,44 @@ class Watch {
 
   const AttemptOptions& o_;
   Started job_;
+  PassThrough own_output_;
+  PassThrough& out_;
+  const bool lines_are_activity_;  // no --heartbeat: output is activity until a progress line
+  bool progress_seen_ = false;     // this attempt has printed a progress line
+  bool tell_unmatched_ = lines_are_activity_ && static_cast<bool>(o_.on_unmatched);
   std::optional<AttemptResult> result_;
   std::optional<int64_t> last_step_;
   Clock::time_point last_progress_;
   int64_t heartbeat_mtime_ = 0;
   bool exited_ = false;
-  std::string out_line_;
-  std::string err_line_;
+  LineSplitter out_line_;
+  LineSplitter err_line_;
   std::vector<char> read_buffer_ = std::vector<char>(kReadBytes);
   bool after_exit_ = false;  // the job has ended: its last output is read for progress only
   Clock::time_point read_time_;
 };
 
 }  // namespace
+
+void PassThrough::write(int fd, std::string_view bytes, const std::atomic<bool>* stop) {
+  while (!bytes.empty() && !closed(fd)) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    const int error = n < 0 ? errno : EIO;
+    if (error == EINTR || error == EAGAIN) {  // a signal, or a non-blocking stream that is full
+      if (stop != nullptr && stop->load()) return;  // stopping: the reader does not read
+      pollfd p{fd, POLLOUT, 0};
+      if (error == EAGAIN) ::poll(&p, 1, kTickMs);
+      continue;
+    }
+    if (fd >= 0 && fd < 3) closed_[fd] = true;
+    if (on_closed_) on_closed_(fd, error);
+    return;
+  }
+}
 
 AttemptResult run_attempt(const AttemptOptions& options) {
   if (options.argv.empty()) throw Error("no command after --");

@@ -34,6 +34,16 @@ const FaultEntry& entry(FaultKind kind) {
   return kFaults[0];
 }
 
+// The newest complete checkpoint; none while the directory is missing (the job creates it at its
+// first save) or cannot be read: the drill then waits, it never stops the supervisor.
+CheckpointChoice look(const std::filesystem::path& dir) {
+  try {
+    return find_checkpoint(dir);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 }  // namespace
 
 std::string fault_name(FaultKind kind) { return entry(kind).name; }
@@ -65,7 +75,7 @@ void Drill::on_start(int process_group) {
   had_checkpoint_ = false;
   start_checkpoint_.reset();
   if (options_.checkpoint_dir.empty()) return;
-  CheckpointChoice c = find_checkpoint(options_.checkpoint_dir);
+  CheckpointChoice c = look(options_.checkpoint_dir);
   had_checkpoint_ = !c.path.empty();
   start_checkpoint_ = c.step;
 }
@@ -75,7 +85,7 @@ bool Drill::armed() {
   if (options_.checkpoint_dir.empty()) return true;
   if (Clock::now() - last_look_ < kLookEvery) return false;
   last_look_ = Clock::now();
-  CheckpointChoice c = find_checkpoint(options_.checkpoint_dir);
+  CheckpointChoice c = look(options_.checkpoint_dir);
   if (c.path.empty()) return false;
   if (!had_checkpoint_) return true;
   return c.step && start_checkpoint_ && *c.step > *start_checkpoint_;

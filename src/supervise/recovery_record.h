@@ -41,8 +41,10 @@ struct Recovery {
   std::optional<int64_t> last_step;        // the last step the failed attempt reported
   std::optional<int64_t> checkpoint_step;  // the step of the checkpoint the restart resumed from
   std::optional<int64_t> first_step_after; // the first step the restarted attempt reported
-  // Steps done again: last_step - checkpoint_step (last_step when no checkpoint); null when
-  // the failed attempt reported no step.
+  // Steps done again: last_step less the step the restarted job resumed after — the one it said
+  // (a resume line), else checkpoint_step unless first_step_after is not past it, else
+  // first_step_after - 1, else 0 — never below 0 (docs/run.md "Resuming"); null when the failed
+  // attempt reported no step.
   std::optional<int64_t> steps_lost;
   // first_step_after == checkpoint_step + 1; null when either is unknown.
   std::optional<bool> resumed_after_checkpoint;

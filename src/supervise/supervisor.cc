@@ -1,8 +1,12 @@
 #include "supervise/supervisor.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <thread>
 
@@ -12,6 +16,8 @@ namespace plumb::supervise {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr size_t kSampleChars = 200;  // the sample line of a progress_unrecognised event
 
 nlohmann::json event(const char* name) {
   return {{"event", name}, {"time", utc_timestamp()}};
@@ -62,7 +68,8 @@ bool back_off(double seconds, const std::atomic<bool>* stop) {
 class Supervisor {
  public:
   Supervisor(const SuperviseOptions& o, const EventSink& sink)
-      : o_(o), sink_(sink), window_(o.restart_window_s), backoff_(o.backoff_s) {}
+      : o_(o), sink_(sink), window_(o.restart_window_s), backoff_(o.backoff_s),
+        output_([this](int fd, int error) { output_closed(fd, error); }) {}
 
   RunSummary run() {
     AttemptOptions attempt = with_hooks(o_.attempt);
@@ -90,15 +97,55 @@ class Supervisor {
 
   AttemptOptions with_hooks(AttemptOptions a) {
     a.on_progress = [this](std::optional<int64_t> step) { on_progress(step); };
+    a.on_unmatched = [this](std::string_view line) { return on_unmatched(line); };
+    a.on_resumed = [this](int64_t step) { on_resumed(step); };
     a.on_start = [this](int group) {
       restarted_at_ = Clock::now();
       if (o_.drill != nullptr) o_.drill->on_start(group);
     };
+    a.output = &output_;
     return a;
+  }
+
+  // plumb's stdout or stderr can no longer be written: said once, on the events file (and by the
+  // console on stderr when that is still open); the job's output there is dropped from now on.
+  void output_closed(int fd, int error) {
+    nlohmann::json e = event("output_closed");
+    e["stream"] = fd == STDOUT_FILENO ? "stdout" : "stderr";
+    e["error"] = std::strerror(error);
+    sink_(e);
+  }
+
+  // Lines that matched no progress pattern while none ever did: after the first
+  // unmatched_lines_warning of them, one event with the first non-blank line from then on.
+  // False once there is nothing more to say.
+  bool on_unmatched(std::string_view line) {
+    if (progress_seen_ || warned_unmatched_) return false;
+    if (++unmatched_ < o_.unmatched_lines_warning) return true;
+    if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos) return true;
+    warned_unmatched_ = true;
+    nlohmann::json e = event("progress_unrecognised");
+    e["lines"] = unmatched_;
+    e["sample"] = std::string(line.substr(0, kSampleChars));
+    sink_(e);
+    return false;
+  }
+
+  // The restarted job says which step it resumed from: steps lost are counted from it.
+  void on_resumed(int64_t step) {
+    nlohmann::json e = event("resumed");
+    e["attempt"] = attempt_;
+    e["step"] = step;
+    sink_(e);
+    if (summary_.recoveries.empty() || summary_.recoveries.back().attempt != attempt_ - 1) return;
+    resumed_said_ = step;
+    count_steps_lost(summary_.recoveries.back());
+    changed();
   }
 
   // Runs on every progress line: one clock read.
   void on_progress(std::optional<int64_t> step) {
+    progress_seen_ = true;
     const Clock::time_point now = Clock::now();
     if (!summary_.recoveries.empty()) first_progress_after(summary_.recoveries.back(), step, now);
     if (o_.drill != nullptr) o_.drill->on_progress(step);
@@ -116,7 +163,27 @@ class Supervisor {
     r.downtime_seconds = std::chrono::duration<double>(now - failed_at_).count();
     r.first_step_after = step;
     if (step && r.checkpoint_step) r.resumed_after_checkpoint = *step == *r.checkpoint_step + 1;
+    count_steps_lost(r);
     changed();
+  }
+
+  // The step the restarted job resumed after (its next step is one more): the one it said in a
+  // resume line; else the checkpoint's, unless its first step came at or before it (it did not
+  // resume from there); else the step before its first one; unknown before either is known.
+  std::optional<int64_t> resumed_after(const Recovery& r) const {
+    if (resumed_said_) return resumed_said_;
+    if (r.checkpoint_step && (!r.first_step_after || *r.first_step_after > *r.checkpoint_step)) {
+      return r.checkpoint_step;
+    }
+    if (r.first_step_after) return *r.first_step_after - 1;
+    return std::nullopt;
+  }
+
+  // Steps done again: the failed attempt's last step less the step resumed after (all of them
+  // when that is unknown), never below 0.
+  void count_steps_lost(Recovery& r) const {
+    if (!r.last_step) return;
+    r.steps_lost = std::max<int64_t>(0, *r.last_step - resumed_after(r).value_or(0));
   }
 
   // Finished or stopped: the run is over. A failure: recorded, and false is returned.
@@ -171,9 +238,14 @@ class Supervisor {
   // here (too many failures, or stopped meanwhile).
   bool restart(int n, AttemptOptions& attempt) {
     Recovery& rec = summary_.recoveries.back();
+    resumed_said_.reset();
     if (window_.count_after_failure() > max_restarts()) return give_up();
     if (o_.recover) rec.steps = o_.recover(n);
     if (o_.attempt.stop != nullptr && o_.attempt.stop->load()) return !stop();
+    nlohmann::json wait = event("backoff");
+    wait["attempt"] = n + 1;
+    wait["seconds"] = backoff_;
+    sink_(wait);
     const Clock::time_point before = Clock::now();
     if (!back_off(backoff_, o_.attempt.stop)) return !stop();
     rec.backoff_seconds = std::chrono::duration<double>(Clock::now() - before).count();
@@ -183,7 +255,7 @@ class Supervisor {
     e["attempt"] = n + 1;
     attempt.env.push_back({"PLUMB_RESTART", std::to_string(n)});
     if (o_.prepare) rec.checkpoint_step = o_.prepare(n + 1, attempt, e);
-    if (rec.last_step) rec.steps_lost = *rec.last_step - rec.checkpoint_step.value_or(0);
+    count_steps_lost(rec);
     sink_(e);
     changed();
     return true;
@@ -213,6 +285,11 @@ class Supervisor {
   Clock::time_point last_progress_event_{};
   Clock::time_point restarted_at_{};
   Clock::time_point failed_at_{};
+  PassThrough output_;                     // plumb's stdout and stderr, for every attempt
+  bool progress_seen_ = false;             // a progress line (or heartbeat) in the run so far
+  int64_t unmatched_ = 0;                  // lines that matched no progress pattern before that
+  bool warned_unmatched_ = false;
+  std::optional<int64_t> resumed_said_;    // the running attempt's resume line, if any
 };
 
 }  // namespace

@@ -32,12 +32,16 @@ struct SuperviseOptions {
                                        nlohmann::json& restart_event)>
       prepare;
   Drill* drill = nullptr;           // --drill: injects the faults
+  // While no progress line has been seen in the run: after this many output lines that matched
+  // no progress pattern, one progress_unrecognised event with a sample line.
+  int64_t unmatched_lines_warning = kUnmatchedLinesWarning;
   // After every start, failure, restart and the first progress after one: the run so far
   // (--metrics).
   std::function<void(const struct RunSummary&)> on_change;
 };
 
-// Where events go: each is one JSON object with "event" and "time" (ISO 8601 UTC).
+// Where events go: each is one JSON object with "event" and "time" (ISO 8601 UTC). Strings in
+// events may hold the job's bytes as they came (a fatal line, a sample line): not always UTF-8.
 using EventSink = std::function<void(nlohmann::json event)>;
 
 struct RunSummary {
