@@ -41,7 +41,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -366,7 +365,7 @@ void breakdown(const Trace& t, const Options& o) {
   const Creep cr = creep(tl, steps);
   const std::vector<std::pair<const char*, std::function<void()>>> pieces = {
       {"build_timeline", [&] { build_timeline(t); }},
-      {"steps: ProfilerStep regex", [&] { steps_from_regex(t, std::regex(profiler, std::regex::optimize), profiler); }},
+      {"steps: ProfilerStep regex", [&] { steps_from_regex(t, plumb::Regex(profiler, "--step-regex"), profiler); }},
       {"steps: detect_steps", [&] { detect_steps(t); }},
       {"creep", [&] { creep(tl, steps); }},
       {"categories: live_by_category", [&] { live_by_category(t, Categorizer(t, options.rules), tl.peak_allocated_index); }},
