@@ -106,8 +106,8 @@ def launch_local(nproc):
                 if c.poll() is None:
                     c.terminate()
         time.sleep(0.05)
-    codes = [c.returncode for c in children]
-    return status or next((c for c in codes if c != 0), 0)
+    code = status or next((c.returncode for c in children if c.returncode != 0), 0)
+    return 128 - code if code < 0 else code  # a rank killed by signal N: 128 + N, as a shell says
 
 
 # ---- the model ----------------------------------------------------------------------------------
@@ -211,6 +211,8 @@ def save_checkpoint(torch, args, step, model, optimizer):
     """Rank 0 writes DIR/step_NNNNNNN/model.pt (DDP keeps every replica the same) and seals it."""
     folder = os.path.join(args.checkpoint_dir, "step_%07d" % step)
     os.makedirs(folder, exist_ok=True)
+    if os.path.exists(os.path.join(folder, MANIFEST)):  # saving this step again (after a restart):
+        os.remove(os.path.join(folder, MANIFEST))       # not complete until sealed anew
     path = os.path.join(folder, "model.pt")
     torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
                path + ".part")
