@@ -142,6 +142,18 @@ void read_collectives(const json& collectives, TrainEvent& event) {
   }
 }
 
+// The two checkpoint events docs/train-events.md names; any other value makes the line malformed.
+std::string read_checkpoint(const json& value) {
+  constexpr const char* kExpected = "'saved' or 'loaded'";
+  if (!value.is_string()) wrong("checkpoint", value, kExpected);
+  const std::string v = value.get<std::string>();
+  if (v != "saved" && v != "loaded") {
+    throw Error(
+        fmt::format("'checkpoint' is '{}', expected {}", terminal_safe(shorten(v)), kExpected));
+  }
+  return v;
+}
+
 json parse_object(std::string_view line) {
   std::string problem;
   json doc = parse_json_or_discarded(line, problem);
@@ -161,6 +173,7 @@ void read_optional(const json& doc, TrainEvent& event) {
   if (const json* v = find(doc, "memory")) read_memory(*v, event);
   if (const json* v = find(doc, "operators")) read_operators(*v, event);
   if (const json* v = find(doc, "collectives")) read_collectives(*v, event);
+  if (const json* v = find(doc, "checkpoint")) event.checkpoint = read_checkpoint(*v);
 }
 
 }  // namespace

@@ -101,6 +101,22 @@ TEST(TrainEvent, MalformedLinesSayWhatIsWrong) {
             "not valid JSON: number overflow parsing '1e999'");
 }
 
+// Issue 29: "checkpoint" marks the first line after a save or a load finished, for the memory
+// baseline's checkpoint check; only the two words are accepted.
+TEST(TrainEvent, CheckpointSavedOrLoaded) {
+  const std::string head = R"({"schema":"plumb.train-events/1","step":5,"step_seconds":1,)";
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":"saved"})").checkpoint, "saved");
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":"loaded"})").checkpoint, "loaded");
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":null})").checkpoint, "");
+  EXPECT_EQ(parse_train_event(kExample).checkpoint, "");
+  EXPECT_EQ(problem(head + R"("checkpoint":"save"})"),
+            "'checkpoint' is 'save', expected 'saved' or 'loaded'");
+  EXPECT_EQ(problem(head + R"("checkpoint":true})"),
+            "'checkpoint' is a boolean, expected 'saved' or 'loaded'");
+  EXPECT_EQ(problem(head + R"("checkpoint":1})"),
+            "'checkpoint' is '1', expected 'saved' or 'loaded'");
+}
+
 TEST(TrainEvent, ABadCollectiveIsNamedByItsPosition) {
   const std::string head = R"({"schema":"plumb.train-events/1","step":1,"step_seconds":1,)";
   EXPECT_EQ(problem(head + R"("collectives":[{"collective":"allreduce","bytes":1,"seconds":1,)"
