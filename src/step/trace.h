@@ -75,7 +75,7 @@ struct DroppedEvents {
 
 struct RankTrace {
   std::string source;  // the file or directory read, for messages
-  std::string format;  // "kineto", "kineto-cpu", "ascend-text", "ascend-db"
+  std::string format;  // "kineto", "pytorch-cpu" (no device events), "ascend-text", "ascend-db"
   int rank = -1;
   int world_size = -1;
   std::string host;  // when the trace names it; empty otherwise
