@@ -109,8 +109,9 @@ int64_t save_record(const step::StepResult& result, const StepOptions& o) {
 
 void setup_step(CLI::App& app, StepOptions& o) {
   app.add_option("PATH", o.paths,
-                 "Trace files (Kineto JSON, plain or gzip), directories of per-rank traces, or "
-                 "Ascend *_ascend_pt directories")
+                 "Trace files (Kineto JSON, or the legacy profiler's array of a PyTorch without "
+                 "Kineto such as Debian's 1.13 on CPU with gloo; plain or gzip), directories of "
+                 "per-rank traces, or Ascend *_ascend_pt directories")
       ->required();
   app.add_option("--baseline", o.baseline,
                  "A comm baseline (id, latest or JSON file): each collective's busbw beside it");

@@ -5,6 +5,7 @@
 
 #include "step/baseline_match.h"
 #include "step/breakdown.h"
+#include "step/clocks.h"
 #include "step/collectives.h"
 #include "step/intervals.h"
 #include "step/plan_compare.h"
@@ -92,6 +93,7 @@ void draw_swimlane(const std::vector<RankTrace>& traces, const std::vector<Activ
 StepResult analyze(std::vector<RankTrace> traces, const AnalysisOptions& options) {
   StepResult result;
   result.world_size = check_trace_set(traces, options.step_regex, result.notes);
+  line_up_own_clocks(traces, result.notes);
   int64_t origin = earliest_step_start(traces);
   std::vector<ActivitySets> sets;
   std::vector<std::vector<int64_t>> exposed;

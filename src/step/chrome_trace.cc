@@ -126,6 +126,7 @@ class Scanner {
     }
     size_t close = scan_event_chunks(open);
     if (skip_space(text, 0) == open) {  // a top-level array
+      header_.bare_array = true;
       size_t rest = skip_space(text, close + 1);
       if (rest < text.size()) {
         throw Error(fmt::format("{}: byte {}: {}", text_.source, rest,

@@ -99,6 +99,10 @@ struct ChromeTraceHeader {
   std::string host;                     // "host_name" when present
   // distributedInfo.pg_config: process group name → its global ranks.
   std::vector<std::pair<std::string, std::vector<int>>> process_groups;
+  // The file is a bare array of events, not an object: what PyTorch's legacy autograd profiler
+  // writes (PyTorch built without Kineto, as Debian 12's 1.13), its times counted from the
+  // profiler's start.
+  bool bare_array = false;
 };
 
 // Scans `text` once, calling `on_event` for each element of traceEvents. Malformed JSON, a

@@ -64,8 +64,8 @@ std::optional<std::string_view> after_prefix(std::string_view name,
 }  // namespace
 
 std::optional<CollectiveKind> kind_from_op_name(std::string_view name) {
-  static constexpr std::array<std::string_view, 6> kPrefixes{"c10d::", "nccl:", "hcom_", "Hcom",
-                                                             "hcom", "HCOM_"};
+  static constexpr std::array<std::string_view, 7> kPrefixes{
+      "c10d::", "nccl:", "gloo:", "hcom_", "Hcom", "hcom", "HCOM_"};
   std::optional<std::string_view> rest = after_prefix(name, kPrefixes);
   if (rest) return kind_of_stem(squash(*rest));
   // A bare `Collective name` argument ("allreduce", "_allgather_base", "all_to_all",

@@ -13,7 +13,7 @@ namespace plumb::step {
 // The kind a PyTorch collective name says: the kernel's `Collective name` argument ("allreduce",
 // "_allgather_base", "_reduce_scatter_base", "all_to_all", "send", "recv", ...), a c10d CPU op
 // ("c10d::allreduce_", "c10d::alltoall_base_"), an NCCL record ("nccl:all_reduce",
-// "nccl:_all_gather_base") or an HCCL op ("hcom_allReduce_", "HcomAllGather"). nullopt when the
+// "nccl:_all_gather_base"), a gloo CPU op ("gloo:all_reduce", "gloo:broadcast") or an HCCL op ("hcom_allReduce_", "HcomAllGather"). nullopt when the
 // name is none of these.
 std::optional<CollectiveKind> kind_from_op_name(std::string_view name);
 

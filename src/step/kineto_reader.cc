@@ -31,6 +31,16 @@
 //   is one step spanning both. Sorted by start. None found is not an error here.
 // - Rank and world size from distributedInfo; else the rank from the file name
 //   (rank_from_file_name) and world size unknown; else an error naming the file.
+// - A trace without device events (a CPU run: PyTorch on CPU with gloo; format "pytorch-cpu"):
+//   the host is the device. `aten::` ops on threads that run no `gloo:` op (or that run the
+//   steps) are computation (the stream is the thread); `gloo:` ops are communication, one
+//   collective call each, its kind from the op's name, all on one lane (gloo runs a group's
+//   collectives on several worker threads); c10d:: ops (the hand-off to gloo, on the main thread)
+//   are communication too, without a call.
+//   The same time rules as for device events apply to them. The legacy profiler's form (PyTorch
+//   built without Kineto, as Debian 12's 1.13: a bare array of events with no "cat", times counted
+//   from each rank's profiler start) is read the same way and marks the rank's clock its own
+//   (RankTrace::own_clock).
 #include "step/kineto_reader.h"
 
 #include <algorithm>
@@ -39,6 +49,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -143,7 +154,6 @@ struct NcclKernel {
   CommArgs args;
 };
 
-bool is_host_op(std::string_view cat) { return cat == "cpu_op" || cat == "user_annotation"; }
 bool is_launch(std::string_view cat) { return cat == "cuda_runtime" || cat == "cuda_driver"; }
 
 std::optional<Activity> device_activity(std::string_view cat) {
@@ -186,6 +196,55 @@ void require_non_negative_dur(const ChromeEvent& event, std::string_view source)
   }
 }
 
+// The categories of host events: Kineto's, and none at all (the legacy autograd profiler of a
+// PyTorch built without Kineto writes no "cat").
+constexpr std::array<std::string_view, 3> kHostCategories{"cpu_op", "user_annotation", ""};
+
+// What a host op is to plumb, by the start of its name (docs/step.md, "Classification"). The CPU
+// roles count only in a trace without device events, whose device is the host.
+enum class HostRole : uint8_t {
+  kCollectiveOp,   // names the collective a kernel runs (record_param_comms: its Collective name);
+                   // on CPU, the hand-off of a collective to its backend
+  kCpuCollective,  // a collective the CPU runs, on the backend's own threads
+  kCpuCompute,     // an operator the CPU computes
+};
+
+constexpr std::array<std::pair<std::string_view, HostRole>, 5> kHostRoles{{
+    {"c10d::", HostRole::kCollectiveOp},
+    {"nccl:", HostRole::kCollectiveOp},
+    {"record_param_comms", HostRole::kCollectiveOp},
+    {"gloo:", HostRole::kCpuCollective},
+    {"aten::", HostRole::kCpuCompute},
+}};
+
+std::optional<HostRole> host_role(std::string_view name) {
+  for (const auto& [prefix, role] : kHostRoles) {
+    if (name.starts_with(prefix)) return role;
+  }
+  return std::nullopt;
+}
+
+// The one lane of a CPU trace's collective calls: gloo hands a group's collectives to whichever
+// of its worker threads is free, so the thread says nothing about the group.
+constexpr uint32_t kCpuCollectiveLane = 0;
+constexpr std::string_view kCpuFormat = "pytorch-cpu";
+
+// A host op that would be computation or communication in a trace without device events, kept
+// until the whole trace says whether it has any.
+struct HostOp {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  uint64_t index = 0;
+  std::string_view name;  // interned in KinetoCollector::names_
+  HostRole role = HostRole::kCpuCompute;
+};
+
+bool is_host_op(std::string_view cat) {
+  return std::find(kHostCategories.begin(), kHostCategories.end(), cat) != kHostCategories.end();
+}
+
 class KinetoCollector {
  public:
   KinetoCollector(const ReadOptions& options, const TraceText& text) : steps_(options.step_regex) {
@@ -198,6 +257,7 @@ class KinetoCollector {
     if (event.ph != 'X') return;
     if (std::optional<Activity> activity = device_activity(event.cat)) {
       require_times(event, trace_.source, true, StringTs::kRefused);
+      if (!device_seen_) forget_host_ops();
       add_device_span(event, *activity);
     } else if (is_launch(event.cat)) {
       if (event.args.correlation >= 0) {
@@ -210,7 +270,9 @@ class KinetoCollector {
   }
 
   RankTrace finish(const ChromeTraceHeader& header) {
+    if (!device_seen_ && (!host_ops_.empty() || !host_time_error_.empty())) adopt_host_ops();
     RankTrace trace = std::move(trace_);
+    trace.own_clock = header.bare_array;
     trace.host = header.host;
     set_rank(header, trace);
     rebase(header, trace);
@@ -280,24 +342,92 @@ class KinetoCollector {
   }
 
   void add_device_span(const ChromeEvent& event, Activity activity) {
+    bool nccl = activity == Activity::kCompute && is_nccl_kernel(event.name);
+    std::optional<CollectiveKind> kind;
+    if (nccl && !event.args.collective_name.empty()) {
+      kind = kind_from_op_name(event.args.collective_name);
+    }
+    auto stream = static_cast<uint32_t>(event.args.stream >= 0 ? event.args.stream : event.tid);
+    add_span(event, nccl ? Activity::kCommunication : activity, stream, nccl, kind);
+  }
+
+  // A span of device time; with `call`, also the collective call it runs.
+  void add_span(const ChromeEvent& event, Activity activity, uint32_t stream, bool call,
+                std::optional<CollectiveKind> kind) {
     if (event.dur_ns < 0) {
       drop_event(trace_, "a negative 'dur'", event.ts_ns, [&] { return describe_event(event); });
       return;
     }
     if (event.dur_ns == 0) return;
-    bool nccl = activity == Activity::kCompute && is_nccl_kernel(event.name);
     DeviceSpan span;
     span.start_ns = event.ts_ns;
     span.end_ns = end_of(event, trace_.source);
     if (event.ts_ns < 0) negative_ts_.emplace_back(spans_.size(), describe_event(event));
-    span.stream = static_cast<uint32_t>(event.args.stream >= 0 ? event.args.stream : event.tid);
-    span.activity = nccl ? Activity::kCommunication : activity;
+    span.stream = stream;
+    span.activity = activity;
     spans_.push_back(span);
-    if (!nccl) return;
-    std::optional<CollectiveKind> kind;
-    if (!event.args.collective_name.empty()) kind = kind_from_op_name(event.args.collective_name);
+    if (!call) return;
     nccl_kernels_.push_back({spans_.size() - 1, event.args.correlation, std::string(event.name),
                              comm_args(event.args, kind)});
+  }
+
+  // A CPU run's aten::, gloo: or c10d:: op, kept until finish() knows whether the trace has device
+  // events. Its times are judged now (the first bad one kept as the error it would be) and
+  // thrown only if the trace turns out to be a CPU run.
+  void keep_host_op(const ChromeEvent& event, HostRole role) {
+    if (device_seen_) return;  // the device is the GPU: the host's ops are not device time
+    if (event.ts.form != TimeForm::kNumber || event.dur.form != TimeForm::kNumber) {
+      if (!host_time_error_.empty()) return;
+      try {
+        require_times(event, trace_.source, true, StringTs::kRefused);
+      } catch (const Error& error) {
+        host_time_error_ = error.what();
+      }
+      return;
+    }
+    std::string_view name = *names_.emplace(event.name).first;
+    host_ops_.push_back({event.pid, event.tid, event.ts_ns, event.dur_ns, event.index, name, role});
+  }
+
+  // A device event: the host's ops are not device time in this trace.
+  void forget_host_ops() {
+    device_seen_ = true;
+    host_ops_ = {};
+    names_.clear();
+    host_time_error_.clear();
+  }
+
+  // The trace has no device events: its device is the host. aten:: ops on threads that run no
+  // gloo: op (unless they run the steps) are computation; gloo: ops are communication, and so is
+  // the time in c10d:: ops (the hand-off of a collective to gloo).
+  void adopt_host_ops() {
+    if (!host_time_error_.empty()) throw Error(host_time_error_);
+    trace_.format = kCpuFormat;
+    std::set<std::pair<int64_t, int64_t>> comm_threads;
+    for (const HostOp& op : host_ops_) {
+      if (op.role == HostRole::kCpuCollective && !step_threads_.contains({op.pid, op.tid})) {
+        comm_threads.emplace(op.pid, op.tid);
+      }
+    }
+    for (const HostOp& op : host_ops_) {
+      ChromeEvent event;
+      event.name = op.name;
+      event.pid = op.pid;
+      event.tid = op.tid;
+      event.ts_ns = op.ts_ns;
+      event.dur_ns = op.dur_ns;
+      event.index = op.index;
+      if (op.role == HostRole::kCpuCollective) {
+        add_span(event, Activity::kCommunication, kCpuCollectiveLane, true,
+                 kind_from_op_name(op.name));
+      } else if (op.role == HostRole::kCollectiveOp) {
+        add_span(event, Activity::kCommunication, static_cast<uint32_t>(op.tid), false,
+                 std::nullopt);
+      } else if (!comm_threads.contains({op.pid, op.tid})) {
+        add_span(event, Activity::kCompute, static_cast<uint32_t>(op.tid), false, std::nullopt);
+      }
+    }
+    host_ops_.clear();
   }
 
   void add_host_op(const ChromeEvent& event) {
@@ -305,26 +435,32 @@ class KinetoCollector {
       add_step(*step, event);
       return;
     }
+    std::optional<HostRole> role = host_role(event.name);
+    if (!role) return;
+    if (*role != HostRole::kCollectiveOp) {
+      keep_host_op(event, *role);
+      return;
+    }
     std::optional<CollectiveKind> kind;
-    if (event.name.starts_with("c10d::") || event.name.starts_with("nccl:")) {
-      kind = kind_from_op_name(event.name);
-    } else if (event.name == "record_param_comms") {
+    if (event.name.starts_with("record_param_comms")) {
       if (!event.args.collective_name.empty()) {
         kind = kind_from_op_name(event.args.collective_name);
       }
     } else {
-      return;
+      kind = kind_from_op_name(event.name);
     }
     require_times(event, trace_.source, true, StringTs::kRefused);
     require_non_negative_dur(event, trace_.source);
     comm_ops_.push_back({event.pid, event.tid, event.ts_ns, end_of(event, trace_.source),
                          comm_args(event.args, kind)});
+    keep_host_op(event, *role);
   }
 
   void add_step(int64_t step, const ChromeEvent& event) {
     require_times(event, trace_.source, true, StringTs::kRefused);
     require_non_negative_dur(event, trace_.source);
     int64_t end = end_of(event, trace_.source);
+    step_threads_.emplace(event.pid, event.tid);
     auto [it, added] = step_spans_.try_emplace(step, StepTimes{event.ts_ns, end, {}});
     if (added) {
       it->second.first_event = describe_event(event);
@@ -341,6 +477,13 @@ class KinetoCollector {
       return;
     }
     trace.rank = rank_from_file_name(std::filesystem::path(trace.source).filename().string());
+    if (trace.rank < 0 && header.bare_array) {
+      throw Error(fmt::format(
+          "{}: no rank: the file is the legacy profiler's array of events (PyTorch without "
+          "Kineto), which never names its rank, and the file name does not say (name it "
+          "rank-N.json: export_chrome_trace(f\"rank-{{rank}}.json\"))",
+          trace.source));
+    }
     if (trace.rank < 0) {
       throw Error(fmt::format("{}: no rank: distributedInfo.rank is missing and the file name "
                               "does not say (name it rank-N.json)",
@@ -429,6 +572,11 @@ class KinetoCollector {
   std::vector<Launch> launches_;
   std::vector<CommOp> comm_ops_;
   std::map<int64_t, StepTimes> step_spans_;  // step → [start, end)
+  bool device_seen_ = false;                  // a kernel, memcpy or memset
+  std::vector<HostOp> host_ops_;              // until a device event is seen
+  std::set<std::string, std::less<>> names_;  // host_ops_' names
+  std::string host_time_error_;               // the first host op with a bad time
+  std::set<std::pair<int64_t, int64_t>> step_threads_;  // (pid, tid) of the steps
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace plumb::step {
@@ -74,10 +75,13 @@ struct DroppedEvents {
 
 struct RankTrace {
   std::string source;  // the file or directory read, for messages
-  std::string format;  // "kineto", "ascend-text", "ascend-db"
+  std::string format;  // "kineto", "pytorch-cpu" (no device events), "ascend-text", "ascend-db"
   int rank = -1;
   int world_size = -1;
   std::string host;  // when the trace names it; empty otherwise
+  // Times count from this rank's own profiler start, not on a clock the ranks share (PyTorch's
+  // legacy profiler); analyze() lines such ranks up by their collectives' ends (clocks.h).
+  bool own_clock = false;
   std::vector<StepSpan> steps;     // sorted by start
   std::vector<DeviceSpan> spans;   // any order
   std::vector<CollectiveCall> calls;
@@ -88,14 +92,20 @@ struct RankTrace {
 // Counts one dropped device event starting at `start_ns` under `why`; `where()` (a string) is
 // called only for the first of its kind.
 template <typename Where>
-void drop_event(RankTrace& trace, std::string_view why, int64_t start_ns, Where&& where) {
-  for (DroppedEvents& entry : trace.dropped) {
+void drop_event(std::vector<DroppedEvents>& dropped, std::string_view why, int64_t start_ns,
+                Where&& where) {
+  for (DroppedEvents& entry : dropped) {
     if (entry.why == why) {
       entry.starts_ns.push_back(start_ns);
       return;
     }
   }
-  trace.dropped.push_back(DroppedEvents{std::string(why), where(), {start_ns}});
+  dropped.push_back(DroppedEvents{std::string(why), where(), {start_ns}});
+}
+
+template <typename Where>
+void drop_event(RankTrace& trace, std::string_view why, int64_t start_ns, Where&& where) {
+  drop_event(trace.dropped, why, start_ns, std::forward<Where>(where));
 }
 
 }  // namespace plumb::step

@@ -327,5 +327,55 @@ TEST(StepCli, StepRegexOnATraceWithoutProfilerSteps) {
   EXPECT_EQ(j["collectives"][0]["group_ranks"].size(), 8u);
 }
 
+
+// Debian 12's PyTorch 1.13 on CPU (gloo, legacy profiler): 2 DDP ranks, rank 1 slowed on purpose
+// (tests/fixtures/traces/gloo-cpu-2ranks; figures from the JSON files, cpu_trace_test.cc).
+TEST(StepCli, PyTorch113GlooCpuTracesOfTwoRanks) {
+  const std::string dir = kTraces + "gloo-cpu-2ranks";
+  const nlohmann::json j = step_json(dir);
+  EXPECT_EQ(j["world_size"], -1);  // no trace says it
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["format"], "pytorch-cpu");
+  const nlohmann::json& s0 = j["ranks"][0]["steps"][0];
+  EXPECT_EQ(s0["step"], 1);
+  EXPECT_DOUBLE_EQ(s0["step_time_us"].get<double>(), 358170);
+  EXPECT_DOUBLE_EQ(s0["compute_us"].get<double>(), 125981);
+  EXPECT_DOUBLE_EQ(s0["communication_us"].get<double>(), 237352);
+  EXPECT_DOUBLE_EQ(s0["exposed_communication_us"].get<double>(), 230921);
+  const nlohmann::json& s1 = j["ranks"][1]["steps"][2];
+  EXPECT_EQ(s1["step"], 3);
+  EXPECT_DOUBLE_EQ(s1["compute_us"].get<double>(), 276818);
+  EXPECT_DOUBLE_EQ(s1["exposed_communication_us"].get<double>(), 1551);
+  ASSERT_EQ(j["collectives"].size(), 6u);
+  EXPECT_EQ(j["collectives"][0]["kind"], "allreduce");
+  EXPECT_EQ(j["collectives"][0]["last_rank"], 1);
+  EXPECT_EQ(j["matching"]["matched"], 6);
+  ASSERT_FALSE(j["stragglers"].empty());
+  EXPECT_EQ(j["stragglers"].back()["step"], -1);
+  EXPECT_EQ(j["stragglers"].back()["rank"], 1);
+  EXPECT_DOUBLE_EQ(j["stragglers"].back()["waited_on_us"].get<double>(), 1074301);
+  const test::Run console = run_command(kPlumb + " step " + dir);
+  EXPECT_EQ(console.exit_code, 0) << console.err;
+  EXPECT_NE(console.out.find("plumb step · 2 ranks · 3 steps · pytorch-cpu traces\n"),
+            std::string::npos)
+      << console.out;
+  EXPECT_NE(console.out.find("collectives: 6 of 6 instances matched across the ranks"),
+            std::string::npos)
+      << console.out;
+  EXPECT_NE(console.out.find("put on rank 0's clock by the median gap between their 6 "
+                             "collectives' ends (-5505.000 µs)"),
+            std::string::npos)
+      << console.out;
+  // tensorboard_trace_handler's default name says no rank.
+  const std::string unnamed = temp_dir("step-gloo-unnamed") + "/host_1234.1700000000.pt.trace.json";
+  write_file(unnamed, read_file(dir + "/rank-0.json"));
+  const test::Run r = run_command(kPlumb + " step " + unnamed);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: " + unnamed +
+                       ": no rank: the file is the legacy profiler's array of events (PyTorch "
+                       "without Kineto), which never names its rank, and the file name does not "
+                       "say (name it rank-N.json: export_chrome_trace(f\"rank-{rank}.json\"))\n");
+}
+
 }  // namespace
 }  // namespace plumb::test

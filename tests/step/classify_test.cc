@@ -27,6 +27,12 @@ TEST(Classify, KindFromOpNames) {
   EXPECT_EQ(kind_from_op_name("nccl:all_reduce"), K::kAllReduce);
   EXPECT_EQ(kind_from_op_name("nccl:_all_gather_base"), K::kAllGather);
   EXPECT_EQ(kind_from_op_name("nccl:all_to_all"), K::kAllToAll);
+  // gloo's CPU ops (PyTorch 1.13 on CPU: gloo-cpu-2ranks), on gloo's own threads.
+  EXPECT_EQ(kind_from_op_name("gloo:all_reduce"), K::kAllReduce);
+  EXPECT_EQ(kind_from_op_name("gloo:all_gather"), K::kAllGather);
+  EXPECT_EQ(kind_from_op_name("gloo:broadcast"), K::kBroadcast);
+  EXPECT_EQ(kind_from_op_name("gloo:barrier"), K::kBarrier);
+  EXPECT_EQ(kind_from_op_name("gloo:reduce_scatter"), K::kReduceScatter);
   // HCCL ops.
   EXPECT_EQ(kind_from_op_name("hcom_allReduce_"), K::kAllReduce);
   EXPECT_EQ(kind_from_op_name("HcomAllGather"), K::kAllGather);
