@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/units.h"
 
@@ -93,6 +95,10 @@ std::string at_step(const std::optional<int64_t>& step) {
 }
 
 void print_checkpoint(const mem::CheckpointCheck& c, std::ostream& out) {
+  if (!c.after_save_bytes && !c.after_load_bytes) {
+    fmt::print(out, "checkpoint rank {}: missing ({})\n", rank_name(c.rank), c.reason);
+    return;
+  }
   fmt::print(out, "checkpoint rank {}: {} before the save · {} after it{} · {} after the load{}",
              rank_name(c.rank), bytes(c.before_save_bytes), bytes(c.after_save_bytes),
              at_step(c.save_step), bytes(c.after_load_bytes), at_step(c.load_step));
@@ -100,6 +106,21 @@ void print_checkpoint(const mem::CheckpointCheck& c, std::ostream& out) {
     fmt::print(out, " · tolerance {}", format_bytes(static_cast<uint64_t>(std::llround(c.tolerance_bytes))));
   }
   fmt::print(out, ": {}{}\n", c.verdict, c.reason.empty() ? "" : " (" + c.reason + ")");
+}
+
+// When one rank decided the check, the ranks it could not be taken on are named, not hidden.
+void print_unchecked(const mem::MemoryBaseline& b, std::ostream& out) {
+  if (b.checkpoint.verdict == "missing") return;
+  std::vector<std::string> unchecked;
+  const mem::RankMemory* first = nullptr;
+  for (const mem::RankMemory& r : b.ranks) {
+    if (r.checkpoint.verdict != "missing") continue;
+    unchecked.push_back(rank_name(r.rank));
+    if (!first) first = &r;
+  }
+  if (!first) return;
+  fmt::print(out, "note       checkpoint not checked on rank(s) {}: {}\n", fmt::join(unchecked, ", "),
+             first->checkpoint.reason);
 }
 
 }  // namespace
@@ -129,6 +150,7 @@ void print_memory_baseline(const mem::MemoryBaseline& b, std::ostream& out) {
   for (const mem::RankMemory& r : b.ranks) print_rank(r, out);
   print_worst(b, out);
   print_checkpoint(b.checkpoint, out);
+  print_unchecked(b, out);
   if (b.unmarked_checkpoints > 0) {
     fmt::print(out, "note       {} \"checkpoint\" mark(s) on lines without memory.allocated_bytes: "
                "not checked\n", b.unmarked_checkpoints);

@@ -93,6 +93,24 @@ TEST(MemoryBaselineReporter, WhatCannotBeJudgedIsNull) {
             std::string::npos) << out.str();
   EXPECT_NE(out.str().find("worst      none: no rank has 4 steps after its warm-up\n"),
             std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("checkpoint rank 0: missing (no line marks a checkpoint save or load "
+                           "(\"checkpoint\": \"saved\" or \"loaded\"))\n"),
+            std::string::npos) << out.str();
+}
+
+// One rank decides the check; a rank it could not be taken on is named under it.
+TEST(MemoryBaselineReporter, RanksNotCheckedAreNamed) {
+  std::string text;
+  for (int step = 1; step <= 6; ++step) {
+    text += line(step, "0", kLevel, step == 4 ? R"(,"checkpoint":"saved")"
+                                    : step == 5 ? R"(,"checkpoint":"loaded")" : "");
+    text += line(step, "1", kLevel, "");
+  }
+  std::ostringstream out;
+  print_memory_baseline(mem::memory_baseline(mem::parse_memory_series(text, "run.jsonl"), 0), out);
+  EXPECT_NE(out.str().find(": pass\nnote       checkpoint not checked on rank(s) 1: no line marks a "
+                           "checkpoint save or load (\"checkpoint\": \"saved\" or \"loaded\")\n"),
+            std::string::npos) << out.str();
 }
 
 }  // namespace
