@@ -39,7 +39,7 @@ std::string run_file(const std::string& dir, double leak) {
 
 TEST(MemCreepCli, CleanRunIsFlatAndPassesTheCheckpointCheck) {
   const std::string file = run_file(temp_dir("mem_creep_clean"), 0);
-  const Run r = run_command(kPlumb + " mem creep " + file);
+  const test::Run r = run_command(kPlumb + " mem creep " + file);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("checkpoint rank "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": pass\n"), std::string::npos) << r.out;
@@ -48,7 +48,7 @@ TEST(MemCreepCli, CleanRunIsFlatAndPassesTheCheckpointCheck) {
 
 TEST(MemCreepCli, LeakExitsOneWithItsRate) {
   const std::string file = run_file(temp_dir("mem_creep_leak"), 4 * kMiB);
-  const Run r = run_command(kPlumb + " mem creep " + file + " --json -");
+  const test::Run r = run_command(kPlumb + " mem creep " + file + " --json -");
   ASSERT_EQ(r.exit_code, 1) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "plumb.mem-creep/1");
@@ -56,7 +56,7 @@ TEST(MemCreepCli, LeakExitsOneWithItsRate) {
   EXPECT_EQ(j["ranks"][1]["verdict"], "leak");
   EXPECT_EQ(j["worst"]["rank"], "1");
   EXPECT_NEAR(j["worst"]["creep_bytes_per_step"].get<double>(), 4 * kMiB, 0.2 * 4 * kMiB);
-  const Run console = run_command(kPlumb + " mem creep " + file);
+  const test::Run console = run_command(kPlumb + " mem creep " + file);
   EXPECT_EQ(console.exit_code, 1);
   EXPECT_NE(console.out.find("worst      rank 1: +4.0 MiB per step"), std::string::npos) << console.out;
 }
@@ -64,7 +64,7 @@ TEST(MemCreepCli, LeakExitsOneWithItsRate) {
 TEST(MemCreepCli, BadLineIsNamed) {
   const std::string dir = temp_dir("mem_creep_bad");
   write_file(dir + "/bad.jsonl", R"({"schema":"plumb.train-events/1","step":1,"step_seconds":-1})" "\n");
-  const Run r = run_command(kPlumb + " mem creep " + dir + "/bad.jsonl");
+  const test::Run r = run_command(kPlumb + " mem creep " + dir + "/bad.jsonl");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: " + dir + "/bad.jsonl:1: 'step_seconds' is '-1', expected a number "
                    "from 1e-07 to 604800\n");
