@@ -18,10 +18,12 @@
 #include "common/units.h"
 #include "mem/analysis.h"
 #include "mem/input.h"
+#include "mem/memory_baseline.h"
 #include "mem/replay.h"
 #include "mem/snapshot_reader.h"
 #include "mem/stats_reader.h"
 #include "report/mem_html.h"
+#include "report/memory_baseline_reporter.h"
 #include "report/mem_replay_reporter.h"
 #include "report/mem_reporter.h"
 
@@ -201,6 +203,40 @@ int run_report(const MemOptions& o) {
   return 0;
 }
 
+// The memory baseline of train-events lines: exit 1 when a rank leaks or the checkpoint check
+// fails (a failed check, as plumb diff's regression); "too few steps" and "missing" are reported
+// and do not fail it (docs/mem.md, "Creep from train-events").
+int run_creep(const MemOptions& o) {
+  const std::vector<NamedPath> outputs = {{"--json", o.json}};
+  const std::vector<NamedPath> inputs = {{"the events FILE", o.file}};
+  refuse_overlapping_paths(outputs, inputs);
+  std::optional<OutputFile> json_file;
+  if (!o.json.empty()) json_file.emplace("--json", o.json);
+  const mem::MemoryBaseline b = mem::memory_baseline(mem::read_memory_series(o.file), o.warmup);
+  write_json([&] {
+    nlohmann::json doc = {{"schema", report::kMemCreepSchema}};
+    doc.update(report::memory_baseline_json(b));
+    return doc;
+  }, json_file);
+  if (o.json != "-") report::print_memory_baseline(b, std::cout);
+  const bool failed = b.leaks() || b.checkpoint.verdict == "fail";
+  return static_cast<int>(failed ? ExitCode::kCheckFailed : ExitCode::kOk);
+}
+
+void setup_creep(CLI::App& app, MemOptions& o) {
+  CLI::App* creep = app.add_subcommand(
+      "creep", "The memory baseline of plumb.train-events/1 lines: each rank's settled level, its "
+               "creep per step (flat or a leak) and the checkpoint check; exit 1 on a leak or a "
+               "failed check");
+  creep->add_option("FILE", o.file, "plumb.train-events/1 lines (one rank or several, interleaved)")
+      ->required();
+  creep->add_option("--warmup", o.warmup,
+                    "Leave out the first N lines of every rank (default: detected per rank, MSER)")
+      ->check(CLI::NonNegativeNumber);
+  creep->add_option("--json", o.json, "Write plumb.mem-creep/1 here (- for standard output)");
+  creep->callback([&o] { o.mode = MemMode::kCreep; });
+}
+
 void add_file_and_device(CLI::App* c, MemOptions& o) {
   c->add_option("FILE", o.file,
                 "A snapshot (torch.cuda.memory._dump_snapshot pickle, or its JSON) or "
@@ -273,6 +309,7 @@ void setup_mem(CLI::App& app, MemOptions& o) {
   analyze->callback([&o] { o.mode = MemMode::kAnalyze; });
   setup_replay(app, o);
   setup_report(app, o);
+  setup_creep(app, o);
 }
 
 int run_mem(const MemOptions& o) {
@@ -281,6 +318,7 @@ int run_mem(const MemOptions& o) {
     case MemMode::kAnalyze: return run_analyze(o);
     case MemMode::kReplay: return run_replay(o);
     case MemMode::kReport: return run_report(o);
+    case MemMode::kCreep: return run_creep(o);
     case MemMode::kNone: break;
   }
   return static_cast<int>(ExitCode::kBadInput);

@@ -1,7 +1,8 @@
 // plumb mem: allocator traces (PyTorch and torch_npu snapshots, their JSON, plumb.mem-events/1)
 // and periodic torch.cuda.memory_stats() dumps. `plumb mem analyze FILE`: timeline, peak (by
 // category for a trace), fragmentation, creep, and the cause of each OOM (a trace) or the count of
-// retries and OOMs (dumps).
+// retries and OOMs (dumps). `plumb mem creep FILE`: the memory baseline of plumb.train-events/1
+// lines: each rank's settled level, creep per step with its 95% interval, and the checkpoint check.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,7 +12,7 @@
 
 namespace plumb::cli {
 
-enum class MemMode { kNone, kAnalyze, kReplay, kReport };
+enum class MemMode { kNone, kAnalyze, kReplay, kReport, kCreep };
 
 struct MemOptions {
   MemMode mode = MemMode::kNone;
@@ -26,6 +27,7 @@ struct MemOptions {
   unsigned threads = 2;          // replay, report: --threads (policies replayed at once)
   std::string output = "plumb-mem-report.html";  // report: -o
   bool by_event = false;                        // report: x = event index
+  std::optional<size_t> warmup;                 // creep: --warmup N (else detected)
 };
 
 void setup_mem(CLI::App& app, MemOptions& options);

@@ -37,6 +37,8 @@ struct TrainEvent {
   std::optional<double> allocated_bytes;
   std::optional<double> reserved_bytes;
   std::optional<double> peak_bytes;
+  std::string checkpoint;  // "saved" or "loaded": the first line after a checkpoint save or load
+                           // finished; "" when not given
   std::vector<std::pair<std::string, double>> operators;  // name, seconds (in the line's order)
   std::vector<TrainCollective> collectives;
   // "saved" or "loaded" on the first line after a checkpoint save or load finished (the memory

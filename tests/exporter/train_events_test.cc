@@ -189,5 +189,19 @@ TEST(TrainEvent, DurationsAndSizesOutOfRangeAreMalformed) {
             "'operators.mm' is '1000000000.0', expected a number from 0 to 604800");
 }
 
+// Issue 29: "checkpoint" marks the first line after a save or a load finished; any other value is
+// malformed, absent (or null) is "".
+TEST(TrainEvent, CheckpointMarksSavedOrLoaded) {
+  const std::string head = R"({"schema":"plumb.train-events/1","step":3,"step_seconds":1,)";
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":"saved"})").checkpoint, "saved");
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":"loaded"})").checkpoint, "loaded");
+  EXPECT_EQ(parse_train_event(head + R"("checkpoint":null})").checkpoint, "");
+  EXPECT_EQ(parse_train_event(kExample).checkpoint, "");
+  EXPECT_EQ(problem(head + R"("checkpoint":"written"})"),
+            "'checkpoint' is 'written', expected 'saved' or 'loaded'");
+  EXPECT_EQ(problem(head + R"("checkpoint":true})"),
+            "'checkpoint' is a boolean, expected 'saved' or 'loaded'");
+}
+
 }  // namespace
 }  // namespace plumb::exporter
