@@ -162,18 +162,6 @@ json parse_object(std::string_view line) {
   return doc;
 }
 
-// "saved" or "loaded" (issue 29): marks where a checkpoint was written or read, for the memory
-// baseline's checkpoint check (mem/memory_baseline).
-std::string checkpoint_mark(const json& value) {
-  if (value.is_string()) {
-    const std::string mark = value.get<std::string>();
-    if (mark == "saved" || mark == "loaded") return mark;
-    throw Error(fmt::format("'checkpoint' is '{}', expected 'saved' or 'loaded'",
-                            terminal_safe(shorten(mark))));
-  }
-  wrong("checkpoint", value, "'saved' or 'loaded'");
-}
-
 void read_optional(const json& doc, TrainEvent& event) {
   if (const json* v = find(doc, "time")) event.time = number(*v, "time");
   if (const json* v = find(doc, "tokens")) event.tokens = between(*v, "tokens", 0, kMaxStepTokens);
@@ -183,7 +171,6 @@ void read_optional(const json& doc, TrainEvent& event) {
   }
   if (const json* v = find(doc, "device")) event.device = text(*v, "device");
   if (const json* v = find(doc, "memory")) read_memory(*v, event);
-  if (const json* v = find(doc, "checkpoint")) event.checkpoint = checkpoint_mark(*v);
   if (const json* v = find(doc, "operators")) read_operators(*v, event);
   if (const json* v = find(doc, "collectives")) read_collectives(*v, event);
   if (const json* v = find(doc, "checkpoint")) event.checkpoint = read_checkpoint(*v);

@@ -41,9 +41,6 @@ struct TrainEvent {
                            // finished; "" when not given
   std::vector<std::pair<std::string, double>> operators;  // name, seconds (in the line's order)
   std::vector<TrainCollective> collectives;
-  // "saved" or "loaded" on the first line after a checkpoint save or load finished (the memory
-  // baseline's checkpoint check); "" when not given.
-  std::string checkpoint;
 };
 
 // Parses one line (without its newline). Throws plumb::Error with what is wrong and no file
