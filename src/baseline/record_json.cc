@@ -148,17 +148,29 @@ Record RecordReader::from_baseline(const json& doc) const {
   r.source = optional_text(doc, "source");
   r.topo = doc.contains("topo") ? doc["topo"] : json(nullptr);
   r.env = doc.contains("env") ? doc["env"] : json(nullptr);
-  const json& comm = object(doc, "", "comm");
-  r.rows = rows(comm, "comm");
-  check_rounds_setting(comm, file(), "comm");
+  // A baseline set whose comm part was not taken has "comm": null (its reason in "missing").
+  if (!(doc.contains("comm") && doc["comm"].is_null() && doc.contains("missing"))) {
+    const json& comm = object(doc, "", "comm");
+    r.rows = rows(comm, "comm");
+    check_rounds_setting(comm, file(), "comm");
+    r.comm = comm;
+    r.comm.erase("results");
+  }
   r.validity = validity_of(doc, file());
-  r.comm = comm;
-  r.comm.erase("results");
   // A step record (plumb step --save), checked field by field when plumb diff reads it.
   if (doc.contains("step") && !doc["step"].is_null()) r.step = object(doc, "", "step");
   // A recovery record (plumb run --save), likewise checked when plumb diff or show reads it.
   if (doc.contains("recovery") && !doc["recovery"].is_null()) {
     r.recovery = object(doc, "", "recovery");
+  }
+  // A baseline set's memory part and the parts it could not take, each reason a string.
+  if (doc.contains("memory") && !doc["memory"].is_null()) r.memory = object(doc, "", "memory");
+  if (doc.contains("missing") && !doc["missing"].is_null()) {
+    const json& missing = object(doc, "", "missing");
+    for (const auto& [part, reason] : missing.items()) {
+      if (!reason.is_string()) fail(at("missing", part.c_str()), "expected a string, got " + shown(reason));
+    }
+    r.missing = missing;
   }
   return r;
 }

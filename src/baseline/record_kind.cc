@@ -33,6 +33,11 @@ std::string held_text(RecordKind kind) {
 
 bool holds_recovery(const Record& r) { return !r.recovery.is_null(); }
 
+bool holds_set(const Record& r) {
+  return !r.memory.is_null() || (r.missing.is_object() && !r.missing.empty()) ||
+         r.source == kSetSource;
+}
+
 RecordKind kind_of(const Record& r) {
   for (const RecordKindInfo& k : kKinds) {
     if (k.holds(r)) return k.kind;

@@ -25,6 +25,11 @@ const RecordKindInfo& kind_info(RecordKind kind);
 
 bool holds_recovery(const Record& record);
 
+// A baseline set (plumb baseline --workload): it holds a memory part or names a missing part, or
+// its source says so. Its export writes all six parts (null when not taken) and "missing".
+inline constexpr const char* kSetSource = "plumb baseline --workload";
+bool holds_set(const Record& record);
+
 // When the records are of different kinds: an Error (exit 2) naming both, e.g. "baseline 3 holds
 // a step record, baseline 5 none: plumb diff compares records of the same kind" or "baseline 6
 // holds a recovery record, baseline 3 a step record: ...".

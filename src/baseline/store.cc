@@ -80,6 +80,10 @@ const std::vector<std::string_view> kMigrations = {
     // failed checks, a sweep that ended early. Records stored before keep NULL: their rows'
     // wrong counts still mark them.
     R"(ALTER TABLE baselines ADD COLUMN validity TEXT;  -- JSON list of issues; NULL when none)",
+    // 6: the baseline set (plumb baseline --workload): its memory part, and the parts that could
+    // not be taken with the reason of each. Records stored before keep NULL in both.
+    R"(ALTER TABLE baselines ADD COLUMN memory TEXT;   -- the memory baseline; NULL when not taken
+       ALTER TABLE baselines ADD COLUMN missing TEXT;  -- JSON {part: reason}; NULL when none)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -428,8 +432,8 @@ Store::Batch::Batch(Store& store)
     : db_(*store.db_),
       transaction_(std::make_unique<Transaction>(db_)),
       insert_(std::make_unique<Statement>(db_.prepare(
-          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity) "
-          "VALUES (?,?,?,?,?,?,?,?)"))),
+          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity, "
+          "memory, missing) VALUES (?,?,?,?,?,?,?,?,?,?)"))),
       insert_row_(std::make_unique<Statement>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Statement>(db_.prepare(
@@ -445,7 +449,7 @@ int64_t Store::Batch::add(const Record& record) {
   // Bound text is not copied: keep it alive until step().
   const std::string hosts = json_text(record.hosts);
   const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
-  std::array<std::string, 3> texts;
+  std::array<std::string, 5> texts;
   insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
   for (size_t i = 0; i < parts.size(); ++i) {
     const int column = 5 + static_cast<int>(i);
@@ -461,6 +465,18 @@ int64_t Store::Batch::add(const Record& record) {
     insert.bind_null(8);
   } else {
     insert.bind(8, validity);
+  }
+  // The memory part and the missing parts: NULL when not taken / none missing.
+  const std::array<const nlohmann::json*, 2> set_parts = {&record.memory, &record.missing};
+  for (size_t i = 0; i < set_parts.size(); ++i) {
+    const int column = 9 + static_cast<int>(i);
+    const bool none = set_parts[i]->is_null() || (set_parts[i]->is_object() && set_parts[i]->empty());
+    if (none) {
+      insert.bind_null(column);
+    } else {
+      texts[3 + i] = json_text(*set_parts[i]);
+      insert.bind(column, texts[3 + i]);
+    }
   }
   insert.step();
   insert.reset();
@@ -509,8 +525,9 @@ std::vector<Entry> Store::list(int limit) {
 Record Store::load(int64_t id) {
   if (version_ == 0) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Statement q = db_->prepare(fmt::format(
-      "SELECT id, created, label, hosts, source, topo, env, comm, {} FROM baselines WHERE id = ?",
-      version_ >= 5 ? "validity" : "NULL"));
+      "SELECT id, created, label, hosts, source, topo, env, comm, {}, {} FROM baselines "
+      "WHERE id = ?",
+      version_ >= 5 ? "validity" : "NULL", version_ >= 6 ? "memory, missing" : "NULL, NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Record r;
@@ -528,6 +545,8 @@ Record Store::load(int64_t id) {
   r.rows = load_rows(*db_, id, version_, where);
   r.step = load_step(*db_, id, version_);
   r.recovery = load_recovery(*db_, id, version_);
+  r.memory = json_or_null(q, 9);
+  r.missing = json_or_null(q, 10);
   return r;
 }
 

@@ -33,6 +33,11 @@ struct Record {
   std::vector<comm::Row> rows;         // the comm results
   nlohmann::json step;                 // plumb.step/1 (plumb step --save), or null
   nlohmann::json recovery;             // plumb.recovery/1 (plumb run --save), or null
+  nlohmann::json memory;               // the memory baseline of a training run (plumb baseline
+                                       // --workload: report::memory_baseline_json), or null
+  nlohmann::json missing;              // the parts of a baseline set that could not be taken:
+                                       // {"step": "no traces were written in ...", ...}; null
+                                       // when none is missing (docs/baseline.md)
   Validity validity;                   // what its source said about its own results: wrong
                                        // results, failed checks, an early end (validity.h)
 };
@@ -56,7 +61,7 @@ struct Entry {
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).

@@ -142,6 +142,14 @@ nlohmann::json baseline_json(const baseline::Record& r) {
                      {"issues", baseline::validity_json(r.validity)}};
   if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
   if (baseline::holds_recovery(r)) doc["recovery"] = r.recovery;  // plumb.recovery/1, likewise
+  if (baseline::holds_set(r)) {
+    // A baseline set: all six parts, a part not taken null beside its reason in "missing".
+    if (r.rows.empty() && r.comm.is_null()) doc["comm"] = nullptr;
+    doc["step"] = r.step;
+    doc["memory"] = r.memory;
+    doc["recovery"] = r.recovery;
+    doc["missing"] = r.missing.is_object() ? r.missing : nlohmann::json::object();
+  }
   return doc;
 }
 

@@ -275,5 +275,30 @@ TEST(RecordJson, ValidityRoundTrips) {
   EXPECT_TRUE(report::baseline_json(Record{})["validity"]["valid"]);
 }
 
+// Issue 29: a baseline set exports all six parts, a part not taken null beside its reason, and
+// reads back as it was.
+TEST(RecordJson, ABaselineSetExportsAllSixPartsAndItsMissingOnes) {
+  Record r;
+  r.id = 7;
+  r.source = "plumb baseline --workload";
+  r.env = {{"schema", "plumb.env/1"}};
+  r.memory = {{"ranks", nlohmann::json::array()}, {"worst", nullptr}};
+  r.missing = {{"comm", "skipped (--skip comm)"}, {"recovery", "skipped (--skip recovery)"}};
+  const nlohmann::json doc = report::baseline_json(r);
+  for (const char* part : {"topo", "comm", "step", "recovery"}) {
+    ASSERT_TRUE(doc.contains(part)) << part;
+    EXPECT_TRUE(doc[part].is_null()) << part;
+  }
+  EXPECT_EQ(doc["memory"], r.memory);
+  EXPECT_EQ(doc["missing"]["comm"], "skipped (--skip comm)");
+  const Record back = record_from_json(doc, "set.json");
+  EXPECT_EQ(back.memory, r.memory);
+  EXPECT_EQ(back.missing, r.missing);
+  EXPECT_TRUE(back.rows.empty());
+  nlohmann::json bad = doc;
+  bad["missing"]["step"] = 3;
+  EXPECT_EQ(error_of(bad, "set.json"), "set.json: missing.step: expected a string, got 3");
+}
+
 }  // namespace
 }  // namespace plumb::baseline

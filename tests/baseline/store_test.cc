@@ -19,6 +19,10 @@
 namespace plumb::baseline {
 namespace {
 
+// What makes a current store one of schema 5 or older: the columns migration 6 added.
+const std::string kDropSetColumns =
+    "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
+
 Record sample(const std::string& label, int rows) {
   Record r;
   r.created = "2026-12-02T10:00:00Z";
@@ -109,7 +113,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 5; use a newer plumb");
+                                            "plumb's 6; use a newer plumb");
   }
 }
 
@@ -136,7 +140,7 @@ TEST(Store, MigratesAVersionOneStore) {
   }
   {
     Database db(path);
-    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; DROP TABLE step_records; "
+    db.exec(kDropSetColumns + "ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; DROP TABLE step_records; "
             "ALTER TABLE comm_results DROP COLUMN busbw_spread; PRAGMA user_version = 1;");
   }
   Store store(path);
@@ -208,7 +212,7 @@ TEST(Store, MigratesAVersionTwoStore) {
   }
   {
     Database db(path);
-    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
+    db.exec(kDropSetColumns + "ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
             "DROP TABLE step_records; PRAGMA user_version = 2;");
   }
   {
@@ -306,7 +310,7 @@ TEST(Store, MigratesAVersionThreeStore) {
   }
   {
     Database db(path);
-    db.exec("ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
+    db.exec(kDropSetColumns + "ALTER TABLE baselines DROP COLUMN validity; DROP TABLE recovery_records; "
             "PRAGMA user_version = 3;");
   }
   const auto version = [&] {
@@ -371,7 +375,7 @@ TEST(Store, MigratesAVersionFourStore) {
   }
   {
     Database db(path);
-    db.exec("ALTER TABLE baselines DROP COLUMN validity; PRAGMA user_version = 4;");
+    db.exec(kDropSetColumns + "ALTER TABLE baselines DROP COLUMN validity; PRAGMA user_version = 4;");
   }
   {
     Store reader(path, StoreMode::kReadOnly);
@@ -386,6 +390,51 @@ TEST(Store, MigratesAVersionFourStore) {
   const int64_t fresh = store.save(r);
   EXPECT_EQ(store.load(fresh).validity.size(), 1u);
   EXPECT_TRUE(store.load(id).validity.empty());
+}
+
+// Issue 29: a baseline set keeps its memory part and the reasons of the parts it could not take.
+TEST(Store, ABaselineSetKeepsItsMemoryAndMissingParts) {
+  const std::string path = test::temp_dir("store-set") + "/plumb.db";
+  Store store(path);
+  Record r = sample("set", 2);
+  r.source = "plumb baseline --workload";
+  r.memory = {{"ranks", nlohmann::json::array({{{"rank", "0"}, {"settled_bytes", 1.5e8}}})},
+              {"worst", {{"rank", "0"}}}};
+  r.missing = {{"recovery", "skipped (--skip recovery)"}};
+  const int64_t id = store.save(r);
+  const int64_t plain = store.save(sample("plain", 1));
+  const Record back = store.load(id);
+  EXPECT_EQ(back.memory, r.memory);
+  EXPECT_EQ(back.missing, r.missing);
+  EXPECT_TRUE(store.load(plain).memory.is_null());
+  EXPECT_TRUE(store.load(plain).missing.is_null());
+  Statement v = Database(path).prepare("PRAGMA user_version");
+  v.step();
+  EXPECT_EQ(v.column_int(0), 6);
+}
+
+// A version-5 store (no memory or missing column): read as it is, migrated when written to.
+TEST(Store, MigratesAVersionFiveStore) {
+  const std::string path = test::temp_dir("store-v5") + "/plumb.db";
+  int64_t id = 0;
+  {
+    Store store(path);
+    id = store.save(sample("old", 2));
+  }
+  {
+    Database db(path);
+    db.exec(kDropSetColumns + "PRAGMA user_version = 5;");
+  }
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    EXPECT_TRUE(reader.load(id).memory.is_null());
+    EXPECT_EQ(reader.load(id).rows.size(), 2u);
+  }
+  Store store(path);
+  Record r = sample("new", 1);
+  r.memory = {{"ranks", nlohmann::json::array()}};
+  EXPECT_EQ(store.load(store.save(r)).memory, r.memory);
+  EXPECT_TRUE(store.load(id).memory.is_null());
 }
 
 // Issue 28: spreads and counts no run can have, written into a store by hand or damage, are
