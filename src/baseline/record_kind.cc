@@ -13,7 +13,8 @@ namespace {
 bool holds_comm(const Record&) { return true; }
 
 // In the order kind_of() asks; comm, which every record may hold, last.
-constexpr std::array<RecordKindInfo, 3> kKinds = {{
+constexpr std::array<RecordKindInfo, 4> kKinds = {{
+    {RecordKind::kSet, "a baseline set", "plumb baseline --workload", holds_set},
     {RecordKind::kRecovery, "a recovery record", "plumb run", holds_recovery},
     {RecordKind::kStep, "a step record", "plumb step", holds_step},
     {RecordKind::kComm, "", "", holds_comm},

@@ -10,7 +10,7 @@
 
 namespace plumb::baseline {
 
-enum class RecordKind { kComm, kStep, kRecovery };
+enum class RecordKind { kComm, kStep, kRecovery, kSet };
 
 struct RecordKindInfo {
   RecordKind kind;
@@ -19,7 +19,8 @@ struct RecordKindInfo {
   bool (*holds)(const Record&);
 };
 
-// A record holding a step or recovery record is of that kind; any other is comm.
+// A baseline set (holds_set) is a set whatever parts it holds; else a record holding a step or
+// recovery record is of that kind; any other is comm.
 RecordKind kind_of(const Record& record);
 const RecordKindInfo& kind_info(RecordKind kind);
 

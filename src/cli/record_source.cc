@@ -62,6 +62,8 @@ baseline::Record load_record(const std::string& what, const std::string& db_path
 baseline::Record load_comm_record(const std::string& what, const std::string& db_path,
                                   std::string_view use) {
   baseline::Record record = load_record(what, db_path);
+  // A baseline set's comm part is comm measurements like any other.
+  if (baseline::holds_set(record) && !record.rows.empty()) return record;
   if (const baseline::RecordKind kind = baseline::kind_of(record); kind != baseline::RecordKind::kComm) {
     const baseline::RecordKindInfo& info = baseline::kind_info(kind);
     throw Error(fmt::format("{} holds {} ({}), not comm measurements: {}",

@@ -4,11 +4,14 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "common/units.h"
 
 namespace plumb::report {
@@ -139,6 +142,134 @@ json memory_baseline_json(const mem::MemoryBaseline& b) {
           {"ranks", std::move(ranks)},
           {"worst", b.worst ? rank_json(b.ranks[*b.worst]) : json()},
           {"checkpoint", checkpoint_json(b.checkpoint)}};
+}
+
+namespace {
+
+constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
+
+// The reader of the memory part: the inverse of memory_baseline_json.
+class MemoryPartReader : JsonFields {
+ public:
+  using JsonFields::JsonFields;
+
+  mem::MemoryBaseline part(const json& doc, const std::string& path) const {
+    if (!doc.is_object()) fail(path, "expected an object, got " + shown(doc));
+    mem::MemoryBaseline b;
+    b.source = text(doc, path, "source");
+    b.warmup = one_of(doc, path, "warmup", {"detected", "option"}) == "detected"
+                   ? mem::WarmupSource::kDetected
+                   : mem::WarmupSource::kOption;
+    b.lines = count(doc, path, "lines");
+    b.without_memory = count(doc, path, "lines_without_memory");
+    const json& ranks = array(doc, path, "ranks");
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      b.ranks.push_back(rank(ranks[i], fmt::format("{}.ranks[{}]", path, i)));
+    }
+    b.worst = worst(doc, path, b.ranks);
+    b.checkpoint = checkpoint(member(doc, path, "checkpoint"), at(path, "checkpoint"));
+    return b;
+  }
+
+ private:
+  size_t count(const json& doc, const std::string& path, const char* key) const {
+    return static_cast<size_t>(integer(doc, path, key, 0, kMaxCount));
+  }
+  std::optional<double> maybe(const json& doc, const std::string& path, const char* key) const {
+    if (member(doc, path, key).is_null()) return std::nullopt;
+    const double v = number(doc, path, key);
+    if (!std::isfinite(v)) fail(at(path, key), "expected a finite number, got " + shown(doc[key]));
+    return v;
+  }
+  std::optional<int64_t> maybe_step(const json& doc, const std::string& path, const char* key) const {
+    if (member(doc, path, key).is_null()) return std::nullopt;
+    return integer(doc, path, key, std::numeric_limits<int64_t>::min(), kMaxCount);
+  }
+  std::string optional_text(const json& doc, const std::string& path, const char* key) const {
+    return member(doc, path, key).is_null() ? std::string() : text(doc, path, key);
+  }
+  std::string one_of(const json& doc, const std::string& path, const char* key,
+                     const std::vector<std::string>& allowed) const {
+    std::string v = text(doc, path, key);
+    for (const std::string& a : allowed) {
+      if (v == a) return v;
+    }
+    fail(at(path, key), fmt::format("expected one of {}, got {}", fmt::join(allowed, ", "),
+                                    shown(doc[key])));
+  }
+  mem::RankMemory rank(const json& doc, const std::string& path) const {
+    if (!doc.is_object()) fail(path, "expected an object, got " + shown(doc));
+    mem::RankMemory r;
+    r.rank = optional_text(doc, path, "rank");
+    r.steps = count(doc, path, "steps");
+    r.warmup_steps = count(doc, path, "warmup_steps");
+    r.creep.steps = count(doc, path, "fitted_steps");
+    r.settled_bytes = maybe(doc, path, "settled_bytes");
+    r.settled_reserved_bytes = maybe(doc, path, "settled_reserved_bytes");
+    r.peak_bytes = maybe(doc, path, "peak_bytes");
+    r.verdict = one_of(doc, path, "verdict", {"flat", "leak", "too few steps"});
+    creep(doc, path, r);
+    if (doc.contains("checkpoint")) {
+      r.checkpoint = checkpoint(doc["checkpoint"], at(path, "checkpoint"));
+    }
+    return r;
+  }
+  // The slope and its interval: null exactly when too few steps were fitted.
+  void creep(const json& doc, const std::string& path, mem::RankMemory& r) const {
+    r.creep.verdict = r.verdict == "flat" ? "stable" : r.verdict;
+    if (r.verdict == "too few steps") return;
+    r.creep.slope_bytes_per_step = number(doc, path, "creep_bytes_per_step");
+    const std::string ci = at(path, "creep_ci95_bytes_per_step");
+    const json& interval = array(doc, path, "creep_ci95_bytes_per_step");
+    if (interval.size() != 2 || !interval[0].is_number() || !interval[1].is_number()) {
+      fail(ci, "expected [low, high], got " + shown(interval));
+    }
+    r.creep.ci95_low = interval[0].get<double>();
+    r.creep.ci95_high = interval[1].get<double>();
+  }
+  mem::CheckpointCheck checkpoint(const json& doc, const std::string& path) const {
+    if (!doc.is_object()) fail(path, "expected an object, got " + shown(doc));
+    mem::CheckpointCheck c;
+    c.rank = optional_text(doc, path, "rank");
+    c.save_step = maybe_step(doc, path, "save_step");
+    c.load_step = maybe_step(doc, path, "load_step");
+    c.before_save_bytes = maybe(doc, path, "before_save_bytes");
+    c.after_save_bytes = maybe(doc, path, "after_save_bytes");
+    c.after_load_bytes = maybe(doc, path, "after_load_bytes");
+    c.tolerance_bytes = maybe(doc, path, "tolerance_bytes").value_or(0);
+    c.verdict = one_of(doc, path, "verdict", {"pass", "fail", "missing"});
+    c.reason = optional_text(doc, path, "reason");
+    c.departure_bytes = departure(c);
+    return c;
+  }
+  static double departure(const mem::CheckpointCheck& c) {
+    if (!c.before_save_bytes) return 0;
+    double d = 0;
+    for (const auto& after : {c.after_save_bytes, c.after_load_bytes}) {
+      if (after) d = std::max(d, std::abs(*after - *c.before_save_bytes));
+    }
+    return d;
+  }
+  // The worst rank, by its name among ranks[]; null when none was fitted.
+  std::optional<size_t> worst(const json& doc, const std::string& path,
+                              const std::vector<mem::RankMemory>& ranks) const {
+    const json& w = member(doc, path, "worst");
+    if (w.is_null()) return std::nullopt;
+    const std::string at_worst = at(path, "worst");
+    if (!w.is_object()) fail(at_worst, "expected an object or null, got " + shown(w));
+    const std::string name = optional_text(w, at_worst, "rank");
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (ranks[i].rank == name) return i;
+    }
+    fail(at(at_worst, "rank"), fmt::format("names rank {}, which ranks[] does not hold", shown(w["rank"])));
+  }
+};
+
+}  // namespace
+
+mem::MemoryBaseline memory_baseline_from_json(const json& part, const std::string& origin,
+                                              const std::string& path) {
+  return MemoryPartReader(origin).part(part, path);
 }
 
 void print_memory_baseline(const mem::MemoryBaseline& b, std::ostream& out) {

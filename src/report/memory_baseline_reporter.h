@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <string>
 
 #include "mem/memory_baseline.h"
 
@@ -16,6 +17,13 @@ inline constexpr const char* kMemCreepSchema = "plumb.mem-creep/1";
 
 // The memory part: {source, warmup, lines, lines_without_memory, ranks[], worst, checkpoint}.
 nlohmann::json memory_baseline_json(const mem::MemoryBaseline& b);
+
+// The memory part read back (a stored set, an exported one): every field type- and range-checked,
+// errors naming `origin` and the JSON path ("baseline 4: memory.ranks[1].settled_bytes: expected
+// a number, got \"x\""); `path` is where the part sits ("memory"). The per-step minima of the fit
+// are not kept in the part: Creep::step_min and step_peak come back empty.
+mem::MemoryBaseline memory_baseline_from_json(const nlohmann::json& part, const std::string& origin,
+                                              const std::string& path = "memory");
 
 // A table, one row per rank, then the worst rank's creep and the checkpoint check.
 void print_memory_baseline(const mem::MemoryBaseline& b, std::ostream& out);

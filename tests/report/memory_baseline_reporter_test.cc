@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/error.h"
 #include "common/units.h"
 #include "mem/train_memory.h"
 
@@ -111,6 +112,48 @@ TEST(MemoryBaselineReporter, RanksNotCheckedAreNamed) {
   EXPECT_NE(out.str().find(": pass\nnote       checkpoint not checked on rank(s) 1: no line marks a "
                            "checkpoint save or load (\"checkpoint\": \"saved\" or \"loaded\")\n"),
             std::string::npos) << out.str();
+}
+
+// The part read back prints and writes as the baseline it was made from (a stored set is shown
+// and compared from its JSON); the per-step minima are not kept.
+TEST(MemoryBaselineReporter, ThePartReadsBackAsItWasWritten) {
+  const mem::MemoryBaseline b = example();
+  const nlohmann::json j = memory_baseline_json(b);
+  const mem::MemoryBaseline back = memory_baseline_from_json(j, "baseline 4");
+  EXPECT_EQ(memory_baseline_json(back), j);
+  std::ostringstream a, c;
+  print_memory_baseline(b, a);
+  print_memory_baseline(back, c);
+  EXPECT_EQ(c.str(), a.str());
+  ASSERT_TRUE(back.worst.has_value());
+  EXPECT_EQ(back.ranks[*back.worst].rank, "1");
+  EXPECT_DOUBLE_EQ(back.checkpoint.departure_bytes, b.checkpoint.departure_bytes);
+  EXPECT_TRUE(back.leaks());
+}
+
+TEST(MemoryBaselineReporter, ABadPartNamesItsPath) {
+  const auto error = [](const nlohmann::json& j) {
+    try {
+      memory_baseline_from_json(j, "baseline 4");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  nlohmann::json j = memory_baseline_json(example());
+  j["ranks"][1]["settled_bytes"] = "x";
+  EXPECT_EQ(error(j), "baseline 4: memory.ranks[1].settled_bytes: expected a number, got \"x\"");
+  j = memory_baseline_json(example());
+  j["ranks"][0]["verdict"] = "leaky";
+  EXPECT_EQ(error(j), "baseline 4: memory.ranks[0].verdict: expected one of flat, leak, too few "
+                      "steps, got \"leaky\"");
+  j = memory_baseline_json(example());
+  j["worst"]["rank"] = "7";
+  EXPECT_EQ(error(j), "baseline 4: memory.worst.rank: names rank \"7\", which ranks[] does not hold");
+  j = memory_baseline_json(example());
+  j["checkpoint"]["verdict"] = nullptr;
+  EXPECT_EQ(error(j), "baseline 4: memory.checkpoint.verdict: expected a string, got null");
+  EXPECT_EQ(error(nlohmann::json::array()), "baseline 4: memory: expected an object, got []");
 }
 
 }  // namespace
