@@ -117,26 +117,30 @@ void compare_comm(const Record& a, const Record& b, const DiffOptions& o, const 
 
 std::string ms(double us) { return std::isnan(us) ? "-" : fmt::format("{:.1f} ms", us / 1000); }
 
+std::string figure_text(const StepFigureDiff& f) {
+  return fmt::format("{} {} → {}{}", f.figure, ms(f.a_us), ms(f.b_us),
+                     std::isnan(f.change) ? "" : " (" + percent(f.change) + ")");
+}
+
 // model: step time and exposed communication gate; compute and the straggler are details.
 void compare_step(const Record& a, const Record& b, const DiffOptions& o, const MemoryPartReader&,
                   SetPart& p) {
   StepDiff d = step_diff(a, b, o);
   std::vector<Finding> findings;
-  std::string first;
+  std::vector<std::string> gating;  // the unchanged headline: the figures that gate, as they are
   for (const StepFigureDiff& f : d.figures) {
-    const std::string text = fmt::format("{} {} → {}{}", f.figure, ms(f.a_us), ms(f.b_us),
-                                         std::isnan(f.change) ? "" : " (" + percent(f.change) + ")");
-    if (first.empty()) first = text;
-    findings.push_back({f.gates ? f.verdict : Verdict::kSame, text});
+    if (f.gates) gating.push_back(figure_text(f));
+    if (f.verdict != Verdict::kSame) findings.push_back({f.gates ? f.verdict : Verdict::kSame, figure_text(f)});
   }
   if (d.straggler_moved()) {
     findings.push_back({Verdict::kSame, fmt::format("the straggler moved: rank {} in A, rank {} in B",
                                                     d.straggler_a.rank, d.straggler_b.rank)});
   }
   for (const std::string& n : d.notes) findings.push_back({Verdict::kSame, n});
-  // The unchanged headline is the first figure, which is then not repeated below it.
-  conclude(p, d.exit_code(), findings, first);
-  if (!p.details.empty() && p.details.front() == p.headline) p.details.erase(p.details.begin());
+  if (const std::string advice = d.too_noisy_advice(); !advice.empty()) {
+    findings.push_back({Verdict::kSame, advice});
+  }
+  conclude(p, d.exit_code(), findings, join(gating, "; "));
   p.diff_json = step_diff_json(d);
   p.step = std::move(d);
 }

@@ -100,10 +100,13 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("-t,--threshold", o.threshold_percent,
-                 "Percent: a smaller busbw (step time, exposed communication, recovery figure) "
-                 "change is never a regression; a halving always is, whatever this is")
+                 "Percent: a smaller busbw (step time, exposed communication, recovery figure, "
+                 "memory level or leak rate) change is never a regression; a halving always is, "
+                 "whatever this is")
       ->capture_default_str()->check(CLI::Range(0.0, 100.0));
-  app.add_flag("--all", o.all, "List the rows within the threshold too");
+  app.add_flag("--all", o.all,
+               "List the rows within the threshold too (baseline sets: each part's comparison "
+               "whole)");
   app.add_flag("--strict", o.strict,
                "Fail on a single size's regression too, not only on a collective's over the "
                "sizes ≥ 1 MiB (for quiet clusters)");

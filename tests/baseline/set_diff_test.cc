@@ -161,7 +161,8 @@ TEST(SetDiff, TwoCleanSetsAreAGo) {
             "go: no part regressed (comm, model, memory, recovery unchanged; no variable changed)");
   EXPECT_EQ(part(d, "memory").headline,
             "settled level and creep unchanged on 2 rank(s); checkpoint check pass in B");
-  EXPECT_EQ(part(d, "model").headline, "step time 100.3 ms → 100.3 ms (+0.0%)");
+  EXPECT_EQ(part(d, "model").headline,
+            "step time 100.3 ms → 100.3 ms (+0.0%); exposed communication 5.0 ms → 5.0 ms (+0.0%)");
 }
 
 // Issue 29: two clean sets with one environment variable changed: no regression, the variable
@@ -279,6 +280,43 @@ TEST(SetDiff, APartThatCannotCompareIsItsNote) {
   EXPECT_EQ(memory.note, "baseline 2: memory.ranks[0].settled_bytes: expected a number, got \"x\"");
 }
 
+// Two parts regressed: both named in the no-go line, each with what decided it. comm: busbw
+// halved at every size (a regression whatever the noise; the group's noise over the 5 sizes
+// ≥ 1 MiB is 3.5 × √(1%² + 1%²) / √5 = 2.2%); model: every step 30% longer (step time
+// 100.3 → 130.39 ms; the steps' MAD 0.1 ms keeps the noise under 1%).
+TEST(SetDiff, TwoPartsRegressedAreBothNamed) {
+  Record b = clean_set(2);
+  for (comm::Row& r : b.rows) {
+    r.busbw_gbps /= 2;
+    r.algbw_gbps /= 2;
+    r.time_us *= 2;
+  }
+  for (json& rank : b.step["ranks"]) {
+    for (json& step : rank["steps"]) step["step_time_us"] = step["step_time_us"].get<double>() * 1.3;
+  }
+  const SetDiff d = compare(clean_set(1), b);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(part(d, "comm").headline, "world allreduce float32 busbw -50.0% (noise 2%)");
+  EXPECT_EQ(part(d, "model").headline, "step time 100.3 ms → 130.4 ms (+30.0%)");
+  EXPECT_EQ(d.go_line(), "no-go: comm and model regressed (comm: world allreduce float32 busbw "
+                         "-50.0% (noise 2%); model: step time 100.3 ms → 130.4 ms (+30.0%))");
+}
+
+// A part too noisy to judge and none regressed: undecided, exit 3. A level of 64 MiB rising to
+// 76.8 MiB (+20%) is within the level's noise of 16 MiB / 64 MiB = 25%.
+TEST(SetDiff, APartTooNoisyToJudgeIsUndecided) {
+  Record a = clean_set(1);
+  Record b = clean_set(2);
+  a.memory["ranks"][0]["settled_bytes"] = 64 * kMiB;
+  b.memory["ranks"][0]["settled_bytes"] = 80530637;
+  const SetDiff d = compare(a, b);
+  EXPECT_EQ(part(d, "memory").verdict, PartVerdict::kTooNoisy);
+  EXPECT_EQ(d.exit_code(), 3);
+  EXPECT_EQ(d.outcome(), "undecided");
+  EXPECT_EQ(d.go_line(), "undecided: memory too noisy to judge (rank 0 settles: 76.8 MiB in B, 64 "
+                         "MiB in A (+20.0%, within the level's noise of 25.0%)); no part regressed");
+}
+
 // A set against a record that is not one: the kinds' message, nothing compared.
 TEST(SetDiff, ASetAgainstAnotherKindIsRefused) {
   Record comm_only;
@@ -308,9 +346,8 @@ TEST(SetDiff, TheConsoleIsOneBlockPerPart) {
             "# each part by its own diff, threshold 10% (--all shows each whole)\n"
             "comm      unchanged: 1 collective(s) compared, none changed beyond the threshold and "
             "the noise\n"
-            "model     unchanged: step time 100.3 ms → 100.3 ms (+0.0%)\n"
-            "          exposed communication 5.0 ms → 5.0 ms (+0.0%)\n"
-            "          compute 80.0 ms → 80.0 ms (+0.0%)\n"
+            "model     unchanged: step time 100.3 ms → 100.3 ms (+0.0%); exposed communication "
+            "5.0 ms → 5.0 ms (+0.0%)\n"
             "memory    REGRESSION: rank 1 leaks +1 MiB per step (95% CI +960 KiB to +1.1 MiB) in "
             "B, flat in A\n"
             "recovery  unchanged: 1 failure(s) in A, 1 in B: no figure worse beyond the threshold\n"
