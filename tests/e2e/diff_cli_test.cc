@@ -706,6 +706,23 @@ TEST(DiffCli, ACleanSetAgainstALeakingOneIsANoGoNamingMemory) {
   EXPECT_EQ(last_line(console.out), j["go"].get<std::string>());
 }
 
+// Sets stored (schema 6: the memory part and "missing" in the record) are compared by id.
+TEST(DiffCli, StoredBaselineSetsAreComparedById) {
+  const std::string dir = temp_dir("diff-sets-stored");
+  const std::string db = dir + "/plumb.db";
+  {
+    baseline::Store store(db);
+    store.save(baseline::record_from_json(set_doc(), "clean.json"));
+    store.save(baseline::record_from_json(set_doc(true), "leak.json"));
+  }
+  const test::Run r = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "# baseline sets · A: baseline 1");
+  EXPECT_EQ(last_line(r.out), "no-go: memory regressed (rank 1 leaks +1 MiB per step (95% CI +960 "
+                              "KiB to +1.1 MiB) in B, flat in A)");
+  EXPECT_EQ(run_command(kPlumb + " diff 2 1 --db " + db).exit_code, 0);  // the leak fixed
+}
+
 TEST(DiffCli, ASetPartOnlyInOneIsNamedAndASetAgainstAnotherKindIsRefused) {
   const std::string dir = temp_dir("diff-sets-missing");
   nlohmann::json b = set_doc();
