@@ -10,12 +10,15 @@
 #include "baseline/diff.h"
 #include "baseline/record_kind.h"
 #include "baseline/recovery_diff.h"
+#include "baseline/set_diff.h"
 #include "baseline/step_diff.h"
 #include "cli/record_source.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/diff_reporter.h"
+#include "report/memory_baseline_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/set_diff_reporter.h"
 #include "report/step_diff_reporter.h"
 
 namespace plumb::cli {
@@ -63,6 +66,20 @@ int run_comm_diff(const baseline::Record& a, const baseline::Record& b,
   return d.exit_code();
 }
 
+// Two baseline sets (plumb baseline --workload): each part by its own diff, the one-variable
+// check, a go/no-go line.
+int run_set_diff(const baseline::Record& a, const baseline::Record& b,
+                 const baseline::DiffOptions& options, const DiffOptions& o,
+                 std::optional<OutputFile>& json) {
+  const baseline::SetDiff d =
+      baseline::set_diff(a, b, options, [](const nlohmann::json& part, const std::string& origin) {
+        return report::memory_baseline_from_json(part, origin);
+      });
+  if (json) write_json(baseline::set_diff_json(d), *json);
+  if (o.json != "-") report::print_set_diff(d, o.all, std::cout);
+  return d.exit_code();
+}
+
 // How plumb diff compares each kind of record (baseline/record_kind.h).
 struct Differ {
   baseline::RecordKind kind;
@@ -73,6 +90,7 @@ constexpr Differ kDiffers[] = {
     {baseline::RecordKind::kComm, run_comm_diff},
     {baseline::RecordKind::kStep, run_step_diff},
     {baseline::RecordKind::kRecovery, run_recovery_diff},
+    {baseline::RecordKind::kSet, run_set_diff},
 };
 
 }  // namespace
@@ -82,16 +100,20 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
   app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
   app.add_option("-t,--threshold", o.threshold_percent,
-                 "Percent: a smaller busbw (step time, exposed communication, recovery figure) "
-                 "change is never a regression; a halving always is, whatever this is")
+                 "Percent: a smaller busbw (step time, exposed communication, recovery figure, "
+                 "memory level or leak rate) change is never a regression; a halving always is, "
+                 "whatever this is")
       ->capture_default_str()->check(CLI::Range(0.0, 100.0));
-  app.add_flag("--all", o.all, "List the rows within the threshold too");
+  app.add_flag("--all", o.all,
+               "List the rows within the threshold too (baseline sets: each part's comparison "
+               "whole)");
   app.add_flag("--strict", o.strict,
                "Fail on a single size's regression too, not only on a collective's over the "
                "sizes ≥ 1 MiB (for quiet clusters)");
   app.add_option("--json", o.json,
                  "Write plumb.diff/1 (plumb.step-diff/1 for step records, plumb.recovery-diff/1 "
-                 "for recovery records) here (- for standard output)");
+                 "for recovery records, plumb.set-diff/1 for baseline sets) here (- for standard "
+                 "output)");
   app.footer(fmt::format(
       "Exit status: 0 no regression; 1 a regression (busbw lower beyond the threshold and the "
       "noise, or by 2x or more whatever the noise and the threshold), or B has wrong results or "
@@ -103,7 +125,12 @@ void setup_diff(CLI::App& app, DiffOptions& o) {
       "step records (plumb step --save) are compared by step time and exposed communication, "
       "with the steps' spread as the noise. Two recovery records (plumb run --save) are compared "
       "by detection, recovery and down time, steps lost and the share resumed after the "
-      "checkpoint, judged by the threshold alone.",
+      "checkpoint, judged by the threshold alone. Two baseline sets (plumb baseline --workload) "
+      "are compared part by part — comm, model step, memory (settled level, creep, the "
+      "checkpoint check), recovery — each by its own diff; a part only one set holds is named "
+      "with the other's reason, a part that cannot be compared is named (exit 2 unless another "
+      "regressed); then every topology, version and setting difference, with a warning when more "
+      "than one variable changed, and a go/no-go line. --all shows each part's comparison whole.",
       baseline::kTooNoisyExitCode));
 }
 
@@ -120,7 +147,8 @@ int run_diff(const DiffOptions& o) {
   for (const Differ& d : kDiffers) {
     if (d.kind == baseline::kind_of(a)) return d.run(a, b, options, o, json);
   }
-  return 0;
+  // Every kind has its entry above; a new kind without one is refused, never passed silently.
+  throw Error(fmt::format("plumb diff cannot compare {} yet", baseline::kind_info(baseline::kind_of(a)).held));
 }
 
 }  // namespace plumb::cli

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "baseline/record_json.h"
+#include "baseline/record_kind.h"
 #include "baseline/recovery_store.h"
 #include "baseline/store.h"
 #include "comm/result.h"
 #include "common/json.h"
+#include "report/baseline_reporter.h"
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -596,6 +598,147 @@ TEST(DiffCli, AbsurdSpreadsAreBadInput) {
                                  "deviation over their median; none when measured once), got {}\n",
                                  dir, spread));
   }
+}
+
+// Issue 29, item 5: plumb diff of two baseline sets written as plumb export writes them (all six
+// parts, "missing"): the memory part of each is what plumb mem creep reports of a train-events
+// file, built here by hand (two ranks at 1 GiB, rank 1 leaking 1 MiB per step when `leak`).
+nlohmann::json memory_part(bool leak) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const char* rank : {"0", "1"}) {
+    const bool leaks = leak && std::string(rank) == "1";
+    const double slope = leaks ? 1048576 : 100;
+    ranks.push_back({{"rank", rank}, {"steps", 40}, {"warmup_steps", 8}, {"fitted_steps", 32},
+                     {"settled_bytes", 1073741824.0}, {"settled_reserved_bytes", nullptr},
+                     {"peak_bytes", 1.1e9}, {"creep_bytes_per_step", slope},
+                     {"creep_ci95_bytes_per_step", {slope - 65536, slope + 65536}},
+                     {"verdict", leaks ? "leak" : "flat"}});
+  }
+  const nlohmann::json check = {{"rank", "0"}, {"save_step", 20}, {"load_step", 21},
+                                {"before_save_bytes", 1073741824.0},
+                                {"after_save_bytes", 1073741824.0},
+                                {"after_load_bytes", 1073741824.0},
+                                {"tolerance_bytes", 16777216.0}, {"verdict", "pass"},
+                                {"reason", nullptr}};
+  for (auto& r : ranks) r["checkpoint"] = check;
+  return {{"source", "events.jsonl"}, {"warmup", "detected"}, {"lines", 80},
+          {"lines_without_memory", 0}, {"ranks", ranks}, {"worst", ranks[leak ? 1 : 0]},
+          {"checkpoint", check}};
+}
+
+// A whole set as plumb export writes it: comm from comm_doc, a two-rank step record, the memory
+// part, a one-failure recovery record, versions and settings.
+nlohmann::json set_doc(bool leak = false) {
+  const nlohmann::json comm = comm_doc(1, 1.05, 0.01);
+  baseline::Record r = baseline::record_from_json(comm, "comm.json");
+  r.source = baseline::kSetSource;
+  r.hosts = {"node1"};
+  r.env = {{"schema", "plumb.env/1"}, {"versions", {{"cann", "8.0.RC2"}}},
+           {"env", {{"HCCL_ALGO", "ring"}, {"NCCL_ALGO", "ring"}}}};
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int rank = 0; rank < 2; ++rank) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (int s = 1; s <= 5; ++s) {
+      steps.push_back({{"step", s}, {"step_time_us", 100000 + 100 * s}, {"compute_us", 80000},
+                       {"communication_us", 5000}, {"exposed_communication_us", 5000},
+                       {"overlapped_us", 0}, {"memory_us", 0}, {"idle_us", 15000}});
+    }
+    ranks.push_back({{"rank", rank}, {"steps", steps}});
+  }
+  r.step = {{"schema", "plumb.step/1"}, {"world_size", 2}, {"ranks", ranks},
+            {"collectives", nlohmann::json::array()}, {"stragglers", nlohmann::json::array()}};
+  r.memory = memory_part(leak);
+  r.recovery = recovery_record("set", 20).recovery;
+  return report::baseline_json(r);
+}
+
+test::Run set_diff(const std::string& dir, const nlohmann::json& a, const nlohmann::json& b,
+                   const std::string& extra = "") {
+  write_file(dir + "/set-a.json", a.dump(2));
+  write_file(dir + "/set-b.json", b.dump(2));
+  return run_command(kPlumb + " diff " + dir + "/set-a.json " + dir + "/set-b.json" + extra);
+}
+
+TEST(DiffCli, TwoBaselineSetsWithOneVariableChangedAreAGo) {
+  const std::string dir = temp_dir("diff-sets-one");
+  nlohmann::json b = set_doc();
+  b["env"]["env"]["NCCL_ALGO"] = "tree";
+  const test::Run r = set_diff(dir, set_doc(), b, " --json " + dir + "/d.json");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out), "go: no part regressed (comm, model, memory, recovery unchanged; "
+                              "one variable changed)");
+  EXPECT_NE(r.out.find("# one variable changed: setting NCCL_ALGO ring → tree\n"), std::string::npos)
+      << r.out;
+  const nlohmann::json j = parse_json(read_file(dir + "/d.json"), "d.json");
+  EXPECT_EQ(j["schema"], "plumb.set-diff/1");
+  EXPECT_EQ(j["outcome"], "go");
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["variables_line"], "one variable changed: setting NCCL_ALGO ring → tree");
+  for (const char* part : {"comm", "model", "memory", "recovery"}) {
+    EXPECT_EQ(j["parts"][part]["verdict"], "unchanged") << part;
+  }
+  EXPECT_EQ(j["parts"]["memory"]["diff"]["schema"], "plumb.memory-diff/1");
+}
+
+TEST(DiffCli, TwoBaselineSetsWithTwoVariablesChangedWarn) {
+  const std::string dir = temp_dir("diff-sets-two");
+  nlohmann::json b = set_doc();
+  b["env"]["versions"]["cann"] = "8.0.RC3";
+  b["env"]["env"]["HCCL_ALGO"] = "tree";
+  const test::Run r = set_diff(dir, set_doc(), b);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# warning: one variable at a time: version cann 8.0.RC2 → 8.0.RC3 and "
+                       "setting HCCL_ALGO ring → tree both changed; their effects cannot be told "
+                       "apart\n"),
+            std::string::npos) << r.out;
+}
+
+TEST(DiffCli, ACleanSetAgainstALeakingOneIsANoGoNamingMemory) {
+  const std::string dir = temp_dir("diff-sets-leak");
+  const test::Run r = set_diff(dir, set_doc(), set_doc(true), " --json -");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json j = parse_json(r.out, "stdout");
+  EXPECT_EQ(j["go"], "no-go: memory regressed (rank 1 leaks +1 MiB per step (95% CI +960 KiB to "
+                     "+1.1 MiB) in B, flat in A)");
+  EXPECT_EQ(j["parts"]["memory"]["verdict"], "regression");
+  const test::Run console = set_diff(dir, set_doc(), set_doc(true));
+  EXPECT_EQ(console.exit_code, 1);
+  EXPECT_EQ(last_line(console.out), j["go"].get<std::string>());
+}
+
+// Sets stored (schema 6: the memory part and "missing" in the record) are compared by id.
+TEST(DiffCli, StoredBaselineSetsAreComparedById) {
+  const std::string dir = temp_dir("diff-sets-stored");
+  const std::string db = dir + "/plumb.db";
+  {
+    baseline::Store store(db);
+    store.save(baseline::record_from_json(set_doc(), "clean.json"));
+    store.save(baseline::record_from_json(set_doc(true), "leak.json"));
+  }
+  const test::Run r = run_command(kPlumb + " diff 1 2 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "# baseline sets · A: baseline 1");
+  EXPECT_EQ(last_line(r.out), "no-go: memory regressed (rank 1 leaks +1 MiB per step (95% CI +960 "
+                              "KiB to +1.1 MiB) in B, flat in A)");
+  EXPECT_EQ(run_command(kPlumb + " diff 2 1 --db " + db).exit_code, 0);  // the leak fixed
+}
+
+TEST(DiffCli, ASetPartOnlyInOneIsNamedAndASetAgainstAnotherKindIsRefused) {
+  const std::string dir = temp_dir("diff-sets-missing");
+  nlohmann::json b = set_doc();
+  b["recovery"] = nullptr;
+  b["missing"] = {{"recovery", "skipped (--skip recovery)"}};
+  const test::Run r = set_diff(dir, set_doc(), b);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("recovery  only in A (B: skipped (--skip recovery))\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(last_line(r.out), "go: no part regressed (comm, model, memory unchanged; recovery only "
+                              "in A; no variable changed)");
+  write_file(dir + "/comm.json", comm_doc(1, 1.05, 0.01).dump());
+  const test::Run mixed = run_command(kPlumb + " diff " + dir + "/set-a.json " + dir + "/comm.json");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_EQ(mixed.err, "plumb: error: file " + dir + "/set-a.json holds a baseline set, file " +
+                           dir + "/comm.json none: plumb diff compares records of the same kind\n");
 }
 
 }  // namespace
