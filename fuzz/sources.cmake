@@ -66,6 +66,9 @@ set(PLUMB_FUZZ_LIB_SOURCES
   plan/step.cc
   plan/validation.cc
   plan/validation_set.cc
+  report/comm_summary_text.cc
+  report/diff_reporter.cc
+  report/memory_baseline_reporter.cc
   precision/dtype.cc
   precision/tensor.cc
   precision/npy_reader.cc
@@ -74,6 +77,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   precision/safetensors_reader.cc
   precision/verdict.cc
   precision/msprobe_dump.cc
+  report/baseline_reporter.cc
   step/classify.cc
   step/clocks.cc
   step/trace_input.cc
@@ -91,6 +95,15 @@ set(PLUMB_FUZZ_LIB_SOURCES
   supervise/checkpoint_manifest.cc
   sysinfo/npu_smi.cc
   supervise/tool_process.cc
+  supervise/recovery_json.cc
+  baseline/step_diff.cc
+  report/step_diff_reporter.cc
+  baseline/record_kind.cc
+  baseline/recovery_diff.cc
+  report/recovery_reporter.cc
+  baseline/memory_diff.cc
+  baseline/set_diff.cc
+  report/set_diff_reporter.cc
   sysinfo/version_text.cc
   topo/cpu_list.cc
   topo/hostlist.cc
