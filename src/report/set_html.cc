@@ -22,7 +22,7 @@ namespace {
 
 // After kPageStyle and the comm report's rules: A and B side by side, a missing part in grey.
 constexpr std::string_view kSetStyle = R"(
-.pair{display:flex;flex-wrap:wrap;gap:24px}.pair>div{flex:1 1 520px;min-width:0}
+.pair{display:flex;flex-wrap:wrap;gap:24px}.pair>div{flex:1 1 520px;min-width:0;overflow-x:auto}
 p.missing,td.missing{color:#8a5a00}td.held{color:#1a6b1a}
 tr.leak,tr.fail{background:#fde2e2}
 )";

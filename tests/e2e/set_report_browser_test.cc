@@ -67,8 +67,10 @@ TEST(SetReportBrowser, EachPartWithItsFiguresAndASilentConsole) {
   const mem::MemoryBaseline m = test::set_memory_baseline();
   EXPECT_EQ(count(run.out, "<table class=\"rows mem-ranks\">"), 2u);
   for (const mem::RankMemory& r : m.ranks) {
-    const std::string settled = format_bytes(static_cast<uint64_t>(*r.settled_bytes));
-    EXPECT_EQ(count(run.out, "<td class=\"num\">" + settled + "</td>"), 2u) << r.rank;
+    const std::string row = fmt::format(
+        "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+        r.rank, r.steps, r.warmup_steps, format_bytes(static_cast<uint64_t>(*r.settled_bytes)));
+    EXPECT_EQ(count(run.out, row), 2u) << row;
   }
   EXPECT_EQ(count(run.out, "<table class=\"rows checkpoint\">"), 2u);
   // Recovery: A's two failures; B's part missing with its reason.
