@@ -48,7 +48,8 @@ Loaded load_records(const ReportOptions& o) {
 
 void setup_report(CLI::App& app, ReportOptions& o) {
   app.add_option("A", o.a,
-                 "A baseline id, latest, or a JSON file (plumb export, plumb comm --json)")
+                 "A baseline id, latest, or a JSON file (plumb export, plumb comm --json); a baseline "
+                 "set gives a section per part")
       ->required();
   app.add_option("B", o.b, "A second one, overlaid on A and judged against it");
   app.add_option("-o,--output", o.output, "The HTML file (- for standard output)")
