@@ -495,6 +495,43 @@ void Store::Batch::commit() {
   transaction_->commit();
 }
 
+namespace {
+
+// The parts a set's `missing` object names ({"step": "no traces ...", ...}), by name.
+std::vector<std::string> missing_parts(const nlohmann::json& missing) {
+  std::vector<std::string> parts;
+  if (!missing.is_object()) return parts;
+  for (auto it = missing.begin(); it != missing.end(); ++it) parts.push_back(it.key());
+  return parts;
+}
+
+// A line of plumb list from Store::list's query (its columns in order).
+Entry entry_of(const Statement& q, const std::string& path) {
+  Entry e;
+  e.id = q.column_int(0);
+  e.created = q.column_text(1);
+  e.label = q.column_text(2);
+  e.hosts = hosts_of(q.column_text(3));
+  e.source = q.column_text(4);
+  e.rows = q.column_int(5);
+  e.step = !q.column_is_null(6);
+  e.step_ranks = q.column_int(6);
+  e.step_steps = q.column_int(7);
+  e.recovery = !q.column_is_null(8);
+  e.recovery_failures = q.column_int(9);
+  e.recovery_downtime_median = double_or_nan(q, 10);
+  e.wrong_rows = q.column_int(11);
+  e.validity = load_validity(q, 12, fmt::format("{}: baseline {}", path, e.id));
+  e.topo = q.column_int(13) != 0;
+  e.env = q.column_int(14) != 0;
+  e.comm = q.column_int(15) != 0 || e.rows > 0;
+  e.memory = q.column_int(16) != 0;
+  e.missing = missing_parts(json_or_null(q, 17));
+  return e;
+}
+
+}  // namespace
+
 std::vector<Entry> Store::list(int limit) {
   if (version_ == 0) return {};  // an empty file opened read-only: no tables yet
   // A store older than version 3 (read without migrating) has no step records, older than 4 no
@@ -502,22 +539,19 @@ std::vector<Entry> Store::list(int limit) {
   Statement q = db_->prepare(fmt::format(
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
       " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}, {},"
-      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id AND r.wrong > 0), {}"
+      " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id AND r.wrong > 0), {},"
+      " b.topo IS NOT NULL, b.env IS NOT NULL, b.comm IS NOT NULL, {}"
       " FROM baselines b {} {} ORDER BY b.id DESC LIMIT ?",
       version_ >= 3 ? "s.ranks, s.steps" : "NULL, NULL",
       version_ >= 4 ? "v.baseline_id, v.failures, v.downtime_median" : "NULL, NULL, NULL",
       version_ >= 5 ? "b.validity" : "NULL",
+      version_ >= 6 ? "b.memory IS NOT NULL, b.missing" : "0, NULL",
       version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : "",
       version_ >= 4 ? "LEFT JOIN recovery_records v ON v.baseline_id = b.id" : ""));
   q.bind(1, static_cast<int64_t>(limit));
   std::vector<Entry> entries;
   while (q.step()) {
-    Entry e{q.column_int(0), q.column_text(1), q.column_text(2),
-            hosts_of(q.column_text(3)), q.column_text(4), q.column_int(5),
-            !q.column_is_null(6), q.column_int(6), q.column_int(7),
-            !q.column_is_null(8), q.column_int(9), double_or_nan(q, 10), q.column_int(11), {}};
-    e.validity = load_validity(q, 12, fmt::format("{}: baseline {}", db_->path(), e.id));
-    entries.push_back(std::move(e));
+    entries.push_back(entry_of(q, db_->path()));
   }
   return entries;
 }

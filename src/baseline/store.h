@@ -58,6 +58,13 @@ struct Entry {
   double recovery_downtime_median = 0; // seconds; NaN when no failure was followed by progress
   int64_t wrong_rows = 0;              // comm rows with wrong elements
   Validity validity;                   // as Record::validity
+  // Which of a baseline set's six parts the record holds (plumb list's parts column); comm when
+  // it has a plumb.comm/1 document or result rows, step and recovery as above.
+  bool topo = false;
+  bool env = false;
+  bool comm = false;
+  bool memory = false;
+  std::vector<std::string> missing;    // the parts its `missing` names, by name
 };
 
 // The schema version this build writes; older stores are migrated on open.

@@ -1,5 +1,7 @@
 // plumb report A [B]: one self-contained HTML file with charts per layer and collective, two
-// baselines overlaid and the diff's regressions marked when B is given (report/html_report.h).
+// baselines overlaid and the diff's regressions marked when B is given (report/html_report.h);
+// when A or B is a baseline set, the page of the set: a section per part, A and B side by side
+// (report/set_html.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

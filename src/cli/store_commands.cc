@@ -13,6 +13,7 @@
 #include "common/output_file.h"
 #include "report/baseline_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/set_reporter.h"
 #include "report/step_diff_reporter.h"
 #include "supervise/recovery_json.h"
 
@@ -49,6 +50,8 @@ void show_recovery(const baseline::Record& r) {
                                 std::cout);
 }
 
+void show_set(const baseline::Record& r) { report::print_set(r, std::cout); }
+
 // How plumb show prints each kind of record (baseline/record_kind.h).
 struct Shower {
   baseline::RecordKind kind;
@@ -58,6 +61,7 @@ constexpr Shower kShowers[] = {
     {baseline::RecordKind::kComm, show_comm},
     {baseline::RecordKind::kStep, show_step},
     {baseline::RecordKind::kRecovery, show_recovery},
+    {baseline::RecordKind::kSet, show_set},
 };
 
 }  // namespace

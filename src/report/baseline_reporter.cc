@@ -10,6 +10,7 @@
 #include "baseline/step_diff.h"
 #include "baseline/validity.h"
 #include "common/strings.h"
+#include "report/set_parts.h"
 
 namespace plumb::report {
 namespace {
@@ -55,7 +56,7 @@ std::string holdings(const baseline::Entry& e) {
 // One line of the list; no trailing blanks when the last columns are empty.
 template <typename... Columns>
 void print_list_line(std::ostream& out, const Columns&... columns) {
-  std::string line = fmt::format("{:>6}  {:<20}  {:<16}  {:<22}  {:<18}  {}", columns...);
+  std::string line = fmt::format("{:>6}  {:<20}  {:<16}  {:<35}  {:<22}  {:<18}  {}", columns...);
   line.erase(line.find_last_not_of(' ') + 1);
   fmt::print(out, "{}\n", line);
 }
@@ -63,10 +64,10 @@ void print_list_line(std::ostream& out, const Columns&... columns) {
 }  // namespace
 
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out) {
-  print_list_line(out, "id", "created", "label", "holds", "source", "hosts");
+  print_list_line(out, "id", "created", "label", "parts", "holds", "source", "hosts");
   for (const baseline::Entry& e : entries) {
-    print_list_line(out, e.id, safe(e.created), e.label.empty() ? "-" : safe(e.label), holdings(e),
-                    safe(e.source), safe_hosts(e.hosts, ","));
+    print_list_line(out, e.id, safe(e.created), e.label.empty() ? "-" : safe(e.label),
+                    parts_text(e), holdings(e), safe(e.source), safe_hosts(e.hosts, ","));
   }
 }
 
@@ -96,20 +97,23 @@ void print_validity(const baseline::Record& r, std::ostream& out) {
   for (const std::string& line : v.lines) fmt::print(out, "  {}\n", safe(line));
 }
 
-void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
+void print_record_header(const baseline::Record& r, std::ostream& out) {
   fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
              r.label.empty() ? "" : " · " + safe(r.label));
   print_validity(r, out);
   fmt::print(out, "# hosts: {}\n", safe_hosts(r.hosts, ", "));
   if (const std::string job = job_summary(r.comm); !job.empty()) fmt::print(out, "# {}\n", job);
-  if (r.env.is_object() && r.env.contains("versions") && r.env["versions"].is_object()) {
-    for (const auto& [name, value] : r.env["versions"].items()) {
-      if (!value.is_null()) fmt::print(out, "# {:<14} {}\n", safe(name), safe_value(value));
-    }
+}
+
+void print_versions(const baseline::Record& r, std::ostream& out) {
+  if (!r.env.is_object() || !r.env.contains("versions") || !r.env["versions"].is_object()) return;
+  for (const auto& [name, value] : r.env["versions"].items()) {
+    if (!value.is_null()) fmt::print(out, "# {:<14} {}\n", safe(name), safe_value(value));
   }
-  comm::Result result;
-  result.rows = r.rows;
-  for (const comm::Summary& s : comm::summarize(result)) {
+}
+
+void print_comm_summary(const baseline::Record& r, std::ostream& out) {
+  for (const comm::Summary& s : comm::summarize(r.rows)) {
     if (s.sizes == 0) {
       fmt::print(out, "{} @ {}: no size ≥ 1 MiB\n", safe(s.collective), safe(s.layer));
       continue;
@@ -119,6 +123,12 @@ void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
                safe(s.collective), safe(s.layer), s.avg_busbw_gbps, s.sizes, safe(s.slowest_group),
                s.slowest_busbw_gbps);
   }
+}
+
+void print_baseline_summary(const baseline::Record& r, std::ostream& out) {
+  print_record_header(r, out);
+  print_versions(r, out);
+  print_comm_summary(r, out);
   fmt::print(out, "# {} result row(s); plumb export {} for all of them\n", r.rows.size(), r.id);
 }
 

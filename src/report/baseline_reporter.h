@@ -16,6 +16,13 @@ inline constexpr const char* kBaselineSchema = "plumb.baseline/1";
 
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out);
 void print_baseline_summary(const baseline::Record& record, std::ostream& out);
+// Its pieces, which plumb show of a baseline set prints under its own headings: the header
+// ("# baseline 3 · created · source · label", what makes it not valid, "# hosts: ...", the Slurm
+// job), the versions ("# nccl           2.18.3", those found) and one line per layer and
+// collective of the comm rows.
+void print_record_header(const baseline::Record& record, std::ostream& out);
+void print_versions(const baseline::Record& record, std::ostream& out);
+void print_comm_summary(const baseline::Record& record, std::ostream& out);
 // What makes a record not valid (baseline/validity.h), when anything does: its marks on one line
 // ("WRONG RESULTS · INCOMPLETE: sweep ended at 4 MiB of 1 GiB"), then each issue indented. Part
 // of plumb show for every kind of record.

@@ -265,6 +265,14 @@ void append_env_origin(char letter, const baseline::Record& r, fmt::memory_buffe
 void append_environment(const baseline::Record& a, const baseline::Record* b,
                         fmt::memory_buffer& out) {
   put(out, "<section id=\"environment\"><h2>Environment</h2>");
+  append_environment_tables(a, b, out);
+  put(out, "</section>");
+}
+
+}  // namespace
+
+void append_environment_tables(const baseline::Record& a, const baseline::Record* b,
+                               fmt::memory_buffer& out) {
   append_env_origin('A', a, out);
   if (b != nullptr) append_env_origin('B', *b, out);
   const Column va = env_column(a.env, "versions");
@@ -278,10 +286,11 @@ void append_environment(const baseline::Record& a, const baseline::Record* b,
     append_compare_table("Versions", va, &vb, out);
     append_compare_table("Variables", ea, &eb, out);
   }
-  put(out, "</section>");
 }
 
-}  // namespace
+void append_topology_of(const baseline::Record& r, char letter, fmt::memory_buffer& out) {
+  append_topology(r, letter, out);
+}
 
 std::string baseline_name(char letter, const baseline::Record& r) {
   std::vector<std::string> parts;

@@ -30,4 +30,11 @@ void append_json_table(const nlohmann::json& doc, fmt::memory_buffer& out,
 void append_context_sections(const baseline::Record& a, const baseline::Record* b,
                              fmt::memory_buffer& out);
 
+// Pieces of those sections, for the page of a baseline set: one baseline's topology (a heading,
+// its warnings, its tables) and the environment's versions and variables tables, A and B side by
+// side.
+void append_topology_of(const baseline::Record& record, char letter, fmt::memory_buffer& out);
+void append_environment_tables(const baseline::Record& a, const baseline::Record* b,
+                               fmt::memory_buffer& out);
+
 }  // namespace plumb::report

@@ -81,32 +81,34 @@ void append_baseline_line(char letter, int colour, const baseline::Record& r,
   fmt::format_to(std::back_inserter(out), " · {} result row(s)</li>", r.rows.size());
 }
 
+void append_verdict(const baseline::Diff& d, fmt::memory_buffer& out) {
+  const int n = d.regressions();
+  fmt::format_to(std::back_inserter(out),
+                 "<p class=\"{}\"><b>{} regression{}</b> of B against A: mean busbw of the "
+                 "slowest group over the sizes ≥ 1 MiB lower by more than {:.4g}% and beyond "
+                 "the runs' own spread, or halved whatever the spread; {} single size(s) "
+                 "beyond their own noise.</p>",
+                 n > 0 ? "warning" : "ok", n, n == 1 ? "" : "s", d.threshold * 100,
+                 d.row_regressions());
+  if (n == 0 && d.too_noisy() > 0) {  // plumb diff's exit status 3
+    put(out, "<p class=\"warning\"><b>Too noisy to judge</b>: ");
+    append_escaped(out, d.too_noisy_advice());
+    put(out, "</p>");
+  }
+  if (const std::string w = d.attribution_warning(); !w.empty()) {
+    put(out, "<p class=\"warning\">");
+    append_escaped(out, w);
+    put(out, "</p>");
+  }
+}
+
 void append_header(const baseline::Record& a, const baseline::Record* b, const baseline::Diff* diff,
                    fmt::memory_buffer& out) {
   put(out, "<header><h1>plumb report</h1><ul class=\"baselines\">");
   append_baseline_line('A', 0, a, out);
   if (b != nullptr) append_baseline_line('B', 1, *b, out);
   put(out, "</ul>");
-  if (diff != nullptr) {
-    const int n = diff->regressions();
-    fmt::format_to(std::back_inserter(out),
-                   "<p class=\"{}\"><b>{} regression{}</b> of B against A: mean busbw of the "
-                   "slowest group over the sizes ≥ 1 MiB lower by more than {:.4g}% and beyond "
-                   "the runs' own spread, or halved whatever the spread; {} single size(s) "
-                   "beyond their own noise.</p>",
-                   n > 0 ? "warning" : "ok", n, n == 1 ? "" : "s", diff->threshold * 100,
-                   diff->row_regressions());
-    if (n == 0 && diff->too_noisy() > 0) {  // plumb diff's exit status 3
-      put(out, "<p class=\"warning\"><b>Too noisy to judge</b>: ");
-      append_escaped(out, diff->too_noisy_advice());
-      put(out, "</p>");
-    }
-    if (const std::string w = diff->attribution_warning(); !w.empty()) {
-      put(out, "<p class=\"warning\">");
-      append_escaped(out, w);
-      put(out, "</p>");
-    }
-  }
+  if (diff != nullptr) append_verdict(*diff, out);
   put(out, "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a>");
   if (diff != nullptr) put(out, "<a href=\"#diff\">Diff</a><a href=\"#variables\">Variables</a>");
   put(out,
@@ -269,16 +271,27 @@ void append_variables(const baseline::Diff& d, fmt::memory_buffer& out) {
 
 }  // namespace
 
-void render_html_report(const baseline::Record& a, const baseline::Record* b,
-                        const baseline::Diff* diff, fmt::memory_buffer& out) {
-  append_head(a, b, out);
-  append_header(a, b, diff, out);
+std::string_view report_style() { return kStyle; }
+
+void append_comm_sections(const baseline::Record& a, const baseline::Record* b,
+                          const baseline::Diff* diff, fmt::memory_buffer& out) {
   append_summary(a, b, out);
   append_charts(chart_data(a.rows, b != nullptr ? &b->rows : nullptr), diff, out);
   if (diff != nullptr) {
     append_diff(*diff, out);
     append_variables(*diff, out);
   }
+}
+
+void append_diff_verdict(const baseline::Diff& diff, fmt::memory_buffer& out) {
+  append_verdict(diff, out);
+}
+
+void render_html_report(const baseline::Record& a, const baseline::Record* b,
+                        const baseline::Diff* diff, fmt::memory_buffer& out) {
+  append_head(a, b, out);
+  append_header(a, b, diff, out);
+  append_comm_sections(a, b, diff, out);
   append_context_sections(a, b, out);
   fmt::format_to(std::back_inserter(out),
                  "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <string_view>
 
 #include "baseline/diff.h"
 #include "baseline/store.h"
@@ -26,5 +27,13 @@ void write_html_report(const baseline::Record& a, const baseline::Record* b,
 // The same page into `out` (for callers that keep it in memory).
 void render_html_report(const baseline::Record& a, const baseline::Record* b,
                         const baseline::Diff* diff, fmt::memory_buffer& out);
+
+// The pieces the page of a baseline set (report/set_html.h) shares with this one: the page's
+// CSS after kPageStyle; the comm sections (summary, charts, and with a diff its rows and the
+// variables); the verdict paragraphs of a diff (regressions, too noisy, the attribution warning).
+std::string_view report_style();
+void append_comm_sections(const baseline::Record& a, const baseline::Record* b,
+                          const baseline::Diff* diff, fmt::memory_buffer& out);
+void append_diff_verdict(const baseline::Diff& diff, fmt::memory_buffer& out);
 
 }  // namespace plumb::report

@@ -97,6 +97,11 @@ void print_recovery_record(const baseline::Record& r, const supervise::RecoveryB
              r.label.empty() ? "" : " · " + safe(r.label));
   fmt::print(out, "# hosts: {}\n", safe(join(r.hosts, ", ")));
   if (const std::string job = job_summary(r.recovery); !job.empty()) fmt::print(out, "# {}\n", job);
+  print_recovery_summary(b, out);
+  fmt::print(out, "# plumb export {} for the whole record\n", r.id);
+}
+
+void print_recovery_summary(const supervise::RecoveryBaseline& b, std::ostream& out) {
   fmt::print(out, "# recovery record: {} attempt(s), {} failure(s){}, {} after {:.1f} s{}\n",
              b.attempts, b.recoveries.size(), kinds_text(b), safe(b.result), b.wall_seconds,
              b.drill ? fmt::format("; a drill of {} fault(s)", b.faults_injected) : "");
@@ -107,7 +112,6 @@ void print_recovery_record(const baseline::Record& r, const supervise::RecoveryB
              seconds(t.detect_median), seconds(t.detect_max), seconds(t.recovery_median),
              seconds(t.recovery_max), seconds(t.downtime_median), seconds(t.downtime_max),
              t.steps_lost);
-  fmt::print(out, "# plumb export {} for the whole record\n", r.id);
 }
 
 void print_recovery_diff(const baseline::RecoveryDiff& d, std::ostream& out) {

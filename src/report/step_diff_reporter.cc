@@ -124,6 +124,11 @@ void print_step_record(const baseline::Record& r, const baseline::StepSummary& s
   fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created),
              terminal_safe(r.source), r.label.empty() ? "" : " · " + terminal_safe(r.label));
   fmt::print(out, "# hosts: {}\n", terminal_safe(join(r.hosts, ", ")));
+  print_step_summary(s, out);
+  fmt::print(out, "# plumb export {} for the whole record\n", r.id);
+}
+
+void print_step_summary(const baseline::StepSummary& s, std::ostream& out) {
   fmt::print(out, "# step record: {} rank(s) × {} step(s), world size {}\n", s.ranks, s.steps,
              s.world_size < 0 ? std::string("unknown") : std::to_string(s.world_size));
   for (const baseline::StepSummary::Figure& f : s.figures) {
@@ -135,7 +140,6 @@ void print_step_record(const baseline::Record& r, const baseline::StepSummary& s
                c.busbw_gbps, c.instances);
   }
   fmt::print(out, "straggler over the trace: {}\n", straggler_text(s.straggler));
-  fmt::print(out, "# plumb export {} for the whole record\n", r.id);
 }
 
 }  // namespace plumb::report

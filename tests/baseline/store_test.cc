@@ -413,6 +413,37 @@ TEST(Store, ABaselineSetKeepsItsMemoryAndMissingParts) {
   EXPECT_EQ(v.column_int(0), 6);
 }
 
+// plumb list's parts column: which of the six parts each record holds, for sets (with the parts
+// their `missing` names) and for the records of one kind alike.
+TEST(Store, ListSaysWhichPartsEachRecordHolds) {
+  const std::string path = test::temp_dir("store-list-parts") + "/plumb.db";
+  Store store(path);
+  Record set = sample("set", 2);
+  set.source = "plumb baseline --workload";
+  set.topo = {{"schema", "plumb.topo/1"}, {"hosts", nlohmann::json::array()}};
+  set.step = {{"schema", "plumb.step/1"}, {"ranks", nlohmann::json::array()}};
+  set.memory = {{"ranks", nlohmann::json::array()}};
+  set.missing = {{"recovery", "skipped (--skip recovery)"}, {"comm", "x"}};
+  store.save(set);
+  Record step;
+  step.source = "plumb step";
+  step.step = set.step;
+  store.save(step);
+  store.save(sample("comm", 1));
+  const auto entries = store.list();
+  ASSERT_EQ(entries.size(), 3u);
+  const Entry& comm = entries[0];
+  EXPECT_TRUE(comm.env && comm.comm);
+  EXPECT_FALSE(comm.topo || comm.memory || comm.step || comm.recovery);
+  EXPECT_TRUE(comm.missing.empty());
+  EXPECT_TRUE(entries[1].step);
+  EXPECT_FALSE(entries[1].topo || entries[1].env || entries[1].comm || entries[1].memory);
+  const Entry& s = entries[2];
+  EXPECT_TRUE(s.topo && s.env && s.comm && s.step && s.memory);
+  EXPECT_FALSE(s.recovery);
+  EXPECT_EQ(s.missing, (std::vector<std::string>{"comm", "recovery"}));  // by name
+}
+
 // A version-5 store (no memory or missing column): read as it is, migrated when written to.
 TEST(Store, MigratesAVersionFiveStore) {
   const std::string path = test::temp_dir("store-v5") + "/plumb.db";
@@ -429,6 +460,11 @@ TEST(Store, MigratesAVersionFiveStore) {
     Store reader(path, StoreMode::kReadOnly);
     EXPECT_TRUE(reader.load(id).memory.is_null());
     EXPECT_EQ(reader.load(id).rows.size(), 2u);
+    const auto entries = reader.list();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_FALSE(entries[0].memory);
+    EXPECT_TRUE(entries[0].missing.empty());
+    EXPECT_TRUE(entries[0].comm && entries[0].env);
   }
   Store store(path);
   Record r = sample("new", 1);

@@ -6,6 +6,7 @@
 
 #include "baseline/store.h"
 #include "report/baseline_reporter.h"
+#include "support/set_record.h"
 #include "support/step_record.h"
 #include "support/subprocess.h"
 
@@ -111,7 +112,7 @@ TEST(ReportCli, AStepRecordIsRefused) {
   const std::string db = make_store(dir);
   EXPECT_EQ(baseline::Store(db).save(test::step_only_record()), 3);
   const std::string why = " holds a step record (plumb step), not comm measurements: plumb report "
-                          "draws comm baselines; compare step records with plumb diff\n";
+                          "draws comm baselines and baseline sets; compare step records with plumb diff\n";
   for (const std::string args : {" report 3", " report 1 3", " report latest 2"}) {
     const test::Run r = test::run_command(kPlumb + args + " --db " + db + " -o " + dir + "/r.html");
     EXPECT_EQ(r.exit_code, 2) << args;
@@ -125,6 +126,44 @@ TEST(ReportCli, AStepRecordIsRefused) {
   EXPECT_EQ(file.exit_code, 2);
   EXPECT_EQ(file.err, "plumb: error: file " + dir + "/step.json" + why);
   EXPECT_EQ(file.out, "");
+}
+
+// Issue 29: a baseline set is one page with a section per part, from the store and from its
+// export; two sets side by side, comm overlaid and judged; a set beside a comm baseline too.
+TEST(ReportCli, BaselineSets) {
+  const std::string dir = test::temp_dir("report-cli-sets");
+  const std::string db = make_store(dir);  // 1, 2: comm baselines
+  baseline::Store store(db);
+  EXPECT_EQ(store.save(test::full_set("before")), 3);
+  EXPECT_EQ(store.save(test::set_without_recovery("after")), 4);
+  const test::Run one = test::run_command(kPlumb + " report 3 --db " + db + " -o " + dir + "/s.html");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "report: " + dir + "/s.html\n");
+  const std::string html = test::read_file(dir + "/s.html");
+  for (const char* id : {"topology", "versions", "communication", "step", "memory", "recovery"}) {
+    EXPECT_EQ(count(html, std::string("<section id=\"") + id + "\""), 1u) << id;
+  }
+  EXPECT_EQ(count(html, "<td class=\"held\">held</td>"), 6u);
+  EXPECT_EQ(html.find("id=\"diff\""), std::string::npos);
+
+  ASSERT_EQ(test::run_command(kPlumb + " export 4 --db " + db + " -o " + dir + "/set.json")
+                .exit_code, 0);
+  const test::Run two = test::run_command(kPlumb + " report 3 " + dir + "/set.json --db " + db +
+                                          " -o " + dir + "/two.html");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const std::string pair = test::read_file(dir + "/two.html");
+  EXPECT_EQ(count(pair, "<div class=\"pair\">"), 4u);
+  EXPECT_EQ(count(pair, "<table class=\"rows mem-ranks\">"), 2u);
+  EXPECT_NE(pair.find("id=\"diff\""), std::string::npos);
+  EXPECT_NE(pair.find("recovery: missing — --skip recovery: the drill was not run"),
+            std::string::npos);
+
+  // A comm baseline beside a set: the set's page, the comm baseline's other parts named as such.
+  const test::Run mixed = test::run_command(kPlumb + " report 1 3 --db " + db + " -o -");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_NE(mixed.out.find("memory: missing — not part of this record (it is not a baseline set)"),
+            std::string::npos);
+  EXPECT_NE(mixed.out.find("id=\"diff\""), std::string::npos);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "baseline/store.h"
 #include "common/json.h"
 #include "supervise/recovery_json.h"
+#include "support/set_record.h"
 #include "support/subprocess.h"
 
 namespace plumb {
@@ -49,10 +50,10 @@ std::string make_store() {
 
 // plumb list -n 1 and plumb show of the recovery record of ARecoveryRecordListShowExport.
 const std::string kRecoveryListText =
-    "    id  created               label             holds                   source      "
-    "        hosts\n"
-    "     3  2026-12-03T12:00:00Z  drill             recovery 2 failures, down 90.0 s  "
-    "plumb run torchrun train.py  gpu-001\n";
+    "    id  created               label             parts                           "
+    "     holds                   source              hosts\n"
+    "     3  2026-12-03T12:00:00Z  drill             recovery                        "
+    "     recovery 2 failures, down 90.0 s  plumb run torchrun train.py  gpu-001\n";
 const std::string kRecoveryShowText =
     "# baseline 3 · 2026-12-03T12:00:00Z · plumb run torchrun train.py · drill\n"
     "# hosts: gpu-001\n"
@@ -77,12 +78,12 @@ TEST(StoreCli, ListShowExport) {
   test::Run list = test::run_command(kPlumb + " list --db " + db);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
-            "    id  created               label             holds                   source      "
-            "        hosts\n"
-            "     2  2026-12-02T10:00:00Z  after-upgrade     comm 2 rows             plumb baseline"
-            "      gpu-001,gpu-002\n"
-            "     1  2026-12-02T10:00:00Z  before-upgrade    comm 2 rows             plumb baseline"
-            "      gpu-001,gpu-002\n");
+            "    id  created               label             parts                           "
+            "     holds                   source              hosts\n"
+"     2  2026-12-02T10:00:00Z  after-upgrade     env comm                        "
+            "     comm 2 rows             plumb baseline      gpu-001,gpu-002\n     1  2026-1"
+            "2-02T10:00:00Z  before-upgrade    env comm                             comm 2 ro"
+            "ws             plumb baseline      gpu-001,gpu-002\n");
 
   test::Run show = test::run_command(kPlumb + " show 1 --db " + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -135,10 +136,10 @@ TEST(StoreCli, AStepRecordListShowExport) {
   test::Run list = test::run_command(kPlumb + " list -n 1 --db " + db);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
-            "    id  created               label             holds                   source      "
-            "        hosts\n"
-            "     3  2026-12-03T11:00:00Z  fsdp              step 4 ranks × 3 steps  plumb step "
-            "traces/  gpu-001\n");
+            "    id  created               label             parts                           "
+            "     holds                   source              hosts\n"
+"     3  2026-12-03T11:00:00Z  fsdp              step                            "
+            "     step 4 ranks × 3 steps  plumb step traces/  gpu-001\n");
 
   test::Run show = test::run_command(kPlumb + " show 3 --db " + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -196,13 +197,15 @@ TEST(StoreCli, ListSaysWhatEachRecordHolds) {
   test::Run list = test::run_command(kPlumb + " list --db " + db);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
-            "    id  created               label             holds                   source      "
-            "        hosts\n"
-            "     4  2026-12-03T11:00:00Z  -                 comm 0 rows             plumb comm\n"
-            "     3  2026-12-03T11:00:00Z  -                 comm 1 row · step 1 rank × 1 step  "
-            "plumb step\n"
-            "     2  2026-12-03T11:00:00Z  -                 step 1 rank × 1 step    plumb step\n"
-            "     1  2026-12-03T11:00:00Z  -                 comm 1 row              plumb comm\n");
+            "    id  created               label             parts                           "
+            "     holds                   source              hosts\n"
+"     4  2026-12-03T11:00:00Z  -                 -                               "
+            "     comm 0 rows             plumb comm\n     3  2026-12-03T11:00:00Z  -        "
+            "         comm step                            comm 1 row · step 1 rank × 1 step "
+            " plumb step\n     2  2026-12-03T11:00:00Z  -                 step               "
+            "                  step 1 rank × 1 step    plumb step\n     1  2026-12-03T11:00:0"
+            "0Z  -                 comm                                 comm 1 row           "
+            "   plumb comm\n");
 }
 
 // What plumb run --save stores, written here through the library: a crash recovered in full, then
@@ -289,6 +292,47 @@ TEST(StoreCli, Errors) {
   EXPECT_EQ(garbage.err, "plumb: error: " + dir +
                              "/garbage.db: not a plumb store (not an SQLite database, or "
                              "unreadable)\n");
+}
+
+// Issue 29: baseline sets beside older records. plumb list names the parts each holds (a set's
+// missing part marked "-"), plumb show prints a section per part, the missing one with its reason.
+TEST(StoreCli, BaselineSetsListAndShow) {
+  const std::string db = make_store();  // 1, 2: comm baselines
+  baseline::Store store(db);
+  EXPECT_EQ(store.save(test::full_set("clean")), 3);
+  EXPECT_EQ(store.save(test::set_without_recovery("no-drill")), 4);
+  test::Run list = test::run_command(kPlumb + " list -n 2 --db " + db);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out,
+            "    id  created               label             parts                           "
+            "     holds                   source              hosts\n     4  2026-12-03T12:00"
+            ":00Z  no-drill          topo env comm step memory -recovery  comm 2 rows · step "
+            "2 ranks × 2 steps  plumb baseline --workload  gpu-001\n     3  2026-12-03T12:00:"
+            "00Z  clean             topo env comm step memory recovery   comm 2 rows · step 2"
+            " ranks × 2 steps · recovery 2 failures, down 25.4 s  plumb baseline --workload  "
+            "gpu-001\n");
+
+  test::Run show = test::run_command(kPlumb + " show 4 --db " + db);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  // The whole text is checked in tests/report/set_reporter_test.cc; here its sections in order.
+  size_t at = 0;
+  for (const char* heading : {"## topology\n", "## versions\n", "## communication\n",
+                              "## model step\n", "## memory\n", "## recovery\n"}) {
+    const size_t next = show.out.find(heading, at);
+    ASSERT_NE(next, std::string::npos) << heading << show.out;
+    at = next;
+  }
+  EXPECT_NE(show.out.find("## recovery\nrecovery: missing — --skip recovery: the drill was not "
+                          "run\n# plumb export 4 for the whole set; plumb report 4 for its page\n"),
+            std::string::npos)
+      << show.out;
+  test::Run full = test::run_command(kPlumb + " show 3 --db " + db);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_NE(full.out.find("## recovery\n# recovery record: 3 attempt(s), 2 failure(s) (hang 1, "
+                          "signal 1), finished after 600.0 s; a drill of 2 fault(s)\n"),
+            std::string::npos)
+      << full.out;
+  EXPECT_EQ(full.out.find("missing"), std::string::npos) << full.out;
 }
 
 }  // namespace
