@@ -50,6 +50,7 @@ namespace fs = std::filesystem;
 
 constexpr int kParts = 5;  // the progress lines' [k/5]: topology+versions, comm, model, recovery, memory
 constexpr const char* kWho = "plumb baseline";
+constexpr int kTraceReaders = 2;  // trace files read at once (the job has ended: its cores are free)
 
 void progress(const BaselineOptions& o, int part, const std::string& what) {
   if (!o.quiet) fmt::print(std::cerr, "{}: [{}/{}] {}\n", kWho, part, kParts, what);
@@ -230,7 +231,7 @@ nlohmann::json take_step(const BaselineOptions& o, const ModelRun& m, const base
       options.baseline = "this set's comm sweep";
     }
     const std::vector<step::TraceInput> inputs = step::find_trace_inputs({m.traces.string()});
-    std::vector<step::RankTrace> traces = step::read_traces(inputs, step::ReadOptions{}, 2, {});
+    std::vector<step::RankTrace> traces = step::read_traces(inputs, step::ReadOptions{}, kTraceReaders, {});
     const std::string mismatch =
         r.rows.empty() ? "" : step::baseline_mismatch(options.baseline, comm::measured_on(r.comm), traces);
     step::StepResult result = step::analyze(std::move(traces), options);
@@ -307,18 +308,14 @@ void check_with_drill(mem::MemoryBaseline& b, const std::optional<fs::path>& dri
       reason = fmt::format("the recovery drill's train-events could not be read: {}", e.what());
     }
   }
-  for (mem::CheckpointCheck* c : {&b.checkpoint}) {
-    c->after_load_bytes.reset();
-    c->load_step.reset();
-    c->verdict = "missing";
-    c->reason = reason;
-  }
-  for (mem::RankMemory& rank : b.ranks) {
-    rank.checkpoint.after_load_bytes.reset();
-    rank.checkpoint.load_step.reset();
-    rank.checkpoint.verdict = "missing";
-    rank.checkpoint.reason = reason;
-  }
+  const auto unchecked = [&](mem::CheckpointCheck& c) {  // the save's levels stay, for the eye
+    c.after_load_bytes.reset();
+    c.load_step.reset();
+    c.verdict = "missing";
+    c.reason = reason;
+  };
+  unchecked(b.checkpoint);
+  for (mem::RankMemory& rank : b.ranks) unchecked(rank.checkpoint);
 }
 
 // Allocator snapshots in PLUMB_SNAPSHOT_DIR, each as plumb mem analyze reports it.
@@ -566,6 +563,13 @@ void add_workload_options(CLI::App& app, BaselineOptions& o) {
   app.add_option("--skip", o.skip, "--workload: parts not to take: comm,model,memory,recovery");
   o.job.drill = kDefaultSetDrill;
   add_supervision_options(app, o.job);
+  app.footer(
+      "--workload: parts are taken in turn with a progress line each ([1/5] topology and versions, "
+      "[2/5] comm, [3/5] model, [4/5] recovery, [5/5] memory); the drill is --drill 2 (one kill, "
+      "one hang) unless given: set --hang-timeout above the job's start-up time. A part that "
+      "cannot be taken is stored as missing with its reason. Exit status: 0 stored; 1 stored, but "
+      "the drill failed or the comm sweep found wrong elements; 2 bad usage (no command after --, "
+      "an unknown --skip part, a bad --profile-steps or --plan); 130 interrupted, nothing stored.");
 }
 
 int run_workload_baseline(const BaselineOptions& o) {

@@ -187,6 +187,11 @@ class LeakSet(unittest.TestCase):
         self.assertIsNone(self.doc["recovery"])
         self.assertIsNone(self.doc["comm"])
         self.assertIn("missing   recovery: skipped (--skip recovery)", self.result.stdout)
+        self.assertIn("plumb baseline: [2/5] comm: skipped (--skip comm)", self.result.stderr)
+        self.assertIn("plumb baseline: [1/5] topology and versions of this host, taken without MPI",
+                      self.result.stderr)
+        self.assertIsInstance(self.doc["topo"], dict)  # taken without MPI
+        self.assertIsInstance(self.doc["env"], dict)
         c = self.doc["memory"]["checkpoint"]
         self.assertEqual(c["verdict"], "missing")
         self.assertIn("a load happens only on a resume", c["reason"])
@@ -206,6 +211,11 @@ class BadUsage(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--skip 'comm,topo': unknown part 'topo'; the parts are comm, model, memory, "
                       "recovery", r.stderr)
+
+    def test_command_without_workload(self):
+        r = STORE.plumb("baseline", "--db", STORE.db, "--", "true")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("COMMAND: plumb baseline takes a command only with --workload", r.stderr)
 
     def test_no_command(self):
         r = STORE.plumb("baseline", "--workload", "--db", STORE.db)
