@@ -178,8 +178,9 @@ struct ModelRun {
   std::string failure;  // why the job did not run its steps ("" when it did)
 };
 
-// COMMAND for --steps N with the contract's variables; plumb stops it at step N.
-ModelRun run_model(const BaselineOptions& o, const Work& w) {
+// COMMAND for --steps N with the contract's variables; plumb stops it at step N. Without the
+// model part (--skip model: the run is for the memory part) nothing is profiled.
+ModelRun run_model(const BaselineOptions& o, const Work& w, bool profile) {
   ModelRun m{o.traces.empty() ? w.model() / "traces" : fs::absolute(o.traces),
              w.model() / "train-events.jsonl", w.model() / "snapshots", ""};
   const fs::path checkpoints = w.model() / "checkpoints";
@@ -187,7 +188,7 @@ ModelRun run_model(const BaselineOptions& o, const Work& w) {
              {"PLUMB_TRAIN_EVENTS", m.events.string()},
              {"PLUMB_SNAPSHOT_DIR", m.snapshots.string()},
              {"PLUMB_CHECKPOINT_DIR", checkpoints.string()}};
-  if (o.traces.empty()) {
+  if (profile && o.traces.empty()) {
     env.push_back({"PLUMB_TRACE_DIR", m.traces.string()});
     env.push_back({"PLUMB_PROFILE_STEPS", o.profile_steps});
   }
@@ -446,10 +447,12 @@ int take_job_parts(const BaselineOptions& o, const std::set<std::string>& skip, 
   const bool model = skip.count("model") == 0, memory = skip.count("memory") == 0;
   std::optional<ModelRun> m;
   if (model || memory) {
-    progress(o, 3, fmt::format("model: {} under the supervisor for {} step(s), profiling steps {} "
-                               "(working folder {})",
-                               join(o.job.command, " "), o.steps, o.profile_steps, w.root.string()));
-    m = run_model(o, w);
+    progress(o, 3, fmt::format("model: {} under the supervisor for {} step(s), {} (working folder {})",
+                               join(o.job.command, " "), o.steps,
+                               model ? "profiling steps " + o.profile_steps
+                                     : "not profiled (--skip model: for the memory part)",
+                               w.root.string()));
+    m = run_model(o, w, model);
   }
   std::string why;
   if (model) r.step = take_step(o, *m, r, why);
