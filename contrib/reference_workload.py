@@ -46,7 +46,9 @@ LAUNCHERS = (("RANK", "WORLD_SIZE", "LOCAL_RANK"),
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=20, help="last step to run (steps count from 1)")
-    p.add_argument("--checkpoint-dir", help="save checkpoints here (step_NNNNNNN/ folders)")
+    p.add_argument("--checkpoint-dir", default=os.environ.get("PLUMB_CHECKPOINT_DIR") or None,
+                   help="save checkpoints here (step_NNNNNNN/ folders; default: PLUMB_CHECKPOINT_DIR, "
+                        "which plumb baseline --workload sets)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="save every N steps (0: never)")
     p.add_argument("--resume", help="checkpoint folder to start from (default: PLUMB_RESUME_FROM)")
     p.add_argument("--leak-mb-per-step", type=float, default=0.0,

@@ -21,6 +21,7 @@
 #include "baseline/diff.h"
 #include "baseline/record_json.h"
 #include "baseline/store.h"
+#include "cli/baseline_workload.h"
 #include "cli/comm_command.h"
 #include "cli/record_source.h"
 #include "comm/agreement.h"
@@ -394,10 +395,7 @@ void check_round(const ChildExit& ended, const std::vector<std::string>& launche
 
 // Started alone: each round is a fresh MPI job (fresh processes, buffers, placement: what differs
 // between two baselines differs between rounds too), then one record from all of them.
-int launch_rounds(const BaselineOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::string> argv = ranks_command(o);  // a bad --launcher fails first
-  Sinks sinks = open_sinks(o);
+baseline::Record rounds_record(const BaselineOptions& o, const std::vector<std::string>& argv) {
   const std::string worker[] = {"baseline", "--worker"};  // after the launcher's words and plumb
   const auto self = std::search(argv.begin(), argv.end(), std::begin(worker), std::end(worker)) - 1;
   const std::vector<std::string> launcher(argv.begin(), self);
@@ -420,7 +418,14 @@ int launch_rounds(const BaselineOptions& o) {
     }
     records.push_back(baseline::read_record_file(file));
   }
-  return finish(o, sinks, combine(std::move(records)), seconds_since(start));
+  return combine(std::move(records));
+}
+
+int launch_rounds(const BaselineOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> argv = ranks_command(o);  // a bad --launcher fails first
+  Sinks sinks = open_sinks(o);
+  return finish(o, sinks, rounds_record(o, argv), seconds_since(start));
 }
 
 // Counts and ranges the options promise; checked before anything starts.
@@ -465,13 +470,23 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
   app.add_option("--compare", o.compare, "A baseline (id, latest or JSON) to diff against; exit 1 on a regression");
   app.add_option("-t,--threshold", o.threshold_percent, "Percent, for --compare")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress line");
+  add_workload_options(app, o);
   app.add_flag("--worker", o.worker, "Internal: set in the ranks plumb baseline starts")->group("");
   app.add_option("--round-output", o.round_output, "Internal: where a rank hands its round")->group("");
   app.add_flag("--progress", o.progress, "Internal: draw the progress line under mpirun")->group("");
 }
 
+baseline::Record measure_rounds(const BaselineOptions& o) {
+  return rounds_record(o, ranks_command(o));
+}
+
+std::string write_baseline_report(const BaselineOptions& o, const baseline::Record& record) {
+  return write_report(o, record, nullptr, nullptr);
+}
+
 int run_baseline(const BaselineOptions& o) {
   validate(o);
+  if (o.workload || !o.job.command.empty()) return run_workload_baseline(o);
   to_sweep_options(comm_options(o));  // bad sizes fail here, before any rank starts
   const bool rank = o.worker || (o.launcher.empty() && o.hostfile.empty() && o.ranks == 0 &&
                                  started_by_mpi_launcher());

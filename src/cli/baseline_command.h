@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "baseline/store.h"
+#include "cli/run_command.h"
+
 namespace plumb::cli {
 
 // --launcher slurm: srun with the allocation's layout and MPI plugin (cli/slurm_launch.h).
@@ -36,10 +39,25 @@ struct BaselineOptions {
   bool worker = false;        // set in the ranks plumb baseline launched itself
   std::string round_output;   // worker: write this round's record here instead of storing it
   bool progress = false;      // worker: draw the progress line (the launching plumb's terminal)
+  // --workload -- COMMAND: the whole baseline set (cli/baseline_workload.h)
+  bool workload = false;
+  RunOptions job;             // COMMAND and the supervision options (plumb run's)
+  int steps = 20;             // --steps: the model run's length (PLUMB_MAX_STEPS)
+  std::string profile_steps = "3:3";   // START:COUNT (PLUMB_PROFILE_STEPS): early, see docs
+  std::string plan;           // plumb plan --json output for the model part
+  std::string traces;         // the job's own trace folder instead of PLUMB_TRACE_DIR
+  std::string skip;           // comm,model,memory,recovery
 };
 
 void setup_baseline(CLI::App& app, BaselineOptions& options);
 int run_baseline(const BaselineOptions& options);
+
+// Started alone: the comm sweep in rounds, each a fresh MPI job, combined into one record holding
+// topology, versions and comm (not stored). Errors as plumb baseline reports them.
+baseline::Record measure_rounds(const BaselineOptions& options);
+
+// The HTML report of `record` in --output-dir; returns its path.
+std::string write_baseline_report(const BaselineOptions& options, const baseline::Record& record);
 
 // The command line that starts the ranks: `launcher` words (or mpirun with -np, --hostfile,
 // --oversubscribe when ranks > cores, --allow-run-as-root for root), then `self` baseline

@@ -261,6 +261,37 @@ TEST_F(SlurmE2E, SbatchRunsPlumbRunSupervisingAStepAndItsRecordNamesTheJob) {
       << shown.out;
 }
 
+// A baseline set in an allocation: the comm sweep by --launcher slurm, the model and memory parts
+// from the reference workload (real PyTorch, 2 gloo ranks) started by srun, whose ranks meet at
+// the MASTER_ADDR/MASTER_PORT plumb set. Skipped without python3-torch; no drill (kept short).
+TEST_F(SlurmE2E, SbatchTakesABaselineSetWhoseJobSrunStarts) {
+  if (run_command("/usr/bin/python3 -c 'import torch.distributed'").exit_code != 0) {
+    GTEST_SKIP() << "no python3-torch (scripts/install-deps)";
+  }
+  const std::string workload = PLUMB_DATA_DIR "/../contrib/reference_workload.py";
+  std::string job;
+  const test::Run r = sbatch(
+      "-N1 -n2",
+      kPlumb + " baseline --workload --launcher slurm --quick --rounds 1 --collectives allreduce "
+               "--skip recovery --steps 8 --profile-steps 2:2 --hang-timeout 60 --label slurm-set "
+               "--db " + dir_ + "/plumb.db -o " + dir_ +
+          " -- srun --kill-on-bad-exit=1 -n2 /usr/bin/python3 " + workload + " --steps 1000",
+      job);
+  const std::string out = read_file(dir_ + "/job.out");
+  ASSERT_EQ(r.exit_code, 0) << r.err << out;
+  EXPECT_NE(out.find("plumb baseline: [3/5] model: srun --kill-on-bad-exit=1 -n2 "), std::string::npos)
+      << out;
+  const nlohmann::json doc = exported("latest");
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["source"], "plumb baseline --workload");
+  EXPECT_EQ(doc["label"], "slurm-set");
+  EXPECT_EQ(doc["comm"]["job"]["job_id"], job);
+  EXPECT_EQ(doc["step"]["ranks"].size(), 2u);
+  EXPECT_EQ(doc["memory"]["ranks"].size(), 2u);
+  EXPECT_TRUE(doc["recovery"].is_null());
+  EXPECT_EQ(doc["missing"], nlohmann::json({{"recovery", "skipped (--skip recovery)"}}));
+}
+
 // Needs no Slurm: outside an allocation --launcher slurm says so in one line.
 TEST(SlurmCli, LauncherSlurmOutsideAnAllocation) {
   const std::string dir = temp_dir("slurm-cli");
