@@ -31,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plumb_train_events import PlumbJob  # noqa: E402
+from tensor_parallel import Layout, parallel_mlp  # noqa: E402
 
 MIB = 1 << 20
 FLOAT32_BYTES = 4
@@ -57,6 +58,9 @@ def parse_args(argv):
     p.add_argument("--device", choices=("auto", "cpu", "cuda", "npu"), default="auto")
     p.add_argument("--nproc", type=int, default=0,
                    help="start this many local ranks (when no launcher set RANK and WORLD_SIZE)")
+    p.add_argument("--tp", type=int, default=1,
+                   help="tensor-parallel size: the MLP split over this many consecutive ranks "
+                        "(Megatron-LM's layout); the world size must be a multiple of it")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
@@ -68,6 +72,10 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.steps < 1 or args.checkpoint_every < 0 or args.leak_mb_per_step < 0 or args.nproc < 0:
         p.error("--steps must be 1 or more; --checkpoint-every, --leak-mb-per-step, --nproc 0 or more")
+    if args.tp < 1 or (4 * args.d_model) % args.tp:
+        p.error("--tp must be 1 or more and divide the MLP's width 4 x --d-model (%d)" % (4 * args.d_model))
+    if args.nproc and args.nproc % args.tp:
+        p.error("--tp %d: the world size (%d) must be a multiple of it" % (args.tp, args.nproc))
     if args.checkpoint_every and not args.checkpoint_dir:
         p.error("--checkpoint-every needs --checkpoint-dir")
     if args.d_model % args.heads:
@@ -114,8 +122,16 @@ def launch_local(nproc):
 
 # ---- the model ----------------------------------------------------------------------------------
 
-def build_model(torch, args):
+def build_model(torch, args, layout=None, dist=None):
+    """The GPT; with tensor parallelism (layout.tp > 1) each block's MLP is split over the
+    tensor-parallel group (contrib/tensor_parallel.py)."""
     nn = torch.nn
+
+    def mlp():
+        if layout is not None and layout.tp > 1:
+            return parallel_mlp(torch, dist, args.d_model, layout, args.seed)
+        return nn.Sequential(nn.Linear(args.d_model, 4 * args.d_model), nn.GELU(),
+                             nn.Linear(4 * args.d_model, args.d_model))
 
     class Block(nn.Module):
         def __init__(self):
@@ -123,8 +139,7 @@ def build_model(torch, args):
             self.ln1 = nn.LayerNorm(args.d_model)
             self.attn = nn.MultiheadAttention(args.d_model, args.heads, batch_first=True)
             self.ln2 = nn.LayerNorm(args.d_model)
-            self.mlp = nn.Sequential(nn.Linear(args.d_model, 4 * args.d_model), nn.GELU(),
-                                     nn.Linear(4 * args.d_model, args.d_model))
+            self.mlp = mlp()
 
         def forward(self, x, mask):
             h = self.ln1(x)
@@ -152,7 +167,8 @@ def build_model(torch, args):
 
 
 def batch(torch, args, rank, step, device):
-    """The same tokens for (rank, step) in every attempt, so a resumed run sees the same data."""
+    """The same tokens for (rank, step) in every attempt, so a resumed run sees the same data.
+    `rank` is the data-parallel rank: the ranks of a tensor-parallel group share their batch."""
     g = torch.Generator().manual_seed(args.seed * 1_000_003 + rank * 100_003 + step)
     data = torch.randint(0, args.vocab, (args.batch_size, args.seq_len + 1), generator=g)
     data = data.to(device)
@@ -209,21 +225,38 @@ def seal(folder, step):
     os.replace(tmp, os.path.join(folder, MANIFEST))
 
 
-def save_checkpoint(torch, args, step, model, optimizer):
-    """Rank 0 writes DIR/step_NNNNNNN/model.pt (DDP keeps every replica the same) and seals it."""
-    folder = os.path.join(args.checkpoint_dir, "step_%07d" % step)
-    os.makedirs(folder, exist_ok=True)
-    if os.path.exists(os.path.join(folder, MANIFEST)):  # saving this step again (after a restart):
-        os.remove(os.path.join(folder, MANIFEST))       # not complete until sealed anew
-    path = os.path.join(folder, "model.pt")
-    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
-               path + ".part")
-    os.replace(path + ".part", path)
-    seal(folder, step)
+def checkpoint_folder(args, step):
+    return os.path.join(args.checkpoint_dir, "step_%07d" % step)
 
 
-def load_checkpoint(torch, folder, model, optimizer):
-    state = torch.load(os.path.join(folder, "model.pt"), map_location="cpu")
+def shard_name(layout):
+    """model.pt, or model_tpK.pt for position K of a tensor-parallel group (one shard each)."""
+    return "model.pt" if layout.tp == 1 else "model_tp%d.pt" % layout.tp_rank
+
+
+def save_checkpoint(torch, dist, args, step, model, optimizer, rank, layout):
+    """The first data-parallel replica writes DIR/step_NNNNNNN/model.pt (model_tpK.pt per
+    tensor-parallel shard; DDP keeps the replicas the same); once every shard is written, rank 0
+    seals the folder; every rank waits for the seal."""
+    folder = checkpoint_folder(args, step)
+    if rank == 0:
+        os.makedirs(folder, exist_ok=True)
+        if os.path.exists(os.path.join(folder, MANIFEST)):  # saving this step again (a restart):
+            os.remove(os.path.join(folder, MANIFEST))       # not complete until sealed anew
+    dist.barrier()
+    if layout.dp_rank == 0:
+        path = os.path.join(folder, shard_name(layout))
+        torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
+                   path + ".part")
+        os.replace(path + ".part", path)
+    dist.barrier()
+    if rank == 0:
+        seal(folder, step)
+    dist.barrier()  # the save is finished for every rank before anyone goes on
+
+
+def load_checkpoint(torch, folder, model, optimizer, layout):
+    state = torch.load(os.path.join(folder, shard_name(layout)), map_location="cpu")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     return int(state["step"])
@@ -239,17 +272,19 @@ def train(args, rank, world, local_rank):
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29500")
     dist.init_process_group(backend, rank=rank, world_size=world)
-    torch.manual_seed(args.seed)  # every rank starts from the same weights
-    model = build_model(torch, args).to(device)
+    layout = Layout(dist, rank, world, args.tp)
+    torch.manual_seed(args.seed)  # every rank starts from the same weights (shards: their own)
+    model = build_model(torch, args, layout, dist).to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(
-        model, device_ids=[local_rank] if device.type != "cpu" else None)
+        model, device_ids=[local_rank] if device.type != "cpu" else None,
+        process_group=layout.dp_group)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     job = PlumbJob(rank=rank, world_size=world, device=str(local_rank))
 
     first = 1
     resume = args.resume or job.resume_from
     if resume:
-        first = load_checkpoint(torch, resume, model, optimizer) + 1
+        first = load_checkpoint(torch, resume, model, optimizer, layout) + 1
         if rank == 0:
             print("Loading the checkpoint at step %d." % (first - 1), flush=True)
         job.checkpoint_loaded()
@@ -259,7 +294,7 @@ def train(args, rank, world, local_rank):
     tokens_per_step = args.batch_size * args.seq_len
     for step in job.steps(first, args.steps):
         with job.step(step, tokens=tokens_per_step):
-            inputs, targets = batch(torch, args, rank, step, device)
+            inputs, targets = batch(torch, args, layout.dp_rank, step, device)
             logits = ddp(inputs)
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, args.vocab), targets.reshape(-1))
             optimizer.zero_grad(set_to_none=True)
@@ -272,9 +307,7 @@ def train(args, rank, world, local_rank):
         if rank == 0:
             print("step: %d loss: %.4f" % (step, loss.item()), flush=True)
         if args.checkpoint_every and step % args.checkpoint_every == 0:
-            if rank == 0:
-                save_checkpoint(torch, args, step, model, optimizer)
-            dist.barrier()  # the save is finished for every rank before anyone goes on
+            save_checkpoint(torch, dist, args, step, model, optimizer, rank, layout)
             job.checkpoint_saved()
     job.close()
     dist.barrier()
