@@ -15,6 +15,7 @@ they are loose on purpose: the exit code and the words the output must name.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -228,26 +229,35 @@ class BadUsage(unittest.TestCase):
 
 
 class DiffOfSets(unittest.TestCase):
-    """Needs plumb diff of two sets (issue 29, item 5): loose, the exit code and the words."""
+    """plumb diff of two sets (issue 29, item 5): part by part, the variables, the go/no-go line."""
 
     def diff(self, a, b):
         return STORE.plumb("diff", SETS[a][1], SETS[b][1], "--db", STORE.db)
 
+    @staticmethod
+    def last_line(result):
+        return result.stdout.rstrip("\n").rsplit("\n", 1)[-1]
+
     def test_clean_vs_leak_names_memory(self):
         r = self.diff("clean", "leak")
         self.assertEqual(r.returncode, 1, explain(r))
-        self.assertIn("memory", r.stdout + r.stderr)
+        self.assertTrue(self.last_line(r).startswith("no-go: memory regressed (rank "), explain(r))
+        rate = re.search(r"rank \d leaks \+([\d.]+) MiB per step", r.stdout)
+        self.assertIsNotNone(rate, explain(r))
+        self.assertLess(abs(float(rate.group(1)) - LEAK_MIB) / LEAK_MIB, LEAK_TOLERANCE, explain(r))
 
     def test_one_variable_changed(self):
         r = self.diff("clean", "one")
-        # no regression: 0, or 3 when the step times of a busy 2-core machine are too noisy to judge
-        self.assertIn(r.returncode, (0, 3), explain(r))
-        self.assertIn("NCCL_ALGO", r.stdout + r.stderr)
-        self.assertNotIn("one variable at a time", r.stdout + r.stderr)
+        self.assertEqual(r.returncode, 0, explain(r))
+        self.assertIn("one variable changed: setting NCCL_ALGO (absent) → Ring", r.stdout, explain(r))
+        self.assertNotIn("one variable at a time", r.stdout)
+        self.assertTrue(self.last_line(r).startswith("go: no part regressed ("), explain(r))
 
     def test_two_variables_changed_warns(self):
         r = self.diff("clean", "two")
-        self.assertIn("one variable at a time", r.stdout + r.stderr, explain(r))
+        self.assertIn("one variable at a time: setting NCCL_ALGO (absent) → Ring and setting "
+                      "NCCL_PROTO (absent) → Simple both changed; their effects cannot be told apart",
+                      r.stdout, explain(r))
 
 
 if __name__ == "__main__":
