@@ -35,7 +35,11 @@ std::string counted(int64_t n, std::string_view what) {
 // their median downtime), each it holds.
 std::string holdings(const baseline::Entry& e) {
   std::vector<std::string> parts;
-  if (e.rows > 0 || (!e.step && !e.recovery)) parts.push_back("comm " + counted(e.rows, "row"));
+  // A set that skipped comm holds no comm part: its holdings do not claim "comm 0 rows".
+  const bool no_comm = std::find(e.missing.begin(), e.missing.end(), "comm") != e.missing.end();
+  if (e.rows > 0 || (!e.step && !e.recovery && !no_comm)) {
+    parts.push_back("comm " + counted(e.rows, "row"));
+  }
   if (e.step) {
     parts.push_back(fmt::format("step {} × {}", counted(e.step_ranks, "rank"),
                                 counted(e.step_steps, "step")));

@@ -333,6 +333,20 @@ TEST(StoreCli, BaselineSetsListAndShow) {
             std::string::npos)
       << full.out;
   EXPECT_EQ(full.out.find("missing"), std::string::npos) << full.out;
+
+  // A set that skipped comm claims no "comm 0 rows" among what it holds.
+  baseline::Record memory_only = test::set_without_recovery("memory-only");
+  memory_only.rows.clear();
+  memory_only.comm = nullptr;
+  memory_only.step = nullptr;
+  memory_only.missing["comm"] = "skipped (--skip comm)";
+  memory_only.missing["step"] = "skipped (--skip model)";
+  EXPECT_EQ(store.save(memory_only), 5);
+  test::Run short_list = test::run_command(kPlumb + " list -n 1 --db " + db);
+  ASSERT_EQ(short_list.exit_code, 0) << short_list.err;
+  EXPECT_EQ(short_list.out.substr(short_list.out.find('\n') + 1),
+            "     5  2026-12-03T12:00:00Z  memory-only       topo env -comm -step memory -recovery"
+            "                          plumb baseline --workload  gpu-001\n");
 }
 
 }  // namespace
