@@ -20,6 +20,7 @@
 
 #include "baseline/diff.h"
 #include "baseline/record_json.h"
+#include "baseline/record_kind.h"
 #include "baseline/store.h"
 #include "cli/baseline_workload.h"
 #include "cli/comm_command.h"
@@ -35,6 +36,7 @@
 #include "report/comm_reporter.h"
 #include "report/env_reporter.h"
 #include "report/html_report.h"
+#include "report/set_html.h"
 #include "report/topo_reporter.h"
 #include "sysinfo/system_info.h"
 
@@ -132,8 +134,9 @@ std::string write_report(const BaselineOptions& o, const baseline::Record& recor
   const std::string path =
       (std::filesystem::path(o.output_dir) / fmt::format("plumb-baseline-{}.html", record.id)).string();
   OutputFile file("--output-dir", path);
-  report::write_html_report(previous ? *previous : record, previous ? &record : nullptr, diff,
-                            file.stream());
+  // A baseline set's page has a section per part (report/set_html); a comm baseline's, the charts.
+  const auto write = baseline::holds_set(record) ? report::write_set_html : report::write_html_report;
+  write(previous ? *previous : record, previous ? &record : nullptr, diff, file.stream());
   file.commit();
   return path;
 }

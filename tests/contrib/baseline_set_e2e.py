@@ -160,11 +160,27 @@ class FullSet(unittest.TestCase):
         self.assertEqual(mem["snapshots"]["files"], [])  # CPU: said in the part, not an error
         self.assertIn("CPU", mem["snapshots"]["note"])
 
-    def test_html_report_written(self):
-        self.assertTrue(os.path.isfile(os.path.join(STORE.out, "plumb-baseline-%s.html" % self.id)))
+    def test_html_report_written_with_a_section_per_part(self):
+        with open(os.path.join(STORE.out, "plumb-baseline-%s.html" % self.id)) as f:
+            page = f.read()
+        for part in ("topo", "env", "comm", "step", "memory", "recovery"):
+            self.assertIn('data-part="%s"><h2>' % part, page)
+        self.assertNotIn("missing —", page)
 
     def test_show_and_report_read_it(self):
-        self.assertEqual(STORE.plumb("show", self.id, "--db", STORE.db).returncode, 0)
+        show = STORE.plumb("show", self.id, "--db", STORE.db)
+        self.assertEqual(show.returncode, 0, explain(show))
+        at = 0
+        for heading in ("## topology\n", "## versions\n", "## communication\n", "## model step\n",
+                        "## memory\n", "## recovery\n"):
+            at = show.stdout.find(heading, at)
+            self.assertGreaterEqual(at, 0, heading + show.stdout)
+        self.assertNotIn("missing", show.stdout)
+        page = os.path.join(STORE.tmp.name, "set.html")
+        report = STORE.plumb("report", self.id, "--db", STORE.db, "-o", page)
+        self.assertEqual(report.returncode, 0, explain(report))
+        with open(page) as f:
+            self.assertEqual(f.read().count("<section id="), 6)
 
 
 class LeakSet(unittest.TestCase):
