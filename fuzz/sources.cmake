@@ -78,6 +78,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   precision/verdict.cc
   precision/msprobe_dump.cc
   report/baseline_reporter.cc
+  report/set_parts.cc
   step/classify.cc
   step/clocks.cc
   step/trace_input.cc
