@@ -125,9 +125,10 @@ void append_warnings(const json& topo, fmt::memory_buffer& out) {
   put(out, "<ul class=\"warnings\">");
   for (const json& w : topo["warnings"]) {
     put(out, "<li>");
-    // plumb.topo/1 warnings are {"text", ...}: the sentence is what a reader needs.
-    if (w.is_object() && w.contains("text") && w["text"].is_string()) {
-      append_escaped(out, w["text"].get_ref<const std::string&>());
+    // plumb.topo/1 warnings are {"message", ...} (topo/topo_json): the sentence is what a reader
+    // needs, not the table of its fields.
+    if (w.is_object() && w.contains("message") && w["message"].is_string()) {
+      append_escaped(out, w["message"].get_ref<const std::string&>());
     } else {
       append_value(w, out, 1);
     }

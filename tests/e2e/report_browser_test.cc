@@ -71,7 +71,7 @@ baseline::Record record(int64_t id, const std::string& label, double slow) {
   r.topo = {{"schema", "plumb.topo/1"},
             {"hosts",
              {{{"name", "gpu-001"}, {"numa_nodes", 2}}, {{"name", "gpu-002"}, {"numa_nodes", 2}}}},
-            {"warnings", {{{"text", "rank 3 is bound to NUMA node 1, its GPU to node 0"}}}}};
+            {"warnings", {{{"message", "rank 3 is bound to NUMA node 1, its GPU to node 0"}}}}};
   for (const char* layer : {"node", "spine"}) {
     for (const char* coll : {"allreduce", "allgather", "reducescatter", "alltoall"}) {
       for (uint64_t bytes = 1024; bytes <= (uint64_t{1} << 30); bytes *= 4) {

@@ -272,7 +272,10 @@ TEST(HtmlReport, ContextTables) {
   a.topo = {{"schema", "plumb.topo/1"},
             {"hosts", {{{"name", "h0"}, {"numa_nodes", 2}, {"accelerators", 8}}}},
             {"binding", {{{"rank", 0}, {"cpus", "0-7"}}, {{"rank", 1}, {"numa", 1}}}},
-            {"warnings", {"rank 1 is not bound"}}};
+            {"warnings", {"rank 1 is not bound",
+                          {{"rank", 2}, {"kind", "cross_numa"},
+                           {"message", "rank 2 runs on NUMA node 0, its GPU sits on node 1"},
+                           {"fix", "--bind-to numa"}}}}};
   a.env = {{"schema", "plumb.env/1"},
            {"host", "h0"},
            {"versions", {{"nccl", "2.18.3"}, {"cann", nullptr}}},
@@ -285,7 +288,9 @@ TEST(HtmlReport, ContextTables) {
                       "<tr><td>0-7</td><td>0</td><td></td></tr>"
                       "<tr><td></td><td>1</td><td>1</td></tr>"),
             std::string::npos);
-  EXPECT_NE(html.find("<ul class=\"warnings\"><li>rank 1 is not bound</li></ul>"),
+  // A plumb.topo/1 warning object reads as its sentence (topo_json writes it as "message").
+  EXPECT_NE(html.find("<ul class=\"warnings\"><li>rank 1 is not bound</li><li>rank 2 runs on "
+                      "NUMA node 0, its GPU sits on node 1</li></ul>"),
             std::string::npos);
   EXPECT_NE(html.find("No topology in this baseline"), std::string::npos);  // B has none
   EXPECT_NE(html.find("<tr class=\"differs\"><th>nccl</th><td title=\"libnccl.so.2\">2.18.3</td>"
