@@ -293,10 +293,7 @@ void render_html_report(const baseline::Record& a, const baseline::Record* b,
   append_header(a, b, diff, out);
   append_comm_sections(a, b, diff, out);
   append_context_sections(a, b, out);
-  fmt::format_to(std::back_inserter(out),
-                 "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-                 "network.</p></footer>\n</body></html>\n",
-                 PLUMB_VERSION);
+  out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }
 
 void write_html_report(const baseline::Record& a, const baseline::Record* b,

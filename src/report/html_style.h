@@ -6,6 +6,11 @@
 
 namespace plumb::report {
 
+// The end of every self-contained page: the footer and the closing tags.
+inline constexpr std::string_view kPageEnd =
+    "<footer class=\"note\"><p>plumb " PLUMB_VERSION " · one self-contained file: no script, no "
+    "network.</p></footer>\n</body></html>\n";
+
 inline constexpr std::string_view kPageStyle = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}

@@ -650,10 +650,7 @@ void render_mem_html(const mem::Trace& t, const mem::Analysis& a,
   append_fragmentation(a, axis, o, out);
   append_steps(a, o, out);
   append_policies(a, axis, policies, o, out);
-  putf(out,
-       "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-       "network.</p></footer>\n</body></html>\n",
-       PLUMB_VERSION);
+  out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }
 
 void write_mem_html(const mem::Trace& t, const mem::Analysis& a,

@@ -323,10 +323,7 @@ void render_compare_html(const plan::Comparison& c, fmt::memory_buffer& out) {
   append_table(c, out);
   append_charts(c, out);
   append_prices(c, out);
-  putf(out,
-       "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-       "network.</p></footer>\n</body></html>\n",
-       PLUMB_VERSION);
+  out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }
 
 std::string compare_html(const plan::Comparison& c) {

@@ -437,10 +437,7 @@ void write_precision_html(const precision::CompareResult& result,
   append_charts(result, options, page);
   append_first_divergence(result, page);
   append_table(result, page);
-  putf(page,
-       "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-       "network.</p></footer>\n</body></html>\n",
-       PLUMB_VERSION);
+  page.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
   out.write(page.data(), static_cast<std::streamsize>(page.size()));
 }
 

@@ -362,10 +362,7 @@ void render_set_html(const baseline::Record& a, const baseline::Record* b,
     s.append(page, part_of(s.key), out);
     put(out, "</section>\n");
   }
-  putf(out,
-       "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-       "network.</p></footer>\n</body></html>\n",
-       PLUMB_VERSION);
+  out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }
 
 void write_set_html(const baseline::Record& a, const baseline::Record* b,

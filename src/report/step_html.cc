@@ -572,10 +572,7 @@ void render_step_html(const step::StepResult& result, fmt::memory_buffer& out) {
   append_plan(result, out);
   append_notes(result, out);
   append_traces(result, out);
-  putf(out,
-       "<footer class=\"note\"><p>plumb {} · one self-contained file: no script, no "
-       "network.</p></footer>\n</body></html>\n",
-       PLUMB_VERSION);
+  out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }
 
 void write_step_html(const step::StepResult& result, std::ostream& out) {
