@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/baseline_command.h"
+#include "cli/check_command.h"
 #include "cli/checkpoint_command.h"
 #include "cli/completion_command.h"
 #include "cli/exporter_command.h"
@@ -121,6 +122,10 @@ std::span<const Command> commands() {
        "A checkpoint's manifest: seal it, verify it, find the one plumb run resumes from",
        command(setup_checkpoint, run_checkpoint)},
       // clusters: the manifests that run plumb under Kubernetes' gang schedulers
+      {"check",
+       "Node health: accelerators, PCIe, network and RoCE, host settings, versions against a "
+       "check file; Slurm drain; burn-in; the slow node or link across the fleet",
+       command(setup_check, run_check)},
       {"k8s", "Kubernetes manifests: plumb baseline across N nodes under Volcano or Kueue",
        command(setup_k8s, run_k8s)},
       {"plan",

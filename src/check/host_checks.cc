@@ -1,0 +1,8 @@
+// The host checks of plumb check node (docs/check.md).
+#include "check/check.h"
+
+namespace plumb::check {
+
+std::vector<CheckSpec> host_checks() { return {}; }
+
+}  // namespace plumb::check
