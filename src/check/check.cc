@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "common/error.h"
+#include "common/strings.h"
 #include "common/yaml_strict.h"
 
 namespace plumb::check {
@@ -88,6 +90,13 @@ std::optional<bool> CheckSection::flag(std::string_view key) const {
   if (*t == "true" || *t == "yes") return true;
   if (*t == "false" || *t == "no") return false;
   throw Error(fmt::format("{}: must be true or false, got '{}'", at(key), *t));
+}
+
+std::optional<std::string> CheckSection::choice(std::string_view key,
+                                               std::span<const std::string> allowed) const {
+  const std::optional<std::string> t = text(key);
+  if (!t || std::find(allowed.begin(), allowed.end(), *t) != allowed.end()) return t;
+  throw Error(fmt::format("{}: must be one of {}, got '{}'", at(key), join(allowed, ", "), *t));
 }
 
 std::vector<std::string> CheckSection::text_list(std::string_view key) const {

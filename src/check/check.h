@@ -51,6 +51,9 @@ class CheckSection {
   std::optional<double> number(std::string_view key, const NumberRange& range) const;
   std::optional<std::string> text(std::string_view key) const;
   std::optional<bool> flag(std::string_view key) const;
+  // One of `allowed` ("warning", "critical"), else plumb::Error "...: must be one of warning,
+  // critical, got 'high'".
+  std::optional<std::string> choice(std::string_view key, std::span<const std::string> allowed) const;
   // A list of scalars ("[ens1f0, ens1f1]"); empty when absent.
   std::vector<std::string> text_list(std::string_view key) const;
   // A map of scalars ("{NCCL_IB_HCA: mlx5, HCCL_ALGO: ...}"), in file order; empty when absent.

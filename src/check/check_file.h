@@ -25,7 +25,7 @@ namespace plumb::check {
 inline constexpr const char* kCheckFileSchema = "plumb.check-file/1";
 
 struct CheckFile {
-  std::string source = "(no check file)";  // the path, for messages
+  std::string source = "no check file";  // the path, for messages
   std::string sku;
   std::optional<double> tool_timeout_s;
   std::optional<std::string> checkpoint_dir;

@@ -19,10 +19,9 @@ using check::CheckResult;
 using check::NodeReport;
 using check::Status;
 
-// Column widths of the console table; longer values wrap to their own line below.
+// The name column of the console; a longer name pushes its line out, never cuts it.
 constexpr size_t kNameWidth = 20;
-constexpr size_t kValueWidth = 34;
-constexpr size_t kExpectedWidth = 20;
+constexpr const char* kIndent = "                                ";  // under the value column
 
 std::string upper(std::string_view text) {
   std::string s(text);
@@ -37,16 +36,15 @@ std::string finding(const CheckResult& c) {
   return text;
 }
 
-std::string cell(const std::string& text, size_t width) {
-  return text.size() <= width ? fmt::format("{:<{}}", text, width) : text.substr(0, width - 1) + "~";
-}
-
+// "  critical  pcie.link            mlx5_0 at x8  [expected x16]" and, when not ok, the line to
+// check first under it.
 void print_row(const CheckResult& c, std::ostream& out) {
-  fmt::print(out, "  {:<9} {} {} {} {}\n", check::status_name(c.status), cell(c.name, kNameWidth),
-             cell(c.value, kValueWidth), cell(c.expected, kExpectedWidth),
-             c.status == Status::kOk ? std::string() : c.detail);
-  if (c.value.size() > kValueWidth) fmt::print(out, "            value: {}\n", c.value);
-  if (c.expected.size() > kExpectedWidth) fmt::print(out, "            expected: {}\n", c.expected);
+  const std::string expected = c.expected.empty() ? "" : "  [expected " + c.expected + "]";
+  fmt::print(out, "  {:<9} {:<{}} {}{}\n", check::status_name(c.status), c.name, kNameWidth,
+             c.value.empty() ? "-" : c.value, expected);
+  if (c.status != Status::kOk && !c.detail.empty()) {
+    fmt::print(out, "{}check first: {}\n", kIndent, c.detail);
+  }
 }
 
 size_t ran(const NodeReport& r) {
@@ -88,11 +86,9 @@ std::string check_summary_line(const NodeReport& report) {
 }
 
 void print_check_console(const NodeReport& report, std::ostream& out) {
-  fmt::print(out, "plumb check node: {} ({}{}), {} checks in {:.1f} s\n", report.host,
-             report.check_file, report.sku.empty() ? "" : ", " + report.sku, ran(report),
+  fmt::print(out, "plumb check node: {}, {}{}: {} checks in {:.1f} s\n", report.host,
+             report.check_file, report.sku.empty() ? "" : " (" + report.sku + ")", ran(report),
              report.seconds);
-  fmt::print(out, "  {:<9} {:<{}} {:<{}} {:<{}} {}\n", "STATUS", "CHECK", kNameWidth, "VALUE",
-             kValueWidth, "EXPECTED", kExpectedWidth, "CHECK FIRST");
   std::vector<std::string> skipped;
   for (const CheckResult& c : report.checks) {
     if (c.skipped) {
