@@ -120,6 +120,11 @@ void check_selection(const std::vector<std::string>& names, std::string_view opt
 
 NodeReport run_node_checks(const NodeContext& context, const CheckFile& file,
                            const NodeRunOptions& options) {
+  return run_node_checks(context, file, options, node_checks());
+}
+
+NodeReport run_node_checks(const NodeContext& context, const CheckFile& file,
+                           const NodeRunOptions& options, std::span<const CheckSpec> table) {
   NodeReport report;
   report.host = context.host;
   report.created = utc_timestamp();
@@ -132,7 +137,7 @@ NodeReport run_node_checks(const NodeContext& context, const CheckFile& file,
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
   std::vector<std::pair<const CheckSpec*, std::shared_ptr<Slot>>> running;
-  for (const CheckSpec& spec : node_checks()) {
+  for (const CheckSpec& spec : table) {
     if (!selected(spec, file, options)) continue;
     auto slot = std::make_shared<Slot>();
     // The context and the section are copied: a check given up on may outlive this pass.

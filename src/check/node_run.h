@@ -40,6 +40,10 @@ struct NodeRunOptions {
 // not a number) are gathered from all checks and thrown as one plumb::Error.
 NodeReport run_node_checks(const NodeContext& context, const CheckFile& file,
                            const NodeRunOptions& options);
+// The same over another table (tests: checks that hang or fail on purpose). `table` must outlive
+// the process's detached threads: a static or leaked table.
+NodeReport run_node_checks(const NodeContext& context, const CheckFile& file,
+                           const NodeRunOptions& options, std::span<const CheckSpec> table);
 
 // The names of `--only`/`--skip` checked against the table: plumb::Error "--only 'hots': no check
 // or category of that name (did you mean 'host'?)".
