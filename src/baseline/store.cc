@@ -84,6 +84,18 @@ const std::vector<std::string_view> kMigrations = {
     // not be taken with the reason of each. Records stored before keep NULL in both.
     R"(ALTER TABLE baselines ADD COLUMN memory TEXT;   -- the memory baseline; NULL when not taken
        ALTER TABLE baselines ADD COLUMN missing TEXT;  -- JSON {part: reason}; NULL when none)",
+    // 7: node checks (plumb check node --store, plumb check burn-in): one row per pass, its
+    // failing checks kept apart so that a node's history is one indexed query (docs/check.md).
+    R"(CREATE TABLE check_records (
+         id      INTEGER PRIMARY KEY AUTOINCREMENT,
+         created TEXT NOT NULL,
+         host    TEXT NOT NULL,
+         kind    TEXT NOT NULL,  -- node | burn-in
+         status  TEXT NOT NULL,  -- ok | warning | critical | unknown
+         failing TEXT NOT NULL,  -- JSON array: the checks that were warning or critical
+         record  TEXT NOT NULL   -- plumb.check/1
+       );
+       CREATE INDEX check_records_host ON check_records (host, id);)",
 };
 
 std::string json_text(const nlohmann::json& j) {

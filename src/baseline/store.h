@@ -67,8 +67,20 @@ struct Entry {
   std::vector<std::string> missing;    // the parts its `missing` names, by name
 };
 
+// One pass of plumb check (node or burn-in), as stored: its verdict, the checks that failed, and
+// its plumb.check/1 document.
+struct CheckEntry {
+  int64_t id = 0;
+  std::string created;
+  std::string host;
+  std::string kind;                  // "node" or "burn-in"
+  std::string status;                // ok, warning, critical or unknown
+  std::vector<std::string> failing;  // the checks that were warning or critical
+  nlohmann::json record;             // plumb.check/1 (null from list_checks without records)
+};
+
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 6;
+inline constexpr int kStoreSchemaVersion = 7;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).
@@ -120,6 +132,13 @@ class Store {
   // can have (a negative or absurd spread, a negative wrong count, an integer beyond its field:
   // table_helpers.h validity_problem), naming the record, the result and the column.
   Record load(int64_t id);
+
+  // Saves one check pass; returns its id (store_checks.cc).
+  int64_t save_check(const CheckEntry& entry);
+  // The newest `per_host` passes of each host (of `host` alone, of `kind` alone, when given),
+  // newest first, without their records: what plumb list and the repeat-offender rule read.
+  std::vector<CheckEntry> recent_checks(int per_host, const std::string& host = {},
+                                        const std::string& kind = {});
 
   // "latest" or a number -> an id; Error for anything else or an empty store.
   int64_t resolve(const std::string& id_or_latest);

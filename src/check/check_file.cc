@@ -95,7 +95,11 @@ bool CheckFile::enabled(const CheckSpec& spec) const {
 }
 
 CheckFile load_check_file(const std::string& path) {
-  const YAML::Node doc = load_yaml_file(path, "check file");
+  return parse_check_file(read_text_file(path, "check file"), path);
+}
+
+CheckFile parse_check_file(std::string_view text, const std::string& path) {
+  const YAML::Node doc = load_yaml(text, path);
   CheckFile file;
   file.source = path;
   if (!doc.IsMap()) {

@@ -41,6 +41,8 @@ struct CheckFile {
 // mean"), a wrong schema, settings out of range. Every problem in one plumb::Error, one per line:
 //   "site.yaml:7: unknown check 'acel.count' (did you mean 'accel.count'?)"
 CheckFile load_check_file(const std::string& path);
+// The same from the file's text; `source` names it in messages.
+CheckFile parse_check_file(std::string_view text, const std::string& source);
 
 // `plumb check genconf`: a check file holding this node's values as the expected ones, with
 // a comment saying where and when it was written. Checks whose observe gives nothing are left out.

@@ -13,8 +13,8 @@ constexpr ExitCode kCheckCouldNotRun = static_cast<ExitCode>(3);
 
 void setup_check(CLI::App& app, CheckOptions& options) {
   app.require_subcommand(1);
-  for (auto setup : {setup_check_node, setup_check_genconf, setup_check_list, setup_check_burn_in,
-                     setup_check_links}) {
+  for (auto setup : {setup_check_node, setup_check_genconf, setup_check_list, setup_check_history,
+                     setup_check_burn_in, setup_check_links}) {
     setup(app, options.selected);
   }
 }

@@ -10,6 +10,7 @@
 #include "check/check_file.h"
 #include "check/node_run.h"
 #include "cli/check_scheduler.h"
+#include "cli/check_store.h"
 #include "cli/check_subcommands.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -41,6 +42,8 @@ struct NodeOptions {
   std::string json;
   std::string textfile;
   bool quiet = false;
+  bool store = false;
+  std::string db;
   CheckSchedulerOptions scheduler;
 };
 
@@ -88,6 +91,17 @@ void add_probe_options(CLI::App* sub, ProbeOptions& o) {
   sub->add_option("--host", o.host, "The node's name in outputs (default: this host's name)");
 }
 
+// --store: the pass into the store, then the node's own history: a check it failed in 3 of its
+// last 5 runs is said after the table (the verdict itself is this pass's).
+void store_and_judge_history(const check::NodeReport& report, const NodeOptions& o, std::ostream& out) {
+  const int64_t id = store_check_report(report, "node", o.db);
+  fmt::print(out, "plumb check: stored as check record {}\n", id);
+  for (const check::Offender& off : offenders_in(o.db, report.host, check::kDefaultOffenderFailures,
+                                                 check::kDefaultOffenderRuns)) {
+    fmt::print(out, "repeat offender: {}\n", check::describe(off));
+  }
+}
+
 int run_node(const NodeOptions& o) {
   check::check_selection(o.only, "--only");
   check::check_selection(o.skip, "--skip");
@@ -107,6 +121,7 @@ int run_node(const NodeOptions& o) {
     textfile->commit();
   }
   std::ostream& console = o.json == "-" ? std::cerr : std::cout;
+  if (o.store) store_and_judge_history(report, o, console);
   if (scheduler_mode(o.scheduler)) return act_for_scheduler(report, o.scheduler, console);
   if (o.quiet) {
     fmt::print(console, "{}\n", report::check_summary_line(report));
@@ -151,6 +166,10 @@ void setup_check_node(CLI::App& check, std::function<int()>& selected) {
   sub->add_option("--textfile", o->textfile,
                   "Write the verdicts for node_exporter's textfile collector here (*.prom)");
   sub->add_flag("-q,--quiet", o->quiet, "Print only the verdict line");
+  sub->add_flag("--store", o->store,
+                "Keep this pass in the store (plumb check history; plumb list) and say when the "
+                "node failed the same check in 3 of its last 5 runs");
+  sub->add_option("--db", o->db, "The store --store writes to (default $XDG_DATA_HOME/plumb/plumb.db)");
   add_check_scheduler_options(*sub, o->scheduler);
   sub->callback([o, &selected] { selected = [o] { return run_node(*o); }; });
 }

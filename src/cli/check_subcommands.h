@@ -11,6 +11,7 @@ namespace plumb::cli {
 void setup_check_node(CLI::App& check, std::function<int()>& selected);     // check_node_command.cc
 void setup_check_genconf(CLI::App& check, std::function<int()>& selected);  // check_node_command.cc
 void setup_check_list(CLI::App& check, std::function<int()>& selected);     // check_node_command.cc
+void setup_check_history(CLI::App& check, std::function<int()>& selected);  // check_history_command.cc
 void setup_check_burn_in(CLI::App& check, std::function<int()>& selected);  // check_burn_in_command.cc
 void setup_check_links(CLI::App& check, std::function<int()>& selected);    // check_links_command.cc
 

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/baseline_reporter.h"
+#include "report/check_reporter.h"
 #include "report/recovery_reporter.h"
 #include "report/set_reporter.h"
 #include "report/step_diff_reporter.h"
@@ -86,11 +87,16 @@ void setup_export(CLI::App& app, StoreOptions& o) {
 int run_list(const StoreOptions& o) {
   baseline::Store store = open_store(o);
   const auto entries = store.list(o.limit);
-  if (entries.empty()) {
+  std::vector<baseline::CheckEntry> checks = store.recent_checks(o.limit);
+  if (checks.size() > static_cast<size_t>(o.limit)) checks.resize(static_cast<size_t>(o.limit));
+  if (entries.empty() && checks.empty()) {
     fmt::print(std::cerr, "plumb: {} holds no baseline yet\n", store.path());
     return 0;
   }
-  report::print_baseline_list(entries, std::cout);
+  if (!entries.empty()) report::print_baseline_list(entries, std::cout);
+  if (checks.empty()) return 0;
+  fmt::print("{}node checks (plumb check history for each node's runs):\n", entries.empty() ? "" : "\n");
+  report::print_check_list(checks, std::cout);
   return 0;
 }
 

@@ -174,4 +174,15 @@ void write_check_textfile(const NodeReport& report, std::ostream& out) {
              report.seconds);
 }
 
+void print_check_list(const std::vector<baseline::CheckEntry>& entries, std::ostream& out) {
+  size_t host_width = 4;
+  for (const baseline::CheckEntry& e : entries) host_width = std::max(host_width, e.host.size());
+  fmt::print(out, "{:<6} {:<20} {:<{}} {:<8} {:<9} {}\n", "CHECK", "CREATED", "HOST", host_width,
+             "KIND", "STATUS", "FAILING");
+  for (const baseline::CheckEntry& e : entries) {
+    fmt::print(out, "{:<6} {:<20} {:<{}} {:<8} {:<9} {}\n", e.id, e.created, terminal_safe(e.host, false),
+               host_width, e.kind, e.status, e.failing.empty() ? "-" : join(e.failing, ", "));
+  }
+}
+
 }  // namespace plumb::report

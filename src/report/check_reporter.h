@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string_view>
 
+#include "baseline/store.h"
 #include "check/node_run.h"
 
 namespace plumb::report {
@@ -27,5 +28,9 @@ check::NodeReport check_from_json(const nlohmann::json& doc, std::string_view so
 // The node_exporter textfile collector's format: plumb_check_status{check,category} per check
 // (0 ok, 1 warning, 2 critical, 3 unknown), plumb_check_node_status, the pass's duration and time.
 void write_check_textfile(const check::NodeReport& report, std::ostream& out);
+
+// plumb list's section of stored check passes, newest first:
+//   "CHECK  CREATED               HOST    KIND     STATUS    FAILING"
+void print_check_list(const std::vector<baseline::CheckEntry>& entries, std::ostream& out);
 
 }  // namespace plumb::report

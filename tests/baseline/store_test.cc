@@ -410,7 +410,7 @@ TEST(Store, ABaselineSetKeepsItsMemoryAndMissingParts) {
   EXPECT_TRUE(store.load(plain).missing.is_null());
   Statement v = Database(path).prepare("PRAGMA user_version");
   v.step();
-  EXPECT_EQ(v.column_int(0), 6);
+  EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
 }
 
 // plumb list's parts column: which of the six parts each record holds, for sets (with the parts
