@@ -121,11 +121,12 @@ std::span<const Command> commands() {
       {"checkpoint",
        "A checkpoint's manifest: seal it, verify it, find the one plumb run resumes from",
        command(setup_checkpoint, run_checkpoint)},
-      // clusters: the manifests that run plumb under Kubernetes' gang schedulers
+      // node health: checks, drain, burn-in, the slow link
       {"check",
        "Node health: accelerators, PCIe, network and RoCE, host settings, versions against a "
        "check file; Slurm drain; burn-in; the slow node or link across the fleet",
        command(setup_check, run_check)},
+      // clusters: the manifests that run plumb under Kubernetes' gang schedulers
       {"k8s", "Kubernetes manifests: plumb baseline across N nodes under Volcano or Kueue",
        command(setup_k8s, run_k8s)},
       {"plan",
