@@ -28,7 +28,8 @@ std::string message_for(const NodeReport& report, SchedulerVerdict verdict) {
     return fmt::format("unknown: could not judge {}", join(unknown_check_names(report), ", "));
   }
   if (status == Status::kOk || status == Status::kUnknown) {
-    return fmt::format("ok: {} check{} passed", checks_ran(report), checks_ran(report) == 1 ? "" : "s");
+    return fmt::format("ok: {} check{} passed", checks_ran(report),
+                       checks_ran(report) == 1 ? "" : "s");
   }
   return fmt::format("{}: {}", status_name(status), worst_findings(report));
 }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -34,7 +33,8 @@ std::vector<std::string> words_of(std::string_view line) {
 // The value of `key=` among the blank-separated words of `line`, or nothing.
 std::optional<std::string> word_value(std::string_view line, std::string_view key) {
   for (const std::string& word : words_of(line)) {
-    if (word.size() > key.size() && word.compare(0, key.size(), key) == 0 && word[key.size()] == '=') {
+    if (word.size() > key.size() && word.compare(0, key.size(), key) == 0 &&
+        word[key.size()] == '=') {
       return word.substr(key.size() + 1);
     }
   }
@@ -80,7 +80,8 @@ void read_record_line(std::string_view line, SlurmNode& node) {
 }
 
 std::string strip_marks(std::string state) {
-  while (!state.empty() && kStateMarks.find(state.back()) != std::string_view::npos) state.pop_back();
+  while (!state.empty() && kStateMarks.find(state.back()) != std::string_view::npos)
+    state.pop_back();
   return state;
 }
 
@@ -91,12 +92,20 @@ std::string finding(const CheckResult& c) {
   return what.empty() ? c.name : fmt::format("{}: {}", c.name, what);
 }
 
-// One line: control characters (a value read from a device may hold a newline) become spaces.
-std::string one_line(std::string text) {
-  for (char& ch : text) {
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+// One line: control characters (a value read from a device may hold a newline) become spaces,
+// runs of blanks one space, none at the ends.
+std::string one_line(std::string_view text) {
+  std::string line;
+  for (const char ch : text) {
+    const bool blank = static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f;
+    if (!blank) {
+      line += ch;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
   }
-  return text;
+  if (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
 }
 
 // Cut to `max` bytes, at a whole UTF-8 character, ending in "...".
@@ -121,10 +130,10 @@ std::optional<SlurmNode> parse_scontrol_node(std::string_view text, std::string_
                                              std::string& problem) {
   const std::vector<std::string> record = node_record(text, name);
   if (record.empty()) {
-    const std::string said(trim_blanks(text));
+    const std::string said = one_line(text);
     problem = said.empty() ? fmt::format("scontrol printed nothing for node {}", name)
                            : fmt::format("scontrol does not know node {}: {}", name,
-                                         cut(one_line(said), kSlurmReasonMaxBytes));
+                                         cut(said, kSlurmReasonMaxBytes));
     return std::nullopt;
   }
   SlurmNode node;
@@ -164,9 +173,10 @@ std::optional<std::string> drain_refusal(const std::vector<PartitionLoad>& loads
     const int after = load.drained + 1;
     const double fraction = static_cast<double>(after) / load.nodes;
     if (fraction <= max_fraction) continue;
-    return fmt::format("partition {} would have {} of {} nodes drained ({:.0f}%), over "
-                       "--max-drain-fraction {:g}",
-                       load.partition, after, load.nodes, 100.0 * fraction, max_fraction);
+    return fmt::format(
+        "partition {} would have {} of {} nodes drained ({:.0f}%), over "
+        "--max-drain-fraction {:g}",
+        load.partition, after, load.nodes, 100.0 * fraction, max_fraction);
   }
   return std::nullopt;
 }
@@ -223,8 +233,9 @@ std::optional<std::string> output_of(const SlurmRunner& run, const std::vector<s
   if (r.ok()) return r.output;
   problem = r.problem();
   // scontrol says "Node x not found" on standard output with exit status 1.
-  if (r.state == ToolRun::State::kDone && !trim_blanks(r.output).empty()) {
-    problem += ": " + cut(one_line(std::string(trim_blanks(r.output))), kSlurmReasonMaxBytes);
+  const std::string said = one_line(r.output);
+  if (r.state == ToolRun::State::kDone && !said.empty()) {
+    problem += ": " + cut(said, kSlurmReasonMaxBytes);
   }
   return std::nullopt;
 }
@@ -272,9 +283,10 @@ std::optional<std::vector<PartitionLoad>> partition_loads(Acting& a, const Slurm
   const auto text = output_of(
       a.run, {"sinfo", "-h", "-N", "-p", join(node.partitions, ","), "-o", "%N %P %T"}, problem);
   if (!text) {
-    a.say(fmt::format("did not drain {} ({}): cannot count the drained nodes of its partitions "
-                      "(--max-drain-fraction): {}",
-                      a.options.node, slurm_drain_reason(a.report), problem));
+    a.say(
+        fmt::format("did not drain {} ({}): cannot count the drained nodes of its partitions "
+                    "(--max-drain-fraction): {}",
+                    a.options.node, slurm_drain_reason(a.report), problem));
     return std::nullopt;
   }
   return parse_sinfo_partitions(*text);
@@ -328,8 +340,12 @@ SlurmOutcome act_on_slurm(const NodeReport& report, const SlurmOptions& options,
     return a.outcome;
   }
   switch (scheduler_verdict(report, options.drain_on)) {
-    case SchedulerVerdict::kFail: on_fail(a, *node); break;
-    case SchedulerVerdict::kPass: on_pass(a, *node); break;
+    case SchedulerVerdict::kFail:
+      on_fail(a, *node);
+      break;
+    case SchedulerVerdict::kPass:
+      on_pass(a, *node);
+      break;
     case SchedulerVerdict::kUndecided:
       a.say(fmt::format("{} left as it is ({}): could not judge {}", options.node,
                         node->drained() ? "drained" : "not drained",

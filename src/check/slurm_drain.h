@@ -65,7 +65,7 @@ std::optional<std::string> drain_refusal(const std::vector<PartitionLoad>& loads
 std::string slurm_drain_reason(const NodeReport& report);
 
 struct SlurmOptions {
-  std::string node;                   // the node's Slurm name
+  std::string node;                     // the node's Slurm name
   Status drain_on = Status::kCritical;  // the lowest status that drains (warning or critical)
   double max_drain_fraction = 0.1;
 };

@@ -26,7 +26,8 @@ int act_for_slurm(const check::NodeReport& report, const CheckSchedulerOptions& 
   check::NodeContext context;
   context.tool_timeout_s = kSlurmToolTimeoutS;
   const check::SlurmOutcome outcome = check::act_on_slurm(
-      report, slurm, [&context](const std::vector<std::string>& argv) { return context.tool(argv); });
+      report, slurm,
+      [&context](const std::vector<std::string>& argv) { return context.tool(argv); });
   fmt::print(out, "{}\n", report::check_summary_line(report));
   for (const std::string& line : outcome.lines) fmt::print(out, "{}\n", line);
   return outcome.exit_code;
