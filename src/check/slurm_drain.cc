@@ -262,9 +262,27 @@ struct Acting {
   }
 };
 
+// The check a plumb reason names ("pcie.link" of "plumb: pcie.link: mlx5_0 at x8"), or "".
+std::string drained_for(const std::string& reason) {
+  const std::string rest(trim_blanks(std::string_view(reason).substr(kSlurmReasonLeader.size())));
+  const size_t colon = rest.find(':');
+  return colon == std::string::npos ? std::string() : rest.substr(0, colon);
+}
+
+// Whether the check `name` ran in this pass (a pass of `--only host` says nothing of accel.count).
+bool judged(const NodeReport& report, const std::string& name) {
+  return std::any_of(report.checks.begin(), report.checks.end(),
+                     [&](const CheckResult& c) { return c.name == name && !c.skipped; });
+}
+
 void on_pass(Acting& a, const SlurmNode& node) {
   const std::string& n = a.options.node;
-  if (node.drained_by_plumb()) {
+  const std::string check = node.drained_by_plumb() ? drained_for(node.reason) : std::string();
+  if (!check.empty() && !judged(a.report, check)) {
+    a.say(fmt::format("{} passes but stays drained: {}, the check it was drained for, did not run "
+                      "({})",
+                      n, check, node.reason));
+  } else if (node.drained_by_plumb()) {
     if (a.update({"State=RESUME"}, "resume")) {
       a.say(fmt::format("resumed {}: it passes now (plumb had drained it: {})", n, node.reason));
     }

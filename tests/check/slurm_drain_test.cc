@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "support/subprocess.h"
 
 namespace plumb::check {
@@ -43,7 +41,10 @@ NodeReport failing() {
                     result("pcie.link", Status::kCritical, "mlx5_0 at x8")});
 }
 
-NodeReport passing() { return report_of({result("accel.count", Status::kOk, "8 devices")}); }
+NodeReport passing() {
+  return report_of({result("accel.count", Status::kOk, "8 devices"),
+                    result("pcie.link", Status::kOk, "x16")});
+}
 
 TEST(SlurmShowNode, ReadsAnIdleNode) {
   const SlurmNode node = parsed("show-node-idle.txt");
@@ -213,6 +214,19 @@ TEST(SlurmAct, ResumesANodePlumbDrainedOnceItPasses) {
                            "pcie.link: mlx5_0 at x8)"});
   EXPECT_EQ(out.exit_code, 0);
   EXPECT_EQ(slurm.calls.back(), "scontrol update NodeName=vm State=RESUME");
+}
+
+TEST(SlurmAct, ResumesOnlyWhenTheCheckItWasDrainedForRanAgain) {
+  ScriptedSlurm slurm;
+  slurm.show = fixture("show-node-drained-plumb.txt");  // drained for pcie.link
+  CheckResult not_here = result("pcie.link", Status::kOk, "");
+  not_here.skipped = true;
+  const NodeReport other = report_of({result("accel.count", Status::kOk, "8 devices"), not_here});
+  const SlurmOutcome out = act_on_slurm(other, options(), slurm.runner());
+  EXPECT_EQ(out.lines, std::vector<std::string>{
+                           "plumb check: vm passes but stays drained: pcie.link, the check it was "
+                           "drained for, did not run (plumb: pcie.link: mlx5_0 at x8)"});
+  EXPECT_EQ(slurm.calls.size(), 1u);
 }
 
 TEST(SlurmAct, NeverResumesANodeDrainedByHand) {
