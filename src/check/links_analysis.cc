@@ -14,6 +14,8 @@ namespace {
 // 1.4826 · MAD estimates the standard deviation of normally distributed values (Rousseeuw &
 // Croux 1993, "Alternatives to the median absolute deviation", the consistency constant 1/Φ⁻¹(¾)).
 constexpr double kMadToSigma = 1.4826;
+// A pair that moved nothing (wrong data, busbw 0) has ratio 0; its logarithm is taken at this.
+constexpr double kSmallestRatio = 1e-6;
 
 struct Reference {
   double busbw = 0;
@@ -56,19 +58,19 @@ void fill_ratios(std::vector<PairResult>& pairs) {
 
 LayerStats layer_stats(const std::string& name, const std::vector<PairResult>& pairs) {
   std::vector<const PairResult*> mine;
-  std::vector<double> ratios;
+  std::vector<double> log_ratios;
   for (const PairResult& p : pairs) {
     if (p.layer != name) continue;
     mine.push_back(&p);
-    ratios.push_back(p.ratio);
+    log_ratios.push_back(std::log(std::max(p.ratio, kSmallestRatio)));
   }
   const Reference all = reference(mine);
-  return {name, static_cast<int>(mine.size()), all.busbw, all.p99, mad_of(ratios)};
+  return {name, static_cast<int>(mine.size()), all.busbw, all.p99, mad_of(log_ratios)};
 }
 
 bool is_slow(const PairResult& p, const LayerStats& layer, const LinkThresholds& t) {
-  const double deficit = 1.0 - p.ratio;
-  const bool low = p.ratio < t.busbw_ratio && deficit > t.mad_factor * kMadToSigma * layer.mad_ratio;
+  const double deficit = -std::log(std::max(p.ratio, kSmallestRatio));
+  const bool low = p.ratio < t.busbw_ratio && deficit > t.mad_factor * kMadToSigma * layer.mad_log_ratio;
   const bool tail = t.p99_ratio > 0 && p.p99_ratio > t.p99_ratio;
   return low || tail;
 }
@@ -95,10 +97,12 @@ Suspect node_suspect(int rank, const RankPairs& rp) {
   std::vector<double> p99_ratios;
   std::set<std::string> layers;
   std::set<int> partners;
-  for (const PairResult* p : rp.slow) {
-    partners.insert(p->ranks.a == rank ? p->ranks.b : p->ranks.a);
+  for (const PairResult* p : rp.all) {
     ratios.push_back(p->ratio);
     p99_ratios.push_back(p->p99_ratio);
+  }
+  for (const PairResult* p : rp.slow) {
+    partners.insert(p->ranks.a == rank ? p->ranks.b : p->ranks.a);
     layers.insert(p->layer);
   }
   s.partners.assign(partners.begin(), partners.end());
@@ -135,7 +139,7 @@ LinksAnalysis analyze_links(std::vector<PairResult> pairs, const LinkThresholds&
   out.pairs = std::move(pairs);
   std::set<int> bad_nodes;
   for (const auto& [rank, rp] : by_rank(out.pairs)) {
-    if (rp.all.size() < 2 || rp.slow.size() != rp.all.size()) continue;
+    if (rp.all.size() < 2 || 2 * rp.slow.size() <= rp.all.size()) continue;
     bad_nodes.insert(rank);
     out.suspects.push_back(node_suspect(rank, rp));
   }

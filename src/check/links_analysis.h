@@ -29,7 +29,9 @@ struct LayerStats {
   int pairs = 0;
   double median_busbw_gbps = 0;
   double median_p99_us = 0;
-  double mad_ratio = 0;  // median absolute deviation of the pairs' ratios from their median
+  // The median absolute deviation of the pairs' ln(ratio) from their median: throughput noise is
+  // multiplicative (a pair at half speed and one at double are equally far from the median).
+  double mad_log_ratio = 0;
 };
 
 // A pair is compared with the pairs of its layer measured in the same round (at the same
@@ -41,17 +43,17 @@ struct Suspect {
   int rank = 0;
   std::string kind;           // "node" or "link"
   std::string layer;          // link: the pair's layer; node: the layers of its pairs, joined by ","
-  std::vector<int> partners;  // node: every partner it was slow with; link: the other rank
-  double ratio = 0;           // node: the median of its pairs' ratios; link: the pair's
+  std::vector<int> partners;  // node: the partners it was slow with; link: the other rank
+  double ratio = 0;           // node: the median of all its pairs' ratios; link: the pair's
   double p99_ratio = 0;
 };
 
 struct LinkThresholds {
   // A pair is slow when its busbw is below this share of its reference ...
   double busbw_ratio = 0.8;
-  // ... and its ratio is further below the layer's median ratio than this many scaled MADs of
-  // the ratios (1.4826·MAD estimates σ of a normal fleet), so that a fleet whose own noise spans
-  // the threshold does not name its noisiest pairs;
+  // ... and −ln(ratio) exceeds this many scaled MADs of the layer's ln(ratio) (1.4826·MAD
+  // estimates σ of normally distributed values), so that a fleet whose own noise spans the
+  // threshold does not name its noisiest pairs;
   double mad_factor = 3.0;
   // or when its p99 exceeds this multiple of the layer's median p99 (0: p99 not judged).
   double p99_ratio = 0;
@@ -70,9 +72,10 @@ double mad_of(const std::vector<double>& values);
 
 // The rules (docs/check-links.md, "Verdicts"): each pair's reference is the median busbw (and
 // p99) of its layer's pairs in its round (kMinPairsPerRoundReference) or in every round; a rank
-// whose every pair (two or more) is slow is a node suspect; a slow pair with
-// neither rank a node suspect is a link suspect (a rank with one partner only cannot be told
-// from its link, so its slow pair is named as a link).
+// slow with more than half of its partners (two or more; with two: both) is a node suspect -- not
+// "every partner", so that one lucky measurement of a throttled node does not hide it; a slow
+// pair with neither rank a node suspect is a link suspect (a rank with one partner only cannot be
+// told from its link, so its slow pair is named as a link).
 LinksAnalysis analyze_links(std::vector<PairResult> pairs, const LinkThresholds& thresholds);
 
 }  // namespace plumb::check

@@ -29,7 +29,7 @@ nlohmann::json layer_json(const LayerStats& l) {
           {"pairs", l.pairs},
           {"median_busbw_gbps", l.median_busbw_gbps},
           {"median_p99_us", l.median_p99_us},
-          {"mad_ratio", l.mad_ratio}};
+          {"mad_log_ratio", l.mad_log_ratio}};
 }
 
 nlohmann::json pair_json(const LinksReport& r, const PairResult& p) {
@@ -70,7 +70,7 @@ std::string partner_list(const LinksReport& r, const std::vector<int>& partners)
 
 std::string suspect_line(const LinksReport& r, const Suspect& s) {
   if (s.kind == "node") {
-    return fmt::format("rank {} ({}): node, slow with every partner ({}), busbw {:.2f} of the "
+    return fmt::format("rank {} ({}): node, slow with partners {}, busbw {:.2f} of the "
                        "median, p99 {:.1f}× the median; layer {}",
                        s.rank, host_of(r, s.rank), partner_list(r, s.partners), s.ratio,
                        s.p99_ratio, s.layer);
@@ -141,8 +141,8 @@ void print_links_console(const LinksReport& r, std::ostream& out) {
              format_bytes(r.measure.bytes), r.measure.iters, r.measure.repeat);
   for (const LayerStats& l : r.analysis.layers) {
     fmt::print(out, "  layer {:<6} {:>5} pairs   median busbw {:.3f} GB/s   median p99 {:.1f} us   "
-                    "MAD of the ratios {:.3f}\n",
-               l.name, l.pairs, l.median_busbw_gbps, l.median_p99_us, l.mad_ratio);
+                    "MAD of ln(ratio) {:.3f}\n",
+               l.name, l.pairs, l.median_busbw_gbps, l.median_p99_us, l.mad_log_ratio);
   }
   for (const Suspect& s : r.analysis.suspects) fmt::print(out, "  SUSPECT {}\n", suspect_line(r, s));
   fmt::print(out, "{}\n", verdict_line(r));
