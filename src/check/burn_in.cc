@@ -119,7 +119,7 @@ CheckResult measure_h2d(uint64_t bytes, int device, double min_gbps) {
     return skipped(fmt::format("no CUDA runtime: host↔device bandwidth not measured ({})", e.what()));
   }
   if (cuda->set_device(device) != 0) {
-    return skipped(fmt::format("the CUDA runtime sees no device {}", device));
+    return skipped(fmt::format("the CUDA runtime ({}) sees no device {}", cuda->lib.name(), device));
   }
   void* host = nullptr;
   void* dev = nullptr;

@@ -142,5 +142,34 @@ TEST(CheckLinksE2E, TheThrottledRankAndOnlyItIsNamedEveryRun) {
   }
 }
 
+TEST(CheckLinksE2E, OneRankCannotRun) {
+  const test::Run run = test::run_command(kPlumb + " check links");
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("plumb: error: plumb check links needs 2 ranks or more: start it under an "
+                         "MPI launcher, e.g. mpirun -np 8 plumb check links"),
+            std::string::npos)
+      << run.err;
+}
+
+// Burn-in on two ranks: the sweep's busbw against a threshold no CPU reaches is critical (exit 2),
+// and the JSON is plumb.check/1 with the reason the CUDA check was skipped.
+TEST(CheckBurnInE2E, BelowTheThresholdIsCritical) {
+  const std::string dir = test::temp_dir("check-burn-in");
+  const test::Run run = test::run_command(test::mpirun(2) + " " + kPlumb +
+                                          " check burn-in --bytes 1M -n 5 -w 1 --busbw-gbps 100000 "
+                                          "--json " + dir + "/burn-in.json");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.out.find("CHECK CRITICAL - "), std::string::npos) << run.out;
+  const auto j = nlohmann::json::parse(test::read_file(dir + "/burn-in.json"));
+  EXPECT_EQ(j["schema"], "plumb.check/1");
+  EXPECT_EQ(j["status"], "critical");
+  ASSERT_EQ(j["checks"].size(), 1u);
+  EXPECT_EQ(j["checks"][0]["name"], "burn_in.busbw");
+  EXPECT_EQ(j["checks"][0]["expected"], "≥ 100000.00 GB/s");
+  EXPECT_TRUE(j["checks"][0]["value"].get<std::string>().starts_with("allreduce busbw "));
+  ASSERT_EQ(j["skipped"].size(), 2u);
+  EXPECT_EQ(j["skipped"][1]["name"], "burn_in.h2d");
+}
+
 }  // namespace
 }  // namespace plumb
