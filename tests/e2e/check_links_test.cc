@@ -104,7 +104,7 @@ TEST(CheckLinksE2E, TheThrottledRankAndOnlyItIsNamedEveryRun) {
     // Bound to a core each (as real runs bind a rank to its accelerator's cores): a rank's
     // partners then share its core or not for the whole round.
     const std::string command = test::mpirun(8) + " --bind-to core:overload-allowed --map-by core " +
-                                kPlumb + " check links --bytes 256K -n 20 --repeat 3 --json " + json;
+                                kPlumb + " check links --bytes 256K -n 10 --repeat 3 --json " + json;
     std::atomic<bool> done = false;
     test::Run result;
     const auto start = std::chrono::steady_clock::now();
