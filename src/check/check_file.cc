@@ -12,7 +12,10 @@
 namespace plumb::check {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"schema", "sku", "host", "created", "settings", "checks"};
+const std::vector<std::string> kTopKeys = {"schema", "sku",    "host",   "created",
+                                           "settings", "burn_in", "checks"};
+const std::vector<std::string> kBurnInKeys = {"collective", "bytes", "busbw_gbps", "baseline_share",
+                                              "h2d_gbps"};
 const std::vector<std::string> kSettingKeys = {"tool_timeout_s", "checkpoint_dir"};
 // A tool that has not answered in a minute is hung; Slurm kills its HealthCheckProgram at 60 s.
 constexpr NumberRange kToolTimeoutRange{0.1, 60.0};
@@ -116,6 +119,14 @@ CheckFile parse_check_file(std::string_view text, const std::string& path) {
   }
   if (const YAML::Node sku = doc["sku"]; sku.IsDefined() && sku.IsScalar()) file.sku = sku.Scalar();
   read_settings(file, doc["settings"], problems);
+  if (const YAML::Node b = doc["burn_in"]; b.IsDefined() && !b.IsNull()) {
+    if (b.IsMap()) {
+      add_key_problems(problems, path, b, kBurnInKeys, "burn_in");
+      file.burn_in = CheckSection(b, path, "burn_in");
+    } else {
+      add(problems, path, yaml_line(b), "burn_in: must be a map of plumb check burn-in's thresholds");
+    }
+  }
   read_checks(file, doc["checks"], problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return file;

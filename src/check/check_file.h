@@ -6,6 +6,7 @@
 //   schema: plumb.check-file/1
 //   sku: 8x H100 SXM5, 8x CX7 400G
 //   settings: {tool_timeout_s: 5, checkpoint_dir: /lustre/ckpt}
+//   burn_in: {collective: allreduce, bytes: 1G, busbw_gbps: 460}
 //   checks:
 //     accel.count: {expected: 8}
 //     accel.temperature: {warning: 85, critical: 95}
@@ -30,6 +31,9 @@ struct CheckFile {
   std::optional<double> tool_timeout_s;
   std::optional<std::string> checkpoint_dir;
   YAML::Node checks = YAML::Node(YAML::NodeType::Map);
+  // plumb check burn-in's thresholds: `burn_in: {collective, bytes, busbw_gbps, baseline_share,
+  // h2d_gbps}` (aznhc's per-SKU NCCL all-reduce limit: 460 GB/s on 8x H100 at 16G).
+  CheckSection burn_in;
 
   // The check's section (empty when the file has none).
   CheckSection section(const CheckSpec& spec) const;

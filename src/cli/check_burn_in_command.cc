@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "check/burn_in.h"
+#include "check/check_file.h"
+#include "cli/check_store.h"
 #include "cli/check_subcommands.h"
 #include "cli/comm_command.h"
 #include "cli/record_source.h"
@@ -32,16 +34,19 @@ constexpr ExitCode kCouldNotRun = static_cast<ExitCode>(3);
 constexpr const char* kDefaultBytes = "64M";
 
 struct BurnInOptions {
-  std::string collective = "allreduce";
-  std::string bytes = kDefaultBytes;
-  double busbw_gbps = 0;
+  std::string config;
+  // Unset: the check file's burn_in section, else the default.
+  std::optional<std::string> collective;
+  std::optional<std::string> bytes;
+  std::optional<double> busbw_gbps;
   std::string baseline;
-  double baseline_share = 0.9;
+  std::optional<double> baseline_share;
+  bool store = false;
   std::string db;
   int iters = 20;
   int warmup = 5;
   std::string h2d_bytes = "256M";
-  double h2d_gbps = 0;
+  std::optional<double> h2d_gbps;
   std::string backend = "mpi";
   std::string json;
   bool quiet = false;
@@ -60,17 +65,35 @@ void read_baseline(const BurnInOptions& o, int ranks, check::BurnInJudgement& j)
   }
 }
 
+constexpr double kDefaultBaselineShare = 0.9;
+constexpr NumberRange kGbpsRange{0, 1e6};
+constexpr NumberRange kShareRange{0.01, 1.0};
+
+// An option given on the command line, else the check file's burn_in value, else `fallback`.
+std::string text_of(const std::optional<std::string>& option, const check::CheckSection& section,
+                    std::string_view key, std::string fallback) {
+  return option ? *option : section.text(key).value_or(std::move(fallback));
+}
+double number_of(const std::optional<double>& option, const check::CheckSection& section,
+                 std::string_view key, const NumberRange& range, double fallback) {
+  return option ? *option : section.number(key, range).value_or(fallback);
+}
+
 check::BurnInRun make_run(const BurnInOptions& o) {
+  const check::CheckFile file = o.config.empty() ? check::CheckFile{} : check::load_check_file(o.config);
+  const check::CheckSection& b = file.burn_in;
   check::BurnInRun run;
-  run.judgement.collective = std::string(comm::find_collective(o.collective, "--collective").name());
-  run.judgement.bytes = parse_bytes(o.bytes, "--bytes");
+  run.judgement.collective = std::string(
+      comm::find_collective(text_of(o.collective, b, "collective", "allreduce"), "--collective").name());
+  run.judgement.bytes = parse_bytes(text_of(o.bytes, b, "bytes", kDefaultBytes), "--bytes");
   if (run.judgement.bytes == 0) throw Error("--bytes must be 1 or more, got 0");
-  run.judgement.busbw_gbps = o.busbw_gbps;
-  run.judgement.baseline_share = o.baseline_share;
+  run.judgement.busbw_gbps = number_of(o.busbw_gbps, b, "busbw_gbps", kGbpsRange, 0);
+  run.judgement.baseline_share =
+      number_of(o.baseline_share, b, "baseline_share", kShareRange, kDefaultBaselineShare);
   run.iters = o.iters;
   run.warmup = o.warmup;
   run.h2d_bytes = parse_bytes(o.h2d_bytes, "--h2d-bytes");
-  run.h2d_min_gbps = o.h2d_gbps;
+  run.h2d_min_gbps = number_of(o.h2d_gbps, b, "h2d_gbps", kGbpsRange, 0);
   run.host = host_name();
   run.created = utc_timestamp();
   return run;
@@ -83,6 +106,10 @@ int write_outputs(const BurnInOptions& o, const check::NodeReport& report,
     json->commit();
   }
   std::ostream& console = o.json == "-" ? std::cerr : std::cout;
+  if (o.store) {
+    fmt::print(console, "plumb check: stored as check record {}\n",
+               store_check_report(report, "burn-in", o.db));
+  }
   if (o.quiet) {
     fmt::print(console, "{}\n", report::check_summary_line(report));
   } else {
@@ -129,26 +156,31 @@ void setup_check_burn_in(CLI::App& check, std::function<int()>& selected) {
       "burn-in", "The deeper pass before a job (under mpirun, one rank per accelerator): the node's "
                  "collective sweep against a busbw threshold and a stored baseline, host<->device "
                  "bandwidth; exit 0 ok, 1 warning, 2 critical, 3 unknown");
-  sub->add_option("--collective", o->collective, "The collective to judge")->capture_default_str();
-  sub->add_option("--bytes", o->bytes, "Its message size (K/M/G suffixes)")->capture_default_str();
+  sub->add_option("--config", o->config,
+                  "A check file: its burn_in section gives the defaults of the options below");
+  sub->add_option("--collective", o->collective, "The collective to judge (default allreduce)");
+  sub->add_option("--bytes", o->bytes, "Its message size (K/M/G suffixes; default 64M)");
   sub->add_option("--busbw-gbps", o->busbw_gbps,
                   "Critical below this busbw, in GB/s (aznhc: 460 for all-reduce on 8x H100 SXM); "
-                  "0: recorded, not judged")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+                  "0 (default): recorded, not judged")
+      ->check(CLI::Range(0.0, 1e6));
   sub->add_option("--baseline", o->baseline,
                   "A stored baseline id, latest, or a plumb comm --json file: warning below "
                   "--baseline-share of its busbw for the same collective, size and ranks");
-  sub->add_option("--baseline-share", o->baseline_share, "The share of the baseline's busbw to reach")
-      ->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  sub->add_option("--baseline-share", o->baseline_share,
+                  "The share of the baseline's busbw to reach (default 0.9)")
+      ->check(CLI::Range(0.01, 1.0));
   sub->add_option("--db", o->db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  sub->add_flag("--store", o->store, "Keep the result in the store as a check record (plumb list)");
   sub->add_option("-n,--iters", o->iters, "Timed iterations")
       ->capture_default_str()->check(whole_number(1, comm::kMaxIters));
   sub->add_option("-w,--warmup", o->warmup, "Untimed iterations first")
       ->capture_default_str()->check(whole_number(0, comm::kMaxIters));
   sub->add_option("--h2d-bytes", o->h2d_bytes, "Host<->device copy size (CUDA runtime, dlopen)")
       ->capture_default_str();
-  sub->add_option("--h2d-gbps", o->h2d_gbps, "Warning below this copy bandwidth each way; 0: recorded")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--h2d-gbps", o->h2d_gbps,
+                  "Warning below this copy bandwidth each way; 0 (default): recorded")
+      ->check(CLI::Range(0.0, 1e6));
   sub->add_option("--backend", o->backend, "mpi or nccl")->capture_default_str();
   sub->add_option("--json", o->json, "Write plumb.check/1 here (- for standard output)");
   sub->add_flag("-q,--quiet", o->quiet, "Print only the verdict line");
