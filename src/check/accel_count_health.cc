@@ -147,6 +147,20 @@ CheckResult none_found(std::optional<size_t> expected, std::optional<AccelVendor
                   "(lspci -nn | grep -i -e nvidia -e huawei; lsmod | grep -e nvidia -e drv_pcie)");
 }
 
+struct CountWant {
+  std::optional<size_t> expected;
+  std::optional<AccelVendor> vendor;
+};
+
+// The tool gave nothing usable: none found when the bus shows none of the vendor's devices either,
+// else the tool's problem with what the bus shows.
+CheckResult failed_count(CheckResult failure, const PciAccelerators& pci, AccelVendor vendor, const CountWant& want) {
+  if (!pci.bus_visible) return failure;
+  if (pci.of(vendor).empty()) return none_found(want.expected, want.vendor, true);
+  failure.detail += fmt::format("; the PCI bus shows {}", device_count_text(vendor, pci.of(vendor).size()));
+  return failure;
+}
+
 }  // namespace
 
 CheckResult run_accel_count(const NodeContext& context, const CheckSection& section) {
@@ -162,18 +176,13 @@ CheckResult run_accel_count(const NodeContext& context, const CheckSection& sect
                     "this node is not of the check file's SKU: run it with that SKU's check file");
   }
   if (want_vendor) vendor = want_vendor;
-  const bool tool_optional = !pci.bus_visible && !want_vendor;
-  for (const AccelVendor candidate : {AccelVendor::kNvidia, AccelVendor::kAscend}) {
-    if (vendor && candidate != *vendor) continue;
-    if (!vendor && pci.bus_visible) break;  // the bus shows none: no tool to ask
-    const ToolDevices tool = devices_of(candidate, AccelRun{context, section, pci, tool_optional});
-    if (tool.failure && tool.failure->skipped) continue;
-    if (tool.failure && pci.bus_visible && pci.of(candidate).empty()) return none_found(expected, want_vendor, true);
-    if (tool.failure) {
-      CheckResult failure = *tool.failure;
-      if (pci.bus_visible) failure.detail += fmt::format("; the PCI bus shows {}", device_count_text(candidate, pci.of(candidate).size()));
-      return failure;
-    }
+  if (!vendor && pci.bus_visible) return none_found(expected, want_vendor, true);
+  const std::vector<AccelVendor> candidates =
+      vendor ? std::vector<AccelVendor>{*vendor} : std::vector<AccelVendor>{AccelVendor::kNvidia, AccelVendor::kAscend};
+  for (const AccelVendor candidate : candidates) {
+    const ToolDevices tool = devices_of(candidate, AccelRun{context, section, pci, !vendor});
+    if (tool.failure && tool.failure->skipped) continue;  // no bus to see, and the tool is not on PATH
+    if (tool.failure) return failed_count(*tool.failure, pci, candidate, CountWant{expected, want_vendor});
     if (tool.bus_ids.empty() && tool.lost.empty() && !vendor) continue;
     return judge_count(CountInput{candidate, pci, tool, expected});
   }
