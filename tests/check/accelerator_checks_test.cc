@@ -149,6 +149,9 @@ TEST(AccelCount, GenconfRecordsTheCountAndVendor) {
   const YAML::Node node = find_check("accel.count")->observe(s.context());
   EXPECT_EQ(node["expected"].as<int>(), 8);
   EXPECT_EQ(node["vendor"].as<std::string>(), "nvidia");
+  // A device the driver lost on the genconf node does not lower the expectation.
+  s.cat("nvidia-smi", "nvidia-smi/index_bus_7x_3a_missing.csv");
+  EXPECT_EQ(find_check("accel.count")->observe(s.context())["expected"].as<int>(), 8);
   StandIns none("accel_count_genconf_none");
   EXPECT_TRUE(find_check("accel.count")->observe(none.context()).IsNull());
 }
