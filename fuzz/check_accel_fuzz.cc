@@ -16,7 +16,8 @@ namespace {
 
 void check_address(const std::string& bus) {
   // "dddd:bb:dd.f" at least: a domain of 4+ hex digits, then 8 characters.
-  if (bus.size() < 12 || bus[bus.size() - 8] != ':' || bus[bus.size() - 5] != ':' || bus[bus.size() - 2] != '.') {
+  if (bus.size() < 12 || bus[bus.size() - 8] != ':' || bus[bus.size() - 5] != ':' ||
+      bus[bus.size() - 2] != '.') {
     std::abort();
   }
 }

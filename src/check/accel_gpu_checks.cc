@@ -30,8 +30,8 @@ std::optional<double> count_cell(const GpuTable& table, size_t row, std::string_
   if (cell_state(cell) != CellState::kValue) return std::nullopt;
   const std::optional<double> value = cell_number(cell);
   if (!value) {
-    throw Error(fmt::format("nvidia-smi: {}: {} is '{}', expected a number", gpu_name(table, row), field,
-                            terminal_safe(shorten(cell))));
+    throw Error(fmt::format("nvidia-smi: {}: {} is '{}', expected a number", gpu_name(table, row),
+                            field, terminal_safe(shorten(cell))));
   }
   return value;
 }
@@ -41,8 +41,8 @@ bool yes_cell(const GpuTable& table, size_t row, std::string_view field) {
   if (cell_state(cell) != CellState::kValue) return false;
   const std::optional<bool> value = cell_yes(cell);
   if (!value) {
-    throw Error(fmt::format("nvidia-smi: {}: {} is '{}', expected Yes or No", gpu_name(table, row), field,
-                            terminal_safe(shorten(cell))));
+    throw Error(fmt::format("nvidia-smi: {}: {} is '{}', expected Yes or No", gpu_name(table, row),
+                            field, terminal_safe(shorten(cell))));
   }
   return *value;
 }
@@ -58,41 +58,56 @@ EccLimits ecc_limits(const CheckSection& section) {
   EccLimits limits;
   limits.warning = section.number("warning", kErrorCountRange).value_or(limits.warning);
   limits.critical = section.number("critical", kErrorCountRange).value_or(limits.critical);
-  limits.retired_pages = section.number("retired_pages", {0, 1e9, false, true}).value_or(limits.retired_pages);
-  limits.uncorrectable_rows =
-      section.number("uncorrectable_rows", {0, 1e9, false, true}).value_or(limits.uncorrectable_rows);
+  limits.retired_pages =
+      section.number("retired_pages", {0, 1e9, false, true}).value_or(limits.retired_pages);
+  limits.uncorrectable_rows = section.number("uncorrectable_rows", {0, 1e9, false, true})
+                                  .value_or(limits.uncorrectable_rows);
   return limits;
 }
 
 std::string ecc_expected(const EccLimits& l) {
-  return fmt::format("uncorrectable ECC errors since driver load below {:g} (warning) and {:g} "
-                     "(critical); no pending or failed row remap or page retirement; at most {:g} "
-                     "retired pages and {:g} rows remapped for uncorrectable errors",
-                     l.warning, l.critical, l.retired_pages, l.uncorrectable_rows);
+  return fmt::format(
+      "uncorrectable ECC errors since driver load below {:g} (warning) and {:g} "
+      "(critical); no pending or failed row remap or page retirement; at most {:g} "
+      "retired pages and {:g} rows remapped for uncorrectable errors",
+      l.warning, l.critical, l.retired_pages, l.uncorrectable_rows);
 }
 
 void judge_gpu_ecc(const GpuTable& t, size_t row, const EccLimits& l, Findings& f) {
   const std::string gpu = gpu_name(t, row);
   const std::string_view index = t.cell(row, "index");
-  const std::string reset = fmt::format("reset the GPU when it is idle (nvidia-smi -r -i {}) so the "
-                                        "pending retirement or remap takes effect", index);
-  const std::string replace = "drain the node and replace the GPU (its memory has no spare rows or pages left)";
-  if (yes_cell(t, row, "remapped_rows.failure")) f.add(Status::kCritical, gpu + ": row remapping failed", replace);
-  if (yes_cell(t, row, "remapped_rows.pending")) f.add(Status::kCritical, gpu + ": row remap pending", reset);
-  if (yes_cell(t, row, "retired_pages.pending")) f.add(Status::kCritical, gpu + ": page retirement pending", reset);
+  const std::string reset = fmt::format(
+      "reset the GPU when it is idle (nvidia-smi -r -i {}) so the "
+      "pending retirement or remap takes effect",
+      index);
+  const std::string replace =
+      "drain the node and replace the GPU (its memory has no spare rows or pages left)";
+  if (yes_cell(t, row, "remapped_rows.failure"))
+    f.add(Status::kCritical, gpu + ": row remapping failed", replace);
+  if (yes_cell(t, row, "remapped_rows.pending"))
+    f.add(Status::kCritical, gpu + ": row remap pending", reset);
+  if (yes_cell(t, row, "retired_pages.pending"))
+    f.add(Status::kCritical, gpu + ": page retirement pending", reset);
   const double pages = count_cell(t, row, "retired_pages.double_bit.count").value_or(0) +
                        count_cell(t, row, "retired_pages.single_bit_ecc.count").value_or(0);
-  if (pages > l.retired_pages) f.add(Status::kCritical, fmt::format("{}: {:g} retired pages", gpu, pages), replace);
+  if (pages > l.retired_pages)
+    f.add(Status::kCritical, fmt::format("{}: {:g} retired pages", gpu, pages), replace);
   const double rows = count_cell(t, row, "remapped_rows.uncorrectable").value_or(0);
   if (rows > l.uncorrectable_rows) {
-    f.add(Status::kCritical, fmt::format("{}: {:g} rows remapped for uncorrectable errors", gpu, rows), replace);
+    f.add(Status::kCritical,
+          fmt::format("{}: {:g} rows remapped for uncorrectable errors", gpu, rows), replace);
   }
-  const double volatile_errors = count_cell(t, row, "ecc.errors.uncorrected.volatile.total").value_or(0);
+  const double volatile_errors =
+      count_cell(t, row, "ecc.errors.uncorrected.volatile.total").value_or(0);
   const std::string memory_test = fmt::format(
-      "drain the node; reset the GPU (nvidia-smi -r -i {}) and run dcgmi diag -r 3 before it takes jobs again", index);
+      "drain the node; reset the GPU (nvidia-smi -r -i {}) and run dcgmi diag -r 3 before it takes "
+      "jobs again",
+      index);
   if (volatile_errors >= l.critical || volatile_errors >= l.warning) {
     f.add(volatile_errors >= l.critical ? Status::kCritical : Status::kWarning,
-          fmt::format("{}: {:g} uncorrectable ECC errors since the driver loaded", gpu, volatile_errors), memory_test);
+          fmt::format("{}: {:g} uncorrectable ECC errors since the driver loaded", gpu,
+                      volatile_errors),
+          memory_test);
   }
 }
 
@@ -100,10 +115,16 @@ void judge_gpu_ecc(const GpuTable& t, size_t row, const EccLimits& l, Findings& 
 
 CheckResult nvidia_ecc(const AccelRun& run) {
   const EccLimits limits = ecc_limits(run.section);
-  constexpr std::string_view kFields[] = {
-      "index", "pci.bus_id", "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total",
-      "retired_pages.pending", "retired_pages.double_bit.count", "retired_pages.single_bit_ecc.count",
-      "remapped_rows.uncorrectable", "remapped_rows.pending", "remapped_rows.failure"};
+  constexpr std::string_view kFields[] = {"index",
+                                          "pci.bus_id",
+                                          "ecc.errors.uncorrected.volatile.total",
+                                          "ecc.errors.uncorrected.aggregate.total",
+                                          "retired_pages.pending",
+                                          "retired_pages.double_bit.count",
+                                          "retired_pages.single_bit_ecc.count",
+                                          "remapped_rows.uncorrectable",
+                                          "remapped_rows.pending",
+                                          "remapped_rows.failure"};
   const GpuQuery query = query_gpus(run, kFields);
   if (!query.table) return query.failure;
   try {
@@ -111,12 +132,14 @@ CheckResult nvidia_ecc(const AccelRun& run) {
     double lifetime = 0;
     for (size_t row = 0; row < query.table->rows.size(); ++row) {
       judge_gpu_ecc(*query.table, row, limits, findings);
-      lifetime += count_cell(*query.table, row, "ecc.errors.uncorrected.aggregate.total").value_or(0);
+      lifetime +=
+          count_cell(*query.table, row, "ecc.errors.uncorrected.aggregate.total").value_or(0);
     }
-    return findings.result(fmt::format("no uncorrectable ECC error since the driver loaded on {}, no pending "
-                                       "remap ({:g} uncorrectable in the GPUs' lifetime)",
-                                       device_count_text(AccelVendor::kNvidia, query.table->rows.size()), lifetime),
-                           ecc_expected(limits));
+    return findings.result(
+        fmt::format("no uncorrectable ECC error since the driver loaded on {}, no pending "
+                    "remap ({:g} uncorrectable in the GPUs' lifetime)",
+                    device_count_text(AccelVendor::kNvidia, query.table->rows.size()), lifetime),
+        ecc_expected(limits));
   } catch (const Error& e) {
     return unknown(e.what());
   }
@@ -143,15 +166,19 @@ CheckResult ascend_ecc(const AccelRun& run) {
       return unknown(fmt::format("{}: {}", npu_name(*query.info, chip), e.what()));
     }
     if (!errors || *errors < limits.warning) continue;
-    findings.add(*errors >= limits.critical ? Status::kCritical : Status::kWarning,
-                 fmt::format("{}: {:g} double-bit (uncorrectable) ECC errors", npu_name(*query.info, chip), *errors),
-                 fmt::format("drain the node and look at the NPU's health and fault codes (npu-smi info -t "
-                             "health -i {} -c {})", chip.npu_id, chip.chip_id));
+    findings.add(
+        *errors >= limits.critical ? Status::kCritical : Status::kWarning,
+        fmt::format("{}: {:g} double-bit (uncorrectable) ECC errors", npu_name(*query.info, chip),
+                    *errors),
+        fmt::format("drain the node and look at the NPU's health and fault codes (npu-smi info -t "
+                    "health -i {} -c {})",
+                    chip.npu_id, chip.chip_id));
   }
-  return findings.result(fmt::format("no double-bit ECC error on {}",
-                                     device_count_text(AccelVendor::kAscend, query.info->chips.size())),
-                         fmt::format("double-bit ECC errors below {:g} (warning) and {:g} (critical)",
-                                     limits.warning, limits.critical));
+  return findings.result(
+      fmt::format("no double-bit ECC error on {}",
+                  device_count_text(AccelVendor::kAscend, query.info->chips.size())),
+      fmt::format("double-bit ECC errors below {:g} (warning) and {:g} (critical)", limits.warning,
+                  limits.critical));
 }
 
 // accel.clocks
@@ -175,23 +202,26 @@ constexpr std::array<ClockReason, 9> kClockReasons = {{
     {0x4, "SW power cap", Status::kOk, ""},
     {0x10, "sync boost", Status::kOk, ""},
     {0x20, "SW thermal slowdown", Status::kWarning,
-     "the GPU is near its slowdown temperature: check the node's fans, airflow and inlet temperature"},
+     "the GPU is near its slowdown temperature: check the node's fans, airflow and inlet "
+     "temperature"},
     {0x40, "HW thermal slowdown", Status::kCritical,
-     "the GPU is too hot: check the node's fans, airflow and inlet temperature (nvidia-smi -q -d TEMPERATURE)"},
+     "the GPU is too hot: check the node's fans, airflow and inlet temperature (nvidia-smi -q -d "
+     "TEMPERATURE)"},
     {0x80, "HW power brake slowdown", Status::kCritical,
      "the power supply asserted power brake: check the PSUs and the BMC's power events"},
     {0x100, "display clock setting", Status::kOk, ""},
     // Set with the thermal and power-brake bits too: last, so that their line is the one shown.
     {0x8, "HW slowdown", Status::kCritical,
-     "look at why the GPU slowed down (nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER) and at the BMC's event log"},
+     "look at why the GPU slowed down (nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER) and at the "
+     "BMC's event log"},
 }};
 
 GpuQuery clock_query(const AccelRun& run) {
   // Drivers from R535 name the reasons clocks_event_reasons; older ones clocks_throttle_reasons.
-  constexpr std::string_view kEvent[] = {"index", "pci.bus_id", "clocks.current.sm", "clocks.max.sm",
-                                         "clocks_event_reasons.active"};
-  constexpr std::string_view kThrottle[] = {"index", "pci.bus_id", "clocks.current.sm", "clocks.max.sm",
-                                            "clocks_throttle_reasons.active"};
+  constexpr std::string_view kEvent[] = {"index", "pci.bus_id", "clocks.current.sm",
+                                         "clocks.max.sm", "clocks_event_reasons.active"};
+  constexpr std::string_view kThrottle[] = {"index", "pci.bus_id", "clocks.current.sm",
+                                            "clocks.max.sm", "clocks_throttle_reasons.active"};
   GpuQuery query = query_gpus(run, kEvent);
   if (!query.table && query.refused) query = query_gpus(run, kThrottle);
   return query;
@@ -203,8 +233,9 @@ void judge_gpu_clocks(const GpuTable& t, size_t row, Findings& f) {
   if (cell_state(mask_cell) != CellState::kValue) return;
   const std::optional<uint64_t> mask = cell_mask(mask_cell);
   if (!mask) {
-    throw Error(fmt::format("nvidia-smi: {}: the active clock reasons are '{}', expected a bit mask (0x...)",
-                            gpu_name(t, row), terminal_safe(shorten(mask_cell))));
+    throw Error(fmt::format(
+        "nvidia-smi: {}: the active clock reasons are '{}', expected a bit mask (0x...)",
+        gpu_name(t, row), terminal_safe(shorten(mask_cell))));
   }
   Status worst = Status::kOk;
   std::vector<std::string> names;
@@ -220,7 +251,8 @@ void judge_gpu_clocks(const GpuTable& t, size_t row, Findings& f) {
   if (names.empty()) return;
   const std::optional<double> sm = count_cell(t, row, "clocks.current.sm");
   const std::optional<double> max = count_cell(t, row, "clocks.max.sm");
-  const std::string clocks = sm && max ? fmt::format("SM {:g} of {:g} MHz, ", *sm, *max) : std::string();
+  const std::string clocks =
+      sm && max ? fmt::format("SM {:g} of {:g} MHz, ", *sm, *max) : std::string();
   f.add(worst, fmt::format("{}: {}{}", gpu_name(t, row), clocks, join(names, ", ")), action);
 }
 
@@ -231,18 +263,21 @@ CheckResult nvidia_clocks(const AccelRun& run) {
   if (!query.table) return query.failure;
   try {
     Findings findings;
-    for (size_t row = 0; row < query.table->rows.size(); ++row) judge_gpu_clocks(*query.table, row, findings);
-    return findings.result(fmt::format("no thermal or power slowdown on {}",
-                                       device_count_text(AccelVendor::kNvidia, query.table->rows.size())),
-                           "no HW slowdown, HW thermal, HW power brake or SW thermal slowdown");
+    for (size_t row = 0; row < query.table->rows.size(); ++row)
+      judge_gpu_clocks(*query.table, row, findings);
+    return findings.result(
+        fmt::format("no thermal or power slowdown on {}",
+                    device_count_text(AccelVendor::kNvidia, query.table->rows.size())),
+        "no HW slowdown, HW thermal, HW power brake or SW thermal slowdown");
   } catch (const Error& e) {
     return unknown(e.what());
   }
 }
 
 CheckResult ascend_clocks(const AccelRun&) {
-  return skipped("Ascend: npu-smi reports no throttle reasons, so clocks are not judged (accel.temperature "
-                 "and accel.health are)");
+  return skipped(
+      "Ascend: npu-smi reports no throttle reasons, so clocks are not judged (accel.temperature "
+      "and accel.health are)");
 }
 
 // accel.temperature
@@ -250,8 +285,9 @@ CheckResult ascend_clocks(const AccelRun&) {
 namespace {
 
 struct TemperatureLimits {
-  double warning = exporter::AlertOptions{}.temp_warn;   // the seed's 85 C, as PlumbDeviceHot
-  double critical = exporter::AlertOptions{}.temp_crit;  // the seed's 95 C, as PlumbDeviceThrottling
+  double warning = exporter::AlertOptions{}.temp_warn;  // the seed's 85 C, as PlumbDeviceHot
+  double critical =
+      exporter::AlertOptions{}.temp_crit;  // the seed's 95 C, as PlumbDeviceThrottling
 };
 
 TemperatureLimits temperature_limits(const CheckSection& section) {
@@ -259,8 +295,9 @@ TemperatureLimits temperature_limits(const CheckSection& section) {
   limits.warning = section.number("warning", kTemperatureRange).value_or(limits.warning);
   limits.critical = section.number("critical", kTemperatureRange).value_or(limits.critical);
   if (limits.warning > limits.critical) {
-    throw Error(fmt::format("checks.accel.temperature: warning ({:g}) must not be above critical ({:g})",
-                            limits.warning, limits.critical));
+    throw Error(
+        fmt::format("checks.accel.temperature: warning ({:g}) must not be above critical ({:g})",
+                    limits.warning, limits.critical));
   }
   return limits;
 }
@@ -270,8 +307,8 @@ struct Reading {
   double celsius;
 };
 
-CheckResult judge_temperatures(const std::vector<Reading>& readings, const TemperatureLimits& limits,
-                               std::string_view tool) {
+CheckResult judge_temperatures(const std::vector<Reading>& readings,
+                               const TemperatureLimits& limits, std::string_view tool) {
   if (readings.empty()) return unknown(fmt::format("{} gives no temperature for any device", tool));
   Findings findings;
   const Reading* hottest = &readings.front();
@@ -279,13 +316,17 @@ CheckResult judge_temperatures(const std::vector<Reading>& readings, const Tempe
     if (r.celsius > hottest->celsius) hottest = &r;
     if (r.celsius < limits.warning) continue;
     const bool hot = r.celsius >= limits.critical;
-    findings.add(hot ? Status::kCritical : Status::kWarning, fmt::format("{}: {:g} C", r.device, r.celsius),
-                 hot ? "the device is at its slowdown temperature: drain the node and check its fans and airflow "
+    findings.add(hot ? Status::kCritical : Status::kWarning,
+                 fmt::format("{}: {:g} C", r.device, r.celsius),
+                 hot ? "the device is at its slowdown temperature: drain the node and check its "
+                       "fans and airflow "
                        "(ipmitool sdr type Temperature)"
-                     : "check the node's fans, airflow and inlet temperature (ipmitool sdr type Temperature)");
+                     : "check the node's fans, airflow and inlet temperature (ipmitool sdr type "
+                       "Temperature)");
   }
-  return findings.result(fmt::format("hottest {} at {:g} C", hottest->device, hottest->celsius),
-                         fmt::format("below {:g} C (warning) and {:g} C (critical)", limits.warning, limits.critical));
+  return findings.result(
+      fmt::format("hottest {} at {:g} C", hottest->device, hottest->celsius),
+      fmt::format("below {:g} C (warning) and {:g} C (critical)", limits.warning, limits.critical));
 }
 
 }  // namespace
@@ -314,7 +355,8 @@ CheckResult ascend_temperature(const AccelRun& run) {
   if (!query.info) return query.failure;
   std::vector<Reading> readings;
   for (const sysinfo::NpuChip& chip : query.info->chips) {
-    if (chip.temperature_celsius) readings.push_back({npu_name(*query.info, chip), *chip.temperature_celsius});
+    if (chip.temperature_celsius)
+      readings.push_back({npu_name(*query.info, chip), *chip.temperature_celsius});
   }
   return judge_temperatures(readings, limits, "npu-smi");
 }

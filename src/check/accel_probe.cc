@@ -15,8 +15,9 @@ namespace plumb::check {
 namespace {
 
 constexpr std::string_view kPciDevices = "/sys/bus/pci/devices";
-constexpr int kClassShift = 8;          // sysfs class 0x030200: base, subclass, prog-if; rules use base<<8|sub
-constexpr size_t kMostLines = 8;        // devices named in one verdict; the rest are counted
+constexpr int kClassShift =
+    8;  // sysfs class 0x030200: base, subclass, prog-if; rules use base<<8|sub
+constexpr size_t kMostLines = 8;  // devices named in one verdict; the rest are counted
 
 std::optional<unsigned long> hex_value(const std::optional<std::string>& text) {
   if (!text || text->size() < 3 || text->compare(0, 2, "0x") != 0) return std::nullopt;
@@ -95,7 +96,8 @@ CheckResult run_for_vendor(const NodeContext& context, const CheckSection& secti
 }
 
 CheckResult tool_failure(const ToolRun& run, bool tool_optional) {
-  if (run.state == ToolRun::State::kNotFound && tool_optional) return skipped(std::string(kNoAccelerator));
+  if (run.state == ToolRun::State::kNotFound && tool_optional)
+    return skipped(std::string(kNoAccelerator));
   std::string detail = run.problem();
   if (run.state == ToolRun::State::kDone && !first_line(run.output).empty()) {
     detail += ": " + first_line(run.output);
@@ -105,8 +107,8 @@ CheckResult tool_failure(const ToolRun& run, bool tool_optional) {
 
 GpuQuery query_gpus(const AccelRun& run, std::span<const std::string_view> fields) {
   std::vector<std::string> names(fields.begin(), fields.end());
-  const ToolRun tool = run.context.tool(
-      {"nvidia-smi", "--query-gpu=" + join(names, ","), "--format=csv,nounits"});
+  const ToolRun tool =
+      run.context.tool({"nvidia-smi", "--query-gpu=" + join(names, ","), "--format=csv,nounits"});
   GpuQuery query;
   if (tool.state != ToolRun::State::kDone) {
     query.failure = tool_failure(tool, run.tool_optional);
@@ -147,7 +149,8 @@ NpuQuery query_npus(const AccelRun& run) {
 std::string gpu_name(const GpuTable& table, size_t row) {
   const std::string_view index = table.cell(row, "index");
   const std::string_view bus = table.cell(row, "pci.bus_id");
-  const std::string label = index.empty() ? fmt::format("GPU #{}", row) : fmt::format("GPU {}", index);
+  const std::string label =
+      index.empty() ? fmt::format("GPU #{}", row) : fmt::format("GPU {}", index);
   if (bus.empty() || cell_state(bus) != CellState::kValue) return label;
   return fmt::format("{} ({})", label, normal_bus_id(bus));
 }
@@ -172,10 +175,12 @@ void Findings::add(Status status, std::string line, std::string_view action_if_w
 }
 
 CheckResult Findings::result(std::string ok_value, std::string expected) const {
-  std::vector<std::string> shown(lines.begin(), lines.begin() + static_cast<long>(std::min(lines.size(), kMostLines)));
+  std::vector<std::string> shown(
+      lines.begin(), lines.begin() + static_cast<long>(std::min(lines.size(), kMostLines)));
   std::string value = join(shown, "; ");
   if (lines.size() > kMostLines) value += fmt::format("; and {} more", lines.size() - kMostLines);
-  if (worst == Status::kOk) return ok(value.empty() ? std::move(ok_value) : ok_value + "; " + value, std::move(expected));
+  if (worst == Status::kOk)
+    return ok(value.empty() ? std::move(ok_value) : ok_value + "; " + value, std::move(expected));
   if (worst == Status::kWarning) return warning(value, std::move(expected), action);
   return critical(value, std::move(expected), action);
 }

@@ -21,15 +21,15 @@ inline constexpr std::string_view kNoAccelerator = "no NVIDIA or Ascend accelera
 
 enum class AccelVendor { kNvidia, kAscend };
 
-std::string_view vendor_key(AccelVendor vendor);    // "nvidia", "ascend" (the check file's word)
+std::string_view vendor_key(AccelVendor vendor);  // "nvidia", "ascend" (the check file's word)
 std::optional<AccelVendor> parse_vendor(std::string_view key);
 // "8 NVIDIA GPUs", "1 Ascend NPU"
 std::string device_count_text(AccelVendor vendor, size_t count);
 
 // The accelerators the PCI bus shows under the root: /sys/bus/pci/devices/*/{vendor,class}.
 struct PciAccelerators {
-  bool bus_visible = false;          // the root has PCI devices at all (a container may not)
-  std::vector<std::string> nvidia;   // bus ids, sorted
+  bool bus_visible = false;         // the root has PCI devices at all (a container may not)
+  std::vector<std::string> nvidia;  // bus ids, sorted
   std::vector<std::string> ascend;
   const std::vector<std::string>& of(AccelVendor vendor) const;
 };
@@ -54,7 +54,8 @@ CheckResult run_for_vendor(const NodeContext& context, const CheckSection& secti
 struct GpuQuery {
   std::optional<GpuTable> table;
   CheckResult failure;
-  bool refused = false;  // nvidia-smi ran and exited non-zero (an unknown field name, a driver fault)
+  bool refused =
+      false;  // nvidia-smi ran and exited non-zero (an unknown field name, a driver fault)
 };
 GpuQuery query_gpus(const AccelRun& run, std::span<const std::string_view> fields);
 
@@ -77,8 +78,8 @@ std::string npu_name(const sysinfo::NpuSmiInfo& info, const sysinfo::NpuChip& ch
 // Findings of one check across devices: the worst status, and the devices' lines in order.
 struct Findings {
   Status worst = Status::kOk;
-  std::vector<std::string> lines;   // "GPU 3 (0000:3b:00.0): 97 C"
-  std::string action;               // the detail of the first finding of the worst status
+  std::vector<std::string> lines;  // "GPU 3 (0000:3b:00.0): 97 C"
+  std::string action;              // the detail of the first finding of the worst status
   void add(Status status, std::string line, std::string_view action_if_worst);
   // ok(ok_value, expected) when nothing was found, else the status with the lines joined by "; ".
   CheckResult result(std::string ok_value, std::string expected) const;

@@ -28,8 +28,8 @@ KernelLog read_kernel_log(const NodeContext& context) {
   if (dmesg.ok()) return {dmesg.output, "dmesg", {}};
   const ToolRun journal = context.tool({"journalctl", "-k", "-b", "--no-pager", "-q"});
   if (journal.ok()) return {journal.output, "journalctl -k -b", {}};
-  log.problem = fmt::format("the kernel log could not be read: {}; {}", tool_failure(dmesg, false).detail,
-                            tool_failure(journal, false).detail);
+  log.problem = fmt::format("the kernel log could not be read: {}; {}",
+                            tool_failure(dmesg, false).detail, tool_failure(journal, false).detail);
   return log;
 }
 
@@ -48,7 +48,8 @@ std::set<int> ignored_codes(const CheckSection& section) {
 }
 
 constexpr std::string_view kUnknownXidAction =
-    "look the Xid up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) and at the lines around it (dmesg | grep -i xid)";
+    "look the Xid up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) and at the lines "
+    "around it (dmesg | grep -i xid)";
 
 }  // namespace
 
@@ -73,13 +74,15 @@ CheckResult nvidia_xid(const AccelRun& run) {
                  fmt::format("Xid {} on {}: {}{}", key.second, key.first, what, times),
                  info ? info->action : kUnknownXidAction);
   }
-  return findings.result(fmt::format("no Xid of warning or critical severity since boot ({})", log.source),
-                         "no Xid that needs a reset, a reboot or a replacement");
+  return findings.result(
+      fmt::format("no Xid of warning or critical severity since boot ({})", log.source),
+      "no Xid that needs a reset, a reboot or a replacement");
 }
 
 CheckResult ascend_xid(const AccelRun&) {
-  return skipped("Ascend: the NPU's fault codes are judged by accel.health (npu-smi info -t health); "
-                 "the driver's kernel-log lines have no public format plumb could test against");
+  return skipped(
+      "Ascend: the NPU's fault codes are judged by accel.health (npu-smi info -t health); "
+      "the driver's kernel-log lines have no public format plumb could test against");
 }
 
 }  // namespace plumb::check

@@ -48,8 +48,8 @@ std::vector<std::string> cells_of(std::string_view line) {
 std::string quoted(std::string_view line) { return shown_text(line); }
 
 bool is_field_char(char c) {
-  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-         c == '.' || c == '_';
+  return std::islower(static_cast<unsigned char>(c)) ||
+         std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '_';
 }
 
 // "clocks.max.sm [MHz]" -> "clocks.max.sm"; nothing for a cell that is not a field name.
@@ -69,9 +69,10 @@ std::vector<std::string> header_of(std::string_view line, int number) {
   for (const std::string& cell : cells_of(line)) {
     std::optional<std::string> field = field_of(cell);
     if (!field) {
-      throw Error(fmt::format("nvidia-smi: line {}: expected a header of field names ('index, "
-                              "pci.bus_id, ...': --format=csv without noheader), got '{}'",
-                              number, quoted(line)));
+      throw Error(
+          fmt::format("nvidia-smi: line {}: expected a header of field names ('index, "
+                      "pci.bus_id, ...': --format=csv without noheader), got '{}'",
+                      number, quoted(line)));
     }
     columns.push_back(std::move(*field));
   }
@@ -147,9 +148,10 @@ GpuTable parse_gpu_query(std::string_view text) {
     } else {
       std::vector<std::string> cells = cells_of(line);
       if (cells.size() != table.columns.size()) {
-        throw Error(fmt::format("nvidia-smi: line {}: {} values, expected {} (one per field of the "
-                                "header), got '{}'",
-                                number, cells.size(), table.columns.size(), quoted(line)));
+        throw Error(
+            fmt::format("nvidia-smi: line {}: {} values, expected {} (one per field of the "
+                        "header), got '{}'",
+                        number, cells.size(), table.columns.size(), quoted(line)));
       }
       table.rows.push_back(std::move(cells));
     }
@@ -225,8 +227,10 @@ std::optional<std::string> pci_address(std::string_view text) {
     return std::nullopt;
   }
   const size_t first = std::min(domain.find_first_not_of('0'), domain.size() - 1);
-  domain = domain.substr(std::min(first, domain.size() > kPciDomainDigits ? domain.size() - kPciDomainDigits : 0));
-  if (domain.size() < kPciDomainDigits) domain = std::string(kPciDomainDigits - domain.size(), '0') + domain;
+  domain = domain.substr(
+      std::min(first, domain.size() > kPciDomainDigits ? domain.size() - kPciDomainDigits : 0));
+  if (domain.size() < kPciDomainDigits)
+    domain = std::string(kPciDomainDigits - domain.size(), '0') + domain;
   return lower(domain + ":" + bus + ":" + device + "." + function);
 }
 

@@ -14,8 +14,8 @@
 namespace plumb::check {
 
 struct GpuTable {
-  std::vector<std::string> columns;             // "index", "pci.bus_id", ...
-  std::vector<std::vector<std::string>> rows;   // one per GPU, one cell per column
+  std::vector<std::string> columns;            // "index", "pci.bus_id", ...
+  std::vector<std::vector<std::string>> rows;  // one per GPU, one cell per column
   // GPUs nvidia-smi names in "Unable to determine the device handle for GPU..." lines: their bus
   // id ("0000:3b:00.0") when the line gives one, else the line's name of the GPU ("GPU1").
   std::vector<std::string> lost;
@@ -33,7 +33,8 @@ GpuTable parse_gpu_query(std::string_view text);
 enum class CellState {
   kValue,   // a value
   kAbsent,  // "[N/A]", "[Not Supported]", "N/A", "": the GPU or driver has no such figure
-  kFault,   // "[GPU requires reset]", "[Unknown Error]", "[GPU is lost]", "ERR!": the GPU is in trouble
+  kFault,   // "[GPU requires reset]", "[Unknown Error]", "[GPU is lost]", "ERR!": the GPU is in
+            // trouble
 };
 CellState cell_state(std::string_view cell);
 

@@ -16,7 +16,8 @@ constexpr std::string_view kGpuMark = "NVRM: The NVIDIA GPU ";
 constexpr std::string_view kFallenOff = "fallen off the bus";
 constexpr int kXidFallenOff = 79;
 
-constexpr std::string_view kResetGpu = "reset the GPU when it is idle (nvidia-smi -r -i N) or reboot the node";
+constexpr std::string_view kResetGpu =
+    "reset the GPU when it is idle (nvidia-smi -r -i N) or reboot the node";
 
 // NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): its
 // "immediate action" sorts the codes. RESTART_APP is the job's own fault (warning: it may be the
@@ -25,20 +26,24 @@ constexpr std::string_view kResetGpu = "reset the GPU when it is idle (nvidia-sm
 // 68 69 73 74 79 80 81 92 119 120; every one of those is critical here too.
 constexpr std::array<XidInfo, 31> kXids = {{
     {13, Status::kWarning, "graphics engine exception",
-     "usually the job's own illegal instruction or address; if it repeats under other jobs, run dcgmi diag -r 2 on this GPU"},
+     "usually the job's own illegal instruction or address; if it repeats under other jobs, run "
+     "dcgmi diag -r 2 on this GPU"},
     {31, Status::kWarning, "GPU memory page fault",
-     "usually the job's own illegal address; if it repeats under other jobs, run dcgmi diag -r 2 on this GPU"},
+     "usually the job's own illegal address; if it repeats under other jobs, run dcgmi diag -r 2 "
+     "on this GPU"},
     {43, Status::kOk, "GPU stopped processing (the job's own fault)", "nothing to do on the node"},
     {45, Status::kOk, "preemptive cleanup after an earlier error", "nothing to do on the node"},
     {48, Status::kCritical, "double-bit ECC error",
-     "reset the GPU (nvidia-smi -r -i N), then check its row remapping (nvidia-smi -q -d ROW_REMAPPER); replace it if it repeats"},
+     "reset the GPU (nvidia-smi -r -i N), then check its row remapping (nvidia-smi -q -d "
+     "ROW_REMAPPER); replace it if it repeats"},
     {56, Status::kCritical, "display engine error", kResetGpu},
     {57, Status::kCritical, "error programming video memory interface", kResetGpu},
     {58, Status::kCritical, "unstable video memory interface", kResetGpu},
     {61, Status::kCritical, "internal micro-controller breakpoint", kResetGpu},
     {62, Status::kCritical, "internal micro-controller halt", kResetGpu},
     {63, Status::kCritical, "ECC page retirement or row remapping recorded",
-     "reset the GPU so the remapping takes effect (nvidia-smi -r -i N), then run plumb check node --only accel.ecc"},
+     "reset the GPU so the remapping takes effect (nvidia-smi -r -i N), then run plumb check node "
+     "--only accel.ecc"},
     {64, Status::kCritical, "ECC page retirement or row remapping failed",
      "the GPU could not record a bad row: drain the node and replace the GPU"},
     {65, Status::kCritical, "video processor exception", kResetGpu},
@@ -46,9 +51,11 @@ constexpr std::array<XidInfo, 31> kXids = {{
     {69, Status::kCritical, "graphics engine class error", kResetGpu},
     {73, Status::kCritical, "video encoder (NVENC) error", kResetGpu},
     {74, Status::kCritical, "NVLink error",
-     "check the GPU's NVLinks (nvidia-smi nvlink -s -i N; nvidia-smi nvlink -e -i N); reset the GPU, reseat the baseboard if it repeats"},
+     "check the GPU's NVLinks (nvidia-smi nvlink -s -i N; nvidia-smi nvlink -e -i N); reset the "
+     "GPU, reseat the baseboard if it repeats"},
     {79, Status::kCritical, "GPU has fallen off the bus",
-     "reboot, then check the GPU's PCIe link and power (lspci -vv -s BUS | grep LnkSta); reseat the card or riser if it repeats"},
+     "reboot, then check the GPU's PCIe link and power (lspci -vv -s BUS | grep LnkSta); reseat "
+     "the card or riser if it repeats"},
     {80, Status::kCritical, "corrupted data sent to the GPU", kResetGpu},
     {81, Status::kCritical, "VGA subsystem error", kResetGpu},
     {92, Status::kCritical, "high single-bit ECC error rate",
@@ -58,14 +65,17 @@ constexpr std::array<XidInfo, 31> kXids = {{
     {95, Status::kCritical, "uncontained ECC error (every job on the GPU was stopped)", kResetGpu},
     {109, Status::kWarning, "context switch timeout",
      "usually the job; if it repeats under other jobs, reset the GPU and update the driver"},
-    {119, Status::kCritical, "GSP RPC timeout", "reset the GPU or reboot the node; update the driver if it repeats"},
-    {120, Status::kCritical, "GSP error", "reset the GPU or reboot the node; update the driver if it repeats"},
+    {119, Status::kCritical, "GSP RPC timeout",
+     "reset the GPU or reboot the node; update the driver if it repeats"},
+    {120, Status::kCritical, "GSP error",
+     "reset the GPU or reboot the node; update the driver if it repeats"},
     {121, Status::kCritical, "C2C link error", "reboot the node; replace the module if it repeats"},
     {122, Status::kCritical, "SPI PMU RPC read failure", kResetGpu},
     {123, Status::kCritical, "SPI PMU RPC write failure", kResetGpu},
     {140, Status::kCritical, "unrecovered ECC error", kResetGpu},
     {154, Status::kCritical, "GPU recovery action changed",
-     "do what the Xid 154 line asks (GPU reset, node reboot or drain); nvidia-smi -q shows the pending action"},
+     "do what the Xid 154 line asks (GPU reset, node reboot or drain); nvidia-smi -q shows the "
+     "pending action"},
 }};
 
 // "0000:3b:00): 79, pid=..., name" after "NVRM: Xid (" (with or without "PCI:").
@@ -112,7 +122,8 @@ std::vector<XidEvent> parse_xid_events(std::string_view log) {
 std::span<const XidInfo> xid_table() { return kXids; }
 
 const XidInfo* find_xid(int code) {
-  const auto it = std::find_if(kXids.begin(), kXids.end(), [&](const XidInfo& x) { return x.code == code; });
+  const auto it =
+      std::find_if(kXids.begin(), kXids.end(), [&](const XidInfo& x) { return x.code == code; });
   return it == kXids.end() ? nullptr : &*it;
 }
 

@@ -27,9 +27,9 @@ std::vector<XidEvent> parse_xid_events(std::string_view log);
 
 struct XidInfo {
   int code;
-  Status severity;         // kOk: the application's own fault, nothing to do on the node
-  std::string_view name;   // "GPU has fallen off the bus"
-  std::string_view action; // the one line to check first
+  Status severity;          // kOk: the application's own fault, nothing to do on the node
+  std::string_view name;    // "GPU has fallen off the bus"
+  std::string_view action;  // the one line to check first
 };
 
 // The table, in code order.

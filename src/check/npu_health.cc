@@ -30,7 +30,8 @@ bool ends_with_folded(std::string_view key, std::string_view folded_suffix) {
     folded += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return folded.size() >= folded_suffix.size() &&
-         folded.compare(folded.size() - folded_suffix.size(), folded_suffix.size(), folded_suffix) == 0;
+         folded.compare(folded.size() - folded_suffix.size(), folded_suffix.size(),
+                        folded_suffix) == 0;
 }
 
 NpuChipHealth& current(NpuHealth& out) {
@@ -75,7 +76,8 @@ std::vector<std::pair<std::string, std::string>> parse_npu_key_values(std::strin
     if (line.empty()) continue;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos || trim_blanks(line.substr(0, colon)).empty()) {
-      throw Error(fmt::format("npu-smi: line {}: expected 'key : value', got '{}'", number, shown_text(line)));
+      throw Error(fmt::format("npu-smi: line {}: expected 'key : value', got '{}'", number,
+                              shown_text(line)));
     }
     pairs.emplace_back(trim_blanks(line.substr(0, colon)), trim_blanks(line.substr(colon + 1)));
   }
@@ -87,7 +89,8 @@ NpuHealth parse_npu_health(std::string_view text) {
   for (const auto& [key, value] : parse_npu_key_values(text)) apply(out, key, value);
   bool any_health = false;
   for (const NpuChipHealth& chip : out.chips) any_health = any_health || !chip.health.empty();
-  if (!any_health) throw Error("npu-smi: no 'Health' line (expected npu-smi info -t health output)");
+  if (!any_health)
+    throw Error("npu-smi: no 'Health' line (expected npu-smi info -t health output)");
   return out;
 }
 
@@ -97,8 +100,8 @@ std::optional<double> npu_double_bit_errors(std::string_view text) {
     if (!ends_with_folded(key, kDoubleBitKey)) continue;
     const std::optional<int> count = whole_of(value);
     if (!count) {
-      throw Error(fmt::format("npu-smi: '{}' is '{}', expected a count", terminal_safe(shorten(key)),
-                              terminal_safe(shorten(value))));
+      throw Error(fmt::format("npu-smi: '{}' is '{}', expected a count",
+                              terminal_safe(shorten(key)), terminal_safe(shorten(value))));
     }
     sum = sum.value_or(0) + *count;
   }

@@ -23,8 +23,8 @@ struct NpuChipHealth {
 };
 
 struct NpuHealth {
-  std::optional<int> npu_id;          // "NPU ID", when given
-  std::vector<NpuChipHealth> chips;   // in output order
+  std::optional<int> npu_id;         // "NPU ID", when given
+  std::vector<NpuChipHealth> chips;  // in output order
 };
 
 // The "key : value" lines of any `npu-smi info -t TYPE -i N [-c C]` output, in order, blanks

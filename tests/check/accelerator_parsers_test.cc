@@ -18,7 +18,8 @@ using test::StandIns;
 // ---- nvidia-smi --query-gpu
 
 TEST(AccelGpuQuery, FindsColumnsByNameWithTheirUnitsDropped) {
-  const GpuTable table = parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/clocks_gpu4_hw_thermal.csv")));
+  const GpuTable table =
+      parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/clocks_gpu4_hw_thermal.csv")));
   ASSERT_EQ(table.rows.size(), 8u);
   EXPECT_EQ(table.columns[2], "clocks.current.sm");
   EXPECT_EQ(table.cell(4, "clocks.current.sm"), "1005");
@@ -28,32 +29,43 @@ TEST(AccelGpuQuery, FindsColumnsByNameWithTheirUnitsDropped) {
 }
 
 TEST(AccelGpuQuery, KeepsTheFaultAndAbsentMarkersAsCells) {
-  const GpuTable health = parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/health_gpu2_requires_reset.csv")));
+  const GpuTable health =
+      parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/health_gpu2_requires_reset.csv")));
   EXPECT_EQ(cell_state(health.cell(2, "temperature.gpu")), CellState::kFault);
   EXPECT_EQ(cell_state(health.cell(1, "temperature.gpu")), CellState::kValue);
-  const GpuTable ecc = parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/ecc_8xH100_ok.csv")));
+  const GpuTable ecc =
+      parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/ecc_8xH100_ok.csv")));
   EXPECT_EQ(cell_state(ecc.cell(0, "retired_pages.pending")), CellState::kAbsent);
   EXPECT_EQ(cell_yes(ecc.cell(0, "remapped_rows.pending")), false);
 }
 
 TEST(AccelGpuQuery, NamesTheGpusItCannotReach) {
-  const GpuTable table = parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/health_gpu_lost.txt")));
+  const GpuTable table =
+      parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/health_gpu_lost.txt")));
   EXPECT_EQ(table.rows.size(), 7u);
   ASSERT_EQ(table.lost.size(), 1u);
   EXPECT_EQ(table.lost[0], "0000:3a:00.0");
   // The newer drivers' form, and one without an address.
-  EXPECT_EQ(parse_gpu_query("Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\n").lost,
+  EXPECT_EQ(parse_gpu_query(
+                "Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\n")
+                .lost,
             std::vector<std::string>{"0000:34:00.0"});
-  EXPECT_EQ(parse_gpu_query("Unable to determine the device handle for GPU 0: Unknown Error\n").lost,
-            std::vector<std::string>{"GPU 0"});
+  EXPECT_EQ(
+      parse_gpu_query("Unable to determine the device handle for GPU 0: Unknown Error\n").lost,
+      std::vector<std::string>{"GPU 0"});
 }
 
 TEST(AccelGpuQuery, RefusesTextThatIsNotItsCsv) {
-  EXPECT_EQ(error_message([] { parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/invalid_field.txt"))); }),
-            "nvidia-smi: line 1: expected a header of field names ('index, pci.bus_id, ...': --format=csv "
-            "without noheader), got 'Field \"clocks_event_reasons.active\" is not a valid field to query.'");
+  EXPECT_EQ(error_message([] {
+              parse_gpu_query(read_file(StandIns::fixture("nvidia-smi/invalid_field.txt")));
+            }),
+            "nvidia-smi: line 1: expected a header of field names ('index, pci.bus_id, ...': "
+            "--format=csv "
+            "without noheader), got 'Field \"clocks_event_reasons.active\" is not a valid field to "
+            "query.'");
   EXPECT_EQ(error_message([] { parse_gpu_query("index, pci.bus_id\n0, 00000000:18:00.0, 7\n"); }),
-            "nvidia-smi: line 2: 3 values, expected 2 (one per field of the header), got '0, 00000000:18:00.0, 7'");
+            "nvidia-smi: line 2: 3 values, expected 2 (one per field of the header), got '0, "
+            "00000000:18:00.0, 7'");
   EXPECT_EQ(error_message([] { parse_gpu_query("\n\n"); }),
             "nvidia-smi: printed nothing (expected a CSV header and one row per GPU)");
 }
@@ -82,7 +94,8 @@ TEST(AccelGpuQuery, WritesBusIdsAsSysfsDoes) {
 // ---- npu-smi info -t health / -t ecc
 
 TEST(AccelNpuHealth, ReadsThePerNpuFormWithItsMcu) {
-  const NpuHealth health = parse_npu_health(read_file(StandIns::fixture("npu-smi/health_npu_ok.txt")));
+  const NpuHealth health =
+      parse_npu_health(read_file(StandIns::fixture("npu-smi/health_npu_ok.txt")));
   EXPECT_EQ(health.npu_id, 0);
   ASSERT_EQ(health.chips.size(), 2u);
   EXPECT_EQ(health.chips[0].chip_id, 0);
@@ -92,12 +105,16 @@ TEST(AccelNpuHealth, ReadsThePerNpuFormWithItsMcu) {
 }
 
 TEST(AccelNpuHealth, ReadsThePerChipFormWithItsErrorCode) {
-  const NpuHealth health = parse_npu_health(read_file(StandIns::fixture("npu-smi/health_chip_alarm.txt")));
+  const NpuHealth health =
+      parse_npu_health(read_file(StandIns::fixture("npu-smi/health_chip_alarm.txt")));
   ASSERT_EQ(health.chips.size(), 1u);
   EXPECT_EQ(health.chips[0].health, "Alarm");
   EXPECT_EQ(health.chips[0].error_code, "80E18402");
   EXPECT_TRUE(no_error_code(health.chips[0].error_info));
-  EXPECT_TRUE(no_error_code(parse_npu_health(read_file(StandIns::fixture("npu-smi/health_chip_ok.txt"))).chips[0].error_code));
+  EXPECT_TRUE(
+      no_error_code(parse_npu_health(read_file(StandIns::fixture("npu-smi/health_chip_ok.txt")))
+                        .chips[0]
+                        .error_code));
 }
 
 TEST(AccelNpuHealth, MapsHealthWordsToStatuses) {
@@ -120,7 +137,8 @@ TEST(AccelNpuHealth, RefusesOtherText) {
 
 TEST(AccelNpuEcc, SumsTheDoubleBitCounts) {
   EXPECT_EQ(npu_double_bit_errors(read_file(StandIns::fixture("npu-smi/ecc_chip_ok.txt"))), 0.0);
-  EXPECT_EQ(npu_double_bit_errors(read_file(StandIns::fixture("npu-smi/ecc_chip_double_bit.txt"))), 3.0);
+  EXPECT_EQ(npu_double_bit_errors(read_file(StandIns::fixture("npu-smi/ecc_chip_double_bit.txt"))),
+            3.0);
   EXPECT_FALSE(npu_double_bit_errors("Single-bit Error Count : 1\n").has_value());
   EXPECT_EQ(error_message([] { npu_double_bit_errors("Double-bit Error Count : many\n"); }),
             "npu-smi: 'Double-bit Error Count' is 'many', expected a count");
@@ -135,7 +153,9 @@ TEST(AccelKernelLog, ReadsXidLinesOfTheCurrentDrivers) {
   EXPECT_EQ(events[0].bus_id, "0000:cb:00.0");
   EXPECT_EQ(events[0].code, 13);
   EXPECT_EQ(events[3].code, 109);
-  EXPECT_EQ(events[3].message, "pid=1797828, name=pt_main_thread, Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005");
+  EXPECT_EQ(events[3].message,
+            "pid=1797828, name=pt_main_thread, Ch 00000008, errorString CTX SWITCH TIMEOUT, Info "
+            "0x58005");
 }
 
 TEST(AccelKernelLog, ReadsTheFallenOffTheBusMessageWithoutAnXid) {
@@ -153,7 +173,9 @@ TEST(AccelKernelLog, ReadsTheFallenOffTheBusMessageWithoutAnXid) {
 
 TEST(AccelKernelLog, SkipsLinesThatAreNotXids) {
   EXPECT_TRUE(parse_xid_events(read_file(StandIns::fixture("dmesg/no_xid_mlx5.log"))).empty());
-  EXPECT_TRUE(parse_xid_events("NVRM: Xid (PCI:0000:3b:00): many, pid=1\nNVRM: Xid (PCI:0000:3b:00\n").empty());
+  EXPECT_TRUE(
+      parse_xid_events("NVRM: Xid (PCI:0000:3b:00): many, pid=1\nNVRM: Xid (PCI:0000:3b:00\n")
+          .empty());
   // Older drivers leave out "PCI:".
   const std::vector<XidEvent> old = parse_xid_events("NVRM: Xid (0000:03:00): 13, 0001 00000000\n");
   ASSERT_EQ(old.size(), 1u);
@@ -161,7 +183,8 @@ TEST(AccelKernelLog, SkipsLinesThatAreNotXids) {
 }
 
 TEST(AccelKernelLog, TheTableFollowsNvidiasCatalogAndAzure) {
-  for (const int code : {48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 119, 120, 95}) {
+  for (const int code :
+       {48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 119, 120, 95}) {
     ASSERT_NE(find_xid(code), nullptr) << code;
     EXPECT_EQ(find_xid(code)->severity, Status::kCritical) << code;
   }
@@ -170,7 +193,8 @@ TEST(AccelKernelLog, TheTableFollowsNvidiasCatalogAndAzure) {
   EXPECT_EQ(find_xid(94)->severity, Status::kWarning);
   EXPECT_EQ(find_xid(43)->severity, Status::kOk);
   EXPECT_EQ(find_xid(12345), nullptr);
-  for (size_t i = 1; i < xid_table().size(); ++i) EXPECT_LT(xid_table()[i - 1].code, xid_table()[i].code);
+  for (size_t i = 1; i < xid_table().size(); ++i)
+    EXPECT_LT(xid_table()[i - 1].code, xid_table()[i].code);
 }
 
 }  // namespace

@@ -42,7 +42,9 @@ class StandIns {
   void cat(const std::string& name, const std::string& fixture) const {
     tool(name, "/bin/cat '" + kCheckFixtures + "/" + fixture + "'");
   }
-  static std::string fixture(const std::string& relative) { return kCheckFixtures + "/" + relative; }
+  static std::string fixture(const std::string& relative) {
+    return kCheckFixtures + "/" + relative;
+  }
 
   // A PCI function under the root: vendor "0x10de", class "0x030200".
   void pci(const std::string& bus, const std::string& vendor, const std::string& klass) const {
