@@ -26,6 +26,10 @@ KernelLog read_kernel_log(const NodeContext& context) {
   KernelLog log;
   const ToolRun dmesg = context.tool({"dmesg"});
   if (dmesg.ok()) return {dmesg.output, "dmesg", {}};
+  if (dmesg.state == ToolRun::State::kTimedOut) {  // a second deadline would outlast the check's
+    log.problem = "the kernel log could not be read: " + tool_failure(dmesg, false).detail;
+    return log;
+  }
   const ToolRun journal = context.tool({"journalctl", "-k", "-b", "--no-pager", "-q"});
   if (journal.ok()) return {journal.output, "journalctl -k -b", {}};
   log.problem = fmt::format("the kernel log could not be read: {}; {}",

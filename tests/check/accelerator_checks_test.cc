@@ -471,6 +471,16 @@ TEST(AccelXid, ACleanLogFromTheJournalWhenDmesgIsRefused) {
       "the kernel log could not be read: dmesg: exit status 1; journalctl: not found on PATH");
 }
 
+TEST(AccelXid, AHungDmesgIsUnknownWithoutWaitingForTheJournalToo) {
+  StandIns s("accel_xid_hung");
+  s.nvidia_gpus({"ab"});
+  s.tool("dmesg", "exec /bin/sleep 30");
+  s.tool("journalctl", "exec /bin/sleep 30");
+  const CheckResult r = run_check("accel.xid", s.context(0.5));
+  EXPECT_EQ(r.status, Status::kUnknown);
+  EXPECT_EQ(r.detail, "the kernel log could not be read: dmesg: no answer within 0.5 s (stopped)");
+}
+
 TEST(AccelXid, IgnoreMustListXidNumbers) {
   StandIns s("accel_xid_bad_ignore");
   s.nvidia_gpus({"ab"});
