@@ -125,4 +125,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/url_redact.cc
   sysinfo/slurm_job.cc
   cli/slurm_launch.cc
+  check/gpu_query.cc
+  check/npu_health.cc
+  check/kernel_log.cc
 )
