@@ -45,8 +45,12 @@ std::optional<Finding> width_finding(const PciDevice& d, const LinkExpectation& 
   const std::optional<int> want = e.width ? std::optional<int>(static_cast<int>(*e.width)) : d.max_width;
   if (!want || !d.current_width || *d.current_width >= *want) return std::nullopt;
   const std::string speed = e.speed ? speed_text(*e.speed) : d.max_speed;
-  return Finding{Status::kCritical, link_value(d), fmt::format("x{}, {}", *want, speed),
-                 "reseat the card or check the riser; " + lspci_hint(d)};
+  // nvidia-smi documents that an idle GPU "may" lower its width too (pcie.link.width.current);
+  // data-centre GPUs keep x16 at idle, but the line says to confirm under load first.
+  const std::string first = d.accelerator()
+      ? "confirm under load (nvidia-smi -q -d PCI), then reseat the card or check the riser; "
+      : "reseat the card or check the riser; ";
+  return Finding{Status::kCritical, link_value(d), fmt::format("x{}, {}", *want, speed), first + lspci_hint(d)};
 }
 
 // An idle GPU lowers its link speed to save power (NVIDIA GPUs drop to 2.5 GT/s, nvidia-smi -q

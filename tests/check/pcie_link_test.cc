@@ -76,6 +76,8 @@ TEST(PcieLink, SeveralFaultsListWorstFirst) {
   EXPECT_EQ(r.status, Status::kCritical);
   EXPECT_EQ(r.value, "NVIDIA GPU (0000:18:00.0) at x4, 32.0 GT/s PCIe; mlx5_1 (0000:bb:00.0) at x16, 8.0 GT/s PCIe");
   EXPECT_EQ(r.expected, "x16, 32.0 GT/s PCIe");
+  EXPECT_EQ(r.detail, "confirm under load (nvidia-smi -q -d PCI), then reseat the card or check the riser; "
+                      "lspci -vv -s 0000:18:00.0 | grep LnkSta");
 }
 
 TEST(PcieLink, NoDevicesIsSkipped) {
