@@ -18,6 +18,7 @@
 #include "check/probe_text.h"
 #include "check/sysfs_pci.h"
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::check {
 namespace {
@@ -275,12 +276,12 @@ CheckResult run_roce(const NodeContext& c, const CheckSection& s) {
   }
   std::vector<Probe> ascend = probe_all(npus, [&](int d) { return probe_npu(c, d, e); });
   std::vector<Probe> mlnx = probe_all(ifaces, [&](const std::string& i) { return probe_mlnx(c, i, e); });
-  const bool no_hccn = drop_if_untooled(ascend, ascend_expected(e) || e.pfc.has_value());
-  const bool no_mlnx = drop_if_untooled(mlnx, mlnx_expected(e) || e.pfc.has_value());
+  std::vector<std::string> untooled;
+  if (drop_if_untooled(ascend, ascend_expected(e) || e.pfc.has_value())) untooled.push_back("hccn_tool");
+  if (drop_if_untooled(mlnx, mlnx_expected(e) || e.pfc.has_value())) untooled.push_back("mlnx_qos");
   if (ascend.empty() && mlnx.empty()) {
-    return skipped(fmt::format("{} not found on PATH and nothing expected", no_hccn ? "hccn_tool" : "mlnx_qos"));
+    return skipped(fmt::format("{} not found on PATH and nothing expected", join(untooled, ", ")));
   }
-  (void)no_mlnx;
   std::vector<Finding> findings;
   for (std::vector<Probe>* part : {&ascend, &mlnx}) {
     for (Probe& p : *part) findings.insert(findings.end(), p.findings.begin(), p.findings.end());
