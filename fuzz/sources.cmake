@@ -125,4 +125,8 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/url_redact.cc
   sysinfo/slurm_job.cc
   cli/slurm_launch.cc
+  check/probe_text.cc
+  check/proc_interrupts.cc
+  check/hccn_tool.cc
+  check/mlnx_qos.cc
 )
