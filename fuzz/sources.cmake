@@ -128,4 +128,8 @@ set(PLUMB_FUZZ_LIB_SOURCES
   check/gpu_query.cc
   check/npu_health.cc
   check/kernel_log.cc
+  check/probe_text.cc
+  check/proc_interrupts.cc
+  check/hccn_tool.cc
+  check/mlnx_qos.cc
 )

@@ -59,10 +59,10 @@ class CheckSection {
   // A map of scalars ("{NCCL_IB_HCA: mlx5, HCCL_ALGO: ...}"), in file order; empty when absent.
   std::vector<std::pair<std::string, std::string>> text_map(std::string_view key) const;
   const YAML::Node& node() const { return node_; }
+  // "site.yaml:12: checks.<name>.<key>": where a value a check refuses came from.
+  std::string at(std::string_view key) const;
 
  private:
-  // "site.yaml:12: checks.<name>.<key>"
-  std::string at(std::string_view key) const;
   YAML::Node value(std::string_view key) const;
 
   YAML::Node node_;
