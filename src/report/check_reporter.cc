@@ -89,15 +89,20 @@ void print_check_console(const NodeReport& report, std::ostream& out) {
   fmt::print(out, "plumb check node: {}, {}{}: {} checks in {:.1f} s\n", report.host,
              report.check_file, report.sku.empty() ? "" : " (" + report.sku + ")", ran(report),
              report.seconds);
-  std::vector<std::string> skipped;
+  // Skipped checks grouped by their reason, in table order: "accel.count, accel.ecc (no ...)".
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
   for (const CheckResult& c : report.checks) {
-    if (c.skipped) {
-      skipped.push_back(fmt::format("{} ({})", c.name, c.detail));
-    } else {
+    if (!c.skipped) {
       print_row(c, out);
+      continue;
     }
+    auto same = std::find_if(skipped.begin(), skipped.end(), [&](const auto& g) { return g.first == c.detail; });
+    if (same == skipped.end()) same = skipped.insert(skipped.end(), {c.detail, {}});
+    same->second.push_back(c.name);
   }
-  if (!skipped.empty()) fmt::print(out, "not applicable here: {}\n", join(skipped, ", "));
+  std::vector<std::string> groups;
+  for (const auto& [reason, names] : skipped) groups.push_back(fmt::format("{} ({})", join(names, ", "), reason));
+  if (!groups.empty()) fmt::print(out, "not applicable here: {}\n", join(groups, "; "));
   fmt::print(out, "{}\n", check_summary_line(report));
 }
 
