@@ -1,5 +1,5 @@
 // The accelerator checks' strategies, one function per check and vendor; accelerator_checks.cc
-// puts them in the table (docs/check-accel.md).
+// puts them in the table (docs/check.md).
 #pragma once
 
 #include <yaml-cpp/yaml.h>

@@ -1,4 +1,4 @@
-// accel.count and accel.health (docs/check-accel.md).
+// accel.count and accel.health (docs/check.md).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// accel.ecc, accel.clocks and accel.temperature (docs/check-accel.md).
+// accel.ecc, accel.clocks and accel.temperature (docs/check.md).
 #include <fmt/format.h>
 
 #include <array>

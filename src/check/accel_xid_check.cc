@@ -1,4 +1,4 @@
-// accel.xid: NVIDIA Xid events in the kernel log since boot (docs/check-accel.md).
+// accel.xid: NVIDIA Xid events in the kernel log since boot (docs/check.md).
 #include <fmt/format.h>
 
 #include <charconv>

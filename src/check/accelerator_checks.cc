@@ -1,5 +1,5 @@
 // The accelerator checks of plumb check node: one row per check, each strategy in accel_*.cc
-// (docs/check-accel.md).
+// (docs/check.md).
 #include "check/accel_checks.h"
 #include "check/check.h"
 

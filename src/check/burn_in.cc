@@ -171,6 +171,7 @@ NodeReport run_burn_in(comm::Communicator& world, const BurnInRun& run) {
 NodeReport burn_in_report(std::string host, std::string created, double seconds,
                           std::vector<CheckResult> checks) {
   NodeReport report;
+  report.command = "burn-in";
   report.host = std::move(host);
   report.created = std::move(created);
   report.root = "/";

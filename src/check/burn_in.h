@@ -1,4 +1,4 @@
-// plumb check burn-in: the deeper pass before a job (docs/check-links.md, "Burn-in"). The node's
+// plumb check burn-in: the deeper pass before a job (docs/check.md, "Burn-in"). The node's
 // own collective sweep on its ranks (plumb comm's sweep, in process), judged against a busbw
 // threshold and against a stored baseline's same row, and host↔device copy bandwidth where the
 // CUDA runtime loads. The verdicts are plumb.check/1 checks, so the node's record is one

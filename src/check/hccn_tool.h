@@ -1,4 +1,4 @@
-// Ascend's hccn_tool outputs that net.roce judges (docs/check-net.md; formats and their sources in
+// Ascend's hccn_tool outputs that net.roce judges (docs/check.md; formats and their sources in
 // tests/fixtures/check/hccn_tool/SOURCES.md):
 //   hccn_tool -i 0 -link -g             link status: UP
 //   hccn_tool -i 0 -net_health -g       net health status: Success

@@ -1,5 +1,5 @@
 // plumb check links: from each pair's measurement to the suspects. Pure: the tests feed it
-// synthetic pair results. docs/check-links.md, "Statistics" and "Verdicts".
+// synthetic pair results. docs/check.md, "Statistics" and "Verdicts".
 #pragma once
 
 #include <string>
@@ -70,7 +70,7 @@ struct LinksAnalysis {
 double median_of(std::vector<double> values);
 double mad_of(const std::vector<double>& values);
 
-// The rules (docs/check-links.md, "Verdicts"): each pair's reference is the median busbw (and
+// The rules (docs/check.md, "Verdicts"): each pair's reference is the median busbw (and
 // p99) of its layer's pairs in its round (kMinPairsPerRoundReference) or in every round; a rank
 // slow with more than half of its partners (two or more; with two: both) is a node suspect -- not
 // "every partner", so that one lucky measurement of a throttled node does not hide it; a slow

@@ -1,5 +1,5 @@
 // plumb check links' outputs: the console table of suspects and plumb.check-links/1 JSON
-// (docs/check-links.md, "Outputs").
+// (docs/check.md, "Outputs").
 #pragma once
 
 #include <nlohmann/json.hpp>

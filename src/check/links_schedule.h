@@ -3,7 +3,7 @@
 // (the circle method), too many at 1,000 nodes: the schedules here give each rank a few
 // partners in a few rounds, enough to tell a slow node (slow with every partner) from a slow link
 // (slow with one). Pure functions of the rank count, so every rank computes the same schedule.
-// docs/check-links.md, "Schedules".
+// docs/check.md, "Schedules".
 #pragma once
 
 #include <span>

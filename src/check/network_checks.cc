@@ -1,4 +1,4 @@
-// The network checks of plumb check node (docs/check-net.md): net.ports (every NIC port up at the
+// The network checks of plumb check node (docs/check.md): net.ports (every NIC port up at the
 // expected rate: /sys/class/net and /sys/class/infiniband), net.roce (roce_check.cc) and
 // host.nic_irq (nic_irq_check.cc).
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// The rows of network_checks() that live in files of their own (docs/check-net.md).
+// The rows of network_checks() that live in files of their own (docs/check.md).
 #pragma once
 
 #include "check/check.h"

@@ -1,4 +1,4 @@
-// host.nic_irq (docs/check-net.md): every interrupt vector of the fabric NICs pinned to CPUs of the
+// host.nic_irq (docs/check.md): every interrupt vector of the fabric NICs pinned to CPUs of the
 // NIC's own NUMA node. The vectors are found by name in /proc/interrupts and in the device's
 // msi_irqs folder; each one's CPUs are /proc/irq/<n>/smp_affinity_list.
 //

@@ -14,6 +14,7 @@ namespace plumb::check {
 inline constexpr const char* kCheckSchema = "plumb.check/1";
 
 struct NodeReport {
+  std::string command = "node";  // the plumb check subcommand that made it: node or burn-in
   std::string host;
   std::string created;  // ISO 8601, UTC
   std::string root;

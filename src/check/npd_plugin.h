@@ -2,7 +2,7 @@
 // plugin every invoke_interval and reads its exit status (0 OK, 1 NonOK, anything else Unknown;
 // pkg/custompluginmonitor/types/types.go) and its standard output, trimmed and cut to
 // max_output_length bytes (80 by default; types/config.go), as the node condition's message.
-// contrib/npd/plumb-check-monitor.json is the monitor's config; docs/check-sched.md.
+// contrib/npd/plumb-check-monitor.json is the monitor's config; docs/check.md.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The PCIe checks of plumb check node (docs/check-net.md): pcie.link (every accelerator's and
+// The PCIe checks of plumb check node (docs/check.md): pcie.link (every accelerator's and
 // NIC's negotiated link against its maximum or the site's expected width and speed) and
 // host.accel_numa (each accelerator's NUMA node against the site's binding).
 #include <fmt/format.h>

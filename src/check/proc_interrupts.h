@@ -6,7 +6,7 @@
 //
 // Only numbered lines are vectors (NMI, LOC... are per-CPU counters). The layout is the kernel's
 // show_interrupts() (kernel/irq/proc.c): the CPU header, then per line "N:", one count per CPU,
-// the chip, the hardware IRQ and the action names. docs/check-net.md.
+// the chip, the hardware IRQ and the action names. docs/check.md.
 #pragma once
 
 #include <string>

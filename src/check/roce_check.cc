@@ -1,4 +1,4 @@
-// net.roce (docs/check-net.md): the RoCE settings that decide whether collective traffic is
+// net.roce (docs/check.md): the RoCE settings that decide whether collective traffic is
 // lossless and separated from the rest, against the site's expected values.
 //   Ascend NPUs: hccn_tool -i <dev> -link -g, -net_health -g, -pfc -g, -dscp_to_tc -g dscp <d>.
 //   NVIDIA/Mellanox RoCE ports: mlnx_qos -i <interface> (trust mode, PFC, DSCP -> priority).

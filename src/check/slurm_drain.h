@@ -4,7 +4,7 @@
 // resumed only when it is drained and its reason starts with "plumb:", so a node an operator
 // drained by hand stays drained; and no more than --max-drain-fraction of a partition is drained
 // at once, so that a fault common to every node (a bad check file, a driver roll-out) cannot empty
-// the cluster. docs/check-sched.md.
+// the cluster. docs/check.md.
 #pragma once
 
 #include <functional>

@@ -2,7 +2,7 @@
 // that `--root DIR` and the tests' fake trees work: class and vendor (classified by
 // topo/pci_class), the negotiated and maximum link width and speed, the NUMA node, and the network
 // and RDMA names the kernel gave the device. Also the NUMA nodes' CPUs
-// (/sys/devices/system/node/node<N>/cpulist). docs/check-net.md.
+// (/sys/devices/system/node/node<N>/cpulist). docs/check.md.
 #pragma once
 
 #include <cstdint>

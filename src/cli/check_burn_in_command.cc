@@ -1,4 +1,4 @@
-// plumb check burn-in (docs/check-links.md, "Burn-in"): the deeper pass before a job, under
+// plumb check burn-in (docs/check.md, "Burn-in"): the deeper pass before a job, under
 // mpirun with one rank per accelerator of the node.
 #include <fmt/format.h>
 #include <fmt/ostream.h>

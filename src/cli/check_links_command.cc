@@ -1,4 +1,4 @@
-// plumb check links (docs/check-links.md): the slow node or link across N ranks. Runs under the
+// plumb check links (docs/check.md): the slow node or link across N ranks. Runs under the
 // launchers plumb comm runs under (mpirun, srun), one rank per accelerator.
 #include <fmt/format.h>
 #include <fmt/ostream.h>

@@ -86,7 +86,7 @@ std::string check_summary_line(const NodeReport& report) {
 }
 
 void print_check_console(const NodeReport& report, std::ostream& out) {
-  fmt::print(out, "plumb check node: {}, {}{}: {} checks in {:.1f} s\n", report.host,
+  fmt::print(out, "plumb check {}: {}, {}{}: {} checks in {:.1f} s\n", report.command, report.host,
              report.check_file, report.sku.empty() ? "" : " (" + report.sku + ")", ran(report),
              report.seconds);
   // Skipped checks grouped by their reason, in table order: "accel.count, accel.ecc (no ...)".

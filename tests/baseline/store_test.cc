@@ -20,8 +20,11 @@ namespace plumb::baseline {
 namespace {
 
 // What makes a current store one of schema 5 or older: the columns migration 6 added.
+// What schemas 6 (the baseline set's columns) and 7 (check records) added: dropped to make an
+// older store from a current one.
+const std::string kDropCheckRecords = "DROP TABLE check_records; ";
 const std::string kDropSetColumns =
-    "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
+    kDropCheckRecords + "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
 
 Record sample(const std::string& label, int rows) {
   Record r;
@@ -113,7 +116,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 6; use a newer plumb");
+                                            "plumb's 7; use a newer plumb");
   }
 }
 
@@ -588,5 +591,51 @@ TEST(Store, ConcurrentWritersAndAKilledOne) {
   EXPECT_GT(per_label["victim"], 0) << "the killed writer committed nothing before the kill";
 }
 
+CheckEntry check_pass(const std::string& host, const std::string& kind, std::vector<std::string> failing) {
+  CheckEntry e;
+  e.created = "2026-12-07T00:00:00Z";
+  e.host = host;
+  e.kind = kind;
+  e.status = failing.empty() ? "ok" : "critical";
+  e.failing = std::move(failing);
+  e.record = {{"schema", "plumb.check/1"}};
+  return e;
+}
+
+// Schema 7: plumb check's passes, the newest n of each host, by kind.
+TEST(Store, KeepsCheckPassesAndGivesEachHostsNewest) {
+  const std::string path = test::temp_dir("store-checks") + "/plumb.db";
+  Store store(path);
+  EXPECT_EQ(store.save_check(check_pass("node7", "node", {"pcie.link"})), 1);
+  store.save_check(check_pass("node8", "node", {}));
+  store.save_check(check_pass("node7", "burn-in", {"burn_in.busbw"}));
+  store.save_check(check_pass("node7", "node", {"pcie.link", "host.irqbalance"}));
+  const std::vector<CheckEntry> all = store.recent_checks(10);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].id, 4);
+  EXPECT_EQ(all[0].failing, (std::vector<std::string>{"pcie.link", "host.irqbalance"}));
+  const std::vector<CheckEntry> node7 = store.recent_checks(1, "node7", "node");
+  ASSERT_EQ(node7.size(), 1u);
+  EXPECT_EQ(node7[0].id, 4);
+  EXPECT_EQ(store.recent_checks(1, "", "node").size(), 2u);  // one per host
+  EXPECT_EQ(store.recent_checks(5, "", "burn-in")[0].failing[0], "burn_in.busbw");
+}
+
+TEST(Store, MigratesAVersionSixStoreToCheckRecords) {
+  const std::string path = test::temp_dir("store-v6") + "/plumb.db";
+  int64_t id = 0;
+  {
+    Store store(path);
+    id = store.save(sample("six", 2));
+  }
+  Database(path).exec(kDropCheckRecords + "PRAGMA user_version = 6;");
+  EXPECT_TRUE(Store(path, StoreMode::kReadOnly).recent_checks(5).empty());  // read as it is
+  Store store(path);
+  EXPECT_EQ(store.load(id).label, "six");
+  store.save_check(check_pass("node7", "node", {}));
+  EXPECT_EQ(store.recent_checks(5).size(), 1u);
+}
+
 }  // namespace
+
 }  // namespace plumb::baseline
