@@ -5,6 +5,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/input_file.cc
   common/number_range.cc
   common/environment.cc
+  common/shared_library.cc
   common/stats.cc
   common/strings.cc
   common/subprocess.cc
@@ -105,8 +106,10 @@ set(PLUMB_FUZZ_LIB_SOURCES
   baseline/memory_diff.cc
   baseline/set_diff.cc
   report/set_diff_reporter.cc
+  sysinfo/system_info.cc
   sysinfo/version_text.cc
   topo/cpu_list.cc
+  topo/pci_class.cc
   topo/hostlist.cc
   topo/hypernodes.cc
   topo/k8s_nodes.cc
@@ -125,11 +128,31 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/url_redact.cc
   sysinfo/slurm_job.cc
   cli/slurm_launch.cc
+  check/status.cc
+  check/node_context.cc
+  check/check.cc
+  check/node_run.cc
+  check/check_file.cc
+  report/check_reporter.cc
+  check/accelerator_checks.cc
+  check/accel_probe.cc
+  check/accel_count_health.cc
+  check/accel_gpu_checks.cc
+  check/accel_xid_check.cc
   check/gpu_query.cc
   check/npu_health.cc
   check/kernel_log.cc
+  check/pcie_checks.cc
+  check/network_checks.cc
+  check/roce_check.cc
+  check/nic_irq_check.cc
+  check/findings.cc
   check/probe_text.cc
+  check/sysfs_pci.cc
   check/proc_interrupts.cc
   check/hccn_tool.cc
   check/mlnx_qos.cc
+  check/host_checks.cc
+  check/clock_sync.cc
+  check/version_checks.cc
 )
