@@ -114,7 +114,8 @@ std::vector<Finding> port_findings(const std::vector<Port>& ports, const CheckSe
       throw Error(fmt::format("{}: '{}' must map to the port's rate in Gb/s (0.01 to 1600), got '{}'",
                               s.at("ports"), name, rate));
     }
-    const auto it = std::find_if(ports.begin(), ports.end(), [&](const Port& p) { return p.name == name; });
+    const std::string& port = name;  // clang 14 cannot capture a structured binding
+    const auto it = std::find_if(ports.begin(), ports.end(), [&](const Port& p) { return p.name == port; });
     if (auto f = expected_port_finding(it == ports.end() ? nullptr : &*it, name, *want)) findings.push_back(*f);
   }
   if (!s.has("ports")) {

@@ -174,8 +174,10 @@ std::vector<Finding> missing_devices(const std::vector<PciDevice>& accels,
                                      const std::map<std::string, int>& want) {
   std::vector<Finding> out;
   for (const auto& [bdf, node] : want) {
+    // clang 14 cannot capture a structured binding: compare through a reference of its own.
+    const std::string& address = bdf;
     const bool found = std::any_of(accels.begin(), accels.end(),
-                                   [&](const PciDevice& d) { return d.bdf == bdf; });
+                                   [&](const PciDevice& d) { return d.bdf == address; });
     if (!found) {
       out.push_back({Status::kWarning, fmt::format("{} not found", bdf), fmt::format("node {}", node),
                      "lspci -s " + bdf});
