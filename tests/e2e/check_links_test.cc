@@ -101,10 +101,13 @@ TEST(CheckLinksE2E, TheThrottledRankAndOnlyItIsNamedEveryRun) {
   const std::string dir = test::temp_dir("check-links");
   for (int run = 1; run <= kRuns; ++run) {
     const std::string json = fmt::format("{}/run{}.json", dir, run);
+    // -n 100: a repetition takes ~16 ms of work, so the throttled rank's spans several of the
+    // quota's 20 ms periods and cannot fit into one burst (with -n 10, ~1.6 ms, one run of 32
+    // named a link instead).
     // Bound to a core each (as real runs bind a rank to its accelerator's cores): a rank's
     // partners then share its core or not for the whole round.
     const std::string command = test::mpirun(8) + " --bind-to core:overload-allowed --map-by core " +
-                                kPlumb + " check links --bytes 256K -n 10 --repeat 3 --json " + json;
+                                kPlumb + " check links --bytes 256K -n 100 --repeat 3 --json " + json;
     std::atomic<bool> done = false;
     test::Run result;
     const auto start = std::chrono::steady_clock::now();
