@@ -23,6 +23,7 @@
 #include "cli/plan_command.h"
 #include "cli/precision_command.h"
 #include "cli/report_command.h"
+#include "cli/serve_command.h"
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
 // monitoring: alerts and dashboard
@@ -126,6 +127,12 @@ std::span<const Command> commands() {
        "Node health: accelerators, PCIe, network and RoCE, host settings, versions against a "
        "check file; Slurm drain; burn-in; the slow node or link across the fleet",
        command(setup_check, run_check)},
+      // serving: the inference side of the baseline
+      {"serve",
+       "Inference serving under load: TTFT, ITL, TPOT and E2E from each request's scheduled "
+       "time, goodput under SLOs, the best batch per card, tokens per joule, cost per million "
+       "tokens",
+       command(setup_serve, run_serve)},
       // clusters: the manifests that run plumb under Kubernetes' gang schedulers
       {"k8s", "Kubernetes manifests: plumb baseline across N nodes under Volcano or Kueue",
        command(setup_k8s, run_k8s)},

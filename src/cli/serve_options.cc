@@ -1,0 +1,81 @@
+#include "cli/serve_options.h"
+
+namespace plumb::cli {
+
+void add_serve_endpoint_options(CLI::App& app, ServeEndpointOptions& o) {
+  app.add_option("--url", o.url,
+                 "The server: its streaming endpoint, or its base URL (the API's path is added)")
+      ->required();
+  app.add_option("--api", o.api,
+                 "openai-completions (/v1/completions), openai-chat (/v1/chat/completions), tgi "
+                 "(/generate_stream), triton (/v2/models/MODEL/generate_stream)")
+      ->capture_default_str();
+  app.add_option("--model", o.model, "The model's name (the OpenAI APIs require it; Triton's path)");
+  app.add_option("-H,--header", o.headers, "An extra request header, 'Name: value' (repeatable)");
+  app.add_flag("--http2", o.http2, "Speak HTTP/2 (prior knowledge on http://, ALPN on https://)");
+  app.add_flag("-k,--insecure", o.insecure, "TLS without verifying the server's certificate");
+  app.add_option("--timeout", o.timeout_s, "Seconds from sending a request to its end")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to connect")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
+  app.add_option("-n,--requests", o.requests, "Requests to send (per run of a sweep)");
+  app.add_option("--duration", o.duration_s, "Seconds to release requests for (per run)");
+  app.add_option("-c,--concurrency", o.concurrency,
+                 "Requests in flight: C (closed loop, or the cap of --rate), or C1,C2,... a sweep");
+  app.add_option("-r,--rate", o.rate, "Requests per second (open loop): R, or A:B:STEP a sweep");
+  app.add_option("--arrival", o.arrival, "poisson, constant or gamma (with --burstiness)")
+      ->capture_default_str();
+  app.add_option("--burstiness", o.burstiness, "gamma's shape: 1 is Poisson, below 1 burstier")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--input-tokens", o.input_tokens, "Prompt length in tokens (random prompts)")
+      ->capture_default_str();
+  app.add_option("--output-tokens", o.output_tokens, "Tokens to generate per request")
+      ->capture_default_str();
+  app.add_option("--length-spread", o.length_spread,
+                 "Random lengths uniform in n*(1-S)..n*(1+S); 0 keeps them fixed")
+      ->capture_default_str();
+  app.add_option("--dataset", o.dataset, "Prompts from a JSONL file, a ShareGPT JSON, or a trace");
+  app.add_option("--dataset-format", o.dataset_format, "jsonl, sharegpt or trace (else guessed)");
+  app.add_option("--seed", o.seed, "Seed of the arrivals and the prompts")->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "Seconds at the start whose requests are not counted");
+}
+
+void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {
+  app.add_option("--json", o.json, "Write plumb.serve/1 JSON to FILE ('-' for stdout)");
+  app.add_option("--slo", o.slo, "Goodput's objectives: ttft=2000ms,tpot=100ms (itl, e2e too)");
+  app.add_option("--metrics-url", o.metrics_url,
+                 "The server's Prometheus /metrics, scraped before, during and after");
+  app.add_option("--power", o.power,
+                 "Power of the cards: nvidia-smi, npu-smi, or prometheus:URL SERIES");
+  app.add_option("--cards", o.cards, "Cards serving the endpoint (per-card figures)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--price", o.price, "Price per card-hour (cost per million output tokens)");
+  app.add_option("--hardware", o.hardware, "The plan catalog's card whose rent price to use");
+  app.add_flag("--store", o.store, "Keep the result as a serving record in the store");
+  app.add_option("--db", o.db, "The store (default ~/.local/share/plumb/baselines.db)");
+  app.add_option("--label", o.label, "A label for the stored record");
+  app.add_flag("-q,--quiet", o.quiet, "No progress line");
+}
+
+serve::Endpoint to_endpoint(const ServeEndpointOptions& o) {
+  serve::Endpoint e;
+  e.url = o.url;
+  e.api = o.api;
+  e.model = o.model;
+  e.headers = o.headers;
+  e.http2 = o.http2;
+  e.insecure = o.insecure;
+  return e;
+}
+
+serve::RunControl to_run_control(const ServeEndpointOptions& o) {
+  serve::RunControl c;
+  c.request_timeout_s = o.timeout_s;
+  c.connect_timeout_s = o.connect_timeout_s;
+  return c;
+}
+
+}  // namespace plumb::cli
