@@ -41,6 +41,8 @@ void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
   app.add_option("--dataset-format", o.dataset_format, "jsonl, sharegpt or trace (else guessed)");
   app.add_option("--seed", o.seed, "Seed of the arrivals and the prompts")->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "Seconds at the start whose requests are not counted");
+  app.add_option("--repeat", o.repeat, "Run each load point N times (the spread plumb diff judges by)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
 }
 
 void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {

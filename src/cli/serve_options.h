@@ -37,6 +37,7 @@ struct ServeLoadOptions {
   std::string dataset_format;      // jsonl, sharegpt, trace; empty: from the file
   std::uint64_t seed = 0;
   double warmup_s = 0;             // requests released before this are not counted
+  int repeat = 1;                  // --repeat N: each load point N times (plumb diff's noise)
 };
 
 struct ServeReportOptions {

@@ -17,7 +17,8 @@ namespace plumb::serve {
 struct ServeRun {
   int concurrency = 0;  // the cap or the closed loop's count; 0 = none
   double rate = 0;      // requests/s of an open loop; 0 = none (closed loop)
-  ServeSummary summary;
+  ServeSummary summary;            // all requests of the run (of every repetition, pooled)
+  std::vector<ServeSummary> repeats;  // --repeat N: each repetition alone, for plumb diff's noise
   std::optional<ServerScrape> server;
   std::optional<EnergyReport> energy;
   std::optional<CostReport> cost;
