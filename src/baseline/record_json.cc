@@ -163,6 +163,8 @@ Record RecordReader::from_baseline(const json& doc) const {
   if (doc.contains("recovery") && !doc["recovery"].is_null()) {
     r.recovery = object(doc, "", "recovery");
   }
+  // A serving record (plumb serve --store, or a set's serving part), checked when read.
+  if (doc.contains("serve") && !doc["serve"].is_null()) r.serve = object(doc, "", "serve");
   // A baseline set's memory part and the parts it could not take, each reason a string.
   if (doc.contains("memory") && !doc["memory"].is_null()) r.memory = object(doc, "", "memory");
   if (doc.contains("missing") && !doc["missing"].is_null()) {

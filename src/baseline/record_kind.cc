@@ -13,8 +13,9 @@ namespace {
 bool holds_comm(const Record&) { return true; }
 
 // In the order kind_of() asks; comm, which every record may hold, last.
-constexpr std::array<RecordKindInfo, 4> kKinds = {{
+constexpr std::array<RecordKindInfo, 5> kKinds = {{
     {RecordKind::kSet, "a baseline set", "plumb baseline --workload", holds_set},
+    {RecordKind::kServe, "a serving record", "plumb serve", holds_serve},
     {RecordKind::kRecovery, "a recovery record", "plumb run", holds_recovery},
     {RecordKind::kStep, "a step record", "plumb step", holds_step},
     {RecordKind::kComm, "", "", holds_comm},
@@ -33,6 +34,8 @@ std::string held_text(RecordKind kind) {
 }  // namespace
 
 bool holds_recovery(const Record& r) { return !r.recovery.is_null(); }
+
+bool holds_serve(const Record& r) { return !r.serve.is_null(); }
 
 bool holds_set(const Record& r) {
   return !r.memory.is_null() || (r.missing.is_object() && !r.missing.empty()) ||

@@ -10,7 +10,7 @@
 
 namespace plumb::baseline {
 
-enum class RecordKind { kComm, kStep, kRecovery, kSet };
+enum class RecordKind { kComm, kStep, kRecovery, kSet, kServe };
 
 struct RecordKindInfo {
   RecordKind kind;
@@ -25,6 +25,7 @@ RecordKind kind_of(const Record& record);
 const RecordKindInfo& kind_info(RecordKind kind);
 
 bool holds_recovery(const Record& record);
+bool holds_serve(const Record& record);  // a plumb.serve/1 record (plumb serve --store)
 
 // A baseline set (plumb baseline --workload): it holds a memory part or names a missing part, or
 // its source says so. Its export writes all six parts (null when not taken) and "missing".

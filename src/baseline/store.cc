@@ -96,6 +96,9 @@ const std::vector<std::string_view> kMigrations = {
          record  TEXT NOT NULL   -- plumb.check/1
        );
        CREATE INDEX check_records_host ON check_records (host, id);)",
+    // 8: a serving record (plumb serve bench|peak --store, docs/serve.md), or a baseline set's
+    // serving part. Records stored before keep NULL.
+    R"(ALTER TABLE baselines ADD COLUMN serve TEXT;  -- plumb.serve/1; NULL when not taken)",
 };
 
 std::string json_text(const nlohmann::json& j) {
@@ -445,7 +448,7 @@ Store::Batch::Batch(Store& store)
       transaction_(std::make_unique<Transaction>(db_)),
       insert_(std::make_unique<Statement>(db_.prepare(
           "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity, "
-          "memory, missing) VALUES (?,?,?,?,?,?,?,?,?,?)"))),
+          "memory, missing, serve) VALUES (?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_row_(std::make_unique<Statement>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Statement>(db_.prepare(
@@ -461,7 +464,7 @@ int64_t Store::Batch::add(const Record& record) {
   // Bound text is not copied: keep it alive until step().
   const std::string hosts = json_text(record.hosts);
   const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
-  std::array<std::string, 5> texts;
+  std::array<std::string, 6> texts;
   insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
   for (size_t i = 0; i < parts.size(); ++i) {
     const int column = 5 + static_cast<int>(i);
@@ -478,8 +481,9 @@ int64_t Store::Batch::add(const Record& record) {
   } else {
     insert.bind(8, validity);
   }
-  // The memory part and the missing parts: NULL when not taken / none missing.
-  const std::array<const nlohmann::json*, 2> set_parts = {&record.memory, &record.missing};
+  // The memory part, the missing parts and the serving part: NULL when not taken / none missing.
+  const std::array<const nlohmann::json*, 3> set_parts = {&record.memory, &record.missing,
+                                                          &record.serve};
   for (size_t i = 0; i < set_parts.size(); ++i) {
     const int column = 9 + static_cast<int>(i);
     const bool none = set_parts[i]->is_null() || (set_parts[i]->is_object() && set_parts[i]->empty());
@@ -539,6 +543,8 @@ Entry entry_of(const Statement& q, const std::string& path) {
   e.comm = q.column_int(15) != 0 || e.rows > 0;
   e.memory = q.column_int(16) != 0;
   e.missing = missing_parts(json_or_null(q, 17));
+  e.serve = !q.column_is_null(18);
+  e.serve_runs = q.column_int(18);
   return e;
 }
 
@@ -552,12 +558,13 @@ std::vector<Entry> Store::list(int limit) {
       "SELECT b.id, b.created, b.label, b.hosts, b.source,"
       " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id), {}, {},"
       " (SELECT COUNT(*) FROM comm_results r WHERE r.baseline_id = b.id AND r.wrong > 0), {},"
-      " b.topo IS NOT NULL, b.env IS NOT NULL, b.comm IS NOT NULL, {}"
+      " b.topo IS NOT NULL, b.env IS NOT NULL, b.comm IS NOT NULL, {}, {}"
       " FROM baselines b {} {} ORDER BY b.id DESC LIMIT ?",
       version_ >= 3 ? "s.ranks, s.steps" : "NULL, NULL",
       version_ >= 4 ? "v.baseline_id, v.failures, v.downtime_median" : "NULL, NULL, NULL",
       version_ >= 5 ? "b.validity" : "NULL",
       version_ >= 6 ? "b.memory IS NOT NULL, b.missing" : "0, NULL",
+      version_ >= 8 ? "json_array_length(b.serve, '$.runs')" : "NULL",
       version_ >= 3 ? "LEFT JOIN step_records s ON s.baseline_id = b.id" : "",
       version_ >= 4 ? "LEFT JOIN recovery_records v ON v.baseline_id = b.id" : ""));
   q.bind(1, static_cast<int64_t>(limit));
@@ -571,9 +578,10 @@ std::vector<Entry> Store::list(int limit) {
 Record Store::load(int64_t id) {
   if (version_ == 0) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Statement q = db_->prepare(fmt::format(
-      "SELECT id, created, label, hosts, source, topo, env, comm, {}, {} FROM baselines "
+      "SELECT id, created, label, hosts, source, topo, env, comm, {}, {}, {} FROM baselines "
       "WHERE id = ?",
-      version_ >= 5 ? "validity" : "NULL", version_ >= 6 ? "memory, missing" : "NULL, NULL"));
+      version_ >= 5 ? "validity" : "NULL", version_ >= 6 ? "memory, missing" : "NULL, NULL",
+      version_ >= 8 ? "serve" : "NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no baseline with id {}", db_->path(), id));
   Record r;
@@ -593,6 +601,7 @@ Record Store::load(int64_t id) {
   r.recovery = load_recovery(*db_, id, version_);
   r.memory = json_or_null(q, 9);
   r.missing = json_or_null(q, 10);
+  r.serve = json_or_null(q, 11);
   return r;
 }
 

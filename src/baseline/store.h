@@ -35,6 +35,8 @@ struct Record {
   nlohmann::json recovery;             // plumb.recovery/1 (plumb run --save), or null
   nlohmann::json memory;               // the memory baseline of a training run (plumb baseline
                                        // --workload: report::memory_baseline_json), or null
+  nlohmann::json serve;                // plumb.serve/1 (plumb serve bench|peak --store, or a
+                                       // baseline set's serving part), or null
   nlohmann::json missing;              // the parts of a baseline set that could not be taken:
                                        // {"step": "no traces were written in ...", ...}; null
                                        // when none is missing (docs/baseline.md)
@@ -64,6 +66,8 @@ struct Entry {
   bool env = false;
   bool comm = false;
   bool memory = false;
+  bool serve = false;                  // holds a plumb.serve/1 record
+  int64_t serve_runs = 0;              // its runs[]
   std::vector<std::string> missing;    // the parts its `missing` names, by name
 };
 
@@ -80,7 +84,7 @@ struct CheckEntry {
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).

@@ -37,7 +37,7 @@ std::string holdings(const baseline::Entry& e) {
   std::vector<std::string> parts;
   // A set that skipped comm holds no comm part: its holdings do not claim "comm 0 rows".
   const bool no_comm = std::find(e.missing.begin(), e.missing.end(), "comm") != e.missing.end();
-  if (e.rows > 0 || (!e.step && !e.recovery && !no_comm)) {
+  if (e.rows > 0 || (!e.step && !e.recovery && !e.serve && !no_comm)) {
     parts.push_back("comm " + counted(e.rows, "row"));
   }
   if (e.step) {
@@ -50,6 +50,7 @@ std::string holdings(const baseline::Entry& e) {
                                     ? ""
                                     : fmt::format(", down {:.1f} s", e.recovery_downtime_median)));
   }
+  if (e.serve) parts.push_back("serve " + counted(e.serve_runs, "run"));
   // What makes the record not valid: "WRONG RESULTS", "INCOMPLETE: sweep ended at 4 MiB of 1 GiB".
   for (const std::string& mark : baseline::summarize_validity(e.validity, e.wrong_rows).marks) {
     parts.push_back(mark);
@@ -156,12 +157,14 @@ nlohmann::json baseline_json(const baseline::Record& r) {
                      {"issues", baseline::validity_json(r.validity)}};
   if (baseline::holds_step(r)) doc["step"] = r.step;  // plumb.step/1, read back by plumb diff
   if (baseline::holds_recovery(r)) doc["recovery"] = r.recovery;  // plumb.recovery/1, likewise
+  if (baseline::holds_serve(r)) doc["serve"] = r.serve;           // plumb.serve/1, likewise
   if (baseline::holds_set(r)) {
     // A baseline set: all six parts, a part not taken null beside its reason in "missing".
     if (r.rows.empty() && r.comm.is_null()) doc["comm"] = nullptr;
     doc["step"] = r.step;
     doc["memory"] = r.memory;
     doc["recovery"] = r.recovery;
+    doc["serve"] = r.serve;
     doc["missing"] = r.missing.is_object() ? r.missing : nlohmann::json::object();
   }
   return doc;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "baseline/record_kind.h"
 #include "common/error.h"
 #include "report/baseline_reporter.h"
 #include "support/subprocess.h"
@@ -298,6 +299,23 @@ TEST(RecordJson, ABaselineSetExportsAllSixPartsAndItsMissingOnes) {
   nlohmann::json bad = doc;
   bad["missing"]["step"] = 3;
   EXPECT_EQ(error_of(bad, "set.json"), "set.json: missing.step: expected a string, got 3");
+}
+
+// Issue 31: a serving record exports its plumb.serve/1 part and reads it back; a non-object
+// serve part names its field.
+TEST(RecordJson, AServingRecordRoundTrips) {
+  Record r;
+  r.id = 9;
+  r.source = "plumb serve bench";
+  r.serve = {{"schema", "plumb.serve/1"}, {"runs", nlohmann::json::array({{{"rate", 4.0}}})}};
+  const nlohmann::json doc = report::baseline_json(r);
+  EXPECT_EQ(doc["serve"], r.serve);
+  const Record back = record_from_json(doc, "serve.json");
+  EXPECT_EQ(back.serve, r.serve);
+  EXPECT_EQ(kind_of(back), RecordKind::kServe);
+  nlohmann::json bad = doc;
+  bad["serve"] = 3;
+  EXPECT_EQ(error_of(bad, "serve.json"), "serve.json: serve: expected an object, got 3");
 }
 
 }  // namespace

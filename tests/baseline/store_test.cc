@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baseline/recovery_store.h"
+#include "baseline/record_kind.h"
 #include "common/error.h"
 #include "supervise/recovery_json.h"
 #include "support/subprocess.h"
@@ -22,7 +23,9 @@ namespace {
 // What makes a current store one of schema 5 or older: the columns migration 6 added.
 // What schemas 6 (the baseline set's columns) and 7 (check records) added: dropped to make an
 // older store from a current one.
-const std::string kDropCheckRecords = "DROP TABLE check_records; ";
+// Schema 8 (the serving record's column) likewise.
+const std::string kDropServeColumn = "ALTER TABLE baselines DROP COLUMN serve; ";
+const std::string kDropCheckRecords = kDropServeColumn + "DROP TABLE check_records; ";
 const std::string kDropSetColumns =
     kDropCheckRecords + "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
 
@@ -116,7 +119,7 @@ TEST(Store, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 7; use a newer plumb");
+                                            "plumb's 8; use a newer plumb");
   }
 }
 
@@ -634,6 +637,42 @@ TEST(Store, MigratesAVersionSixStoreToCheckRecords) {
   EXPECT_EQ(store.load(id).label, "six");
   store.save_check(check_pass("node7", "node", {}));
   EXPECT_EQ(store.recent_checks(5).size(), 1u);
+}
+
+// Issue 31: a serving record (plumb serve --store) is kept whole, listed with its runs and
+// exported; a version-7 store is read as it is and migrated when written to.
+TEST(Store, AServingRecordSavesLoadsListsAndMigrates) {
+  const std::string path = test::temp_dir("store-v7") + "/plumb.db";
+  int64_t old_id = 0;
+  {
+    Store store(path);
+    old_id = store.save(sample("seven", 1));
+  }
+  Database(path).exec(kDropServeColumn + "PRAGMA user_version = 7;");
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    EXPECT_TRUE(reader.load(old_id).serve.is_null());
+    EXPECT_FALSE(reader.list()[0].serve);
+  }
+  Store store(path);
+  Record r;
+  r.created = "2026-12-07T04:00:00Z";
+  r.source = "plumb serve bench";
+  r.serve = {{"schema", "plumb.serve/1"},
+             {"runs", nlohmann::json::array({{{"concurrency", 1}}, {{"concurrency", 2}}})}};
+  const int64_t id = store.save(r);
+  EXPECT_EQ(store.load(id).serve, r.serve);
+  EXPECT_EQ(kind_of(store.load(id)), RecordKind::kServe);
+  EXPECT_TRUE(store.load(old_id).serve.is_null());
+  const auto entries = store.list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_TRUE(entries[0].serve);
+  EXPECT_EQ(entries[0].serve_runs, 2);
+  EXPECT_FALSE(entries[0].comm || entries[0].step);
+  EXPECT_FALSE(entries[1].serve);
+  Statement v = Database(path).prepare("PRAGMA user_version");
+  ASSERT_TRUE(v.step());
+  EXPECT_EQ(v.column_int(0), 8);
 }
 
 }  // namespace
