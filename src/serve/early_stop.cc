@@ -72,14 +72,16 @@ std::string_view judgement_name(Judgement judgement) {
 
 EarlyStop early_stop(std::int64_t samples, std::int64_t misses, double percentile,
                      double confidence) {
-  const double limit = 1 - confidence;
   const std::int64_t needed = min_passing(misses, percentile, confidence) + misses;
   if (samples >= needed) return {Judgement::holds, 0};
-  // P(X ≥ misses) = 1 − P(X ≤ misses − 1)
-  if (misses > 0 && 1 - binomial_cdf(misses - 1, samples, 1 - percentile) < limit) {
-    return {Judgement::fails, 0};
-  }
+  if (confidently_fails(samples, misses, percentile, confidence)) return {Judgement::fails, 0};
   return {Judgement::undecided, needed - samples};
+}
+
+bool confidently_fails(std::int64_t samples, std::int64_t misses, double percentile,
+                       double confidence) {
+  // P(X ≥ misses) = 1 − P(X ≤ misses − 1)
+  return misses > 0 && 1 - binomial_cdf(misses - 1, samples, 1 - percentile) < 1 - confidence;
 }
 
 }  // namespace plumb::serve

@@ -52,4 +52,10 @@ EarlyStop early_stop(std::int64_t samples, std::int64_t misses,
                      double percentile = kSloPercentile,
                      double confidence = kEarlyStopConfidence);
 
+// The fails half of early_stop alone (cheap enough to ask after every request of a run):
+// P(Binomial(samples, 1 − percentile) ≥ misses) < 1 − confidence.
+bool confidently_fails(std::int64_t samples, std::int64_t misses,
+                       double percentile = kSloPercentile,
+                       double confidence = kEarlyStopConfidence);
+
 }  // namespace plumb::serve

@@ -17,6 +17,8 @@ constexpr int kMostHalvings = 10;
 // A probe shorter than --min-duration is rerun with its request count scaled up by the shortfall
 // and this margin, so that the rerun does not fall just short again.
 constexpr double kDurationMargin = 1.1;
+// Rounding slack for a count computed in floating point (500 × 30 / 5 × 1.1 is 3300.0000000000005).
+constexpr double kCeilSlack = 1e-6;
 // An undecided probe's rerun has at least this many times its requests (early stopping's "more
 // needed" assumes every new request is good; one more miss needs ~200 more at p99).
 constexpr double kExtendFactor = 1.5;
@@ -50,24 +52,16 @@ std::vector<double> samples_of(std::string_view metric, const RequestRecord& r) 
   return gaps;
 }
 
-BoundTally tally(const MetricSpec& spec, double bound, const std::vector<RequestRecord>& records,
-                 const ServeSummary& summary) {
-  BoundTally t;
-  t.metric = spec.metric;
-  t.bound_ms = bound;
-  t.p99_ms = (summary.*spec.distribution).p99;
-  for (const RequestRecord& r : records) {
-    if (!r.ok()) {
-      ++t.samples;
-      ++t.misses;
-      continue;
-    }
-    for (double v : samples_of(t.metric, r)) {
-      ++t.samples;
-      if (v > bound) ++t.misses;
-    }
+void add_record(BoundTally& t, const RequestRecord& r) {
+  if (!r.ok()) {
+    ++t.samples;
+    ++t.misses;
+    return;
   }
-  return t;
+  for (double v : samples_of(t.metric, r)) {
+    ++t.samples;
+    if (v > t.bound_ms) ++t.misses;
+  }
 }
 
 // ---- Judging a probe --------------------------------------------------------------------------
@@ -109,11 +103,37 @@ std::string_view search_axis_name(SearchAxis axis) {
 
 std::vector<BoundTally> tally_bounds(const std::vector<RequestRecord>& records, const Slo& slo,
                                      const ServeSummary& summary) {
-  std::vector<BoundTally> out;
-  for (const MetricSpec& spec : kMetrics) {
-    if (slo.*spec.bound) out.push_back(tally(spec, *(slo.*spec.bound), records, summary));
+  BoundWatch watch(slo, 0);
+  for (const RequestRecord& r : records) watch.add(r);
+  std::vector<BoundTally> out = watch.tallies();
+  for (BoundTally& t : out) {
+    for (const MetricSpec& spec : kMetrics) {
+      if (t.metric == spec.metric) t.p99_ms = (summary.*spec.distribution).p99;
+    }
   }
   return out;
+}
+
+BoundWatch::BoundWatch(const Slo& slo, std::int64_t least) : least_(least) {
+  for (const MetricSpec& spec : kMetrics) {
+    if (!(slo.*spec.bound)) continue;
+    BoundTally t;
+    t.metric = spec.metric;
+    t.bound_ms = *(slo.*spec.bound);
+    tallies_.push_back(t);
+  }
+}
+
+void BoundWatch::add(const RequestRecord& record) {
+  ++seen_;
+  for (BoundTally& t : tallies_) add_record(t, record);
+}
+
+bool BoundWatch::failed() const {
+  if (seen_ < least_) return false;
+  return std::any_of(tallies_.begin(), tallies_.end(), [](const BoundTally& t) {
+    return confidently_fails(t.samples, t.misses);
+  });
 }
 
 ProbeJudgement judge_probe(std::vector<BoundTally>& bounds, std::int64_t requests,
@@ -189,9 +209,9 @@ class Search {
       p.requests = n;
       j = judge_probe(outcome.bounds, outcome.requests, outcome.errors, o_.early_stopping);
       const double took = outcome.run.summary.duration_s;
-      if (took < o_.min_duration_s && n < o_.max_requests && j.decided && took > 0) {
+      if (took < o_.min_duration_s && n < o_.max_requests && j.decided && j.passed && took > 0) {
         n = std::min(o_.max_requests,
-                     static_cast<std::int64_t>(std::ceil(n * o_.min_duration_s / took * kDurationMargin)));
+                     static_cast<std::int64_t>(std::ceil(n * o_.min_duration_s / took * kDurationMargin - kCeilSlack)));
         continue;
       }
       if (j.decided) break;

@@ -80,6 +80,22 @@ PeakSearch find_peak(const PeakOptions& options, const ProbeFn& probe,
 std::vector<BoundTally> tally_bounds(const std::vector<RequestRecord>& records, const Slo& slo,
                                      const ServeSummary& summary);
 
+// The same tallies as records end, for stopping a probe as soon as a bound fails at 99%
+// confidence (RunControl::on_done): it stops releasing requests once `failed()`, and only after
+// `least` records, so that a slow first few requests (a cold cache) do not end it.
+class BoundWatch {
+ public:
+  BoundWatch(const Slo& slo, std::int64_t least);
+  void add(const RequestRecord& record);
+  bool failed() const;
+  const std::vector<BoundTally>& tallies() const { return tallies_; }
+
+ private:
+  std::vector<BoundTally> tallies_;
+  std::int64_t least_ = 0;
+  std::int64_t seen_ = 0;
+};
+
 // The judgement of a probe from its tallies (filling each bound's `judged`).
 struct ProbeJudgement {
   bool decided = true;   // false: early stopping could not judge it yet

@@ -241,3 +241,51 @@ TEST(PeakProbe, UndecidedSaysHowManyMoreRequests) {
 
 }  // namespace
 }  // namespace plumb::serve
+
+namespace plumb::serve {
+namespace {
+
+RequestRecord slow_request() {
+  RequestRecord r;
+  r.first_token_ns = 10'000'000;
+  r.end_ns = 110'000'000;
+  r.output_tokens = 2;  // tpot 100 ms
+  return r;
+}
+
+TEST(PeakProbe, AWatchFailsOnlyAfterItsLeastRecordsAndAConfidentMiss) {
+  Slo slo;
+  slo.tpot_ms = 50;
+  BoundWatch watch(slo, 10);
+  for (int i = 0; i < 9; ++i) watch.add(slow_request());
+  EXPECT_FALSE(watch.failed());  // 9 of 9 over, but fewer than 10 seen
+  watch.add(slow_request());
+  EXPECT_TRUE(watch.failed());
+  EXPECT_EQ(watch.tallies()[0].misses, 10);
+}
+
+TEST(PeakProbe, ConfidentFailIsTheFailsHalfOfEarlyStopping) {
+  EXPECT_TRUE(confidently_fails(5, 5));
+  EXPECT_FALSE(confidently_fails(500, 5));
+  EXPECT_FALSE(confidently_fails(500, 0));
+}
+
+// A concurrency probe that passed in less than --min-duration is rerun with its count scaled up.
+TEST(PeakSearch, APassShorterThanTheMinimumDurationIsLengthened) {
+  std::vector<std::int64_t> counts;
+  PeakOptions o;
+  o.max_load = 1;
+  o.min_duration_s = 30;
+  find_peak(o, [&](double, std::int64_t n) {
+    counts.push_back(n);
+    ProbeOutcome out;
+    out.requests = n;
+    out.bounds.push_back({"tpot", 50, 40, n, 0, {}});
+    out.run.summary.duration_s = static_cast<double>(n) / 100;  // 100 requests/s
+    return out;
+  });
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{500, 3300}));  // 500 × 30 / 5 × 1.1
+}
+
+}  // namespace
+}  // namespace plumb::serve
