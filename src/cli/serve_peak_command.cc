@@ -203,6 +203,7 @@ int run_peak(PeakCommandOptions o) {
   check_options(o, o.peak.axis);
   o.peak.cards = o.report.cards;
   o.peak.early_stopping = !o.no_early_stopping;
+  serve::check_peak_options(o.peak);
   serve::ServeResult result;
   result.setup = make_setup(o);
   const std::optional<serve::Price> price = serve::price_from(o.report.price, o.report.hardware);

@@ -315,7 +315,9 @@ class Search {
   std::optional<double> pass_, fail_;
 };
 
-void check_options(const PeakOptions& o) {
+}  // namespace
+
+void check_peak_options(const PeakOptions& o) {
   const auto bad = [](const std::string& m) { throw Error("plumb serve peak: " + m, ExitCode::kBadInput); };
   if (o.axis == SearchAxis::concurrency && (o.start < 1 || o.start != std::floor(o.start))) {
     bad(fmt::format("--start {:g}: a concurrency search starts at a whole number of requests, 1 or more", o.start));
@@ -333,10 +335,8 @@ void check_options(const PeakOptions& o) {
   if (o.cards < 1) bad(fmt::format("--cards {}: expected 1 or more", o.cards));
 }
 
-}  // namespace
-
 PeakSearch find_peak(const PeakOptions& options, const ProbeFn& probe, const ProbeReport& report) {
-  check_options(options);
+  check_peak_options(options);
   return Search(options, probe, report).run();
 }
 

@@ -69,6 +69,10 @@ struct PeakSearch {
   std::vector<ServeRun> runs;  // one per probe (its last run), PeakProbe::run_index into it
 };
 
+// Throws plumb::Error (exit 2) naming the option: a start below 1 or not whole for a concurrency,
+// a growth ≤ 1, a tolerance ≤ 0, a ceiling below the start, min > max requests, cards < 1.
+void check_peak_options(const PeakOptions& options);
+
 // Throws plumb::Error (exit 2) for options that cannot search (a start below 1 for a
 // concurrency, a growth ≤ 1, ...). `report` is told of each probe as it is judged.
 PeakSearch find_peak(const PeakOptions& options, const ProbeFn& probe,
