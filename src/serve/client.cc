@@ -421,6 +421,7 @@ void Engine::finish(Transfer& transfer, CURLcode code) {
 RunOutcome Engine::run() {
   TimerSlack slack;
   t0_ = monotonic_ns();
+  outcome_.start_ns = t0_;
   while (true) {
     release_due();
     if (in_flight_ == 0 && !may_release()) break;
