@@ -71,6 +71,15 @@ class LoopbackServer {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_; }
   int connections() const { return accepted_; }
+  // The first request's request line and headers.
+  std::string first_head() {
+    std::lock_guard lock(mutex_);
+    return first_head_;
+  }
+  std::string first_line() {
+    std::string head = first_head();
+    return head.substr(0, head.find("\r\n"));
+  }
 
  private:
   void accept_loop() {
@@ -103,6 +112,10 @@ class LoopbackServer {
         if (n <= 0) return;
         in.append(buffer, static_cast<size_t>(n));
       }
+      {
+        std::lock_guard lock(mutex_);
+        if (first_head_.empty()) first_head_ = in.substr(0, head_end);
+      }
       in.erase(0, head_end + 4 + length);
       ++requests_;
       if (!answer_(fd)) {
@@ -122,6 +135,7 @@ class LoopbackServer {
   std::mutex mutex_;
   std::vector<int> connections_;
   std::vector<std::thread> workers_;
+  std::string first_head_;
 };
 
 std::string completion_event(std::string_view text) {
@@ -350,6 +364,33 @@ TEST(ServeClient, AMalformedStreamIsMalformed) {
   ASSERT_EQ(outcome.records.size(), 1u);
   EXPECT_EQ(outcome.records[0].error, ErrorKind::malformed);
   EXPECT_EQ(outcome.records[0].error_detail.rfind("an SSE event that is not JSON (", 0), 0u);
+}
+
+TEST(ServeClient, Http2OnHttpSpeaksItWithPriorKnowledge) {
+  // An HTTP/1.1 server: it sees HTTP/2's connection preface, then the client gives up on it.
+  LoopbackServer server([](int fd) {
+    return send_all(fd, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n") && false;
+  });
+  Endpoint endpoint = endpoint_for(server);
+  endpoint.http2 = true;
+  RunOutcome outcome = run_load(endpoint, open_loop(1), RunControl{});
+  ASSERT_EQ(outcome.records.size(), 1u);
+  EXPECT_FALSE(outcome.records[0].ok());
+  EXPECT_EQ(server.first_line(), "PRI * HTTP/2.0");
+}
+
+TEST(ServeClient, HeadersGoOnEveryRequest) {
+  LoopbackServer server(stream_answer(1));
+  Endpoint endpoint = endpoint_for(server);
+  endpoint.headers = {"Authorization: Bearer k"};
+  RunOutcome outcome = run_load(endpoint, open_loop(1), RunControl{});
+  ASSERT_EQ(outcome.records.size(), 1u);
+  EXPECT_TRUE(outcome.records[0].ok());
+  std::string head = server.first_head();
+  EXPECT_EQ(server.first_line(), "POST /v1/completions HTTP/1.1");
+  EXPECT_NE(head.find("\r\nAuthorization: Bearer k"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nContent-Type: application/json"), std::string::npos) << head;
+  EXPECT_EQ(head.find("Expect:"), std::string::npos) << head;
 }
 
 TEST(ServeClient, BadSetupIsRefusedBeforeAnythingIsSent) {
