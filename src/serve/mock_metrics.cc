@@ -35,11 +35,18 @@ void header(std::string& out, const Family& family) {
   out += std::string("# TYPE ") + family.name + " " + family.type + "\n";
 }
 
-void sample(std::string& out, const std::string& name, const std::string& labels, double value) {
-  out += name + "{" + labels + "} " + py_float(value) + "\n";
+// vLLM writes its labels in alphabetical order: engine, finished_reason / le, model_name.
+struct Labels {
+  std::string model;  // escaped
+  std::string extra;  // 'le="0.1",' or "" (sorts between engine and model_name)
+};
+
+void sample(std::string& out, const std::string& name, const Labels& labels, double value) {
+  out += name + "{engine=\"0\"," + labels.extra + "model_name=\"" + labels.model + "\"} " +
+         py_float(value) + "\n";
 }
 
-void histogram(std::string& out, const Family& family, const std::string& labels,
+void histogram(std::string& out, const Family& family, const Labels& labels,
                const MockHistogram& h) {
   header(out, family);
   std::string name = family.name;
@@ -47,7 +54,7 @@ void histogram(std::string& out, const Family& family, const std::string& labels
   for (std::size_t i = 0; i <= h.bounds.size(); ++i) {
     cumulative += h.counts[i];
     std::string le = i < h.bounds.size() ? py_float(h.bounds[i]) : "+Inf";
-    sample(out, name + "_bucket", labels + ",le=\"" + le + "\"", static_cast<double>(cumulative));
+    sample(out, name + "_bucket", {labels.model, "le=\"" + le + "\","}, static_cast<double>(cumulative));
   }
   sample(out, name + "_count", labels, static_cast<double>(h.count));
   sample(out, name + "_sum", labels, h.sum);
@@ -71,7 +78,7 @@ MockMetrics::MockMetrics() : ttft(kTtftBuckets), itl(kItlBuckets), e2e(kE2eBucke
 std::string MockMetrics::render(const std::string& model) const {
   std::string escaped;  // a label value's escapes: backslash, quote, newline
   for (char c : model) escaped += c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : std::string(1, c);
-  std::string labels = "engine=\"0\",model_name=\"" + escaped + "\"";
+  Labels labels{escaped, ""};
   std::string out;
   header(out, {"vllm:num_requests_running", "gauge",
                "Number of requests in model execution batches."});
@@ -83,7 +90,7 @@ std::string MockMetrics::render(const std::string& model) const {
   header(out, {"vllm:generation_tokens_total", "counter", "Number of generation tokens processed."});
   sample(out, "vllm:generation_tokens_total", labels, static_cast<double>(generation_tokens));
   header(out, {"vllm:request_success_total", "counter", "Count of successfully processed requests."});
-  sample(out, "vllm:request_success_total", labels + ",finished_reason=\"length\"",
+  sample(out, "vllm:request_success_total", {escaped, "finished_reason=\"length\","},
          static_cast<double>(finished_length));
   histogram(out, {"vllm:time_to_first_token_seconds", "histogram",
                   "Histogram of time to first token in seconds."}, labels, ttft);

@@ -100,12 +100,12 @@ Nanos MockServer::now_ns() {
 }
 
 std::string mock_truth_json_line(const MockTruth& t) {
-  nlohmann::json line = {{"index", t.index},       {"api", t.api},
+  nlohmann::json line = {{"index", t.index},       {"api", t.api}, {"prompt_head", t.prompt_head},
                          {"arrived_ns", t.arrived_ns}, {"started_ns", t.started_ns},
                          {"token_ns", t.token_ns}, {"end_ns", t.end_ns},
                          {"status", t.status},     {"tokens_planned", t.tokens_planned},
                          {"outcome", t.outcome}};
-  return line.dump();
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 struct MockServer::Impl {
@@ -364,6 +364,7 @@ struct MockServer::Impl {
     {
       std::lock_guard lock(truth_mutex);
       truths[gen.truth].tokens_planned = gen.total;
+      truths[gen.truth].prompt_head = gen.request.prompt_head;
     }
     metrics.prompt_tokens += static_cast<std::uint64_t>(gen.request.prompt_tokens);
     conn.chunked = !gen.plan.close_delimited;

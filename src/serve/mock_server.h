@@ -26,6 +26,7 @@ namespace plumb::serve {
 struct MockTruth {
   std::int64_t index = 0;   // arrival order, 0-based (what error rules count)
   std::string api;          // "openai-completions", ...
+  std::string prompt_head;  // the prompt's first 64 bytes: how a test finds its request
   Nanos arrived_ns = 0;     // the request was complete
   Nanos started_ns = kNoTime;  // it got a slot
   std::vector<Nanos> token_ns;  // each token's write (just before the write call)

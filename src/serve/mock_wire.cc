@@ -1,6 +1,7 @@
 #include "serve/mock_wire.h"
 
 #include "common/json.h"
+#include "common/strings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,14 @@ namespace {
 using nlohmann::json;
 
 std::string quote(std::string_view text) { return json(std::string(text)).dump(); }
+
+int count_words(std::string_view text);
+
+void read_prompt(std::string_view text, MockRequest& out) {
+  out.prompt_tokens += count_words(text);
+  auto head = text.substr(0, kPromptHead);
+  if (out.prompt_head.empty()) out.prompt_head = std::string(head.substr(0, complete_utf8_prefix(head)));
+}
 
 int count_words(std::string_view text) {
   int words = 0;
@@ -52,7 +61,7 @@ std::string parse_completions(std::string_view body, std::string_view, MockReque
   if (auto problem = parse_object(body, doc); !problem.empty()) return problem;
   read_openai_common(doc, out);
   if (auto it = doc.find("prompt"); it != doc.end() && it->is_string())
-    out.prompt_tokens = count_words(it->get<std::string>());
+    read_prompt(it->get<std::string>(), out);
   return read_count(doc, "max_tokens", out.max_tokens);
 }
 
@@ -63,7 +72,7 @@ std::string parse_chat(std::string_view body, std::string_view, MockRequest& out
   if (auto it = doc.find("messages"); it != doc.end() && it->is_array())
     for (const auto& message : *it)
       if (message.is_object() && message.contains("content") && message["content"].is_string())
-        out.prompt_tokens += count_words(message["content"].get<std::string>());
+        read_prompt(message["content"].get<std::string>(), out);
   if (auto problem = read_count(doc, "max_completion_tokens", out.max_tokens); !problem.empty())
     return problem;
   return out.max_tokens ? "" : read_count(doc, "max_tokens", out.max_tokens);
@@ -73,7 +82,7 @@ std::string parse_tgi(std::string_view body, std::string_view, MockRequest& out)
   json doc;
   if (auto problem = parse_object(body, doc); !problem.empty()) return problem;
   if (auto it = doc.find("inputs"); it != doc.end() && it->is_string())
-    out.prompt_tokens = count_words(it->get<std::string>());
+    read_prompt(it->get<std::string>(), out);
   out.stream = true;  // the path says so
   auto it = doc.find("parameters");
   if (it == doc.end() || !it->is_object()) return "";
@@ -88,7 +97,7 @@ std::string parse_triton(std::string_view body, std::string_view path, MockReque
   auto model = path.substr(std::string_view("/v2/models/").size());
   out.model = std::string(model.substr(0, model.find('/')));
   if (auto it = doc.find("text_input"); it != doc.end() && it->is_string())
-    out.prompt_tokens = count_words(it->get<std::string>());
+    read_prompt(it->get<std::string>(), out);
   out.stream = true;
   if (auto problem = read_count(doc, "max_tokens", out.max_tokens); !problem.empty()) return problem;
   auto it = doc.find("parameters");

@@ -20,6 +20,7 @@ struct MockRequest {
   bool stream = true;        // the APIs' own stream flag; the mock only streams
   bool include_usage = false;  // OpenAI stream_options.include_usage
   int prompt_tokens = 0;     // words of the prompt (the mock has no tokenizer)
+  std::string prompt_head;   // the prompt's first kPromptHead bytes: a test's tag for the request
   long long created = 0;     // set by the server: the Unix time of the answer (OpenAI "created")
 };
 
@@ -43,6 +44,7 @@ const MockApi* find_mock_api(std::string_view path);  // nullptr: not a generati
 
 // The text of every token ("tok" with a space before it, as BPE tokens carry one).
 inline constexpr std::string_view kMockTokenText = " tok";
+inline constexpr std::size_t kPromptHead = 64;
 
 // An event that is not JSON, for the malformed fault: "data: {\"choices\": [{\"text\n\n".
 std::string mock_malformed_event();

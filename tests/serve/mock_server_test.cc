@@ -211,7 +211,7 @@ TEST(MockServerFaults, AHangSendsNothingMoreUntilTheClientGivesUp) {
   EXPECT_EQ(mock.server.truth().at(0).outcome, "hang");
 }
 
-TEST(MockServerMetrics, ExposesVllmsNamesWithTheCounts) {
+TEST(MockServerMetrics, ExposesVllmsNamesInVllmsLabelOrder) {
   MockConfig config = quick(3);
   config.model = "llama";
   Running mock(config);
@@ -225,6 +225,7 @@ TEST(MockServerMetrics, ExposesVllmsNamesWithTheCounts) {
             std::string::npos);
   EXPECT_NE(text.find("vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"llama\"} "
                       "1.0\n"), std::string::npos);
+  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\",model_name=\"llama\"} 1.0\n"), std::string::npos);
   EXPECT_NE(text.find("vllm:num_requests_running{engine=\"0\",model_name=\"llama\"} 0.0\n"),
             std::string::npos);
 }
