@@ -37,8 +37,15 @@ void for_each_line(std::string_view text, F each) {
   }
 }
 
+// JsonFields::integer checks the low bound of signed values only (0 parses as unsigned), so the
+// count's 1 is checked here with the same words.
 int tokens_field(const JsonFields& fields, const json& object, const char* key) {
-  return static_cast<int>(fields.integer(object, "", key, 1, kMaxDatasetTokens));
+  const auto n = fields.integer(object, "", key, 0, kMaxDatasetTokens);
+  if (n < 1) {
+    fields.fail(key, fmt::format("expected a whole number from 1 to {}, got {}", kMaxDatasetTokens,
+                                 JsonFields::shown(object[key])));
+  }
+  return static_cast<int>(n);
 }
 
 DatasetEntry prompt_line(const json& object, const JsonFields& fields) {
