@@ -2,27 +2,26 @@
 // load point its own run, in order, --repeat times), reported on the console and as plumb.serve/1
 // (docs/serve-load.md). Exit 0; 1 when a request failed or the client fell behind (the last line
 // says which); 2 for bad usage or input.
-#include "cli/serve_options.h"
-#include "cli/serve_subcommands.h"
-#include "cli/stop_signal.h"
-
-#include "common/error.h"
-#include "common/input_file.h"
-#include "common/strings.h"
-#include "common/output_file.h"
-#include "common/progress.h"
-#include "common/url_redact.h"
-#include "report/serve_reporter.h"
-#include "serve/datasets.h"
-#include "serve/measure.h"
-#include "serve/workload.h"
-
 #include <fmt/format.h>
 
 #include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
+
+#include "cli/serve_options.h"
+#include "cli/serve_subcommands.h"
+#include "cli/stop_signal.h"
+#include "common/error.h"
+#include "common/input_file.h"
+#include "common/output_file.h"
+#include "common/progress.h"
+#include "common/strings.h"
+#include "common/url_redact.h"
+#include "report/serve_reporter.h"
+#include "serve/datasets.h"
+#include "serve/measure.h"
+#include "serve/workload.h"
 
 namespace plumb::cli {
 namespace {
@@ -39,10 +38,13 @@ std::string dataset_format(const ServeLoadOptions& o) {
   if (!o.dataset_format.empty()) return o.dataset_format;
   const std::string text = read_whole_file(o.dataset, "a dataset");
   const serve::DatasetFormat f = serve::guess_dataset_format(text);
-  return f == serve::DatasetFormat::trace ? "trace" : f == serve::DatasetFormat::sharegpt ? "sharegpt" : "jsonl";
+  return f == serve::DatasetFormat::trace      ? "trace"
+         : f == serve::DatasetFormat::sharegpt ? "sharegpt"
+                                               : "jsonl";
 }
 
-std::string arrival_text(const ServeLoadOptions& o, const LoadPoint& point, const std::string& format) {
+std::string arrival_text(const ServeLoadOptions& o, const LoadPoint& point,
+                         const std::string& format) {
   if (format == "trace") return "trace";
   if (point.rate == 0) return "closed";
   return o.arrival == "gamma" ? fmt::format("gamma({:g})", o.burstiness) : o.arrival;
@@ -55,8 +57,9 @@ serve::ServeSetup make_setup(const BenchOptions& o, const std::vector<LoadPoint>
   s.model = o.endpoint.model;
   const std::string format = dataset_format(o.load);
   s.arrival = arrival_text(o.load, points.front(), format);
-  s.dataset = format.empty() ? fmt::format("random {}/{}", o.load.input_tokens, o.load.output_tokens)
-                             : fmt::format("{} {}", format, o.load.dataset);
+  s.dataset = format.empty()
+                  ? fmt::format("random {}/{}", o.load.input_tokens, o.load.output_tokens)
+                  : fmt::format("{} {}", format, o.load.dataset);
   s.seed = o.load.seed;
   s.cards = o.report.cards;
   s.slo = serve::parse_slo(o.report.slo);
@@ -101,15 +104,18 @@ serve::ServeRun run_point(const BenchOptions& o, const LoadPoint& point, const s
     control.on_done = [&](const serve::RequestRecord& r) {
       ++done;
       failed += r.ok() ? 0 : 1;
-      progress.update(done, total, fmt::format("{} run {}/{}: {} errors", label, rep + 1,
-                                               o.load.repeat, failed));
+      progress.update(
+          done, total,
+          fmt::format("{} run {}/{}: {} errors", label, rep + 1, o.load.repeat, failed));
       return true;
     };
     serve::RunOutcome outcome = serve::run_load(to_endpoint(o.endpoint), workload, control);
     progress.clear();
     say_errors(label, outcome.records);
-    serve::Measured m = serve::exclude_warmup(std::move(outcome.records), outcome.duration_ns, warmup_ns);
-    if (o.load.repeat > 1) run.repeats.push_back(serve::summarize(m.records, m.duration_ns, outcome.not_released, slo));
+    serve::Measured m =
+        serve::exclude_warmup(std::move(outcome.records), outcome.duration_ns, warmup_ns);
+    if (o.load.repeat > 1)
+      run.repeats.push_back(serve::summarize(m.records, m.duration_ns, outcome.not_released, slo));
     pooled.duration_ns += m.duration_ns;
     pooled.not_released += outcome.not_released;
     std::move(m.records.begin(), m.records.end(), std::back_inserter(pooled.records));
@@ -137,14 +143,17 @@ int verdict(const serve::ServeResult& result, std::ostream& out) {
   if (failed > 0) {
     std::vector<std::string> parts;
     for (const auto& [k, n] : kinds) parts.push_back(fmt::format("{} {}", k, n));
-    problems.push_back(fmt::format("{} of {} requests failed ({})", failed, total, join(parts, ", ")));
+    problems.push_back(
+        fmt::format("{} of {} requests failed ({})", failed, total, join(parts, ", ")));
   }
   if (!behind.empty()) {
-    problems.push_back(fmt::format("the client fell behind ({}); its delay is in these latencies", behind));
+    problems.push_back(
+        fmt::format("the client fell behind ({}); its delay is in these latencies", behind));
   }
   if (problems.empty()) {
-    out << fmt::format("plumb serve bench: {} requests in {} run{}, none failed; the client kept up\n",
-                       total, result.runs.size(), result.runs.size() == 1 ? "" : "s");
+    out << fmt::format(
+        "plumb serve bench: {} requests in {} run{}, none failed; the client kept up\n", total,
+        result.runs.size(), result.runs.size() == 1 ? "" : "s");
     return 0;
   }
   out << "plumb serve bench: " << join(problems, "; ") << "\n";
@@ -176,8 +185,9 @@ int run_bench(const BenchOptions& o) {
 
 void setup_serve_bench(CLI::App& serve, std::function<int()>& selected) {
   CLI::App* sub = serve.add_subcommand(
-      "bench", "Load an inference server: latency from each request's scheduled time, throughput, "
-               "goodput; one run or a sweep over --concurrency C1,C2,... or --rate A:B:STEP");
+      "bench",
+      "Load an inference server: latency from each request's scheduled time, throughput, "
+      "goodput; one run or a sweep over --concurrency C1,C2,... or --rate A:B:STEP");
   auto options = std::make_shared<BenchOptions>();
   add_serve_endpoint_options(*sub, options->endpoint);
   add_serve_load_options(*sub, options->load);

@@ -34,7 +34,8 @@ void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
   app.add_option("--duration", o.duration_s, "Seconds to release requests for (per run)");
   app.add_option("-c,--concurrency", o.concurrency,
                  "Requests in flight: C (closed loop, or the cap of --rate), or C1,C2,... a sweep");
-  app.add_option("-r,--rate", o.rate, "Requests per second (open loop): R, or A:B:STEP a sweep");
+  app.add_option("-r,--rate", o.rate,
+                 "Requests per second (open loop): R, inf (all at once), or A:B:STEP a sweep");
   app.add_option("--arrival", o.arrival, "poisson, constant or gamma (with --burstiness)")
       ->capture_default_str();
   app.add_option("--burstiness", o.burstiness, "gamma's shape: 1 is Poisson, below 1 burstier")
@@ -46,17 +47,22 @@ void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
   app.add_option("--length-spread", o.length_spread,
                  "Random lengths uniform in n*(1-S)..n*(1+S); 0 keeps them fixed")
       ->capture_default_str();
-  app.add_option("--dataset", o.dataset, "Prompts from a JSONL file, a ShareGPT JSON, or a trace");
+  app.add_option("--dataset", o.dataset,
+                 "Prompts from a JSONL file ({\"prompt\": ...}), a ShareGPT JSON, or a Mooncake "
+                 "trace (its arrivals too)");
   app.add_option("--dataset-format", o.dataset_format, "jsonl, sharegpt or trace (else guessed)");
   app.add_option("--seed", o.seed, "Seed of the arrivals and the prompts")->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "Seconds at the start whose requests are not counted");
+  app.add_option("--warmup", o.warmup_s,
+                 "Seconds at the start whose requests (and time) are not counted");
   app.add_option("--repeat", o.repeat, "Run each load point N times (the spread plumb diff judges by)")
       ->capture_default_str()->check(CLI::PositiveNumber);
 }
 
 void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {
   app.add_option("--json", o.json, "Write plumb.serve/1 JSON to FILE ('-' for stdout)");
-  app.add_option("--slo", o.slo, "Goodput's objectives: ttft=2000ms,tpot=100ms (itl, e2e too)");
+  app.add_option("--slo", o.slo,
+                 "Goodput's objectives: ttft=2000ms,tpot=100ms (itl, e2e too; ms or s): a "
+                 "request counts only if it meets all");
   app.add_option("--metrics-url", o.metrics_url,
                  "The server's Prometheus /metrics, scraped before, during and after");
   app.add_option("--power", o.power,
@@ -99,7 +105,8 @@ std::vector<double> parse_rate_list(const std::string& text) {
   const std::vector<std::string> parts = split_list(text, ':');
   if (parts.size() == 1) return {number_or_throw("--rate", parts[0], kRateRange)};
   if (parts.size() != 3) {
-    throw Error(fmt::format("--rate: expected R, inf or A:B:STEP (e.g. 2:20:2), got '{}'", shorten(text)));
+    throw Error(fmt::format("--rate: expected R, inf or A:B:STEP (e.g. 2:20:2), got '{}'",
+                            shorten(text)));
   }
   const double a = number_or_throw("--rate", parts[0], kRateRange);
   const double b = number_or_throw("--rate", parts[1], kRateRange);
@@ -107,7 +114,8 @@ std::vector<double> parse_rate_list(const std::string& text) {
   if (b < a) throw Error(fmt::format("--rate: 'A:B:STEP' needs A <= B, got '{}'", shorten(text)));
   const double steps = std::floor((b - a) / step + 1e-9) + 1;  // 1e-9: 0.1 steps land on B
   if (steps > kMaxSweepSteps) {
-    throw Error(fmt::format("--rate: '{}' makes {:.0f} steps; at most {}", shorten(text), steps, kMaxSweepSteps));
+    throw Error(fmt::format("--rate: '{}' makes {:.0f} steps; at most {}", shorten(text), steps,
+                            kMaxSweepSteps));
   }
   std::vector<double> rates;
   for (int i = 0; i < static_cast<int>(steps); ++i) rates.push_back(a + i * step);

@@ -1,13 +1,13 @@
 #include "report/serve_reporter.h"
 
-#include "common/error.h"
-#include "common/json.h"
-#include "serve/measure.h"
-
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "serve/measure.h"
 
 namespace plumb::report {
 namespace {
@@ -82,9 +82,8 @@ json slo_json(const serve::Slo& slo) {
 }
 
 json setup_json(const serve::ServeSetup& s) {
-  return {{"url", s.url},         {"api", s.api},   {"model", s.model},
-          {"arrival", s.arrival}, {"dataset", s.dataset}, {"seed", s.seed},
-          {"cards", s.cards},     {"slo", slo_json(s.slo)}};
+  return {{"url", s.url},         {"api", s.api},   {"model", s.model}, {"arrival", s.arrival},
+          {"dataset", s.dataset}, {"seed", s.seed}, {"cards", s.cards}, {"slo", slo_json(s.slo)}};
 }
 
 json run_json(const serve::ServeRun& run) {
@@ -126,7 +125,9 @@ ServeSummary summary_from(const JsonFields& f, const json& o, const std::string&
   for (const auto& d : kDistributions) s.*d.field = distribution_from(f, o, path, d.key);
   s.token_source = f.text(o, path, "token_source");
   const json& kept = f.member(o, path, "client_kept_up");
-  if (!kept.is_boolean()) f.fail(JsonFields::at(path, "client_kept_up"), "expected true or false, got " + JsonFields::shown(kept));
+  if (!kept.is_boolean())
+    f.fail(JsonFields::at(path, "client_kept_up"),
+           "expected true or false, got " + JsonFields::shown(kept));
   s.client_kept_up = kept.get<bool>();
   s.keep_up_detail = f.text(o, path, "keep_up_detail");
   return s;
@@ -134,8 +135,9 @@ ServeSummary summary_from(const JsonFields& f, const json& o, const std::string&
 
 serve::Slo slo_from(const JsonFields& f, const json& o, const std::string& path) {
   serve::Slo slo;
-  for (auto [key, field] : {std::pair{"ttft_ms", &serve::Slo::ttft_ms}, std::pair{"itl_ms", &serve::Slo::itl_ms},
-                            std::pair{"tpot_ms", &serve::Slo::tpot_ms}, std::pair{"e2e_ms", &serve::Slo::e2e_ms}}) {
+  for (auto [key, field] :
+       {std::pair{"ttft_ms", &serve::Slo::ttft_ms}, std::pair{"itl_ms", &serve::Slo::itl_ms},
+        std::pair{"tpot_ms", &serve::Slo::tpot_ms}, std::pair{"e2e_ms", &serve::Slo::e2e_ms}}) {
     if (o.contains(key)) slo.*field = f.number(o, path, key);
   }
   return slo;
@@ -156,9 +158,11 @@ serve::ServeSetup setup_from(const JsonFields& f, const json& o, const std::stri
 
 double rate_from(const JsonFields& f, const json& o, const std::string& path) {
   const json& v = f.member(o, path, "rate");
-  if (v.is_string() && v.get<std::string>() == "inf") return std::numeric_limits<double>::infinity();
+  if (v.is_string() && v.get<std::string>() == "inf")
+    return std::numeric_limits<double>::infinity();
   const double rate = f.number(o, path, "rate");
-  if (rate < 0) f.fail(JsonFields::at(path, "rate"), fmt::format("expected 0 or more, got {}", rate));
+  if (rate < 0)
+    f.fail(JsonFields::at(path, "rate"), fmt::format("expected 0 or more, got {}", rate));
   return rate;
 }
 
@@ -199,7 +203,8 @@ void print_block(std::ostream& out, const serve::ServeRun& run, const serve::Ser
   if (s.not_released > 0) line("Not sent (duration or stop):", std::to_string(s.not_released));
   line("Benchmark duration (s):", fmt::format("{:.2f}", s.duration_s));
   line("Total input tokens:", std::to_string(s.input_tokens));
-  line("Total generated tokens:", fmt::format("{} (counted from {})", s.output_tokens, s.token_source));
+  line("Total generated tokens:",
+       fmt::format("{} (counted from {})", s.output_tokens, s.token_source));
   line("Request throughput (req/s):", fmt::format("{:.2f}", s.requests_per_second));
   line("Output token throughput (tok/s):", fmt::format("{:.2f}", s.output_tokens_per_second));
   line("Total token throughput (tok/s):", fmt::format("{:.2f}", s.total_tokens_per_second));
@@ -218,13 +223,15 @@ void print_block(std::ostream& out, const serve::ServeRun& run, const serve::Ser
 }
 
 void print_table(std::ostream& out, const serve::ServeResult& result) {
-  constexpr const char* kRow = "{:<14} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n";
+  constexpr const char* kRow =
+      "{:<14} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n";
   out << fmt::format(kRow, "load", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50",
                      "TPOT p99", "ITL p99", "E2E p99", "goodput", "errors");
   for (const auto& run : result.runs) {
     const ServeSummary& s = run.summary;
     std::string errors = errors_text(s);
-    if (!s.client_kept_up) errors += "; client behind: lag p99 " + fmt::format("{:.3g} ms", s.client_lag_ms.p99);
+    if (!s.client_kept_up)
+      errors += "; client behind: lag p99 " + fmt::format("{:.3g} ms", s.client_lag_ms.p99);
     out << fmt::format(kRow, serve_run_label(run), fmt::format("{:.2f}", s.requests_per_second),
                        fmt::format("{:.1f}", s.output_tokens_per_second),
                        fmt::format("{:.2f}", s.ttft_ms.p50), fmt::format("{:.2f}", s.ttft_ms.p99),
@@ -233,7 +240,8 @@ void print_table(std::ostream& out, const serve::ServeResult& result) {
                        fmt::format("{:.2f}", s.goodput_requests_per_second), errors);
   }
   out << "(latencies in ms from each request's scheduled time";
-  if (!result.setup.slo.empty()) out << "; goodput: req/s meeting " << serve::slo_text(result.setup.slo);
+  if (!result.setup.slo.empty())
+    out << "; goodput: req/s meeting " << serve::slo_text(result.setup.slo);
   out << ")\n";
 }
 
@@ -241,9 +249,12 @@ void print_table(std::ostream& out, const serve::ServeResult& result) {
 
 std::string serve_run_label(const serve::ServeRun& run) {
   std::string label;
-  if (std::isinf(run.rate)) label = "r=inf";
-  else if (run.rate > 0) label = fmt::format("r={:g}/s", run.rate);
-  if (run.concurrency > 0) label += fmt::format("{}c={}", label.empty() ? "" : " ", run.concurrency);
+  if (std::isinf(run.rate))
+    label = "r=inf";
+  else if (run.rate > 0)
+    label = fmt::format("r={:g}/s", run.rate);
+  if (run.concurrency > 0)
+    label += fmt::format("{}c={}", label.empty() ? "" : " ", run.concurrency);
   return label.empty() ? "trace" : label;
 }
 
@@ -263,9 +274,11 @@ json serve_json(const serve::ServeResult& result) {
 
 serve::ServeResult serve_from_json(const json& doc, const std::string& where) {
   const JsonFields f(where);
-  if (!doc.is_object()) throw Error(where + ": expected a plumb.serve/1 object, got " + JsonFields::shown(doc));
+  if (!doc.is_object())
+    throw Error(where + ": expected a plumb.serve/1 object, got " + JsonFields::shown(doc));
   const std::string schema = f.text(doc, "", "schema");
-  if (schema != kServeSchema) f.fail("schema", fmt::format("expected \"{}\", got \"{}\"", kServeSchema, schema));
+  if (schema != kServeSchema)
+    f.fail("schema", fmt::format("expected \"{}\", got \"{}\"", kServeSchema, schema));
   serve::ServeResult result;
   result.setup = setup_from(f, f.object(doc, "", "setup"), "setup");
   const json& runs = f.array(doc, "", "runs");

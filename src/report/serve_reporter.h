@@ -5,12 +5,11 @@
 //  * JSON plumb.serve/1, read back by serve_from_json (the store, plumb diff).
 #pragma once
 
-#include "serve/result.h"
-
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <string>
+
+#include "serve/result.h"
 
 namespace plumb::report {
 

@@ -1,10 +1,10 @@
 #include "serve/arrivals.h"
 
-#include "common/error.h"
-#include "common/strings.h"
-
 #include <cmath>
 #include <limits>
+
+#include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::serve {
 namespace {
@@ -21,10 +21,12 @@ std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); 
 // The gap to the next arrival, in seconds.
 double next_gap(const ArrivalPlan& plan, Random& random) {
   switch (plan.kind) {
-    case Arrival::constant: return 1.0 / plan.rate;
+    case Arrival::constant:
+      return 1.0 / plan.rate;
     case Arrival::gamma:
       return random.gamma(plan.burstiness, 1.0 / (plan.rate * plan.burstiness));
-    case Arrival::poisson: break;
+    case Arrival::poisson:
+      break;
   }
   return random.exponential(plan.rate);
 }

@@ -5,12 +5,12 @@
 // stays 1/rate and burstiness 1 is Poisson (docs/serve-load.md, "Arrivals").
 #pragma once
 
-#include "serve/request.h"
-
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "serve/request.h"
 
 namespace plumb::serve {
 
@@ -20,11 +20,11 @@ class Random {
  public:
   explicit Random(std::uint64_t seed);
   std::uint64_t next();
-  double uniform();                      // in [0, 1), 53 bits
-  double uniform_open();                 // in (0, 1]
-  double exponential(double rate);       // mean 1 / rate
-  double normal();                       // mean 0, sd 1 (Box-Muller)
-  double gamma(double shape, double scale);  // Marsaglia-Tsang
+  double uniform();                                           // in [0, 1), 53 bits
+  double uniform_open();                                      // in (0, 1]
+  double exponential(double rate);                            // mean 1 / rate
+  double normal();                                            // mean 0, sd 1 (Box-Muller)
+  double gamma(double shape, double scale);                   // Marsaglia-Tsang
   std::int64_t integer(std::int64_t low, std::int64_t high);  // uniform in [low, high]
 
  private:
@@ -40,7 +40,7 @@ Arrival parse_arrival(const std::string& name);
 
 struct ArrivalPlan {
   Arrival kind = Arrival::poisson;
-  double rate = 0;         // requests/s; infinity: every request due at 0 (vLLM's --request-rate inf)
+  double rate = 0;  // requests/s; infinity: every request due at 0 (vLLM's --request-rate inf)
   double burstiness = 1;   // gamma's shape
   std::int64_t count = 0;  // at most this many arrivals; 0: no limit (needs duration_ns)
   Nanos duration_ns = 0;   // only arrivals before this; 0: no limit (needs count)

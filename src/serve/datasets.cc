@@ -1,13 +1,13 @@
 #include "serve/datasets.h"
 
-#include "common/error.h"
-#include "common/json.h"
-#include "common/strings.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "common/strings.h"
 
 namespace plumb::serve {
 namespace {
@@ -78,15 +78,17 @@ std::vector<DatasetEntry> read_lines(std::string_view text, const std::string& f
   for_each_line(text, [&](std::string_view line, int number) {
     const std::string where = fmt::format("{}:{}", file, number);
     const json object = parse_json(line, where);
-    if (!object.is_object()) throw Error(where + ": expected a JSON object, got " + JsonFields::shown(object));
+    if (!object.is_object())
+      throw Error(where + ": expected a JSON object, got " + JsonFields::shown(object));
     const JsonFields fields(where);
     entries.push_back(format == DatasetFormat::trace ? trace_line(object, fields)
                                                      : prompt_line(object, fields));
     if (format == DatasetFormat::trace && entries.size() > 1 &&
         *entries.back().at_ms < *entries[entries.size() - 2].at_ms) {
-      throw Error(fmt::format("{}: timestamp {} is before the previous line's {}; a trace's lines "
-                              "must be in time order", where, *entries.back().at_ms,
-                              *entries[entries.size() - 2].at_ms));
+      throw Error(
+          fmt::format("{}: timestamp {} is before the previous line's {}; a trace's lines "
+                      "must be in time order",
+                      where, *entries.back().at_ms, *entries[entries.size() - 2].at_ms));
     }
   });
   return entries;
@@ -147,7 +149,8 @@ DatasetFormat guess_dataset_format(std::string_view text) {
   const json line = parse_json_or_discarded(
       first == std::string_view::npos ? std::string_view{} : text.substr(first, end - first),
       problem);
-  const bool trace = line.is_object() && line.contains("timestamp") && line.contains("input_length");
+  const bool trace =
+      line.is_object() && line.contains("timestamp") && line.contains("input_length");
   return trace ? DatasetFormat::trace : DatasetFormat::jsonl;
 }
 

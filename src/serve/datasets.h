@@ -21,10 +21,10 @@ namespace plumb::serve {
 enum class DatasetFormat { jsonl, sharegpt, trace };
 
 struct DatasetEntry {
-  std::string prompt;              // empty for a trace: the workload writes input_tokens words
-  int input_tokens = 0;            // a trace's input_length, else estimated (kCharsPerToken)
-  int output_tokens = 0;           // 0: not given (the workload's --output-tokens)
-  std::optional<double> at_ms;     // a trace's timestamp
+  std::string prompt;           // empty for a trace: the workload writes input_tokens words
+  int input_tokens = 0;         // a trace's input_length, else estimated (kCharsPerToken)
+  int output_tokens = 0;        // 0: not given (the workload's --output-tokens)
+  std::optional<double> at_ms;  // a trace's timestamp
 };
 
 // No tokenizer: a text's tokens are estimated as its characters / 4, the rule of thumb OpenAI

@@ -1,13 +1,13 @@
 #include "serve/measure.h"
 
-#include "common/error.h"
-#include "common/number_range.h"
-#include "common/strings.h"
-
 #include <fmt/format.h>
 
 #include <array>
 #include <optional>
+
+#include "common/error.h"
+#include "common/number_range.h"
+#include "common/strings.h"
 
 namespace plumb::serve {
 namespace {
@@ -17,9 +17,9 @@ struct Objective {
   std::optional<double> Slo::*field;
 };
 constexpr std::array<Objective, 4> kObjectives = {{{"ttft", &Slo::ttft_ms},
-                                                    {"itl", &Slo::itl_ms},
-                                                    {"tpot", &Slo::tpot_ms},
-                                                    {"e2e", &Slo::e2e_ms}}};
+                                                   {"itl", &Slo::itl_ms},
+                                                   {"tpot", &Slo::tpot_ms},
+                                                   {"e2e", &Slo::e2e_ms}}};
 
 struct Unit {
   std::string_view suffix;
@@ -61,8 +61,10 @@ Slo parse_slo(std::string_view text) {
     const Objective& o = objective(key);
     const auto v = value_ms(trim_blanks(std::string_view(item).substr(eq + 1)));
     if (!v) {
-      throw Error(fmt::format("--slo: {}: expected a number above 0 with its unit, ms or s "
-                              "(e.g. 2000ms)", item));
+      throw Error(
+          fmt::format("--slo: {}: expected a number above 0 with its unit, ms or s "
+                      "(e.g. 2000ms)",
+                      item));
     }
     if (slo.*o.field) throw Error(fmt::format("--slo: {} is given twice", key));
     slo.*o.field = *v;

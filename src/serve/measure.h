@@ -2,12 +2,12 @@
 // the client's keep-up verdict (docs/serve-load.md, "Metrics").
 #pragma once
 
-#include "serve/request.h"
-#include "serve/summary.h"
-
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "serve/request.h"
+#include "serve/summary.h"
 
 namespace plumb::serve {
 

@@ -9,14 +9,14 @@ namespace {
 // Among the most frequent English words; each, with its leading space, is one token in GPT-2's
 // BPE, in OpenAI's cl100k_base and in Llama's SentencePiece vocabulary.
 constexpr std::array<std::string_view, 64> kWords = {
-    " the",   " of",   " and",  " to",    " in",   " is",    " that",  " for",
-    " it",    " as",   " was",  " with",  " be",   " by",    " on",    " not",
-    " he",    " this", " are",  " or",    " his",  " from",  " at",    " which",
-    " but",   " have", " an",   " had",   " they", " you",   " were",  " their",
-    " one",   " all",  " we",   " can",   " her",  " has",   " there", " been",
-    " if",    " more", " when", " will",  " would"," who",   " so",    " no",
-    " time",  " people", " year", " work", " day", " world", " life",  " water",
-    " house", " city", " night", " light", " music", " river", " story", " game"};
+    " the",   " of",     " and",   " to",    " in",    " is",    " that",  " for",
+    " it",    " as",     " was",   " with",  " be",    " by",    " on",    " not",
+    " he",    " this",   " are",   " or",    " his",   " from",  " at",    " which",
+    " but",   " have",   " an",    " had",   " they",  " you",   " were",  " their",
+    " one",   " all",    " we",    " can",   " her",   " has",   " there", " been",
+    " if",    " more",   " when",  " will",  " would", " who",   " so",    " no",
+    " time",  " people", " year",  " work",  " day",   " world", " life",  " water",
+    " house", " city",   " night", " light", " music", " river", " story", " game"};
 
 }  // namespace
 

@@ -6,9 +6,9 @@
 // token, a merge across words. Where the server reports usage, plumb takes that count.
 #pragma once
 
-#include "serve/arrivals.h"
-
 #include <string>
+
+#include "serve/arrivals.h"
 
 namespace plumb::serve {
 

@@ -1,12 +1,12 @@
 #include "serve/summary.h"
 
-#include "common/stats.h"
-#include "serve/measure.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
+
+#include "common/stats.h"
+#include "serve/measure.h"
 
 namespace plumb::serve {
 namespace {
@@ -53,7 +53,8 @@ bool meets(const Latencies& l, const Slo& slo) {
   if (slo.ttft_ms && l.ttft > *slo.ttft_ms) return false;
   if (slo.e2e_ms && l.e2e > *slo.e2e_ms) return false;
   if (slo.tpot_ms && l.tpot && *l.tpot > *slo.tpot_ms) return false;
-  if (slo.itl_ms && std::any_of(l.itl.begin(), l.itl.end(), [&](double g) { return g > *slo.itl_ms; })) {
+  if (slo.itl_ms &&
+      std::any_of(l.itl.begin(), l.itl.end(), [&](double g) { return g > *slo.itl_ms; })) {
     return false;
   }
   return true;
@@ -75,8 +76,10 @@ void keep_up(ServeSummary& s) {
   s.keep_up_detail =
       s.client_kept_up
           ? fmt::format("the client kept up: lag p99 {:.3g} ms <= {:g} ms", p99, kKeepUpLagP99Ms)
-          : fmt::format("the client fell behind: lag p99 {:.3g} ms > {:g} ms; these latencies "
-                        "include the client's delay", p99, kKeepUpLagP99Ms);
+          : fmt::format(
+                "the client fell behind: lag p99 {:.3g} ms > {:g} ms; these latencies "
+                "include the client's delay",
+                p99, kKeepUpLagP99Ms);
 }
 
 struct Pools {
@@ -126,7 +129,8 @@ ServeSummary summarize(const std::vector<RequestRecord>& records, Nanos duration
   if (s.duration_s > 0) {
     s.requests_per_second = static_cast<double>(s.completed) / s.duration_s;
     s.output_tokens_per_second = static_cast<double>(s.output_tokens) / s.duration_s;
-    s.total_tokens_per_second = static_cast<double>(s.input_tokens + s.output_tokens) / s.duration_s;
+    s.total_tokens_per_second =
+        static_cast<double>(s.input_tokens + s.output_tokens) / s.duration_s;
     s.goodput_requests_per_second = static_cast<double>(good) / s.duration_s;
   }
   s.token_source = token_source(usage, chunks);

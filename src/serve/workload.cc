@@ -1,16 +1,16 @@
 #include "serve/workload.h"
 
-#include "common/error.h"
-#include "common/input_file.h"
-#include "serve/arrivals.h"
-#include "serve/datasets.h"
-#include "serve/prompts.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
+
+#include "common/error.h"
+#include "common/input_file.h"
+#include "serve/arrivals.h"
+#include "serve/datasets.h"
+#include "serve/prompts.h"
 
 namespace plumb::serve {
 namespace {
@@ -32,11 +32,14 @@ void check_spec(const WorkloadSpec& s) {
   if (!(s.rate >= 0)) throw Error(fmt::format("--rate: must be 0 or more, got {}", s.rate));
   if (s.requests < 0) throw Error(fmt::format("--requests: must be 1 or more, got {}", s.requests));
   if (!(s.duration_s >= 0) || std::isinf(s.duration_s)) {
-    throw Error(fmt::format("--duration: must be a number of seconds above 0, got {}", s.duration_s));
+    throw Error(
+        fmt::format("--duration: must be a number of seconds above 0, got {}", s.duration_s));
   }
-  if (s.concurrency < 0) throw Error(fmt::format("--concurrency: must be 1 or more, got {}", s.concurrency));
+  if (s.concurrency < 0)
+    throw Error(fmt::format("--concurrency: must be 1 or more, got {}", s.concurrency));
   if (!(s.length_spread >= 0 && s.length_spread < 1)) {
-    throw Error(fmt::format("--length-spread: must be a number from 0 to below 1, got {}", s.length_spread));
+    throw Error(fmt::format("--length-spread: must be a number from 0 to below 1, got {}",
+                            s.length_spread));
   }
   if (!(s.burstiness > 0) || std::isinf(s.burstiness)) {
     throw Error(fmt::format("--burstiness: must be a number above 0, got {}", s.burstiness));
@@ -63,8 +66,10 @@ void check_size(const WorkloadSpec& s, std::int64_t count) {
     throw Error("--rate inf sends every request at once: give --requests N");
   }
   if (expected > static_cast<double>(kMaxRequests)) {
-    throw Error(fmt::format("plumb serve: this run would prepare about {:.0f} requests; at most {} "
-                            "a run (lower --requests, --rate or --duration)", expected, kMaxRequests));
+    throw Error(
+        fmt::format("plumb serve: this run would prepare about {:.0f} requests; at most {} "
+                    "a run (lower --requests, --rate or --duration)",
+                    expected, kMaxRequests));
   }
 }
 
@@ -133,7 +138,8 @@ std::vector<Nanos> schedule(const WorkloadSpec& s, const Source& source, std::in
   }
   if (s.rate == 0) {
     if (s.concurrency == 0) {
-      throw Error("plumb serve: give --rate R (an open loop), --concurrency C (a closed loop), or both");
+      throw Error(
+          "plumb serve: give --rate R (an open loop), --concurrency C (a closed loop), or both");
     }
     return std::vector<Nanos>(static_cast<size_t>(count), 0);
   }
@@ -149,7 +155,10 @@ Workload make_workload(const WorkloadSpec& spec) {
   Random prompts(spec.seed ^ kPromptSeedSalt);
   const Source source = load_dataset(spec, prompts);
   const bool trace = source.format == DatasetFormat::trace;
-  const std::int64_t count = trace ? 0 : request_count(spec, source.format ? std::optional(source.entries.size()) : std::nullopt);
+  const std::int64_t count =
+      trace ? 0
+            : request_count(spec,
+                            source.format ? std::optional(source.entries.size()) : std::nullopt);
   if (!trace) check_size(spec, count);
   const std::vector<Nanos> times = schedule(spec, source, count, arrivals);
   Workload w;

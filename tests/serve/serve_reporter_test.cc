@@ -2,13 +2,13 @@
 // "Output").
 #include "report/serve_reporter.h"
 
-#include "cli/serve_options.h"
-#include "common/error.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <sstream>
+
+#include "cli/serve_options.h"
+#include "common/error.h"
 
 namespace plumb::report {
 namespace {
@@ -120,10 +120,14 @@ TEST(ServeReporter, ASweepIsATableOneLinePerRun) {
   std::ostringstream out;
   print_serve_console(out, r);
   const std::string text = out.str();
-  EXPECT_NE(text.find("load              req/s  out tok/s  TTFT p50  TTFT p99"), std::string::npos) << text;
-  EXPECT_NE(text.find("c=1                9.80     1254.4     48.00     90.50     10.00     12.00     20.00   1200.00     9.10  2 (http_status 2)\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("2 (http_status 2); client behind: lag p99 12.4 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("load              req/s  out tok/s  TTFT p50  TTFT p99"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("c=1                9.80     1254.4     48.00     90.50     10.00     12.00  "
+                      "   20.00   1200.00     9.10  2 (http_status 2)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2 (http_status 2); client behind: lag p99 12.4 ms"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("goodput: req/s meeting ttft=2000ms"), std::string::npos);
 }
 
@@ -133,9 +137,12 @@ TEST(ServeReporter, OneRunIsVllmsSummaryBlock) {
   std::ostringstream out;
   print_serve_console(out, r);
   const std::string text = out.str();
-  EXPECT_NE(text.find("=========== Serving Benchmark Result ============"), std::string::npos) << text;
-  EXPECT_NE(text.find("Request throughput (req/s):              9.80\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("Failed requests:                         2 (http_status 2)\n"), std::string::npos);
+  EXPECT_NE(text.find("=========== Serving Benchmark Result ============"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Request throughput (req/s):              9.80\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Failed requests:                         2 (http_status 2)\n"),
+            std::string::npos);
   EXPECT_NE(text.find("Keep-up: the client kept up: lag p99 0.03 ms <= 1 ms\n"), std::string::npos);
 }
 
@@ -176,7 +183,8 @@ TEST(ServeSweeps, ConcurrencyAndRateListsInOrder) {
   o.concurrency = "1,2";
   EXPECT_EQ(cli::load_points(o).size(), 2u);
   o.rate = "1:2:1";
-  EXPECT_EQ(option_error(o), "--concurrency and --rate: sweep one of them (give the other a single value)");
+  EXPECT_EQ(option_error(o),
+            "--concurrency and --rate: sweep one of them (give the other a single value)");
   o.concurrency = "0";
   EXPECT_EQ(option_error(o), "--concurrency: must be a whole number from 1 to 1000000, got '0'");
   o.concurrency = "";

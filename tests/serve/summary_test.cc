@@ -1,11 +1,11 @@
 // summarize() against records whose truth is known by construction (docs/serve-load.md,
 // "Metrics"): every latency from the scheduled time, numpy's linear percentiles.
-#include "serve/measure.h"
 #include "serve/summary.h"
 
-#include "common/error.h"
-
 #include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "serve/measure.h"
 
 namespace plumb::serve {
 namespace {
@@ -58,9 +58,9 @@ TEST(ServeSummary, TheWorkedExampleFromTheScheduledTime) {
 TEST(ServeSummary, AStalledRequestShowsItsQueueingInTheNextOnesTtft) {
   // An open loop capped at one in flight: the first request stalls 100 ms; the next two, due at
   // 10 and 20 ms, wait for its slot. Their TTFT counts from when they were due, not sent.
-  const ServeSummary s = summarize({done(0, 0, 0, 0, {100}), done(1, 10, 100, 100, {105}),
-                                    done(2, 20, 105, 105, {110})},
-                                   110 * kMs, 0, {});
+  const ServeSummary s = summarize(
+      {done(0, 0, 0, 0, {100}), done(1, 10, 100, 100, {105}), done(2, 20, 105, 105, {110})},
+      110 * kMs, 0, {});
   EXPECT_DOUBLE_EQ(s.ttft_ms.max, 100);
   EXPECT_DOUBLE_EQ(s.ttft_ms.p50, 95);  // {90, 95, 100}, not {5, 5, 100}
   EXPECT_DOUBLE_EQ(s.dispatch_delay_ms.p50, 85);
@@ -98,7 +98,8 @@ TEST(ServeSummary, ErrorsAreCountedByKindAndLeftOutOfLatenciesAndThroughput) {
                 2000 * kMs, 4, {});
   EXPECT_EQ(s.completed, 1);
   EXPECT_EQ(s.errors, 3);
-  EXPECT_EQ(s.errors_by_kind, (std::map<std::string, std::int64_t>{{"connect", 1}, {"http_status", 2}}));
+  EXPECT_EQ(s.errors_by_kind,
+            (std::map<std::string, std::int64_t>{{"connect", 1}, {"http_status", 2}}));
   EXPECT_EQ(s.not_released, 4);
   EXPECT_EQ(s.ttft_ms.count, 1);
   EXPECT_EQ(s.dispatch_delay_ms.count, 4);  // every sent request, failed or not
@@ -119,7 +120,9 @@ TEST(ServeSummary, GoodputCountsTheRequestsMeetingEveryBound) {
   Slo itl;
   itl.itl_ms = 15;  // every gap of a request within the bound
   EXPECT_DOUBLE_EQ(summarize({done(0, 0, 0, 0, {10, 20, 40}), done(1, 0, 0, 0, {10, 20, 30})},
-                             1000 * kMs, 0, itl).goodput_requests_per_second, 1);
+                             1000 * kMs, 0, itl)
+                       .goodput_requests_per_second,
+                   1);
 }
 
 TEST(ServeSummary, TheTokenSourceSaysUsageChunksOrMixed) {
@@ -143,9 +146,9 @@ TEST(ServeSummary, AClientThatFellBehindIsSaidWithTheNumbers) {
 }
 
 TEST(ServeSummary, WarmupRequestsAndTimeAreLeftOut) {
-  const Measured m = exclude_warmup({done(0, 0, 0, 0, {10}), done(1, 500, 500, 500, {510}),
-                                     done(2, 1000, 1000, 1000, {1010})},
-                                    2000 * kMs, 500 * kMs);
+  const Measured m = exclude_warmup(
+      {done(0, 0, 0, 0, {10}), done(1, 500, 500, 500, {510}), done(2, 1000, 1000, 1000, {1010})},
+      2000 * kMs, 500 * kMs);
   ASSERT_EQ(m.records.size(), 2u);
   EXPECT_EQ(m.records.front().index, 1);
   EXPECT_EQ(m.duration_ns, 1500 * kMs);

@@ -1,16 +1,16 @@
 // make_workload: the schedule from one seed, prompts from random lengths and the three dataset
 // formats, and each bad input's message (docs/serve-load.md, "Load").
-#include "serve/arrivals.h"
-#include "serve/datasets.h"
 #include "serve/workload.h"
-
-#include "common/error.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <numeric>
+
+#include "common/error.h"
+#include "serve/arrivals.h"
+#include "serve/datasets.h"
 
 namespace plumb::serve {
 namespace {
@@ -48,12 +48,15 @@ WorkloadSpec open_loop(double rate, std::int64_t n, std::string arrival = "poiss
 std::vector<double> gaps(const Workload& w) {
   std::vector<double> g;
   for (size_t i = 1; i < w.requests.size(); ++i) {
-    g.push_back(static_cast<double>(w.requests[i].scheduled_ns - w.requests[i - 1].scheduled_ns) / 1e9);
+    g.push_back(static_cast<double>(w.requests[i].scheduled_ns - w.requests[i - 1].scheduled_ns) /
+                1e9);
   }
   return g;
 }
 
-double mean_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+double mean_of(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+}
 
 double cv2_of(const std::vector<double>& v) {
   const double m = mean_of(v);
@@ -134,15 +137,16 @@ TEST(ServeWorkload, RandomPromptsHaveTheirLengthInOneTokenWords) {
 
 TEST(ServeWorkload, AJsonlOfPromptsInOrderWithTheirOutputLengths) {
   WorkloadSpec s = open_loop(10, 3);
-  s.dataset = write_file("prompts.jsonl",
-                         "{\"prompt\": \"Hello there\", \"output_tokens\": 7}\n\n{\"text\": \"Bye\"}\n");
+  s.dataset =
+      write_file("prompts.jsonl",
+                 "{\"prompt\": \"Hello there\", \"output_tokens\": 7}\n\n{\"text\": \"Bye\"}\n");
   const Workload w = make_workload(s);
   ASSERT_EQ(w.requests.size(), 3u);
   EXPECT_EQ(w.requests[0].prompt, "Hello there");
   EXPECT_EQ(w.requests[0].max_output_tokens, 7);
   EXPECT_EQ(w.requests[0].input_tokens, 3);  // 11 characters / 4, rounded up
   EXPECT_EQ(w.requests[1].prompt, "Bye");
-  EXPECT_EQ(w.requests[1].max_output_tokens, 4);  // --output-tokens
+  EXPECT_EQ(w.requests[1].max_output_tokens, 4);   // --output-tokens
   EXPECT_EQ(w.requests[2].prompt, "Hello there");  // the file again from its start
 }
 
@@ -163,10 +167,11 @@ TEST(ServeWorkload, AShareGptFileGivesItsFirstTurnsAndAnswerLengths) {
 TEST(ServeWorkload, AMooncakeTraceGivesArrivalsAndLengths) {
   WorkloadSpec s;
   s.concurrency = 0;
-  s.dataset = write_file("trace.jsonl",
-                         "{\"timestamp\": 1000, \"input_length\": 6, \"output_length\": 5, \"hash_ids\": [0]}\n"
-                         "{\"timestamp\": 1000, \"input_length\": 3, \"output_length\": 2, \"hash_ids\": [0, 1]}\n"
-                         "{\"timestamp\": 4052, \"input_length\": 4, \"output_length\": 9, \"hash_ids\": [2]}\n");
+  s.dataset = write_file(
+      "trace.jsonl",
+      "{\"timestamp\": 1000, \"input_length\": 6, \"output_length\": 5, \"hash_ids\": [0]}\n"
+      "{\"timestamp\": 1000, \"input_length\": 3, \"output_length\": 2, \"hash_ids\": [0, 1]}\n"
+      "{\"timestamp\": 4052, \"input_length\": 4, \"output_length\": 9, \"hash_ids\": [2]}\n");
   const Workload w = make_workload(s);
   ASSERT_EQ(w.requests.size(), 3u);
   EXPECT_FALSE(w.closed_loop);
@@ -186,13 +191,16 @@ TEST(ServeWorkload, EveryBadDatasetLineIsNamedWithItsField) {
   WorkloadSpec s = open_loop(10, 3);
   s.dataset = write_file("bad1.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n");
   EXPECT_EQ(error_of(s), s.dataset + ":2: expected \"prompt\" or \"text\" (a string)");
-  s.dataset = write_file("bad2.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": \"x\", \"output_tokens\": 0}\n");
-  EXPECT_EQ(error_of(s), s.dataset + ":2: output_tokens: expected a whole number from 1 to 1000000, got 0");
+  s.dataset =
+      write_file("bad2.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": \"x\", \"output_tokens\": 0}\n");
+  EXPECT_EQ(error_of(s),
+            s.dataset + ":2: output_tokens: expected a whole number from 1 to 1000000, got 0");
   s.dataset = write_file("bad3.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": \n");
   EXPECT_EQ(error_of(s).rfind(s.dataset + ":2: not valid JSON: ", 0), 0u) << error_of(s);
   s.dataset = write_file("empty.jsonl", "\n\n");
   EXPECT_EQ(error_of(s), s.dataset + ": no prompts (an empty file)");
-  s.dataset = write_file("bad.json", R"([{"conversations": [{"value": "abcdefghijklmnopq"}, {"from": "gpt"}]}])");
+  s.dataset = write_file(
+      "bad.json", R"([{"conversations": [{"value": "abcdefghijklmnopq"}, {"from": "gpt"}]}])");
   EXPECT_EQ(error_of(s), s.dataset + ": [0].conversations[1].value: missing");
   s.dataset = write_file("bad-trace.jsonl",
                          "{\"timestamp\": 10, \"input_length\": 6, \"output_length\": 5}\n"
@@ -207,8 +215,9 @@ TEST(ServeWorkload, EveryBadDatasetLineIsNamedWithItsField) {
                              "must be in time order");
   s.dataset = write_file("x.jsonl", "{}\n");
   s.dataset_format = "sharegtp";
-  EXPECT_EQ(error_of(s), "--dataset-format: unknown format 'sharegtp' (did you mean 'sharegpt'?); "
-                         "expected one of jsonl, sharegpt, trace");
+  EXPECT_EQ(error_of(s),
+            "--dataset-format: unknown format 'sharegtp' (did you mean 'sharegpt'?); "
+            "expected one of jsonl, sharegpt, trace");
 }
 
 TEST(ServeWorkload, BadLoadOptionsAreRefused) {
@@ -216,8 +225,9 @@ TEST(ServeWorkload, BadLoadOptionsAreRefused) {
   EXPECT_EQ(error_of(s),
             "plumb serve: give --rate R (an open loop), --concurrency C (a closed loop), or both");
   s = open_loop(10, 10, "posson");
-  EXPECT_EQ(error_of(s), "--arrival: unknown arrival 'posson' (did you mean 'poisson'?); expected "
-                         "one of poisson, constant, gamma");
+  EXPECT_EQ(error_of(s),
+            "--arrival: unknown arrival 'posson' (did you mean 'poisson'?); expected "
+            "one of poisson, constant, gamma");
   s = open_loop(INFINITY, 0);
   s.duration_s = 5;
   EXPECT_EQ(error_of(s), "--rate inf sends every request at once: give --requests N");
@@ -229,15 +239,17 @@ TEST(ServeWorkload, BadLoadOptionsAreRefused) {
   EXPECT_EQ(error_of(s), "--input-tokens: must be a whole number from 1 to 1000000, got 0");
   s = open_loop(1e6, 0);
   s.duration_s = 3600;
-  EXPECT_EQ(error_of(s), "plumb serve: this run would prepare about 3600000000 requests; at most "
-                         "1000000 a run (lower --requests, --rate or --duration)");
+  EXPECT_EQ(error_of(s),
+            "plumb serve: this run would prepare about 3600000000 requests; at most "
+            "1000000 a run (lower --requests, --rate or --duration)");
   const Workload all = make_workload(open_loop(INFINITY, 4));
   EXPECT_EQ(all.requests.back().scheduled_ns, 0);
 }
 
 TEST(ServeDatasets, TheFormatIsGuessedFromTheContent) {
   EXPECT_EQ(guess_dataset_format(" [ {}]"), DatasetFormat::sharegpt);
-  EXPECT_EQ(guess_dataset_format("{\"timestamp\": 0, \"input_length\": 5}\n"), DatasetFormat::trace);
+  EXPECT_EQ(guess_dataset_format("{\"timestamp\": 0, \"input_length\": 5}\n"),
+            DatasetFormat::trace);
   EXPECT_EQ(guess_dataset_format("{\"prompt\": \"x\"}\n"), DatasetFormat::jsonl);
   EXPECT_EQ(guess_dataset_format(""), DatasetFormat::jsonl);
 }
