@@ -15,6 +15,9 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/json.cc
   common/problem_list.cc
   common/data_dir.cc
+  serve/datasets.cc
+  serve/measure.cc
+  report/serve_reporter.cc
   baseline/importers/hccl_test.cc
   baseline/importers/importers.cc
   baseline/importers/osu.cc
