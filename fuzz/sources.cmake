@@ -15,6 +15,9 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/json.cc
   common/problem_list.cc
   common/data_dir.cc
+  serve/datasets.cc
+  serve/measure.cc
+  report/serve_reporter.cc
   baseline/importers/hccl_test.cc
   baseline/importers/importers.cc
   baseline/importers/osu.cc
@@ -155,4 +158,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   check/host_checks.cc
   check/clock_sync.cc
   check/version_checks.cc
+  serve/api.cc
+  serve/client_transfer.cc
+  serve/sse.cc
 )

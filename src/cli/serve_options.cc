@@ -1,5 +1,14 @@
 #include "cli/serve_options.h"
 
+#include "common/error.h"
+#include "common/number_range.h"
+#include "common/strings.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
 namespace plumb::cli {
 
 void add_serve_endpoint_options(CLI::App& app, ServeEndpointOptions& o) {
@@ -25,7 +34,8 @@ void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
   app.add_option("--duration", o.duration_s, "Seconds to release requests for (per run)");
   app.add_option("-c,--concurrency", o.concurrency,
                  "Requests in flight: C (closed loop, or the cap of --rate), or C1,C2,... a sweep");
-  app.add_option("-r,--rate", o.rate, "Requests per second (open loop): R, or A:B:STEP a sweep");
+  app.add_option("-r,--rate", o.rate,
+                 "Requests per second (open loop): R, inf (all at once), or A:B:STEP a sweep");
   app.add_option("--arrival", o.arrival, "poisson, constant or gamma (with --burstiness)")
       ->capture_default_str();
   app.add_option("--burstiness", o.burstiness, "gamma's shape: 1 is Poisson, below 1 burstier")
@@ -37,17 +47,22 @@ void add_serve_load_options(CLI::App& app, ServeLoadOptions& o) {
   app.add_option("--length-spread", o.length_spread,
                  "Random lengths uniform in n*(1-S)..n*(1+S); 0 keeps them fixed")
       ->capture_default_str();
-  app.add_option("--dataset", o.dataset, "Prompts from a JSONL file, a ShareGPT JSON, or a trace");
+  app.add_option("--dataset", o.dataset,
+                 "Prompts from a JSONL file ({\"prompt\": ...}), a ShareGPT JSON, or a Mooncake "
+                 "trace (its arrivals too)");
   app.add_option("--dataset-format", o.dataset_format, "jsonl, sharegpt or trace (else guessed)");
   app.add_option("--seed", o.seed, "Seed of the arrivals and the prompts")->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "Seconds at the start whose requests are not counted");
+  app.add_option("--warmup", o.warmup_s,
+                 "Seconds at the start whose requests (and time) are not counted");
   app.add_option("--repeat", o.repeat, "Run each load point N times (the spread plumb diff judges by)")
       ->capture_default_str()->check(CLI::PositiveNumber);
 }
 
 void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {
   app.add_option("--json", o.json, "Write plumb.serve/1 JSON to FILE ('-' for stdout)");
-  app.add_option("--slo", o.slo, "Goodput's objectives: ttft=2000ms,tpot=100ms (itl, e2e too)");
+  app.add_option("--slo", o.slo,
+                 "Goodput's objectives: ttft=2000ms,tpot=100ms (itl, e2e too; ms or s): a "
+                 "request counts only if it meets all");
   app.add_option("--metrics-url", o.metrics_url,
                  "The server's Prometheus /metrics, scraped before, during and after");
   app.add_option("--power", o.power,
@@ -60,6 +75,81 @@ void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {
   app.add_option("--db", o.db, "The store (default ~/.local/share/plumb/baselines.db)");
   app.add_option("--label", o.label, "A label for the stored record");
   app.add_flag("-q,--quiet", o.quiet, "No progress line");
+}
+
+namespace {
+
+double number_or_throw(std::string_view option, std::string_view text, const NumberRange& range) {
+  std::string problem;
+  const auto value = parse_number(text, range, problem);
+  if (!value) throw Error(fmt::format("{}: {}", option, problem));
+  return *value;
+}
+
+constexpr NumberRange kRateRange{0, 1e9, true, false};
+
+}  // namespace
+
+std::vector<int> parse_concurrency_list(const std::string& text) {
+  std::vector<int> values;
+  for (const std::string& item : split_list(text)) {
+    values.push_back(static_cast<int>(
+        number_or_throw("--concurrency", item, NumberRange{1, kMaxConcurrency, false, true})));
+  }
+  return values;
+}
+
+std::vector<double> parse_rate_list(const std::string& text) {
+  if (text.empty()) return {};
+  if (text == "inf") return {std::numeric_limits<double>::infinity()};
+  const std::vector<std::string> parts = split_list(text, ':');
+  if (parts.size() == 1) return {number_or_throw("--rate", parts[0], kRateRange)};
+  if (parts.size() != 3) {
+    throw Error(fmt::format("--rate: expected R, inf or A:B:STEP (e.g. 2:20:2), got '{}'",
+                            shorten(text)));
+  }
+  const double a = number_or_throw("--rate", parts[0], kRateRange);
+  const double b = number_or_throw("--rate", parts[1], kRateRange);
+  const double step = number_or_throw("--rate", parts[2], kRateRange);
+  if (b < a) throw Error(fmt::format("--rate: 'A:B:STEP' needs A <= B, got '{}'", shorten(text)));
+  const double steps = std::floor((b - a) / step + 1e-9) + 1;  // 1e-9: 0.1 steps land on B
+  if (steps > kMaxSweepSteps) {
+    throw Error(fmt::format("--rate: '{}' makes {:.0f} steps; at most {}", shorten(text), steps,
+                            kMaxSweepSteps));
+  }
+  std::vector<double> rates;
+  for (int i = 0; i < static_cast<int>(steps); ++i) rates.push_back(a + i * step);
+  return rates;
+}
+
+std::vector<LoadPoint> load_points(const ServeLoadOptions& o) {
+  const std::vector<int> cs = parse_concurrency_list(o.concurrency);
+  const std::vector<double> rs = parse_rate_list(o.rate);
+  if (cs.size() > 1 && rs.size() > 1) {
+    throw Error("--concurrency and --rate: sweep one of them (give the other a single value)");
+  }
+  std::vector<LoadPoint> points;
+  for (int c : cs.size() > 1 ? cs : std::vector<int>{cs.empty() ? 0 : cs[0]}) {
+    for (double r : rs.empty() ? std::vector<double>{0} : rs) points.push_back({c, r});
+  }
+  return points;
+}
+
+serve::WorkloadSpec to_workload_spec(const ServeLoadOptions& o, const LoadPoint& point) {
+  serve::WorkloadSpec s;
+  s.requests = o.requests;
+  s.duration_s = o.duration_s;
+  s.concurrency = point.concurrency;
+  s.rate = point.rate;
+  s.arrival = o.arrival;
+  s.burstiness = o.burstiness;
+  s.input_tokens = o.input_tokens;
+  s.output_tokens = o.output_tokens;
+  s.length_spread = o.length_spread;
+  s.dataset = o.dataset;
+  s.dataset_format = o.dataset_format;
+  s.seed = o.seed;
+  return s;
 }
 
 serve::Endpoint to_endpoint(const ServeEndpointOptions& o) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "serve/client.h"
+#include "serve/workload.h"
 
 namespace plumb::cli {
 
@@ -57,6 +58,28 @@ struct ServeReportOptions {
 void add_serve_endpoint_options(CLI::App& app, ServeEndpointOptions& options);
 void add_serve_load_options(CLI::App& app, ServeLoadOptions& options);
 void add_serve_report_options(CLI::App& app, ServeReportOptions& options);
+
+// One load point of a run or a sweep: a closed loop at `concurrency` (rate 0), an open loop at
+// `rate` (capped by `concurrency` when it is not 0), or a trace (both 0 but a cap).
+struct LoadPoint {
+  int concurrency = 0;
+  double rate = 0;  // requests/s; infinity for "inf"
+};
+
+// "4" or "1,2,4,8": whole numbers from 1 to kMaxConcurrency; "" is {}. Throws plumb::Error
+// (exit 2): "--concurrency: must be a whole number from 1 to 1000000, got 'x'".
+std::vector<int> parse_concurrency_list(const std::string& text);
+// "10", "inf", or "A:B:STEP" (A, A+STEP, ... up to B, at most kMaxSweepSteps); "" is {}.
+// Throws: "--rate: 'A:B:STEP' needs A <= B and STEP above 0, got '5:1:1'".
+std::vector<double> parse_rate_list(const std::string& text);
+// The load points in the order they run: a concurrency sweep, a rate sweep (each capped by a
+// single --concurrency), or one point. Throws when both sweep.
+std::vector<LoadPoint> load_points(const ServeLoadOptions& options);
+// The workload of one load point (repetition `repeat` uses the same seed: the same requests).
+serve::WorkloadSpec to_workload_spec(const ServeLoadOptions& options, const LoadPoint& point);
+
+inline constexpr int kMaxConcurrency = 1'000'000;
+inline constexpr int kMaxSweepSteps = 1000;
 
 serve::Endpoint to_endpoint(const ServeEndpointOptions& options);
 serve::RunControl to_run_control(const ServeEndpointOptions& options);

@@ -5,6 +5,7 @@
 
 #include "serve/cost.h"
 #include "serve/energy.h"
+#include "serve/peak_result.h"
 #include "serve/server_metrics.h"
 #include "serve/summary.h"
 
@@ -39,6 +40,7 @@ struct ServeSetup {
 struct ServeResult {
   ServeSetup setup;
   std::vector<ServeRun> runs;
+  std::optional<PeakResult> peak;  // plumb serve peak: its probes (runs[] by index) and answer
 };
 
 }  // namespace plumb::serve
