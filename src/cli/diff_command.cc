@@ -10,6 +10,7 @@
 #include "baseline/diff.h"
 #include "baseline/record_kind.h"
 #include "baseline/recovery_diff.h"
+#include "baseline/serve_diff.h"
 #include "baseline/set_diff.h"
 #include "baseline/step_diff.h"
 #include "cli/record_source.h"
@@ -18,6 +19,8 @@
 #include "report/diff_reporter.h"
 #include "report/memory_baseline_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/serve_diff_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/set_diff_reporter.h"
 #include "report/step_diff_reporter.h"
 
@@ -43,6 +46,18 @@ int run_step_diff(const baseline::Record& a, const baseline::Record& b,
   const baseline::StepDiff d = baseline::step_diff(a, b, options);
   if (json) write_json(baseline::step_diff_json(d), *json);
   if (o.json != "-") report::print_step_diff(d, std::cout);
+  return d.exit_code();
+}
+
+// Two serving records (plumb serve --store): run by run, each latency and throughput.
+int run_serve_diff(const baseline::Record& a, const baseline::Record& b,
+                   const baseline::DiffOptions& options, const DiffOptions& o,
+                   std::optional<OutputFile>& json) {
+  const baseline::ServeDiff d =
+      baseline::diff_serve(report::serve_from_json(a.serve, record_name(o.a, a)),
+                           report::serve_from_json(b.serve, record_name(o.b, b)), options);
+  if (json) write_json(baseline::serve_diff_json(d), *json);
+  if (o.json != "-") report::print_serve_diff(d, std::cout);
   return d.exit_code();
 }
 
@@ -91,6 +106,7 @@ constexpr Differ kDiffers[] = {
     {baseline::RecordKind::kStep, run_step_diff},
     {baseline::RecordKind::kRecovery, run_recovery_diff},
     {baseline::RecordKind::kSet, run_set_diff},
+    {baseline::RecordKind::kServe, run_serve_diff},
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "report/baseline_reporter.h"
 #include "report/check_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/set_reporter.h"
 #include "report/step_diff_reporter.h"
 #include "supervise/recovery_json.h"
@@ -53,6 +54,11 @@ void show_recovery(const baseline::Record& r) {
 
 void show_set(const baseline::Record& r) { report::print_set(r, std::cout); }
 
+void show_serve(const baseline::Record& r) {
+  report::print_record_header(r, std::cout);
+  report::print_serve_console(std::cout, report::serve_from_json(r.serve, name_of(r)));
+}
+
 // How plumb show prints each kind of record (baseline/record_kind.h).
 struct Shower {
   baseline::RecordKind kind;
@@ -63,6 +69,7 @@ constexpr Shower kShowers[] = {
     {baseline::RecordKind::kStep, show_step},
     {baseline::RecordKind::kRecovery, show_recovery},
     {baseline::RecordKind::kSet, show_set},
+    {baseline::RecordKind::kServe, show_serve},
 };
 
 }  // namespace

@@ -1,0 +1,23 @@
+// plumb serve bench|peak --store: the result kept as a serving record (store schema 8, a
+// plumb.serve/1 document), listed, shown, exported, reported and diffed as one (docs/serve.md,
+// "Stored and compared").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli/serve_options.h"
+#include "serve/result.h"
+
+namespace plumb::cli {
+
+// Saves `result` in the store named by --db (else the default store) with --label, `source`
+// ("plumb serve bench") and the URL's host as its host; returns the new record's id.
+int64_t store_serve_result(const serve::ServeResult& result, const ServeReportOptions& options,
+                           const std::string& source);
+
+// The host part of a URL ("http://user:pw@node7:8000/v1" -> "node7"); the URL itself when it has
+// none.
+std::string url_host(const std::string& url);
+
+}  // namespace plumb::cli
