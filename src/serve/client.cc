@@ -424,6 +424,9 @@ void Engine::finish(Transfer& transfer, CURLcode code) {
   curl_.easy_getinfo(transfer.easy, CURLINFO_OS_ERRNO, &os_errno);
   end.os_errno = static_cast<int>(os_errno);
   end.curl_error = transfer.error_buffer;
+  const char* content_type = nullptr;
+  curl_.easy_getinfo(transfer.easy, CURLINFO_CONTENT_TYPE, &content_type);
+  if (content_type) end.content_type = content_type;
   end.body = transfer.error_body;
   settle_record(api_, end, transfer.state, *transfer.spec, host_, control_.request_timeout_s, at,
                 *transfer.record);
