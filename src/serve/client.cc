@@ -138,7 +138,7 @@ class Engine {
         api_(api),
         url_(std::move(url)),
         host_(host_of(url_)),
-        workload_(workload),
+        tls_(url_.rfind("https://", 0) == 0), workload_(workload),
         control_(control),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
         cap_(workload.concurrency > 0 ? workload.concurrency : (workload.closed_loop ? 1 : 0)) {
@@ -178,6 +178,7 @@ class Engine {
   const ApiRow& api_;
   std::string url_;
   std::string host_;
+  bool tls_ = false;
   const Workload& workload_;
   const RunControl& control_;
   Fd epoll_;
@@ -417,8 +418,10 @@ void Engine::finish(Transfer& transfer, CURLcode code) {
   TransferEnd end;
   end.code = code;
   curl_.easy_getinfo(transfer.easy, CURLINFO_RESPONSE_CODE, &end.http_status);
+  // Connected means ready to carry the request: over TLS, the handshake done too.
   curl_off_t connect_us = 0;
-  curl_.easy_getinfo(transfer.easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+  curl_.easy_getinfo(transfer.easy, tls_ ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T,
+                     &connect_us);
   end.connected = connect_us > 0;
   long os_errno = 0;
   curl_.easy_getinfo(transfer.easy, CURLINFO_OS_ERRNO, &os_errno);

@@ -316,6 +316,18 @@ TEST(ServeClient, ARefusedConnectionIsAConnectError) {
             "cannot connect to 127.0.0.1:" + std::to_string(port) + ": Connection refused");
 }
 
+TEST(ServeClient, AFailedTlsHandshakeIsAConnectError) {
+  LoopbackServer server(stream_answer(1));  // speaks plain HTTP: the handshake fails
+  Endpoint endpoint = endpoint_for(server);
+  endpoint.url = "https" + endpoint.url.substr(4);
+  RunControl control;
+  control.connect_timeout_s = 0.2;  // the server waits for a request that never comes
+  RunOutcome outcome = run_load(endpoint, open_loop(1), control);
+  ASSERT_EQ(outcome.records.size(), 1u);
+  EXPECT_EQ(outcome.records[0].error, ErrorKind::connect);
+  EXPECT_FALSE(outcome.records[0].error_detail.empty()) << "libcurl's own words";
+}
+
 TEST(ServeClient, AServerThatHangsMidStreamIsATimeout) {
   LoopbackServer server([](int fd) {
     send_all(fd, kStreamHead);
