@@ -117,7 +117,8 @@ void global_init_once(const CurlApi& curl) {
 // What the library must support for this endpoint, checked before anything is sent.
 void check_features(const CurlApi& curl, const Endpoint& endpoint, const std::string& url) {
   const curl_version_info_data* info = curl.version_info(CURLVERSION_NOW);
-  std::string version = info && info->version ? info->version : "?";
+  if (!info) throw Error("plumb serve: libcurl gave no version information");
+  std::string version = info->version ? info->version : "?";
   if (url.rfind("https://", 0) == 0 && !(info->features & CURL_VERSION_SSL)) {
     throw Error("plumb serve: --url " + url + ": this libcurl (" + version +
                 ") was built without TLS");
@@ -138,7 +139,8 @@ class Engine {
         api_(api),
         url_(std::move(url)),
         host_(host_of(url_)),
-        tls_(url_.rfind("https://", 0) == 0), workload_(workload),
+        tls_(url_.rfind("https://", 0) == 0),
+        workload_(workload),
         control_(control),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
         cap_(workload.concurrency > 0 ? workload.concurrency : (workload.closed_loop ? 1 : 0)) {
@@ -306,12 +308,16 @@ void Engine::release_due() {
   }
 }
 
+// A record's chunks are reserved up front so that no chunk reallocates while it streams; beyond
+// this many (16 bytes each) the vector grows as chunks come, which only a very long answer needs.
+constexpr int kMostReserved = 1 << 16;
+
 void Engine::start(const RequestSpec& spec, Nanos scheduled, Nanos ready) {
   RequestRecord& record = outcome_.records.emplace_back();
   record.index = spec.index;
   record.scheduled_ns = scheduled;
   record.ready_ns = ready;
-  record.chunks.reserve(static_cast<size_t>(std::max(spec.max_output_tokens, 0)));
+  record.chunks.reserve(static_cast<size_t>(std::clamp(spec.max_output_tokens, 0, kMostReserved)));
   Transfer& transfer = idle_transfer();
   transfer.begin(spec, record);
   api_.body(spec, endpoint_.model, api_.sends_ignore_eos, transfer.body);
