@@ -270,6 +270,9 @@ void Engine::configure(Transfer& transfer) {
   curl_.easy_setopt(easy, CURLOPT_PRIVATE, &transfer);
   curl_.easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer.error_buffer);
   curl_.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  // No proxy from http_proxy/https_proxy: a proxy in the path would be measured as the server
+  // (aiohttp, as vLLM's bench uses it, ignores them too: trust_env=False).
+  curl_.easy_setopt(easy, CURLOPT_PROXY, "");
   curl_.easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
   curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(control_.request_timeout_s * 1000));
   curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
