@@ -160,5 +160,6 @@ set(PLUMB_FUZZ_LIB_SOURCES
   check/version_checks.cc
   serve/api.cc
   serve/client_transfer.cc
+  serve/event_fields.cc
   serve/sse.cc
 )

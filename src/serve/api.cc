@@ -5,13 +5,11 @@
 #include <vector>
 
 #include "common/error.h"
-#include "common/json.h"
 #include "common/strings.h"
+#include "serve/event_fields.h"
 
 namespace plumb::serve {
 namespace {
-
-using nlohmann::json;
 
 // ---- bodies -------------------------------------------------------------------------------
 
@@ -80,8 +78,7 @@ void tgi_body(const RequestSpec& request, std::string_view, bool, std::string& o
 // Triton's generate extension (server docs/protocol/extension_generate.md) with the
 // TensorRT-LLM ensemble's inputs, as vLLM's bench and GenAI-Perf send them: text_input,
 // max_tokens, stream; min_length = max_tokens stands for ignore_eos.
-void triton_body(const RequestSpec& request, std::string_view, bool ignore_eos,
-                 std::string& out) {
+void triton_body(const RequestSpec& request, std::string_view, bool ignore_eos, std::string& out) {
   out.assign("{");
   append_text_field(out, "text_input", request.prompt);
   if (request.max_output_tokens > 0) {
@@ -99,120 +96,66 @@ void triton_body(const RequestSpec& request, std::string_view, bool ignore_eos,
 // The line an event that is not JSON leaves, cut to a readable length.
 constexpr size_t kShownBytes = 80;
 
-EventReading malformed(std::string_view data, const std::string& problem) {
-  EventReading reading;
-  reading.error = ErrorKind::malformed;
-  reading.error_detail = "an SSE event that is not JSON (" + problem + "): " +
-                         std::string(data.substr(0, kShownBytes));
-  return reading;
-}
-
-// An error inside a stream, in the shapes servers send: {"error": "text"} (TGI, Triton),
-// {"error": {"message": ...}} (OpenAI, vLLM), {"object": "error", "message": ...} (vLLM < 0.9).
-bool read_error(const json& event, EventReading& reading) {
-  const json* message = nullptr;
-  auto error = event.find("error");
-  if (error != event.end() && error->is_string()) message = &*error;
-  if (error != event.end() && error->is_object()) {
-    auto inner = error->find("message");
-    message = inner != error->end() ? &*inner : &*error;
+// The event's fields, or a reading that says why there are none or that the server sent an error.
+bool read_fields(std::string_view data, EventFields& fields, EventReading& reading) {
+  fields = read_event_fields(data);
+  if (!fields.valid) {
+    reading.error = ErrorKind::malformed;
+    reading.error_detail = "an SSE event that is not JSON (" + fields.problem +
+                           "): " + std::string(data.substr(0, kShownBytes));
+    return false;
   }
-  auto object = event.find("object");
-  if (!message && object != event.end() && *object == "error") {
-    auto inner = event.find("message");
-    message = inner != event.end() ? &*inner : &event;
+  if (fields.error) {
+    reading.error = ErrorKind::server;
+    reading.error_detail =
+        fields.error_message.empty()
+            ? "an error without a message: " + std::string(data.substr(0, kShownBytes))
+            : fields.error_message;
+    return false;
   }
-  if (!message) return false;
-  reading.error = ErrorKind::server;
-  reading.error_detail = message->is_string() ? message->get<std::string>() : message->dump();
   return true;
 }
 
-int count_or(const json& parent, const char* key) {
-  auto it = parent.find(key);
-  if (it == parent.end() || !it->is_number_integer()) return -1;
-  long long n = it->get<long long>();
-  return n < 0 || n > 1'000'000'000 ? -1 : static_cast<int>(n);
-}
-
-void read_openai_usage(const json& event, EventReading& reading) {
-  auto usage = event.find("usage");
-  if (usage == event.end() || !usage->is_object()) return;
-  reading.prompt_tokens = count_or(*usage, "prompt_tokens");
-  reading.completion_tokens = count_or(*usage, "completion_tokens");
-  reading.has_usage = reading.completion_tokens >= 0;
-}
-
-bool nonempty_string(const json& parent, const char* key) {
-  auto it = parent.find(key);
-  return it != parent.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
-}
-
-// The event as a JSON object, or a reading that says why not.
-bool parse_event(std::string_view data, json& event, EventReading& reading) {
-  std::string problem;
-  event = parse_json_or_discarded(data, problem);
-  if (event.is_discarded()) {
-    reading = malformed(data, problem);
-    return false;
-  }
-  if (!event.is_object()) {
-    reading = malformed(data, "expected an object");
-    return false;
-  }
-  return !read_error(event, reading);
+int count(std::int64_t n) {
+  constexpr std::int64_t kMostTokens = 1'000'000'000;  // beyond any context window: not a count
+  return n < 0 || n > kMostTokens ? -1 : static_cast<int>(n);
 }
 
 // OpenAI's streams end with "data: [DONE]" (OpenAI API reference, "Streaming"; vLLM's
-// serving_completion.py / serving_chat.py). `text_of` finds a choice's text.
-template <typename TextOf>
-EventReading read_openai(std::string_view data, TextOf text_of) {
+// serving_completion.py / serving_chat.py); the usage chunk before it has `choices: []`.
+EventReading read_openai(std::string_view data, bool chat) {
   EventReading reading;
   if (data == "[DONE]") {
     reading.end = true;
     return reading;
   }
-  json event;
-  if (!parse_event(data, event, reading)) return reading;
-  auto choices = event.find("choices");
-  if (choices != event.end() && choices->is_array() && !choices->empty() &&
-      (*choices)[0].is_object()) {
-    reading.content = text_of((*choices)[0]);
-  }
-  read_openai_usage(event, reading);
+  EventFields fields;
+  if (!read_fields(data, fields, reading)) return reading;
+  reading.content = chat ? fields.delta_text : fields.choice_text;
+  reading.prompt_tokens = count(fields.prompt_tokens);
+  reading.completion_tokens = count(fields.completion_tokens);
+  reading.has_usage = reading.completion_tokens >= 0;
   return reading;
 }
 
-EventReading read_completions(std::string_view data) {
-  return read_openai(data, [](const json& choice) { return nonempty_string(choice, "text"); });
-}
+EventReading read_completions(std::string_view data) { return read_openai(data, false); }
 
 // A chat chunk's text is in delta.content; reasoning models stream their thinking in
-// delta.reasoning_content (vLLM, SGLang, DeepSeek) — generated tokens all the same.
-EventReading read_chat(std::string_view data) {
-  return read_openai(data, [](const json& choice) {
-    auto delta = choice.find("delta");
-    if (delta == choice.end() || !delta->is_object()) return false;
-    return nonempty_string(*delta, "content") || nonempty_string(*delta, "reasoning_content");
-  });
-}
+// delta.reasoning_content (vLLM, SGLang, DeepSeek) — generated tokens all the same. The first
+// chunk, with only the role, is no content.
+EventReading read_chat(std::string_view data) { return read_openai(data, true); }
 
 // TGI's StreamResponse (router/src/lib.rs): {token: {id, text, logprob, special},
 // generated_text (the whole text, on the last event only), details (with details=true, on the
 // last event: finish_reason, generated_tokens, seed)}. Every event is one generated token.
 EventReading read_tgi(std::string_view data) {
   EventReading reading;
-  json event;
-  if (!parse_event(data, event, reading)) return reading;
-  auto token = event.find("token");
-  reading.content = token != event.end() && token->is_object();
-  auto text = event.find("generated_text");
-  reading.end = text != event.end() && text->is_string();
-  auto details = event.find("details");
-  if (details != event.end() && details->is_object()) {
-    reading.completion_tokens = count_or(*details, "generated_tokens");
-    reading.has_usage = reading.completion_tokens >= 0;
-  }
+  EventFields fields;
+  if (!read_fields(data, fields, reading)) return reading;
+  reading.content = fields.token;
+  reading.end = fields.generated_text;
+  reading.completion_tokens = count(fields.generated_tokens);
+  reading.has_usage = reading.completion_tokens >= 0;
   return reading;
 }
 
@@ -220,9 +163,9 @@ EventReading read_tgi(std::string_view data) {
 // the TensorRT-LLM ensemble's text is text_output. No end marker: the stream's end is the end.
 EventReading read_triton(std::string_view data) {
   EventReading reading;
-  json event;
-  if (!parse_event(data, event, reading)) return reading;
-  reading.content = nonempty_string(event, "text_output");
+  EventFields fields;
+  if (!read_fields(data, fields, reading)) return reading;
+  reading.content = fields.text_output;
   return reading;
 }
 
@@ -231,8 +174,8 @@ constexpr std::array kApis = {
            completions_body, read_completions},
     ApiRow{"openai-chat", "/v1/chat/completions", true, true, false, "data: [DONE]", chat_body,
            read_chat},
-    ApiRow{"tgi", "/generate_stream", false, false, false, "an event with generated_text",
-           tgi_body, read_tgi},
+    ApiRow{"tgi", "/generate_stream", false, false, false, "an event with generated_text", tgi_body,
+           read_tgi},
     ApiRow{"triton", "/v2/models/{model}/generate_stream", true, true, true, "", triton_body,
            read_triton},
 };

@@ -92,6 +92,12 @@ class Timer {
     armed_ = absolute_ns;
   }
   void disarm() { arm_at(-1); }
+  // Armed at `absolute_ns` unless already armed earlier: a wake-up before a deadline that moved
+  // later costs one look (libcurl's timeout action finds nothing due and asks again), a
+  // timerfd_settime per libcurl timer change would cost a system call each.
+  void arm_no_later_than(Nanos absolute_ns) {
+    if (armed_ < 0 || absolute_ns < armed_) arm_at(absolute_ns);
+  }
   void consume() {
     std::uint64_t expirations = 0;
     [[maybe_unused]] ssize_t n = read(fd_.get(), &expirations, sizeof expirations);
@@ -111,7 +117,8 @@ void global_init_once(const CurlApi& curl) {
 // What the library must support for this endpoint, checked before anything is sent.
 void check_features(const CurlApi& curl, const Endpoint& endpoint, const std::string& url) {
   const curl_version_info_data* info = curl.version_info(CURLVERSION_NOW);
-  std::string version = info && info->version ? info->version : "?";
+  if (!info) throw Error("plumb serve: libcurl gave no version information");
+  std::string version = info->version ? info->version : "?";
   if (url.rfind("https://", 0) == 0 && !(info->features & CURL_VERSION_SSL)) {
     throw Error("plumb serve: --url " + url + ": this libcurl (" + version +
                 ") was built without TLS");
@@ -132,6 +139,7 @@ class Engine {
         api_(api),
         url_(std::move(url)),
         host_(host_of(url_)),
+        tls_(url_.rfind("https://", 0) == 0),
         workload_(workload),
         control_(control),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
@@ -159,6 +167,8 @@ class Engine {
   void start(const RequestSpec& spec, Nanos scheduled, Nanos ready);
   void arm_release_timer();
   void wait_and_dispatch();
+  void act(curl_socket_t socket, int flags);
+  bool release_is_due() const;
   void drain_done();
   void finish(Transfer& transfer, CURLcode code);
 
@@ -170,6 +180,7 @@ class Engine {
   const ApiRow& api_;
   std::string url_;
   std::string host_;
+  bool tls_ = false;
   const Workload& workload_;
   const RunControl& control_;
   Fd epoll_;
@@ -259,6 +270,9 @@ void Engine::configure(Transfer& transfer) {
   curl_.easy_setopt(easy, CURLOPT_PRIVATE, &transfer);
   curl_.easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer.error_buffer);
   curl_.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  // No proxy from http_proxy/https_proxy: a proxy in the path would be measured as the server
+  // (aiohttp, as vLLM's bench uses it, ignores them too: trust_env=False).
+  curl_.easy_setopt(easy, CURLOPT_PROXY, "");
   curl_.easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
   curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(control_.request_timeout_s * 1000));
   curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -297,12 +311,16 @@ void Engine::release_due() {
   }
 }
 
+// A record's chunks are reserved up front so that no chunk reallocates while it streams; beyond
+// this many (16 bytes each) the vector grows as chunks come, which only a very long answer needs.
+constexpr int kMostReserved = 1 << 16;
+
 void Engine::start(const RequestSpec& spec, Nanos scheduled, Nanos ready) {
   RequestRecord& record = outcome_.records.emplace_back();
   record.index = spec.index;
   record.scheduled_ns = scheduled;
   record.ready_ns = ready;
-  record.chunks.reserve(static_cast<size_t>(std::max(spec.max_output_tokens, 0)));
+  record.chunks.reserve(static_cast<size_t>(std::clamp(spec.max_output_tokens, 0, kMostReserved)));
   Transfer& transfer = idle_transfer();
   transfer.begin(spec, record);
   api_.body(spec, endpoint_.model, api_.sends_ignore_eos, transfer.body);
@@ -325,7 +343,8 @@ void Engine::arm_release_timer() {
   release_timer_.arm_at(t0_ + due);
 }
 
-int Engine::on_socket(CURL*, curl_socket_t socket, int what, void* self, void*) {
+// libcurl's per-socket pointer says whether the socket is in the epoll set already.
+int Engine::on_socket(CURL*, curl_socket_t socket, int what, void* self, void* watched) {
   auto& engine = *static_cast<Engine*>(self);
   int epoll = engine.epoll_.get();
   if (what == CURL_POLL_REMOVE) {
@@ -335,19 +354,19 @@ int Engine::on_socket(CURL*, curl_socket_t socket, int what, void* self, void*) 
   epoll_event event{};
   event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
   event.data.fd = socket;
-  if (epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
-    epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event);
+  if (watched && epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) == 0) return 0;
+  if (epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST) {
+    epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event);
   }
+  engine.curl_.multi_assign(engine.multi_, socket, &engine);
   return 0;
 }
 
 int Engine::on_timer(CURLM*, long timeout_ms, void* self) {
   auto& engine = *static_cast<Engine*>(self);
   engine.curl_due_now_ = timeout_ms == 0;
-  if (timeout_ms <= 0) {
-    engine.curl_timer_.disarm();
-  } else {
-    engine.curl_timer_.arm_at(monotonic_ns() + Nanos{timeout_ms} * 1'000'000);
+  if (timeout_ms > 0) {
+    engine.curl_timer_.arm_no_later_than(monotonic_ns() + Nanos{timeout_ms} * 1'000'000);
   }
   return 0;
 }
@@ -356,12 +375,24 @@ int Engine::on_timer(CURLM*, long timeout_ms, void* self) {
 constexpr int kStopPollMs = 50;
 constexpr int kEventsPerWait = 256;
 
-void Engine::wait_and_dispatch() {
+// Between two sockets' work the loop looks at the clock: with thousands of streams one wake-up
+// can bring hundreds of sockets, and a release due meanwhile must not wait for all of them.
+void Engine::act(curl_socket_t socket, int flags) {
   int running = 0;
+  curl_.multi_socket_action(multi_, socket, flags, &running);
+  drain_done();
+  if (release_is_due()) release_due();
+}
+
+bool Engine::release_is_due() const {
+  return !workload_.closed_loop && may_release() && (cap_ == 0 || in_flight_ < cap_) &&
+         workload_.requests[next_].scheduled_ns <= now();
+}
+
+void Engine::wait_and_dispatch() {
   if (curl_due_now_) {
     curl_due_now_ = false;
-    curl_.multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
-    return;
+    return act(CURL_SOCKET_TIMEOUT, 0);
   }
   epoll_event events[kEventsPerWait];
   int n = epoll_wait(epoll_.get(), events, kEventsPerWait, control_.stop ? kStopPollMs : -1);
@@ -369,15 +400,14 @@ void Engine::wait_and_dispatch() {
     int fd = events[i].data.fd;
     if (fd == release_timer_.fd()) {
       release_timer_.consume();
+      release_due();
     } else if (fd == curl_timer_.fd()) {
       curl_timer_.consume();
-      curl_.multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+      act(CURL_SOCKET_TIMEOUT, 0);
     } else {
       std::uint32_t got = events[i].events;
-      int flags = ((got & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                  ((got & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                  ((got & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-      curl_.multi_socket_action(multi_, fd, flags, &running);
+      act(fd, ((got & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((got & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                  ((got & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0));
     }
   }
 }
@@ -397,13 +427,18 @@ void Engine::finish(Transfer& transfer, CURLcode code) {
   TransferEnd end;
   end.code = code;
   curl_.easy_getinfo(transfer.easy, CURLINFO_RESPONSE_CODE, &end.http_status);
+  // Connected means ready to carry the request: over TLS, the handshake done too.
   curl_off_t connect_us = 0;
-  curl_.easy_getinfo(transfer.easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+  curl_.easy_getinfo(transfer.easy, tls_ ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T,
+                     &connect_us);
   end.connected = connect_us > 0;
   long os_errno = 0;
   curl_.easy_getinfo(transfer.easy, CURLINFO_OS_ERRNO, &os_errno);
   end.os_errno = static_cast<int>(os_errno);
   end.curl_error = transfer.error_buffer;
+  const char* content_type = nullptr;
+  curl_.easy_getinfo(transfer.easy, CURLINFO_CONTENT_TYPE, &content_type);
+  if (content_type) end.content_type = content_type;
   end.body = transfer.error_body;
   settle_record(api_, end, transfer.state, *transfer.spec, host_, control_.request_timeout_s, at,
                 *transfer.record);
@@ -427,7 +462,6 @@ RunOutcome Engine::run() {
     if (in_flight_ == 0 && !may_release()) break;
     arm_release_timer();
     wait_and_dispatch();
-    drain_done();
   }
   outcome_.duration_ns = now();
   outcome_.not_released = static_cast<std::int64_t>(workload_.requests.size() - next_);

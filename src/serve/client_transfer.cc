@@ -60,6 +60,13 @@ void settle_error(const ApiRow& api, const TransferEnd& end, const StreamState& 
     return fail(record, ErrorKind::http_status, http_status_detail(end.http_status, end.body), now);
   }
   if (state.ended) return;  // whatever came after the end marker does not matter
+  if (end.code == CURLE_OK && record.chunks.empty() && !end.content_type.empty() &&
+      !end.content_type.starts_with("text/event-stream")) {  // a server that ignored "stream"
+    return fail(record, ErrorKind::malformed,
+                "the answer is not server-sent events (Content-Type: " +
+                    std::string(end.content_type) + ")",
+                now);
+  }
   if (end.code == CURLE_OK) {
     if (api.ends_with_stream) return;
     return fail(record, ErrorKind::dropped,

@@ -39,6 +39,7 @@ struct TransferEnd {
   int os_errno = 0;             // CURLINFO_OS_ERRNO
   std::string_view curl_error;  // CURLOPT_ERRORBUFFER's text
   std::string_view body;        // the first bytes of a non-2xx answer
+  std::string_view content_type;  // CURLINFO_CONTENT_TYPE; "" when none
 };
 
 // Settles `record` at `now` once its transfer is done: its error kind and one-line detail

@@ -156,5 +156,55 @@ TEST(ServeClientMock, EveryApiReadsTheMocksStream) {
   }
 }
 
+// A 500 in the middle of a run, and a server that drops, garbles or hangs a stream: each request
+// ends with its own kind, and the run goes on.
+TEST(ServeClientMock, FaultsMidRunAreCountedByKind) {
+  struct Case {
+    const char* plan;
+    ErrorKind kind;
+  };
+  for (const Case& c :
+       {Case{"", ErrorKind::http_status}, Case{"drop=2", ErrorKind::dropped},
+        Case{"malformed=2", ErrorKind::malformed}, Case{"hang=2", ErrorKind::timeout}}) {
+    MockConfig config;
+    config.plan = plan(1, 1);
+    bool mid_run_500 = c.kind == ErrorKind::http_status;
+    if (mid_run_500) config.errors = {MockErrorRule{500, 1, 1, 0}};  // the second request only
+    MockServer server(config);
+    server.start();
+    Endpoint endpoint;
+    endpoint.url = server.base_url();
+    endpoint.api = "openai-chat";
+    endpoint.model = "mock";
+    if (!mid_run_500) endpoint.headers = {std::string("X-Plumb-Mock: ") + c.plan};
+    Workload workload;
+    workload.closed_loop = true;
+    workload.concurrency = 1;
+    for (int i = 0; i < 3; ++i) {
+      RequestSpec spec;
+      spec.index = i;
+      spec.prompt = "a";
+      spec.max_output_tokens = 4;
+      workload.requests.push_back(spec);
+    }
+    RunControl control;
+    control.request_timeout_s = 0.3;
+    RunOutcome outcome = run_load(endpoint, workload, control);
+    server.stop();
+    ASSERT_EQ(outcome.records.size(), 3u) << c.plan;
+    for (const RequestRecord& r : outcome.records) {
+      if (mid_run_500) {
+        EXPECT_EQ(r.ok(), r.index != 1) << r.index << ": " << r.error_detail;
+        if (r.index == 1) {
+          EXPECT_EQ(r.error_detail.rfind("HTTP 500: ", 0), 0u) << r.error_detail;
+        }
+        continue;
+      }
+      EXPECT_EQ(r.error, c.kind) << c.plan << ": " << r.error_detail;
+      EXPECT_EQ(r.chunks.size(), 2u) << c.plan;  // what came before the fault is kept
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plumb::serve

@@ -40,6 +40,18 @@ TEST(ServeClientTransfer, TritonEndsWithItsStream) {
   EXPECT_EQ(tgi.error_detail, "the stream ended before an event with generated_text");
 }
 
+TEST(ServeClientTransfer, AnAnswerThatIsNotAnEventStreamIsMalformed) {
+  TransferEnd end;
+  end.http_status = 200;
+  end.content_type = "application/json";
+  RequestRecord r = settle("openai-completions", end);
+  EXPECT_EQ(r.error, ErrorKind::malformed);
+  EXPECT_EQ(r.error_detail,
+            "the answer is not server-sent events (Content-Type: application/json)");
+  end.content_type = "text/event-stream; charset=utf-8";
+  EXPECT_TRUE(settle("triton", end).ok());
+}
+
 TEST(ServeClientTransfer, ErrorKindsFromLibcurlCodes) {
   TransferEnd end;
   end.code = CURLE_COULDNT_RESOLVE_HOST;
