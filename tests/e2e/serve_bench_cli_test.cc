@@ -46,7 +46,7 @@ struct Mock {
 TEST(ServeBenchCli, ASweepWithA500InItsSecondRunCountsItAndSaysIt) {
   const std::string dir = temp_dir("serve_bench_sweep");
   Mock mock(dir, "--error 500:8");  // the 9th request to arrive: run c=2's third
-  const Run run = run_command(kPlumb + " serve bench -q --url " + mock.url +
+  const plumb::test::Run run = run_command(kPlumb + " serve bench -q --url " + mock.url +
                               " --model mock --concurrency 1,2 --requests 6 --input-tokens 16"
                               " --output-tokens 8 --json " + dir + "/out.json");
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
@@ -75,7 +75,7 @@ TEST(ServeBenchCli, ASweepWithA500InItsSecondRunCountsItAndSaysIt) {
 
 TEST(ServeBenchCli, ARefusedConnectionIsALineAndCountedErrors) {
   const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
-  const Run run = run_command(kPlumb + " serve bench -q --url " + url +
+  const plumb::test::Run run = run_command(kPlumb + " serve bench -q --url " + url +
                               " --model mock --concurrency 1 --requests 3 --connect-timeout 5");
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_NE(run.err.find("plumb serve bench: c=1: 3 requests failed (connect); the first: "),
@@ -85,7 +85,7 @@ TEST(ServeBenchCli, ARefusedConnectionIsALineAndCountedErrors) {
 }
 
 TEST(ServeBenchCli, BadUsageExitsTwoBeforeAnyRequest) {
-  const Run run = run_command(kPlumb + " serve bench --url http://127.0.0.1:1 -c 1 -n 1 "
+  const plumb::test::Run run = run_command(kPlumb + " serve bench --url http://127.0.0.1:1 -c 1 -n 1 "
                               "--slo tfft=2s");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--slo: unknown objective 'tfft' (did you mean 'ttft'?); expected one "
