@@ -28,19 +28,21 @@ Distribution distribution(std::vector<double> values) {
   return d;
 }
 
-// One request's figures (completed requests only).
+// One request's figures (completed requests only). A request that completed without a content
+// chunk (zero tokens) has no TTFT, TPOT or ITL, only its E2E.
 struct Latencies {
-  double ttft = 0, e2e = 0;
+  std::optional<double> ttft;
+  double e2e = 0;
   std::optional<double> tpot;  // none for a single token
   std::vector<double> itl;     // a gap before a chunk of k tokens counts as k gaps of gap/k
 };
 
 Latencies latencies(const RequestRecord& r) {
   Latencies l;
-  const Nanos first = r.first_token_ns != kNoTime ? r.first_token_ns : r.end_ns;
-  l.ttft = ms(first - r.scheduled_ns);
   l.e2e = ms(r.end_ns - r.scheduled_ns);
-  if (r.output_tokens > 1) l.tpot = ms(r.end_ns - first) / (r.output_tokens - 1);
+  if (r.first_token_ns == kNoTime) return l;
+  l.ttft = ms(r.first_token_ns - r.scheduled_ns);
+  if (r.output_tokens > 1) l.tpot = ms(r.end_ns - r.first_token_ns) / (r.output_tokens - 1);
   for (size_t i = 1; i < r.chunks.size(); ++i) {
     const int k = std::max(1, r.chunks[i].tokens);
     const double gap = ms(r.chunks[i].at_ns - r.chunks[i - 1].at_ns) / k;
@@ -50,7 +52,7 @@ Latencies latencies(const RequestRecord& r) {
 }
 
 bool meets(const Latencies& l, const Slo& slo) {
-  if (slo.ttft_ms && l.ttft > *slo.ttft_ms) return false;
+  if (slo.ttft_ms && (!l.ttft || *l.ttft > *slo.ttft_ms)) return false;
   if (slo.e2e_ms && l.e2e > *slo.e2e_ms) return false;
   if (slo.tpot_ms && l.tpot && *l.tpot > *slo.tpot_ms) return false;
   if (slo.itl_ms &&
@@ -111,7 +113,7 @@ ServeSummary summarize(const std::vector<RequestRecord>& records, Nanos duration
     }
     ++s.completed;
     const Latencies l = latencies(r);
-    p.ttft.push_back(l.ttft);
+    if (l.ttft) p.ttft.push_back(*l.ttft);
     p.e2e.push_back(l.e2e);
     if (l.tpot) p.tpot.push_back(*l.tpot);
     p.itl.insert(p.itl.end(), l.itl.begin(), l.itl.end());

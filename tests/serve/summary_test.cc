@@ -125,6 +125,20 @@ TEST(ServeSummary, GoodputCountsTheRequestsMeetingEveryBound) {
                    1);
 }
 
+TEST(ServeSummary, ACompletedRequestWithoutTokensHasOnlyItsE2e) {
+  RequestRecord empty = done(0, 0, 0, 0, {10});
+  empty.chunks.clear();
+  empty.first_token_ns = kNoTime;
+  empty.output_tokens = 0;
+  Slo slo;
+  slo.ttft_ms = 100;
+  const ServeSummary s = summarize({empty}, 1000 * kMs, 0, slo);
+  EXPECT_EQ(s.completed, 1);
+  EXPECT_EQ(s.ttft_ms.count, 0);
+  EXPECT_DOUBLE_EQ(s.e2e_ms.max, 10);
+  EXPECT_DOUBLE_EQ(s.goodput_requests_per_second, 0);  // no first token: not within a TTFT bound
+}
+
 TEST(ServeSummary, TheTokenSourceSaysUsageChunksOrMixed) {
   RequestRecord usage = done(0, 0, 0, 0, {10});
   usage.token_source = TokenSource::usage;
