@@ -133,6 +133,13 @@ void apply_mock_overrides(MockPlan& plan, std::string_view text, std::string_vie
   }
 }
 
+void apply_mock_option(MockPlan& plan, std::string_view key, std::string_view value,
+                       std::string_view option) {
+  for (const auto& candidate : override_keys())
+    if (candidate.name == key) return candidate.set(plan, trim_blanks(value), std::string(option));
+  throw Error(unknown_name(option, "key", key, override_key_names()));
+}
+
 MockErrorRule parse_mock_error_rule(std::string_view text, std::string_view what) {
   auto colon = text.find(':');
   if (colon == std::string_view::npos)

@@ -58,6 +58,11 @@ Nanos parse_mock_duration(std::string_view text, std::string_view what);
 // Throws plumb::Error "WHAT: unknown key 'x' (expected ...)" and the like.
 void apply_mock_overrides(MockPlan& plan, std::string_view text, std::string_view what);
 
+// One key's value, from an option: errors name `option` ("--ttft 'fast': expected a duration
+// such as 50ms, 200us or 1.5s").
+void apply_mock_option(MockPlan& plan, std::string_view key, std::string_view value,
+                       std::string_view option);
+
 // "500:3-5" (requests 3 to 5), "500:7" (request 7) or "503:every=4". Throws plumb::Error.
 MockErrorRule parse_mock_error_rule(std::string_view text, std::string_view what);
 
