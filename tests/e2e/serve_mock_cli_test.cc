@@ -100,7 +100,7 @@ TEST(ServeMockCli, StreamsOnAPortItPickedLogsTheTruthAndStopsOnSigterm) {
 }
 
 TEST(ServeMockCli, BadOptionsAreOneLineAndExit2) {
-  Run run = run_command(kPlumb + " serve mock --ttft fast");
+  plumb::test::Run run = run_command(kPlumb + " serve mock --ttft fast");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err, "plumb: error: --ttft 'fast': expected a duration such as 50ms, 200us or 1.5s\n");
   run = run_command(kPlumb + " serve mock --error 500:9-3");

@@ -45,12 +45,13 @@ TEST(MockWire, OpenAiCompletionsStreamIsVllmsBytes) {
   EXPECT_EQ(without_created(decoded.body),
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
             R"("choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null,)"
-            R"("stop_reason":null}]})" "\n\n"
+            R"("stop_reason":null}],"usage":null})" "\n\n"
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
             R"("choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":"length",)"
-            R"("stop_reason":null}]})" "\n\n"
+            R"("stop_reason":null}],"usage":null})" "\n\n"
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
-            R"("choices":[],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}})"
+            R"("choices":[],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2,)"
+            R"("prompt_tokens_details":null}})"
             "\n\ndata: [DONE]\n\n");
 }
 
@@ -79,7 +80,7 @@ TEST(MockWire, TgiStreamIsAxumsDataWithoutASpace) {
             R"("generated_text":null,"details":null})" "\n\n"
             R"(data:{"index":2,"token":{"id":2,"text":" tok","logprob":-0.1,"special":false},)"
             R"("generated_text":" tok tok","details":{"finish_reason":"length",)"
-            R"("generated_tokens":2,"input_length":2,"seed":null}})" "\n\n");
+            R"("generated_tokens":2,"seed":null,"input_length":2}})" "\n\n");
 }
 
 TEST(MockWire, TritonStreamNamesTheModelOfItsPath) {
@@ -97,7 +98,7 @@ TEST(MockWire, CloseDelimitedStreamEndsByClosing) {
   EXPECT_TRUE(answer.closed);
   EXPECT_EQ(answer.bytes.substr(0, answer.bytes.find("\r\n\r\n")),
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close");
-  EXPECT_TRUE(answer.bytes.ends_with("\"seed\":null}}\n\n"));
+  EXPECT_TRUE(answer.bytes.ends_with("\"input_length\":1}}\n\n"));
 }
 
 TEST(MockWire, RequestsItCannotServeAreAnsweredWithTheReason) {
@@ -148,6 +149,12 @@ TEST(MockServerTiming, ASecondSlotWaitsForTheFirstAndTheGapGrowsWithTheBatch) {
   EXPECT_GE(truth[2].started_ns, first_end_due);
   EXPECT_LE(truth[2].started_ns, std::max(truth[0].end_ns, truth[1].end_ns));
   EXPECT_GT(truth[2].started_ns, truth[2].arrived_ns);
+  // The queue and the batch are empty again.
+  auto metrics = http_exchange(mock.server.port(), "GET", "/metrics", "").bytes;
+  EXPECT_NE(metrics.find("vllm:num_requests_waiting{engine=\"0\",model_name=\"mock\"} 0.0\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("vllm:num_requests_running{engine=\"0\",model_name=\"mock\"} 0.0\n"),
+            std::string::npos);
 }
 
 TEST(MockServerTiming, AStallDelaysTheTokensAfterIt) {
