@@ -156,4 +156,8 @@ set(PLUMB_FUZZ_LIB_SOURCES
   check/host_checks.cc
   check/clock_sync.cc
   check/version_checks.cc
+  serve/api.cc
+  serve/client_transfer.cc
+  serve/event_fields.cc
+  serve/sse.cc
 )

@@ -9,8 +9,8 @@
 
 namespace plumb::exporter {
 
-// The functions chat_sender.cc calls, resolved from libcurl.so.4 (or the gnutls flavour's
-// libcurl-gnutls.so.4).
+// The functions chat_sender.cc and plumb serve's engine call, resolved from libcurl.so.4 (or the
+// gnutls flavour's libcurl-gnutls.so.4).
 struct CurlApi {
   CURLcode (*global_init)(long flags) = nullptr;
   void (*global_cleanup)() = nullptr;
@@ -22,6 +22,17 @@ struct CurlApi {
   const char* (*easy_strerror)(CURLcode) = nullptr;
   curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
   void (*slist_free_all)(curl_slist*) = nullptr;
+  // The multi interface plumb serve's engine drives on epoll (serve/client.cc).
+  CURLM* (*multi_init)() = nullptr;
+  CURLMcode (*multi_cleanup)(CURLM*) = nullptr;
+  CURLMcode (*multi_add_handle)(CURLM*, CURL*) = nullptr;
+  CURLMcode (*multi_remove_handle)(CURLM*, CURL*) = nullptr;
+  CURLMcode (*multi_setopt)(CURLM*, CURLMoption, ...) = nullptr;
+  CURLMcode (*multi_socket_action)(CURLM*, curl_socket_t, int, int*) = nullptr;
+  CURLMsg* (*multi_info_read)(CURLM*, int*) = nullptr;
+  CURLMcode (*multi_assign)(CURLM*, curl_socket_t, void*) = nullptr;
+  const char* (*multi_strerror)(CURLMcode) = nullptr;
+  curl_version_info_data* (*version_info)(CURLversion) = nullptr;
 };
 
 // Opened once (thread-safe); throws plumb::Error (exit 2) naming the library and what to install

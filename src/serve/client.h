@@ -37,6 +37,7 @@ struct RunOutcome {
   std::vector<RequestRecord> records;  // one per released request, by index
   Nanos duration_ns = 0;               // from the run's start to the last request's end
   std::int64_t not_released = 0;       // requests the duration limit or a stop left unsent
+  Nanos start_ns = 0;  // the run's start on CLOCK_MONOTONIC, absolute: what every time counts from
 };
 
 // Runs `workload` against `endpoint`. Throws plumb::Error (exit 2) for what makes every request
