@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/strings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -96,6 +97,10 @@ std::vector<std::string> override_key_names() {
 }
 
 }  // namespace
+
+Nanos mock_gap(const MockPlan& plan, int active) {
+  return plan.itl_ns + plan.itl_per_active_ns * std::max(0, active - 1);
+}
 
 bool MockErrorRule::matches(std::int64_t index) const {
   if (every > 0) return (index + 1) % every == 0;

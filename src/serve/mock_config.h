@@ -29,6 +29,11 @@ struct MockPlan {
 
 constexpr int kDefaultTokens = 16;
 
+// The gap before a generation's next token with `active` generations holding a slot:
+// itl + itl_per_active × (active − 1), a decode step bound by memory bandwidth (each step reads
+// the weights once and every active sequence's KV cache).
+Nanos mock_gap(const MockPlan& plan, int active);
+
 // HTTP `status` for the requests `first`..`last` (0-based, by arrival), or every `every`th
 // (the every-th, 2×every-th, ... request: indexes every-1, 2*every-1, ...).
 struct MockErrorRule {

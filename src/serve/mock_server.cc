@@ -415,9 +415,7 @@ struct MockServer::Impl {
     }
   }
 
-  Nanos gap(const Generation& gen) const {
-    return gen.plan.itl_ns + gen.plan.itl_per_active_ns * std::max(0, active - 1);
-  }
+  Nanos gap(const Generation& gen) const { return mock_gap(gen.plan, active); }
 
   void run_due() {
     while (!dues.empty() && !stopping) {

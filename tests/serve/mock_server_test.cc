@@ -120,7 +120,17 @@ TEST(MockWire, RequestsItCannotServeAreAnsweredWithTheReason) {
 
 // The capacity model seen in the server's own truth: deadlines are absolute, so a token is never
 // before its due time, and the request that waited got its slot when the first one ended.
-TEST(MockServerTiming, ASecondSlotWaitsForTheFirstAndTheGapGrowsWithTheBatch) {
+TEST(MockServerTiming, TheGapGrowsWithTheBatch) {
+  MockPlan plan;
+  plan.itl_ns = 2 * kMs;
+  plan.itl_per_active_ns = kMs / 2;
+  EXPECT_EQ(mock_gap(plan, 1), 2 * kMs);
+  EXPECT_EQ(mock_gap(plan, 2), 2 * kMs + kMs / 2);
+  EXPECT_EQ(mock_gap(plan, 9), 6 * kMs);
+  EXPECT_EQ(mock_gap(plan, 0), 2 * kMs);
+}
+
+TEST(MockServerTiming, AThirdRequestWaitsForASlotFifo) {
   MockConfig config = quick(3);
   config.slots = 2;
   config.plan.ttft_ns = 4 * kMs;
@@ -142,10 +152,10 @@ TEST(MockServerTiming, ASecondSlotWaitsForTheFirstAndTheGapGrowsWithTheBatch) {
     ASSERT_EQ(t.token_ns.size(), 3u);
     EXPECT_GE(t.token_ns[0], t.started_ns + 4 * kMs);
   }
-  // The first two ran together: gap = 2 ms + 1 ms × (2 − 1).
-  EXPECT_GE(truth[0].token_ns[2], truth[0].started_ns + 4 * kMs + 2 * 3 * kMs);
-  // The third waited (FIFO) for a slot, freed at the first's last token's due time.
-  Nanos first_end_due = std::min(truth[0].started_ns, truth[1].started_ns) + 10 * kMs;
+  // Every gap is at least the one-active gap (2 ms): tokens are never early.
+  for (const auto& t : truth) EXPECT_GE(t.token_ns[2], t.started_ns + 4 * kMs + 2 * 2 * kMs);
+  // The third waited (FIFO) for a slot, freed at a first one's last token's due time.
+  Nanos first_end_due = std::min(truth[0].started_ns, truth[1].started_ns) + 8 * kMs;
   EXPECT_GE(truth[2].started_ns, first_end_due);
   EXPECT_LE(truth[2].started_ns, std::max(truth[0].end_ns, truth[1].end_ns));
   EXPECT_GT(truth[2].started_ns, truth[2].arrived_ns);
