@@ -125,6 +125,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   exporter/train_events.cc
   exporter/rules.cc
   exporter/http_request.cc
+  serve/prom_text.cc
   exporter/alertmanager_webhook.cc
   exporter/chat_targets.cc
   common/hmac.cc

@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -28,7 +29,8 @@ struct MockOptions {
   std::string model = "mock";
   std::string log;
   std::string plan;                   // --plan key=value,... (the X-Plumb-Mock syntax)
-  std::vector<std::string> timings;   // the named options, as key=value for apply_mock_overrides
+  // The named timing and fault options in the order given: (option, key, value).
+  std::vector<std::array<std::string, 3>> timings;
   std::vector<std::string> errors;    // --error STATUS:FIRST-LAST ...
 };
 
@@ -39,7 +41,8 @@ serve::MockConfig to_config(const MockOptions& options) {
   config.slots = options.slots;
   config.model = options.model;
   config.log_path = options.log;
-  for (const auto& item : options.timings) serve::apply_mock_overrides(config.plan, item, "plumb serve mock");
+  for (const auto& [option, key, value] : options.timings)
+    serve::apply_mock_option(config.plan, key, value, option);
   serve::apply_mock_overrides(config.plan, options.plan, "--plan");
   for (const auto& rule : options.errors)
     config.errors.push_back(serve::parse_mock_error_rule(rule, "--error"));
@@ -60,11 +63,11 @@ int run_serve_mock(const MockOptions& options) {
   return 0;
 }
 
-// A named timing option is kept as "key=VALUE" and read by the same parser as the header.
-void add_timing(CLI::App* sub, std::vector<std::string>& timings, const std::string& flag,
-                const std::string& key, const std::string& help) {
+// A named timing option is read by the same parser as the header's key of that name.
+void add_timing(CLI::App* sub, std::vector<std::array<std::string, 3>>& timings,
+                const std::string& flag, const std::string& key, const std::string& help) {
   sub->add_option_function<std::string>(
-      flag, [&timings, key](const std::string& value) { timings.push_back(key + "=" + value); },
+      flag, [&timings, flag, key](const std::string& value) { timings.push_back({flag, key, value}); },
       help);
 }
 

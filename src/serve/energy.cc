@@ -209,7 +209,7 @@ void PowerSampler::sample() {
     return;
   }
   report_.cards = std::max(report_.cards, reading.cards);
-  report_.watts.emplace_back(static_cast<double>(at - origin_ns_) / 1e9, reading.watts);
+  report_.watts.emplace_back(static_cast<double>(at), reading.watts);
 }
 
 void PowerSampler::start(Nanos origin_ns) {
@@ -226,7 +226,8 @@ void PowerSampler::start(Nanos origin_ns) {
   });
 }
 
-EnergyReport PowerSampler::finish(double duration_s, std::int64_t output_tokens) {
+EnergyReport PowerSampler::finish(double duration_s, std::int64_t output_tokens, Nanos origin_ns) {
+  if (origin_ns != kNoTime) origin_ns_ = origin_ns;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -235,6 +236,7 @@ EnergyReport PowerSampler::finish(double duration_s, std::int64_t output_tokens)
   if (thread_.joinable()) thread_.join();
   sample();
   EnergyReport out = report_;
+  for (auto& point : out.watts) point.first = (point.first - static_cast<double>(origin_ns_)) / 1e9;
   if (!out.problem.empty()) {
     out.cards = 0;
     out.watts.clear();

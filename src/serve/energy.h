@@ -66,7 +66,8 @@ class PowerSampler {
   PowerSampler(const PowerSampler&) = delete;
   PowerSampler& operator=(const PowerSampler&) = delete;
   void start(Nanos origin_ns);  // the run's start (CLOCK_MONOTONIC): the zero of the samples
-  EnergyReport finish(double duration_s, std::int64_t output_tokens);
+  // `origin_ns`, when given, replaces start()'s (run_load's RunOutcome::start_ns).
+  EnergyReport finish(double duration_s, std::int64_t output_tokens, Nanos origin_ns = kNoTime);
 
  private:
   void sample();
@@ -74,7 +75,7 @@ class PowerSampler {
   PowerReader reader_;
   double interval_s_;
   Nanos origin_ns_ = 0;
-  EnergyReport report_;
+  EnergyReport report_;  // its watts at absolute CLOCK_MONOTONIC ns until finish()
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

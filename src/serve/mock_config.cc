@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/strings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -97,6 +98,10 @@ std::vector<std::string> override_key_names() {
 
 }  // namespace
 
+Nanos mock_gap(const MockPlan& plan, int active) {
+  return plan.itl_ns + plan.itl_per_active_ns * std::max(0, active - 1);
+}
+
 bool MockErrorRule::matches(std::int64_t index) const {
   if (every > 0) return (index + 1) % every == 0;
   return index >= first && index <= last;
@@ -131,6 +136,13 @@ void apply_mock_overrides(MockPlan& plan, std::string_view text, std::string_vie
     if (!found) throw Error(unknown_name(what, "key", key, override_key_names()));
     found->set(plan, value, std::string(what) + " " + std::string(key));
   }
+}
+
+void apply_mock_option(MockPlan& plan, std::string_view key, std::string_view value,
+                       std::string_view option) {
+  for (const auto& candidate : override_keys())
+    if (candidate.name == key) return candidate.set(plan, trim_blanks(value), std::string(option));
+  throw Error(unknown_name(option, "key", key, override_key_names()));
 }
 
 MockErrorRule parse_mock_error_rule(std::string_view text, std::string_view what) {

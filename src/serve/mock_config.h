@@ -29,6 +29,11 @@ struct MockPlan {
 
 constexpr int kDefaultTokens = 16;
 
+// The gap before a generation's next token with `active` generations holding a slot:
+// itl + itl_per_active × (active − 1), a decode step bound by memory bandwidth (each step reads
+// the weights once and every active sequence's KV cache).
+Nanos mock_gap(const MockPlan& plan, int active);
+
 // HTTP `status` for the requests `first`..`last` (0-based, by arrival), or every `every`th
 // (the every-th, 2×every-th, ... request: indexes every-1, 2*every-1, ...).
 struct MockErrorRule {
@@ -57,6 +62,11 @@ Nanos parse_mock_duration(std::string_view text, std::string_view what);
 // itl_per_active, tokens, stall=K:DURATION, status, drop, malformed, hang, framing=chunked|close.
 // Throws plumb::Error "WHAT: unknown key 'x' (expected ...)" and the like.
 void apply_mock_overrides(MockPlan& plan, std::string_view text, std::string_view what);
+
+// One key's value, from an option: errors name `option` ("--ttft 'fast': expected a duration
+// such as 50ms, 200us or 1.5s").
+void apply_mock_option(MockPlan& plan, std::string_view key, std::string_view value,
+                       std::string_view option);
 
 // "500:3-5" (requests 3 to 5), "500:7" (request 7) or "503:every=4". Throws plumb::Error.
 MockErrorRule parse_mock_error_rule(std::string_view text, std::string_view what);

@@ -49,6 +49,7 @@ struct Generation {
   int total = 0;
   int sent = 0;
   bool has_slot = false;
+  bool queued = false;  // waiting for a slot
   bool hung = false;
   bool malformed = false;
   Nanos arrived_ns = 0;
@@ -379,6 +380,7 @@ struct MockServer::Impl {
       take_slot(fd, MockServer::now_ns());
     } else {
       waiting.emplace_back(fd, conns[fd].gen->serial);
+      conns[fd].gen->queued = true;
       ++metrics.waiting;
     }
   }
@@ -387,6 +389,7 @@ struct MockServer::Impl {
 
   void take_slot(int fd, Nanos at) {
     Generation& gen = *conns[fd].gen;
+    gen.queued = false;
     gen.has_slot = true;
     ++active;
     ++metrics.running;
@@ -412,9 +415,7 @@ struct MockServer::Impl {
     }
   }
 
-  Nanos gap(const Generation& gen) const {
-    return gen.plan.itl_ns + gen.plan.itl_per_active_ns * std::max(0, active - 1);
-  }
+  Nanos gap(const Generation& gen) const { return mock_gap(gen.plan, active); }
 
   void run_due() {
     while (!dues.empty() && !stopping) {
@@ -547,7 +548,7 @@ struct MockServer::Impl {
       Generation& gen = *it->second.gen;
       finish_truth(gen.truth, 200, gen.hung ? "hang" : outcome, 0);
       if (gen.has_slot) release_slot(MockServer::now_ns());
-      else --metrics.waiting;  // its place in the queue is skipped when reached
+      if (gen.queued) --metrics.waiting;  // its place in the queue is skipped when reached
     }
     ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     ::close(fd);

@@ -117,7 +117,7 @@ std::string finish(int k, int total) { return k == total ? R"("length")" : "null
 std::string completions_token(const MockRequest& r, const std::string& id, int k, int total) {
   return sse(openai_head(r, id, "text_completion") + R"(,"choices":[{"index":0,"text":)" +
              quote(kMockTokenText) + R"(,"logprobs":null,"finish_reason":)" + finish(k, total) +
-             R"(,"stop_reason":null}]})");
+             R"(,"stop_reason":null}],"usage":null})");
 }
 
 // vLLM sends the assistant's role in a chunk of its own, with the first output.
@@ -127,27 +127,29 @@ std::string chat_token(const MockRequest& r, const std::string& id, int k, int t
   if (k == 1)
     out = sse(head + R"(,"choices":[{"index":0,"delta":{"role":"assistant","content":""},)"
                      R"("logprobs":null,"finish_reason":null}]})");
+  std::string last = k == total ? R"("length","stop_reason":null)" : "null";
   return out + sse(head + R"(,"choices":[{"index":0,"delta":{"content":)" +
-                   quote(kMockTokenText) + R"(},"logprobs":null,"finish_reason":)" +
-                   finish(k, total) + R"(,"stop_reason":null}]})");
+                   quote(kMockTokenText) + R"(},"logprobs":null,"finish_reason":)" + last + "}]}");
 }
 
+// The usage chunk (when asked) and [DONE]. Completions are serialized with exclude_unset=False
+// (every field, prompt_tokens_details too), chat chunks with exclude_unset=True.
 std::string openai_end(const MockRequest& r, const std::string& id, int total,
-                       std::string_view object) {
+                       std::string_view object, std::string_view usage_tail) {
   std::string out;
   if (r.include_usage)
     out = sse(openai_head(r, id, object) + R"(,"choices":[],"usage":{"prompt_tokens":)" +
               std::to_string(r.prompt_tokens) + R"(,"total_tokens":)" +
               std::to_string(r.prompt_tokens + total) + R"(,"completion_tokens":)" +
-              std::to_string(total) + "}}");
+              std::to_string(total) + std::string(usage_tail) + "}}");
   return out + sse("[DONE]");
 }
 
 std::string completions_end(const MockRequest& r, const std::string& id, int total) {
-  return openai_end(r, id, total, "text_completion");
+  return openai_end(r, id, total, "text_completion", R"(,"prompt_tokens_details":null)");
 }
 std::string chat_end(const MockRequest& r, const std::string& id, int total) {
-  return openai_end(r, id, total, "chat.completion.chunk");
+  return openai_end(r, id, total, "chat.completion.chunk", "");
 }
 
 // vLLM's ErrorResponse.
@@ -164,7 +166,7 @@ std::string tgi_token(const MockRequest& r, const std::string&, int k, int total
     for (int i = 0; i < total; ++i) text += kMockTokenText;
     generated = quote(text);
     details = R"({"finish_reason":"length","generated_tokens":)" + std::to_string(total) +
-              R"(,"input_length":)" + std::to_string(r.prompt_tokens) + R"(,"seed":null})";
+              R"(,"seed":null,"input_length":)" + std::to_string(r.prompt_tokens) + "}";
   }
   return R"(data:{"index":)" + std::to_string(k) + R"(,"token":{"id":)" + std::to_string(k) +
          R"(,"text":)" + quote(kMockTokenText) + R"(,"logprob":-0.1,"special":false},)"

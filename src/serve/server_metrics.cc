@@ -170,7 +170,8 @@ void ServerScraper::start(Nanos origin_ns) {
   });
 }
 
-ServerScrape ServerScraper::finish() {
+ServerScrape ServerScraper::finish(Nanos origin_ns) {
+  if (origin_ns != kNoTime) origin_ns_ = origin_ns;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

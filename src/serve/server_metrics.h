@@ -72,8 +72,9 @@ class ServerScraper {
   // Starts the thread; `origin_ns` (CLOCK_MONOTONIC) is the run's start, the zero of every
   // point's time.
   void start(Nanos origin_ns);
-  // Stops the thread, scrapes once more ("after") and returns what was kept.
-  ServerScrape finish();
+  // Stops the thread, scrapes once more ("after") and returns what was kept. `origin_ns`, when
+  // given, replaces start()'s (run_load's RunOutcome::start_ns, known only after the run).
+  ServerScrape finish(Nanos origin_ns = kNoTime);
 
  private:
   void scrape_once();

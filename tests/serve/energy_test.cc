@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "exporter/http_server.h"
+#include "serve/mock_server.h"
 
 #include <gtest/gtest.h>
 
@@ -121,12 +122,16 @@ TEST(Energy, SamplesAStandInNvidiaSmiThroughTheRun) {
   EXPECT_DOUBLE_EQ(report.output_tokens_per_joule, 2);
 }
 
-TEST(Energy, SamplesAStandInNpuSmi) {
+TEST(Energy, SamplesAStandInNpuSmiOnTheRunsOwnClock) {
   StandIn tools("info_8x910B2_23.0.7_excerpt.txt");
   PowerSampler sampler("npu-smi", make_power_reader("npu-smi", 5), 10);
   sampler.start(0);
-  EnergyReport report = sampler.finish(2, 0);
+  // The run's start as run_load reports it, after the fact: the samples are measured from it.
+  Nanos origin = MockServer::now_ns() + 1'000'000'000;
+  EnergyReport report = sampler.finish(2, 0, origin);
   EXPECT_EQ(report.problem, "");
+  ASSERT_EQ(report.watts.size(), 2u);
+  EXPECT_LT(report.watts.front().first, -0.9);  // taken about 1 s before that start
   EXPECT_DOUBLE_EQ(report.joules, 2 * (96.5 + 98.7));
 }
 

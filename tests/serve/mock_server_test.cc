@@ -45,12 +45,13 @@ TEST(MockWire, OpenAiCompletionsStreamIsVllmsBytes) {
   EXPECT_EQ(without_created(decoded.body),
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
             R"("choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null,)"
-            R"("stop_reason":null}]})" "\n\n"
+            R"("stop_reason":null}],"usage":null})" "\n\n"
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
             R"("choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":"length",)"
-            R"("stop_reason":null}]})" "\n\n"
+            R"("stop_reason":null}],"usage":null})" "\n\n"
             R"(data: {"id":"cmpl-mock1","object":"text_completion","created":0,"model":"m",)"
-            R"("choices":[],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}})"
+            R"("choices":[],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2,)"
+            R"("prompt_tokens_details":null}})"
             "\n\ndata: [DONE]\n\n");
 }
 
@@ -79,7 +80,7 @@ TEST(MockWire, TgiStreamIsAxumsDataWithoutASpace) {
             R"("generated_text":null,"details":null})" "\n\n"
             R"(data:{"index":2,"token":{"id":2,"text":" tok","logprob":-0.1,"special":false},)"
             R"("generated_text":" tok tok","details":{"finish_reason":"length",)"
-            R"("generated_tokens":2,"input_length":2,"seed":null}})" "\n\n");
+            R"("generated_tokens":2,"seed":null,"input_length":2}})" "\n\n");
 }
 
 TEST(MockWire, TritonStreamNamesTheModelOfItsPath) {
@@ -97,7 +98,7 @@ TEST(MockWire, CloseDelimitedStreamEndsByClosing) {
   EXPECT_TRUE(answer.closed);
   EXPECT_EQ(answer.bytes.substr(0, answer.bytes.find("\r\n\r\n")),
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close");
-  EXPECT_TRUE(answer.bytes.ends_with("\"seed\":null}}\n\n"));
+  EXPECT_TRUE(answer.bytes.ends_with("\"input_length\":1}}\n\n"));
 }
 
 TEST(MockWire, RequestsItCannotServeAreAnsweredWithTheReason) {
@@ -119,7 +120,17 @@ TEST(MockWire, RequestsItCannotServeAreAnsweredWithTheReason) {
 
 // The capacity model seen in the server's own truth: deadlines are absolute, so a token is never
 // before its due time, and the request that waited got its slot when the first one ended.
-TEST(MockServerTiming, ASecondSlotWaitsForTheFirstAndTheGapGrowsWithTheBatch) {
+TEST(MockServerTiming, TheGapGrowsWithTheBatch) {
+  MockPlan plan;
+  plan.itl_ns = 2 * kMs;
+  plan.itl_per_active_ns = kMs / 2;
+  EXPECT_EQ(mock_gap(plan, 1), 2 * kMs);
+  EXPECT_EQ(mock_gap(plan, 2), 2 * kMs + kMs / 2);
+  EXPECT_EQ(mock_gap(plan, 9), 6 * kMs);
+  EXPECT_EQ(mock_gap(plan, 0), 2 * kMs);
+}
+
+TEST(MockServerTiming, AThirdRequestWaitsForASlotFifo) {
   MockConfig config = quick(3);
   config.slots = 2;
   config.plan.ttft_ns = 4 * kMs;
@@ -141,13 +152,19 @@ TEST(MockServerTiming, ASecondSlotWaitsForTheFirstAndTheGapGrowsWithTheBatch) {
     ASSERT_EQ(t.token_ns.size(), 3u);
     EXPECT_GE(t.token_ns[0], t.started_ns + 4 * kMs);
   }
-  // The first two ran together: gap = 2 ms + 1 ms × (2 − 1).
-  EXPECT_GE(truth[0].token_ns[2], truth[0].started_ns + 4 * kMs + 2 * 3 * kMs);
-  // The third waited (FIFO) for a slot, freed at the first's last token's due time.
-  Nanos first_end_due = std::min(truth[0].started_ns, truth[1].started_ns) + 10 * kMs;
+  // Every gap is at least the one-active gap (2 ms): tokens are never early.
+  for (const auto& t : truth) EXPECT_GE(t.token_ns[2], t.started_ns + 4 * kMs + 2 * 2 * kMs);
+  // The third waited (FIFO) for a slot, freed at a first one's last token's due time.
+  Nanos first_end_due = std::min(truth[0].started_ns, truth[1].started_ns) + 8 * kMs;
   EXPECT_GE(truth[2].started_ns, first_end_due);
   EXPECT_LE(truth[2].started_ns, std::max(truth[0].end_ns, truth[1].end_ns));
   EXPECT_GT(truth[2].started_ns, truth[2].arrived_ns);
+  // The queue and the batch are empty again.
+  auto metrics = http_exchange(mock.server.port(), "GET", "/metrics", "").bytes;
+  EXPECT_NE(metrics.find("vllm:num_requests_waiting{engine=\"0\",model_name=\"mock\"} 0.0\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("vllm:num_requests_running{engine=\"0\",model_name=\"mock\"} 0.0\n"),
+            std::string::npos);
 }
 
 TEST(MockServerTiming, AStallDelaysTheTokensAfterIt) {
