@@ -105,8 +105,9 @@ struct Prober {
     serve::RunControl control = to_run_control(o.endpoint);
     control.stop = &stop_on_signals();
     std::int64_t done = 0;
+    const auto warmup_ns = static_cast<serve::Nanos>(std::llround(o.load.warmup_s * kNsPerSecond));
     control.on_done = [&](const serve::RequestRecord& r) {
-      watch.add(r);
+      if (r.scheduled_ns >= warmup_ns) watch.add(r);  // --warmup's requests are not judged
       progress.update(static_cast<size_t>(++done), workload.requests.size(),
                       fmt::format("probe {}: {} {:g}", probe, search_axis_name(o.peak.axis), load));
       return o.no_early_stopping || !watch.failed();
@@ -114,7 +115,6 @@ struct Prober {
     serve::RunOutcome out = serve::run_load(to_endpoint(o.endpoint), workload, control);
     progress.clear();
     if (stop_on_signals().load()) throw Error("plumb serve peak: stopped by a signal", ExitCode::kCheckFailed);
-    const auto warmup_ns = static_cast<serve::Nanos>(std::llround(o.load.warmup_s * kNsPerSecond));
     serve::Measured m = serve::exclude_warmup(std::move(out.records), out.duration_ns, warmup_ns);
     serve::ProbeOutcome p;
     p.run.concurrency = point.concurrency;
@@ -165,6 +165,7 @@ std::string reproduce(const PeakCommandOptions& o, const serve::PeakResult& r, s
     if (!o.load.dataset_format.empty()) add("--dataset-format", o.load.dataset_format);
   }
   add("--seed", std::to_string(o.load.seed));
+  if (o.load.warmup_s > 0) add("--warmup", fmt::format("{:g}", o.load.warmup_s));
   add("--slo", serve::slo_text(serve::parse_slo(o.report.slo)));
   if (o.report.cards != 1) add("--cards", std::to_string(o.report.cards));
   std::string line;
@@ -217,7 +218,7 @@ int run_peak(PeakCommandOptions o) {
   result.runs = std::move(search.runs);
   std::int64_t best_requests = 0;
   for (const serve::PeakProbe& p : search.peak.probes) {
-    if (search.peak.best && p.load == *search.peak.best) best_requests = p.requests;
+    if (search.peak.best && p.load == *search.peak.best) best_requests = p.asked;
   }
   search.peak.reproduce = reproduce(o, search.peak, best_requests);
   result.peak = std::move(search.peak);

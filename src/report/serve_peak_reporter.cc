@@ -116,7 +116,7 @@ json peak_json(const serve::PeakResult& p) {
                         {"judgement", serve::judgement_name(b.judged.judgement)},
                         {"more_needed", b.judged.more_needed}});
     }
-    probes.push_back({{"load", q.load}, {"requests", q.requests}, {"runs", q.runs},
+    probes.push_back({{"load", q.load}, {"requests", q.requests}, {"asked", q.asked}, {"runs", q.runs},
                       {"errors", q.errors}, {"passed", q.passed}, {"confident", q.confident},
                       {"why", q.why}, {"run_index", q.run_index}, {"bounds", bounds}});
   }

@@ -206,7 +206,8 @@ class Search {
     for (;;) {
       outcome = probe_(load, n);
       ++p.runs;
-      p.requests = n;
+      p.requests = outcome.requests;
+      p.asked = n;
       j = judge_probe(outcome.bounds, outcome.requests, outcome.errors, o_.early_stopping);
       const double took = outcome.run.summary.duration_s;
       if (took < o_.min_duration_s && n < o_.max_requests && j.decided && j.passed && took > 0) {
@@ -220,7 +221,7 @@ class Search {
         const ProbeJudgement seen = judge_observed(outcome.bounds);
         j.passed = seen.passed;
         j.why = fmt::format("undecided at {} requests (--max-requests), judged on the observed "
-                            "p99: {}", n, seen.why);
+                            "p99: {}", outcome.requests, seen.why);
         break;
       }
       n = std::min(o_.max_requests,

@@ -25,7 +25,9 @@ struct BoundTally {
 
 struct PeakProbe {
   double load = 0;            // requests/s (rate) or requests in flight (concurrency)
-  std::int64_t requests = 0;  // sent in its last run (an undecided probe is rerun with more)
+  std::int64_t requests = 0;  // judged in its last run (an undecided probe is rerun with more;
+                              // a failing one may stop early)
+  std::int64_t asked = 0;     // the request count its last run was given (--warmup's included)
   int runs = 1;               // 1, or more where it was extended or lengthened
   std::vector<BoundTally> bounds;
   std::int64_t errors = 0;

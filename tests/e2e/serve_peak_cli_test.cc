@@ -1,8 +1,12 @@
 // plumb serve peak, the real binary against the reference server (plumb serve mock) whose
-// capacity under the TPOT bound is known: with a per-token gap of 5 ms + 5 ms per other active
-// generation, a closed loop of C requests sees TPOT = 5 × C ms (2-token answers: one gap each),
-// so under --slo tpot=47.5ms the highest concurrency is 9 (45 ms; 10 gives 50 ms). And the
-// options a search refuses, each with its message.
+// capacity under the TPOT bound is known: its per-token gap is 10 ms + 10 ms per other active
+// generation, and a 2-token answer's TPOT is its one gap, so a closed loop of C requests (C
+// generations active) has TPOT 10 × C ms. Under --slo tpot=78ms the highest concurrency is 7
+// (70 ms; 8 gives 80 ms). The bound sits 8 ms above 7's TPOT because the client's measure of a
+// gap on a loaded 2-core machine runs late by up to ~5 ms at p99 (timers and threads wait for a
+// core), and only 2 ms below 8's, where nearly every gap is over it whatever the jitter. --warmup
+// leaves out the first requests, which meet a cold client and server. And the options a search
+// refuses, each with its message.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -34,19 +38,19 @@ TEST(ServePeakCli, FindsTheReferenceServersCapacityWithinFivePercent) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   Service mock("mock",
                kPlumb + " serve mock --port " + std::to_string(port) +
-                   " --slots 64 --ttft 1ms --itl 5ms --itl-per-active 5ms --tokens 2",
+                   " --slots 64 --ttft 1ms --itl 10ms --itl-per-active 10ms --tokens 2",
                dir + "/mock.log");
   ASSERT_TRUE(wait_until_serving(url)) << mock.log();
-  const Run r = run_command(kPlumb + " serve peak --url " + url + " --model mock --slo tpot=47.5ms "
-                            "--input-tokens 8 --output-tokens 2 --min-duration 0 --start 4 "
-                            "--cards 3 --price 2 --json " + dir + "/peak.json --html " + dir +
+  const Run r = run_command(kPlumb + " serve peak --url " + url + " --model mock --slo tpot=78ms "
+                            "--input-tokens 8 --output-tokens 2 --min-duration 0 --warmup 0.3 --start 6 "
+                            "--cards 7 --price 2 --json " + dir + "/peak.json --html " + dir +
                             "/peak.html -q");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json j = parse_json(read_file(dir + "/peak.json"), "peak.json");
   const double best = j["peak"]["best"].get<double>();
-  EXPECT_NEAR(best, 9, 9 * 0.05) << r.out;
+  EXPECT_NEAR(best, 7, 7 * 0.05) << r.out;
   EXPECT_EQ(j["peak"]["axis"], "concurrency");
-  EXPECT_EQ(j["peak"]["best_per_card"].get<double>(), best / 3);
+  EXPECT_EQ(j["peak"]["best_per_card"].get<double>(), best / 7);
   EXPECT_EQ(j["peak"]["reproduce"].get<std::string>().rfind(
                 "plumb serve bench --url " + url + " --api openai-completions --model mock "
                 "--concurrency " + std::to_string(static_cast<int>(best)), 0), 0u)

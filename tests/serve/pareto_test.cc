@@ -89,7 +89,8 @@ TEST(PeakReport, ConsoleShowsEveryProbeTheAnswerPerCardAndHowToReproduceIt) {
   p.cards = 8;
   BoundTally ok{"tpot", 50, 35, 500, 0, {Judgement::holds, 0}};
   BoundTally bad{"tpot", 50, 65, 500, 500, {Judgement::fails, 0}};
-  p.probes = {{16, 500, 1, {ok}, 0, true, true, "held", 0}, {32, 500, 1, {bad}, 0, false, true, "over", 1}};
+  p.probes = {{16, 500, 500, 1, {ok}, 0, true, true, "held", 0},
+              {32, 500, 500, 1, {bad}, 0, false, true, "over", 1}};
   p.best = 16;
   p.best_per_card = 2;
   p.lowest_failed = 32;
