@@ -86,7 +86,8 @@ int write_serve_report(const Loaded& l, const ReportOptions& o, OutputFile& file
 void setup_report(CLI::App& app, ReportOptions& o) {
   app.add_option("A", o.a,
                  "A baseline id, latest, or a JSON file (plumb export, plumb comm --json); a baseline "
-                 "set gives a section per part")
+                 "set gives a section per part, a serving record (plumb serve --store) its runs, "
+                 "charts against the load and Pareto chart")
       ->required();
   app.add_option("B", o.b, "A second one, overlaid on A and judged against it");
   app.add_option("-o,--output", o.output, "The HTML file (- for standard output)")

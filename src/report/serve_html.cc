@@ -156,6 +156,7 @@ double tpot(const ServeSummary& s, bool p99) { return p99 ? s.tpot_ms.p99 : s.tp
 double itl(const ServeSummary& s, bool p99) { return p99 ? s.itl_ms.p99 : s.itl_ms.p50; }
 double e2e(const ServeSummary& s, bool p99) { return p99 ? s.e2e_ms.p99 : s.e2e_ms.p50; }
 double out_tokens(const ServeSummary& s, bool) { return s.output_tokens_per_second; }
+double requests(const ServeSummary& s, bool) { return s.requests_per_second; }
 double goodput(const ServeSummary& s, bool) { return s.goodput_requests_per_second; }
 
 struct Line {
@@ -176,8 +177,9 @@ const std::vector<ChartKind>& chart_kinds() {
       {{"tpot", "TPOT (ms)"}, {{"p50", tpot, false, SeriesStyle::kLine}, {"p99", tpot, true, SeriesStyle::kDashedLine}}},
       {{"itl", "ITL (ms)"}, {{"p50", itl, false, SeriesStyle::kLine}, {"p99", itl, true, SeriesStyle::kDashedLine}}},
       {{"e2e", "E2E latency (ms)"}, {{"p50", e2e, false, SeriesStyle::kLine}, {"p99", e2e, true, SeriesStyle::kDashedLine}}},
-      {{"throughput", "throughput"},
-       {{"output tok/s", out_tokens, false, SeriesStyle::kLine},
+      {{"throughput", "output tokens/s"}, {{"output tok/s", out_tokens, false, SeriesStyle::kLine}}},
+      {{"requests", "requests/s"},
+       {{"req/s", requests, false, SeriesStyle::kLine},
         {"goodput req/s", goodput, false, SeriesStyle::kDashedLine}}},
   };
   return kKinds;
@@ -318,8 +320,8 @@ void render_serve_html(const NamedServe& a, const NamedServe& b, fmt::memory_buf
   put(out, "<section id=\"setup\"><h2>Setup and runs</h2>");
   side_by_side<append_serve_tables>(a, b, out);
   put(out, "</section>\n<section id=\"charts\"><h2>Latency and throughput against the load</h2>"
-           "<p class=\"note\">Solid: p50 (output tok/s in the throughput chart); dashed: p99 "
-           "(goodput). Hover a point for its figures.</p>");
+           "<p class=\"note\">Solid: p50 (req/s in the requests chart); dashed: p99 (goodput "
+           "req/s: the requests meeting the SLO, per second). Hover a point for its figures.</p>");
   append_serve_charts(a, b, out);
   put(out, "</section>\n");
   append_paretos(a, b, out);
