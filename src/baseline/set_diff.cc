@@ -83,7 +83,7 @@ void conclude(SetPart& p, int exit_code, const std::vector<Finding>& findings,
 }
 
 // comm: the (layer, collective, dtype) groups the gate judges.
-void compare_comm(const Record& a, const Record& b, const DiffOptions& o, const MemoryPartReader&,
+void compare_comm(const Record& a, const Record& b, const DiffOptions& o, const PartReaders&,
                   SetPart& p) {
   Diff d = diff(a, b, o);
   std::vector<Finding> findings;
@@ -123,7 +123,7 @@ std::string figure_text(const StepFigureDiff& f) {
 }
 
 // model: step time and exposed communication gate; compute and the straggler are details.
-void compare_step(const Record& a, const Record& b, const DiffOptions& o, const MemoryPartReader&,
+void compare_step(const Record& a, const Record& b, const DiffOptions& o, const PartReaders&,
                   SetPart& p) {
   StepDiff d = step_diff(a, b, o);
   std::vector<Finding> findings;
@@ -149,7 +149,7 @@ std::string figure_value(double v) { return std::isnan(v) ? "-" : fmt::format("{
 
 // recovery: detection, recovery and down time, steps lost, judged by the threshold alone.
 void compare_recovery(const Record& a, const Record& b, const DiffOptions& o,
-                      const MemoryPartReader&, SetPart& p) {
+                      const PartReaders&, SetPart& p) {
   RecoveryDiff d = recovery_diff(a, b, o);
   std::vector<Finding> findings;
   for (const RecoveryFigureDiff& f : d.figures) {
@@ -167,9 +167,9 @@ void compare_recovery(const Record& a, const Record& b, const DiffOptions& o,
 
 // memory: the settled level, creep and the checkpoint check (memory_diff.h).
 void compare_memory(const Record& a, const Record& b, const DiffOptions& o,
-                    const MemoryPartReader& read, SetPart& p) {
-  MemoryDiff d = memory_diff(read(a.memory, name_of(a, o.a_name)),
-                             read(b.memory, name_of(b, o.b_name)), o.threshold);
+                    const PartReaders& read, SetPart& p) {
+  MemoryDiff d = memory_diff(read.memory(a.memory, name_of(a, o.a_name)),
+                             read.memory(b.memory, name_of(b, o.b_name)), o.threshold);
   std::vector<Finding> findings;
   for (const MemoryFinding& f : d.findings()) findings.push_back({f.verdict, f.text});
   conclude(p, d.exit_code(), findings,
@@ -177,6 +177,38 @@ void compare_memory(const Record& a, const Record& b, const DiffOptions& o,
                        d.ranks_b, d.checkpoint.verdict_b));
   p.diff_json = memory_diff_json(d);
   p.memory = std::move(d);
+}
+
+// serving: each matched run's latencies and throughputs (serve_diff.h), the worst run decides.
+void compare_serve(const Record& a, const Record& b, const DiffOptions& o, const PartReaders& read,
+                   SetPart& p) {
+  ServeDiff d = diff_serve(read.serve(a.serve, name_of(a, o.a_name)),
+                           read.serve(b.serve, name_of(b, o.b_name)), o);
+  std::vector<Finding> findings;
+  size_t compared = 0;
+  for (const ServeRunDiff& run : d.runs) {
+    if (run.verdict == Verdict::kOnlyInA || run.verdict == Verdict::kOnlyInB) {
+      findings.push_back({Verdict::kSame, fmt::format("{}: {}", run.load, verdict_name(run.verdict))});
+      continue;
+    }
+    ++compared;
+    for (const ServeFigureDiff& f : run.figures) {
+      if (f.verdict == Verdict::kSame) continue;
+      findings.push_back({f.verdict, fmt::format("{} {} {} → {} {}{}", run.load, f.figure,
+                                                 figure_value(f.a), figure_value(f.b), f.unit,
+                                                 std::isnan(f.change) ? "" : " (" + percent(f.change) + ")")});
+    }
+  }
+  for (const std::string& n : d.notes) findings.push_back({Verdict::kSame, n});
+  if (const std::string advice = d.too_noisy_advice(); !advice.empty()) {
+    findings.push_back({Verdict::kSame, advice});
+  }
+  conclude(p, d.exit_code(), findings,
+           fmt::format("{} run(s) compared, no latency or throughput changed beyond the threshold "
+                       "and the noise",
+                       compared));
+  p.diff_json = serve_diff_json(d);
+  p.serve = std::move(d);
 }
 
 bool holds_comm_part(const Record& r) {
@@ -192,14 +224,15 @@ struct PartSpec {
   const char* key;
   const char* other_key;
   bool (*holds)(const Record&);
-  void (*compare)(const Record&, const Record&, const DiffOptions&, const MemoryPartReader&,
+  void (*compare)(const Record&, const Record&, const DiffOptions&, const PartReaders&,
                   SetPart&);
 };
-constexpr std::array<PartSpec, 4> kParts = {{
+constexpr std::array<PartSpec, 5> kParts = {{
     {"comm", "comm", "comm", holds_comm_part, compare_comm},
     {"model", "step", "model", holds_step_part, compare_step},
     {"memory", "memory", "memory", holds_memory_part, compare_memory},
     {"recovery", "recovery", "recovery", holds_recovery_part, compare_recovery},
+    {"serve", "serve", "serve", holds_serve, compare_serve},
 }};
 
 // The set's own reason for not holding a part: "skipped (--skip recovery)".
@@ -230,7 +263,7 @@ SetPart not_held(const Record& a, const Record& b, const PartSpec& spec, bool in
 }
 
 SetPart compare_part(const Record& a, const Record& b, const DiffOptions& o,
-                     const MemoryPartReader& read, const PartSpec& spec) {
+                     const PartReaders& read, const PartSpec& spec) {
   const bool in_a = spec.holds(a);
   const bool in_b = spec.holds(b);
   if (!in_a || !in_b) return not_held(a, b, spec, in_a, in_b);
@@ -289,7 +322,7 @@ std::string_view part_verdict_name(PartVerdict verdict) {
 }
 
 SetDiff set_diff(const Record& a, const Record& b, const DiffOptions& options,
-                 const MemoryPartReader& read_memory) {
+                 const PartReaders& readers) {
   check_same_kind(a, b, options);
   SetDiff d;
   d.a = ref_of(a, options.a_name);
@@ -298,7 +331,7 @@ SetDiff set_diff(const Record& a, const Record& b, const DiffOptions& options,
   d.variables = context_diffs(a, b);
   d.unrecorded = unrecorded_context(a, b);
   for (const PartSpec& spec : kParts) {
-    d.parts.push_back(compare_part(a, b, options, read_memory, spec));
+    d.parts.push_back(compare_part(a, b, options, readers, spec));
     add_part_variables(d.parts.back(), d.variables);
   }
   return d;

@@ -1,6 +1,6 @@
 // `plumb diff` of two baseline sets (plumb baseline --workload): each part compared by its own
 // diff where both sets hold it — comm (diff.h), model step (step_diff.h), memory (memory_diff.h),
-// recovery (recovery_diff.h) — then topology, versions and settings once for the set, with the
+// recovery (recovery_diff.h), serving (serve_diff.h) — then topology, versions and settings once for the set, with the
 // one-variable-at-a-time check, and a go/no-go line (docs/diff.md, "Baseline sets").
 //
 // A part diff that cannot compare (two sweeps that share no measurement, a part that does not
@@ -22,6 +22,7 @@
 #include "baseline/diff.h"
 #include "baseline/memory_diff.h"
 #include "baseline/recovery_diff.h"
+#include "baseline/serve_diff.h"
 #include "baseline/step_diff.h"
 #include "baseline/store.h"
 #include "mem/memory_baseline.h"
@@ -46,7 +47,7 @@ enum class PartVerdict {
 std::string_view part_verdict_name(PartVerdict verdict);
 
 struct SetPart {
-  std::string name;       // "comm", "model", "memory", "recovery"
+  std::string name;       // "comm", "model", "memory", "recovery", "serve"
   std::string key;        // its field in the record and in "missing": "comm", "step", ...
   PartVerdict verdict = PartVerdict::kUnchanged;
   int exit_code = 0;      // what its own diff would exit with (2 when not compared)
@@ -56,19 +57,21 @@ struct SetPart {
   std::string note;       // why it was not compared (its diff's error), or the other set's reason
                           // for not holding it; "" otherwise
   // The part's own diff, when it compared (for --json and the console's --all), and its JSON
-  // (plumb.diff/1, plumb.step-diff/1, plumb.memory-diff/1, plumb.recovery-diff/1); null when not.
+  // (plumb.diff/1, plumb.step-diff/1, plumb.memory-diff/1, plumb.recovery-diff/1,
+  // plumb.serve-diff/1); null when not.
   nlohmann::json diff_json;
   std::optional<Diff> comm;
   std::optional<StepDiff> step;
   std::optional<MemoryDiff> memory;
   std::optional<RecoveryDiff> recovery;
+  std::optional<ServeDiff> serve;
 };
 
 struct SetDiff {
   RecordRef a;
   RecordRef b;
   double threshold = 0;
-  std::vector<SetPart> parts;           // comm, model, memory, recovery
+  std::vector<SetPart> parts;           // comm, model, memory, recovery, serve
   std::vector<VariableDiff> variables;  // topology, versions and settings: every difference
   std::vector<std::string> unrecorded;  // context parts a set holds none of (context_diff.h)
 
@@ -89,11 +92,19 @@ struct SetDiff {
 // module); errors name `origin` and the field.
 using MemoryPartReader =
     std::function<mem::MemoryBaseline(const nlohmann::json& part, const std::string& origin)>;
+// Reads a set's serving part (plumb.serve/1) back (report::serve_from_json).
+using ServePartReader =
+    std::function<serve::ServeResult(const nlohmann::json& part, const std::string& origin)>;
+
+struct PartReaders {
+  MemoryPartReader memory;
+  ServePartReader serve;
+};
 
 // Both records are baseline sets (holds_set). Throws only for what makes no comparison at all
 // (records of different kinds, check_same_kind); each part's own failure is its note.
 SetDiff set_diff(const Record& a, const Record& b, const DiffOptions& options,
-                 const MemoryPartReader& read_memory);
+                 const PartReaders& readers);
 
 // plumb.set-diff/1: a, b, threshold, parts.<name> {verdict, exit_code, headline, details, note,
 // diff (the part diff's own JSON, null when not compared)}, variables, unrecorded, warning,

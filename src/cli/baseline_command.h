@@ -12,6 +12,7 @@
 
 #include "baseline/store.h"
 #include "cli/run_command.h"
+#include "cli/serve_run.h"
 
 namespace plumb::cli {
 
@@ -46,7 +47,10 @@ struct BaselineOptions {
   std::string profile_steps = "3:3";   // START:COUNT (PLUMB_PROFILE_STEPS): early, see docs
   std::string plan;           // plumb plan --json output for the model part
   std::string traces;         // the job's own trace folder instead of PLUMB_TRACE_DIR
-  std::string skip;           // comm,model,memory,recovery
+  std::string skip;           // comm,model,memory,recovery,serve
+  // --serve-url ...: the serving part, a plumb serve bench sweep (cli/serve_run.h); its URL,
+  // API, model, --serve-concurrency sweep, --serve-requests per point and --serve-slo.
+  ServeBenchOptions serve;
 };
 
 void setup_baseline(CLI::App& app, BaselineOptions& options);

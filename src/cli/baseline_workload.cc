@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "baseline/record_kind.h"
@@ -22,17 +23,21 @@
 #include "cli/supervision.h"
 #include "comm/measurement_origin.h"
 #include "comm/rounds.h"
+#include "cli/stop_signal.h"
 #include "common/environment.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "common/url_redact.h"
+#include "common/progress.h"
 #include "common/yaml_strict.h"
 #include "mem/analysis.h"
 #include "mem/memory_baseline.h"
 #include "mem/snapshot_reader.h"
 #include "report/env_reporter.h"
 #include "report/mem_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/memory_baseline_reporter.h"
 #include "report/step_json_reporter.h"
 #include "report/topo_reporter.h"
@@ -41,6 +46,7 @@
 #include "step/readers.h"
 #include "supervise/recovery_json.h"
 #include "sysinfo/system_info.h"
+#include "serve/workload.h"
 #include "topo/collect.h"
 
 namespace plumb::cli {
@@ -48,7 +54,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kParts = 5;  // the progress lines' [k/5]: topology+versions, comm, model, recovery, memory
+constexpr int kParts = 6;  // the progress lines' [k/6]: topology+versions, comm, model, recovery, memory, serve
 constexpr const char* kWho = "plumb baseline";
 constexpr int kTraceReaders = 2;  // trace files read at once (the job has ended: its cores are free)
 
@@ -91,6 +97,11 @@ void validate_workload(const BaselineOptions& o) {
   }
   parse_skip(o.skip);
   parse_profile_steps(o.profile_steps, o.steps);
+  if (!o.serve.endpoint.url.empty()) {  // the sweep's bad input fails before the job runs
+    const std::vector<LoadPoint> points = load_points(o.serve.load);
+    make_serve_setup(o.serve, points);
+    serve::make_workload(to_workload_spec(o.serve.load, points.front()));
+  }
   const auto kinds = supervise::parse_fault_kinds(o.job.drill_faults);
   const bool hangs = std::count(kinds.begin(), kinds.end(), supervise::FaultKind::kStop) > 0;
   if (o.job.drill > 0 && hangs && o.job.hang_timeout_s <= 0) {
@@ -413,6 +424,22 @@ std::string recovery_line(const nlohmann::json& r) {
                      r.value("result", "?"));
 }
 
+// "3 run(s) at c=1, c=4, c=16: 120 request(s), 0 failed; output 812 tok/s at c=16".
+std::string serve_line(const nlohmann::json& doc) {
+  const serve::ServeResult s = report::serve_from_json(doc, "the serving part");
+  std::vector<std::string> loads;
+  std::int64_t done = 0, failed = 0;
+  for (const serve::ServeRun& run : s.runs) {
+    loads.push_back(report::serve_run_label(run));
+    done += run.summary.completed;
+    failed += run.summary.errors;
+  }
+  if (s.runs.empty()) return "no run";
+  return fmt::format("{} run(s) at {}: {} request(s), {} failed; output {:.0f} tok/s at {}",
+                     s.runs.size(), join(loads, ", "), done + failed, failed,
+                     s.runs.back().summary.output_tokens_per_second, loads.back());
+}
+
 void print_set(const baseline::Record& r, double seconds, const std::string& store,
                const std::string& report) {
   std::ostream& out = std::cout;
@@ -426,6 +453,7 @@ void print_set(const baseline::Record& r, double seconds, const std::string& sto
   fmt::print(out, "  step      {}\n", r.step.is_object() ? step_line(r.step) : "—");
   fmt::print(out, "  memory    {}\n", r.memory.is_object() ? memory_line(r.memory) : "—");
   fmt::print(out, "  recovery  {}\n", r.recovery.is_object() ? recovery_line(r.recovery) : "—");
+  fmt::print(out, "  serve     {}\n", r.serve.is_object() ? serve_line(r.serve) : "—");
   for (const auto& [part, reason] : r.missing.items()) {
     fmt::print(out, "missing   {}: {}\n", part, reason.get<std::string>());
   }
@@ -483,6 +511,38 @@ int take_job_parts(const BaselineOptions& o, const std::set<std::string>& skip, 
     name_missing(r, "memory", skipped("memory"));
   }
   return verdict;
+}
+
+// The --serve-* sweep as plumb serve bench runs it; interrupted: exit 130, nothing stored.
+serve::ServeResult serve_sweep(const BaselineOptions& o) {
+  const std::vector<LoadPoint> points = load_points(o.serve.load);
+  serve::ServeResult result;
+  result.setup = make_serve_setup(o.serve, points);
+  Progress bar(stderr, !o.quiet && Progress::is_terminal(stderr));
+  for (const LoadPoint& point : points) {
+    result.runs.push_back(
+        run_serve_point(o.serve, point, result.setup.slo, bar, std::string(kWho) + ": serve"));
+    if (stop_on_signals().load()) {
+      throw Error("interrupted while taking the serve part: nothing stored",
+                  static_cast<ExitCode>(130));
+    }
+  }
+  return result;
+}
+
+// "3 of 120 requests failed (connect 3)", or "" when none failed.
+std::string failed_requests(const serve::ServeResult& result) {
+  std::int64_t failed = 0, total = 0;
+  std::map<std::string, std::int64_t> kinds;
+  for (const serve::ServeRun& run : result.runs) {
+    failed += run.summary.errors;
+    total += run.summary.errors + run.summary.completed;
+    for (const auto& [k, n] : run.summary.errors_by_kind) kinds[k] += n;
+  }
+  if (failed == 0) return "";
+  std::vector<std::string> parts;
+  for (const auto& [k, n] : kinds) parts.push_back(fmt::format("{} {}", k, n));
+  return fmt::format("{} of {} requests failed ({})", failed, total, join(parts, ", "));
 }
 
 }  // namespace
@@ -547,6 +607,37 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
+namespace {
+
+// Defaults of the serving part: a short sweep from one stream to a loaded server.
+constexpr const char* kServeConcurrency = "1,4,16";
+constexpr std::int64_t kServeRequests = 100;  // per load point
+
+void add_serve_part_options(CLI::App& app, ServeBenchOptions& s) {
+  s.load.concurrency = kServeConcurrency;
+  s.load.requests = kServeRequests;
+  CLI::Option* url = app.add_option(
+      "--serve-url", s.endpoint.url,
+      "--workload: the serving part: an inference server to sweep as plumb serve bench does "
+      "(its streaming endpoint or base URL); without it the part is missing");
+  app.add_option("--serve-api", s.endpoint.api,
+                 "--workload: the server's API (plumb serve bench --api)")
+      ->capture_default_str()->needs(url);
+  app.add_option("--serve-model", s.endpoint.model,
+                 "--workload: the model's name (plumb serve bench --model)")->needs(url);
+  app.add_option("--serve-concurrency", s.load.concurrency,
+                 "--workload: the concurrency sweep C1,C2,... (plumb serve bench --concurrency)")
+      ->capture_default_str()->needs(url);
+  app.add_option("--serve-requests", s.load.requests,
+                 "--workload: requests per load point (plumb serve bench -n)")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{100000000}))->needs(url);
+  app.add_option("--serve-slo", s.report.slo,
+                 "--workload: the goodput's SLO, ttft=2000ms,tpot=100ms (plumb serve bench --slo)")
+      ->needs(url);
+}
+
+}  // namespace
+
 void add_workload_options(CLI::App& app, BaselineOptions& o) {
   app.add_flag("--workload", o.workload,
                "Take the whole set from COMMAND (after --), a training job that starts all its "
@@ -563,16 +654,48 @@ void add_workload_options(CLI::App& app, BaselineOptions& o) {
   app.add_option("--traces", o.traces,
                  "--workload: the folder the job writes its own profiler traces to (Megatron-LM "
                  "--profile, torchtitan), instead of PLUMB_TRACE_DIR");
-  app.add_option("--skip", o.skip, "--workload: parts not to take: comm,model,memory,recovery");
+  app.add_option("--skip", o.skip,
+                 "--workload: parts not to take: comm,model,memory,recovery,serve");
+  add_serve_part_options(app, o.serve);
   o.job.drill = kDefaultSetDrill;
   add_supervision_options(app, o.job);
   app.footer(
-      "--workload: parts are taken in turn with a progress line each ([1/5] topology and versions, "
-      "[2/5] comm, [3/5] model, [4/5] recovery, [5/5] memory); the drill is --drill 2 (one kill, "
+      "--workload: parts are taken in turn with a progress line each ([1/6] topology and versions, "
+      "[2/6] comm, [3/6] model, [4/6] recovery, [5/6] memory, [6/6] serve: a plumb serve bench "
+      "sweep, with --serve-url only); the drill is --drill 2 (one kill, "
       "one hang) unless given: set --hang-timeout above the job's start-up time. A part that "
       "cannot be taken is stored as missing with its reason. Exit status: 0 stored; 1 stored, but "
-      "the drill failed or the comm sweep found wrong elements; 2 bad usage (no command after --, "
+      "the drill failed, the comm sweep found wrong elements or a serving request failed; 2 bad usage (no command after --, "
       "an unknown --skip part, a bad --profile-steps or --plan); 130 interrupted, nothing stored.");
+}
+
+
+std::string take_serve_part(const BaselineOptions& o, const std::set<std::string>& skip,
+                            baseline::Record& r) {
+  if (skip.count("serve") != 0) {
+    name_missing(r, "serve", skipped("serve"));
+    return "";
+  }
+  if (o.serve.endpoint.url.empty()) {
+    name_missing(r, "serve", kServeNotAsked);
+    return "";
+  }
+  progress(o, 6, fmt::format("serve: plumb serve bench against {} ({}), --concurrency {}, {} "
+                             "request(s) per point",
+                             redact_url(o.serve.endpoint.url), o.serve.endpoint.api,
+                             o.serve.load.concurrency, o.serve.load.requests));
+  const serve::ServeResult result = serve_sweep(o);
+  const std::string failed = failed_requests(result);
+  const bool none_done = std::all_of(result.runs.begin(), result.runs.end(), [](const auto& run) {
+    return run.summary.completed == 0;
+  });
+  if (none_done) {
+    name_missing(r, "serve", fmt::format("no request to {} completed: {}",
+                                         redact_url(o.serve.endpoint.url), failed));
+    return "";
+  }
+  r.serve = report::serve_json(result);
+  return failed;
 }
 
 int run_workload_baseline(const BaselineOptions& o) {
@@ -591,6 +714,7 @@ int run_workload_baseline(const BaselineOptions& o) {
   r.label = o.label;
   r.source = baseline::kSetSource;
   const int verdict = take_job_parts(o, skip, r);
+  const std::string serve_failed = take_serve_part(o, skip, r);
   if (r.missing.empty()) r.missing = nullptr;
   r.id = store.save(r);
   std::string report;
@@ -608,6 +732,11 @@ int run_workload_baseline(const BaselineOptions& o) {
   if (verdict != 0) {
     fmt::print(std::cerr, "{}: the recovery drill failed (exit {}): see the recovery table above\n",
                kWho, verdict);
+    return static_cast<int>(ExitCode::kCheckFailed);
+  }
+  if (!serve_failed.empty()) {
+    fmt::print(std::cerr, "{}: serve: {}; the serving part holds them: plumb show {}\n", kWho,
+               serve_failed, r.id);
     return static_cast<int>(ExitCode::kCheckFailed);
   }
   return 0;

@@ -3,7 +3,8 @@
 // the comm sweep, then COMMAND under the supervisor for --steps N with its traces analysed as
 // plumb step does (the model part), the memory baseline of its train-events (the memory part),
 // and a drill of --drill K faults on the same job (the recovery part, whose first resumed attempt
-// gives the checkpoint check its load); stored as one record.
+// gives the checkpoint check its load), and with --serve-url a plumb serve bench sweep of an
+// inference server (the serving part); stored as one record.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,13 +18,22 @@
 namespace plumb::cli {
 
 // The parts --skip takes, in the order they are taken (topology and versions are always taken).
-inline constexpr const char* kSkippableParts[] = {"comm", "model", "memory", "recovery"};
+inline constexpr const char* kSkippableParts[] = {"comm", "model", "memory", "recovery", "serve"};
+
+// The serving part's reason when --serve-url was not given.
+inline constexpr const char* kServeNotAsked = "not asked for: no --serve-url";
+
+// The serving part into `r`: skipped (--skip serve), not asked for (no --serve-url), the sweep's
+// plumb.serve/1 in r.serve, or missing with why no request completed. Returns the sweep's
+// failed-requests line ("3 of 120 requests failed (connect 3)"), "" when none failed.
+std::string take_serve_part(const BaselineOptions& o, const std::set<std::string>& skip,
+                            baseline::Record& r);
 
 // The drill a set takes unless --drill says otherwise: one kill, one hang (--drill-faults).
 inline constexpr int kDefaultSetDrill = 2;
 
 // --skip's list → the parts; an unknown name is an Error (exit 2) naming the valid ones:
-// "--skip 'comms': unknown part 'comms'; the parts are comm, model, memory, recovery".
+// "--skip 'comms': unknown part 'comms'; the parts are comm, model, memory, recovery, serve".
 std::set<std::string> parse_skip(const std::string& list);
 
 struct ProfileWindow {

@@ -81,15 +81,20 @@ int run_comm_diff(const baseline::Record& a, const baseline::Record& b,
   return d.exit_code();
 }
 
+baseline::PartReaders set_part_readers() {
+  return {[](const nlohmann::json& part, const std::string& origin) {
+            return report::memory_baseline_from_json(part, origin);
+          },
+          report::serve_from_json};
+}
+
 // Two baseline sets (plumb baseline --workload): each part by its own diff, the one-variable
 // check, a go/no-go line.
 int run_set_diff(const baseline::Record& a, const baseline::Record& b,
                  const baseline::DiffOptions& options, const DiffOptions& o,
                  std::optional<OutputFile>& json) {
   const baseline::SetDiff d =
-      baseline::set_diff(a, b, options, [](const nlohmann::json& part, const std::string& origin) {
-        return report::memory_baseline_from_json(part, origin);
-      });
+      baseline::set_diff(a, b, options, set_part_readers());
   if (json) write_json(baseline::set_diff_json(d), *json);
   if (o.json != "-") report::print_set_diff(d, o.all, std::cout);
   return d.exit_code();

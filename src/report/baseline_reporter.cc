@@ -159,7 +159,7 @@ nlohmann::json baseline_json(const baseline::Record& r) {
   if (baseline::holds_recovery(r)) doc["recovery"] = r.recovery;  // plumb.recovery/1, likewise
   if (baseline::holds_serve(r)) doc["serve"] = r.serve;           // plumb.serve/1, likewise
   if (baseline::holds_set(r)) {
-    // A baseline set: all six parts, a part not taken null beside its reason in "missing".
+    // A baseline set: all seven parts, a part not taken null beside its reason in "missing".
     if (r.rows.empty() && r.comm.is_null()) doc["comm"] = nullptr;
     doc["step"] = r.step;
     doc["memory"] = r.memory;

@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "report/diff_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/serve_diff_reporter.h"
 #include "report/step_diff_reporter.h"
 
 namespace plumb::report {
@@ -38,12 +39,13 @@ std::string verdict_text(const baseline::SetPart& p) {
 }
 
 void print_full(const baseline::SetPart& p, std::ostream& out) {
-  if (!p.comm && !p.step && !p.memory && !p.recovery) return;
+  if (!p.comm && !p.step && !p.memory && !p.recovery && !p.serve) return;
   fmt::print(out, "## {}: the whole comparison\n", p.name);
   if (p.comm) print_diff(*p.comm, true, out);
   if (p.step) print_step_diff(*p.step, out);
   if (p.memory) print_memory_diff(*p.memory, out);
   if (p.recovery) print_recovery_diff(*p.recovery, out);
+  if (p.serve) print_serve_diff(*p.serve, out);
 }
 
 void print_part(const baseline::SetPart& p, bool all, std::ostream& out) {

@@ -14,6 +14,8 @@
 #include "report/html_report.h"
 #include "report/html_style.h"
 #include "report/memory_baseline_reporter.h"
+#include "report/serve_html.h"
+#include "report/serve_reporter.h"
 #include "report/set_parts.h"
 #include "supervise/recovery_json.h"
 
@@ -146,6 +148,30 @@ void comm_section(const Page& p, const SetPart& part, fmt::memory_buffer& out) {
   }
 }
 
+// Serving: each set's setup and runs side by side, then the charts with both overlaid.
+void serve_section(const Page& p, const SetPart& part, fmt::memory_buffer& out) {
+  missing_lines(p, part, out);
+  std::vector<std::pair<std::string, serve::ServeResult>> held;
+  for (const auto& [r, letter] : {std::pair{&p.a, 'A'}, std::pair{p.b, 'B'}}) {
+    if (r != nullptr && part.held(*r)) {
+      held.emplace_back(baseline_name(letter, *r), serve_from_json(r->serve, name_of(*r)));
+    }
+  }
+  if (held.empty()) return;
+  put(out, "<div class=\"pair\">");
+  for (const auto& [name, result] : held) {
+    put(out, "<div><h3>");
+    append_escaped(out, name);
+    put(out, "</h3>");
+    append_serve_tables(result, out);
+    put(out, "</div>");
+  }
+  put(out, "</div>");
+  const NamedServe a{held[0].first, &held[0].second};
+  const NamedServe b = held.size() > 1 ? NamedServe{held[1].first, &held[1].second} : NamedServe{};
+  append_serve_charts(a, b, out);
+}
+
 struct PartSection {
   const char* key;  // SetPart::key
   const char* id;   // the section's id
@@ -159,6 +185,7 @@ constexpr PartSection kSections[] = {
     {"step", "step", "Model step", side_by_side<step_block>},
     {"memory", "memory", "Memory", side_by_side<memory_block>},
     {"recovery", "recovery", "Recovery", side_by_side<recovery_block>},
+    {"serve", "serving", "Serving", serve_section},
 };
 
 // ---- head and header --------------------------------------------------------------------------
@@ -177,6 +204,7 @@ void append_head(const Page& p, fmt::memory_buffer& out) {
   put(out, kPageStyle);
   put(out, report_style());
   put(out, kSetStyle);
+  put(out, serve_html_style());
   put(out, "</style></head><body>\n");
 }
 

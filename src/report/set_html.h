@@ -2,7 +2,8 @@
 // (CSS inline, charts as inline SVG, no script, nothing by URL) with a section per part, in the
 // order of report/set_parts.h: topology, versions, communication (the comm report's summary and
 // charts, and with two sets its overlay, diff and variables), model step, memory (per-rank table
-// and the checkpoint check), recovery (each failure). With two records A and B, each part shows
+// and the checkpoint check), recovery (each failure), serving (the runs' tables and the latency
+// and throughput charts of report/serve_html.h). With two records A and B, each part shows
 // them side by side. A part a record lacks says so with its reason ("missing — ..."), never a
 // zero. Every string from a record is escaped. See docs/report.md.
 #pragma once

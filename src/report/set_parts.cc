@@ -13,6 +13,7 @@ bool comm_held(const baseline::Record& r) { return !r.comm.is_null() || !r.rows.
 bool step_held(const baseline::Record& r) { return baseline::holds_step(r); }
 bool memory_held(const baseline::Record& r) { return !r.memory.is_null(); }
 bool recovery_held(const baseline::Record& r) { return baseline::holds_recovery(r); }
+bool serve_held(const baseline::Record& r) { return baseline::holds_serve(r); }
 
 bool topo_listed(const baseline::Entry& e) { return e.topo; }
 bool env_listed(const baseline::Entry& e) { return e.env; }
@@ -20,6 +21,7 @@ bool comm_listed(const baseline::Entry& e) { return e.comm; }
 bool step_listed(const baseline::Entry& e) { return e.step; }
 bool memory_listed(const baseline::Entry& e) { return e.memory; }
 bool recovery_listed(const baseline::Entry& e) { return e.recovery; }
+bool serve_listed(const baseline::Entry& e) { return e.serve; }
 
 }  // namespace
 
@@ -31,6 +33,7 @@ const std::vector<SetPart>& set_parts() {
       {"step", "model step", step_held, step_listed},
       {"memory", "memory", memory_held, memory_listed},
       {"recovery", "recovery", recovery_held, recovery_listed},
+      {"serve", "serving", serve_held, serve_listed},
   };
   return kParts;
 }

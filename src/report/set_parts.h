@@ -1,5 +1,6 @@
-// The six parts of a baseline set (issue 29, docs/baseline.md) in the order every output gives
-// them -- topology, versions, communication, model step, memory, recovery -- with what a record
+// The seven parts of a baseline set (issues 29 and 31, docs/baseline.md) in the order every output
+// gives them -- topology, versions, communication, model step, memory, recovery, serving -- with
+// what a record
 // holds of them and why a part is missing. plumb list, plumb show and plumb report read this one
 // table.
 #pragma once
@@ -25,7 +26,7 @@ const std::vector<SetPart>& set_parts();
 bool entry_is_set(const baseline::Entry& entry);
 
 // plumb list's parts column: the parts held, each by its key, and for a set the others marked
-// missing ("topo env comm step memory -recovery"); "-" when a record holds none.
+// missing ("topo env comm step memory -recovery -serve"); "-" when a record holds none.
 std::string parts_text(const baseline::Entry& entry);
 
 // Why a set's part is missing: the reason its `missing` object gives, else "no reason recorded";

@@ -11,6 +11,7 @@
 #include "report/baseline_reporter.h"
 #include "report/memory_baseline_reporter.h"
 #include "report/recovery_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/set_parts.h"
 #include "report/step_diff_reporter.h"
 #include "supervise/recovery_json.h"
@@ -85,6 +86,10 @@ void show_recovery(const baseline::Record& r, std::ostream& out) {
   print_recovery_summary(supervise::recovery_from_json(r.recovery, name_of(r)), out);
 }
 
+void show_serve(const baseline::Record& r, std::ostream& out) {
+  print_serve_console(out, serve_from_json(r.serve, name_of(r)));
+}
+
 // How each part is printed, by SetPart::key (report/set_parts.h).
 struct PartPrinter {
   const char* key;
@@ -93,6 +98,7 @@ struct PartPrinter {
 constexpr PartPrinter kPrinters[] = {
     {"topo", show_topo},   {"env", show_env},       {"comm", show_comm},
     {"step", show_step},   {"memory", show_memory}, {"recovery", show_recovery},
+    {"serve", show_serve},
 };
 
 void print_part(const baseline::Record& r, const SetPart& part, std::ostream& out) {

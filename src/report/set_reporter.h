@@ -1,7 +1,8 @@
 // `plumb show` of a baseline set (issue 29, item 4): the record's header, then a section per part
-// in the order of report/set_parts.h, each headed "## topology" ... "## recovery" and printed by
+// in the order of report/set_parts.h, each headed "## topology" ... "## serving" and printed by
 // the reporter of that kind (versions and comm as plumb show of a comm baseline, the model step as
-// of a step record, memory as plumb mem creep, recovery as of a plumb run record). A part not
+// of a step record, memory as plumb mem creep, recovery as of a plumb run record, serving as
+// plumb serve bench's console). A part not
 // taken is one line with its reason -- "memory: missing — no train-events line had memory" --
 // never a zero. See docs/outputs.md.
 #pragma once

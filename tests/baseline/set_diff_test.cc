@@ -14,6 +14,7 @@
 #include "report/memory_baseline_reporter.h"
 #include "report/set_diff_reporter.h"
 #include "supervise/recovery_json.h"
+#include "support/serve_record.h"
 
 namespace plumb::baseline {
 namespace {
@@ -126,6 +127,7 @@ Record clean_set(int64_t id) {
   r.step = step_part();
   r.memory = memory_part();
   r.recovery = recovery_part();
+  r.serve = test::serve_part();
   return r;
 }
 
@@ -134,7 +136,7 @@ mem::MemoryBaseline read_memory(const json& part, const std::string& origin) {
 }
 
 SetDiff compare(const Record& a, const Record& b) {
-  return set_diff(a, b, DiffOptions{0.10, false, "", ""}, read_memory);
+  return set_diff(a, b, DiffOptions{0.10, false, "", ""}, {read_memory, report::serve_from_json});
 }
 
 const SetPart& part(const SetDiff& d, const std::string& name) {
@@ -152,13 +154,13 @@ std::string console(const SetDiff& d, bool all = false) {
 
 TEST(SetDiff, TwoCleanSetsAreAGo) {
   const SetDiff d = compare(clean_set(1), clean_set(2));
-  for (const char* name : {"comm", "model", "memory", "recovery"}) {
+  for (const char* name : {"comm", "model", "memory", "recovery", "serve"}) {
     EXPECT_EQ(part(d, name).verdict, PartVerdict::kUnchanged) << name << ": " << part(d, name).headline;
   }
   EXPECT_EQ(d.exit_code(), 0);
   EXPECT_EQ(d.variables_line(), "no variable changed");
   EXPECT_EQ(d.go_line(),
-            "go: no part regressed (comm, model, memory, recovery unchanged; no variable changed)");
+            "go: no part regressed (comm, model, memory, recovery, serve unchanged; no variable changed)");
   EXPECT_EQ(part(d, "memory").headline,
             "settled level and creep unchanged on 2 rank(s); checkpoint check pass in B");
   EXPECT_EQ(part(d, "model").headline,
@@ -175,7 +177,7 @@ TEST(SetDiff, OneVariableChangedIsNamed) {
   EXPECT_EQ(d.warning(), "");
   EXPECT_EQ(d.variables_line(), "one variable changed: setting HCCL_ALGO ring → tree");
   EXPECT_EQ(d.go_line(),
-            "go: no part regressed (comm, model, memory, recovery unchanged; one variable changed)");
+            "go: no part regressed (comm, model, memory, recovery, serve unchanged; one variable changed)");
   const std::string out = console(d);
   EXPECT_NE(out.find("# one variable changed: setting HCCL_ALGO ring → tree\n"), std::string::npos) << out;
 }
@@ -191,7 +193,7 @@ TEST(SetDiff, TwoVariablesChangedAreTheWarning) {
             "one variable at a time: version cann 8.0.RC2 → 8.0.RC3 and setting HCCL_ALGO ring → "
             "tree both changed; their effects cannot be told apart");
   EXPECT_EQ(d.go_line(),
-            "go: no part regressed (comm, model, memory, recovery unchanged; 2 variables changed: "
+            "go: no part regressed (comm, model, memory, recovery, serve unchanged; 2 variables changed: "
             "their effects cannot be told apart)");
   const std::string out = console(d);
   EXPECT_NE(out.find("# warning: one variable at a time: version cann"), std::string::npos) << out;
@@ -226,6 +228,57 @@ TEST(SetDiff, ALeakIsANoGoNamingMemory) {
   EXPECT_EQ(j["parts"]["comm"]["diff"]["schema"], "plumb.diff/1");
   EXPECT_EQ(j["parts"]["model"]["diff"]["schema"], "plumb.step-diff/1");
   EXPECT_EQ(j["parts"]["recovery"]["diff"]["schema"], "plumb.recovery-diff/1");
+  EXPECT_EQ(j["parts"]["serve"]["diff"]["schema"], "plumb.serve-diff/1");
+}
+
+// Issue 31: the serving part by plumb diff's serve diff. Identical sweeps are unchanged; TPOT
+// 20% slower at every load (ITL and E2E with it) is a regression beyond the 10% threshold, a
+// no-go naming serve; the one-variable check is the set's, unchanged.
+TEST(SetDiff, ServingPartIdenticalIsUnchanged) {
+  const SetDiff d = compare(clean_set(1), clean_set(2));
+  const SetPart& serve = part(d, "serve");
+  EXPECT_EQ(serve.verdict, PartVerdict::kUnchanged);
+  EXPECT_EQ(serve.exit_code, 0);
+  EXPECT_EQ(serve.headline,
+            "3 run(s) compared, no latency or throughput changed beyond the threshold and the "
+            "noise");
+  ASSERT_TRUE(serve.serve.has_value());
+  EXPECT_EQ(serve.serve->runs.size(), 3u);
+}
+
+TEST(SetDiff, ServingTpotTwentyPercentSlowerIsANoGo) {
+  Record b = clean_set(2);
+  b.serve = test::serve_part(1.2);
+  const SetDiff d = compare(clean_set(1), b);
+  const SetPart& serve = part(d, "serve");
+  EXPECT_EQ(serve.verdict, PartVerdict::kRegression);
+  EXPECT_EQ(serve.exit_code, 1);
+  EXPECT_EQ(d.exit_code(), 1);
+  EXPECT_EQ(d.outcome(), "no-go");
+  EXPECT_EQ(d.variables_line(), "no variable changed");
+  EXPECT_EQ(serve.headline.rfind("concurrency 1 tpot p50 5 → 6 ms (+20.0%); ", 0), 0u)
+      << serve.headline;
+  EXPECT_EQ(d.go_line().rfind("no-go: serve regressed (concurrency 1 tpot p50 5 → 6 ms (+20.0%)", 0),
+            0u)
+      << d.go_line();
+  EXPECT_EQ(part(d, "comm").verdict, PartVerdict::kUnchanged);
+  EXPECT_NE(console(d).find("serve     REGRESSION: concurrency 1 tpot p50 5 → 6 ms (+20.0%)"),
+            std::string::npos)
+      << console(d);
+  EXPECT_NE(console(d, true).find("## serve: the whole comparison\n"), std::string::npos)
+      << console(d, true);
+  EXPECT_EQ(set_diff_json(d)["parts"]["serve"]["verdict"], "regression");
+}
+
+// A set taken without --serve-url against one with a serving part: named, not judged.
+TEST(SetDiff, AServingPartOnlyInBIsNamedWithAsReason) {
+  Record a = clean_set(1);
+  a.serve = nullptr;
+  a.missing = {{"serve", "not asked for: no --serve-url"}};
+  const SetDiff d = compare(a, clean_set(2));
+  EXPECT_EQ(part(d, "serve").verdict, PartVerdict::kOnlyInB);
+  EXPECT_EQ(part(d, "serve").note, "A: not asked for: no --serve-url");
+  EXPECT_EQ(d.exit_code(), 0);
 }
 
 // A part one set does not hold is named with the other set's reason, not judged.
@@ -237,8 +290,8 @@ TEST(SetDiff, APartOnlyInOneIsNamedWithTheReason) {
   EXPECT_EQ(part(d, "recovery").verdict, PartVerdict::kOnlyInA);
   EXPECT_EQ(part(d, "recovery").note, "B: skipped (--skip recovery)");
   EXPECT_EQ(d.exit_code(), 0);
-  EXPECT_EQ(d.go_line(), "go: no part regressed (comm, model, memory unchanged; recovery only in "
-                         "A; no variable changed)");
+  EXPECT_EQ(d.go_line(), "go: no part regressed (comm, model, memory, serve unchanged; recovery only "
+                         "in A; no variable changed)");
   EXPECT_NE(console(d).find("recovery  only in A (B: skipped (--skip recovery))\n"), std::string::npos)
       << console(d);
   // The model part under its "missing" key, "step"; in neither: both reasons.
@@ -351,6 +404,12 @@ TEST(SetDiff, TheConsoleIsOneBlockPerPart) {
             "memory    REGRESSION: rank 1 leaks +1 MiB per step (95% CI +960 KiB to +1.1 MiB) in "
             "B, flat in A\n"
             "recovery  unchanged: 1 failure(s) in A, 1 in B: no figure worse beyond the threshold\n"
+            "serve     unchanged: 3 run(s) compared, no latency or throughput changed beyond the "
+            "threshold and the noise\n"
+            "          A has runs with fewer than 3 repetitions (--repeat): no noise estimate for "
+            "them, only the threshold judges\n"
+            "          B has runs with fewer than 3 repetitions (--repeat): no noise estimate for "
+            "them, only the threshold judges\n"
             "# context: topology, versions and settings are the same\n"
             "# no variable changed\n"
             "no-go: memory regressed (rank 1 leaks +1 MiB per step (95% CI +960 KiB to +1.1 MiB) "

@@ -11,6 +11,9 @@
 #include "cli/baseline_workload.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "report/serve_reporter.h"
+#include "serve/measure.h"
+#include "serve/mock_server.h"
 
 namespace plumb::cli {
 namespace {
@@ -34,7 +37,75 @@ TEST(BaselineWorkload, SkipTakesThePartsOfTheSet) {
 
 TEST(BaselineWorkload, AnUnknownPartNamesTheValidOnes) {
   EXPECT_EQ(error_of([] { parse_skip("comm,topo"); }),
-            "--skip 'comm,topo': unknown part 'topo'; the parts are comm, model, memory, recovery");
+            "--skip 'comm,topo': unknown part 'topo'; the parts are comm, model, memory, recovery, "
+            "serve");
+}
+
+// ---- the serving part (issue 31, item 6) -------------------------------------------------------
+
+BaselineOptions serve_options(const std::string& url) {
+  BaselineOptions o;
+  o.quiet = true;
+  o.serve.endpoint.url = url;
+  o.serve.endpoint.model = "mock";
+  o.serve.load.concurrency = "1,2";
+  o.serve.load.requests = 4;
+  o.serve.load.input_tokens = 16;
+  o.serve.load.output_tokens = 8;
+  o.serve.report.slo = "ttft=2000ms";
+  return o;
+}
+
+TEST(BaselineWorkload, ServeSkippedOrNotAskedForIsNamedMissing) {
+  baseline::Record r;
+  EXPECT_EQ(take_serve_part(serve_options(""), {}, r), "");
+  EXPECT_EQ(r.missing, nlohmann::json({{"serve", "not asked for: no --serve-url"}}));
+  EXPECT_TRUE(r.serve.is_null());
+  baseline::Record skipped;
+  EXPECT_EQ(take_serve_part(serve_options("http://127.0.0.1:1"), {"serve"}, skipped), "");
+  EXPECT_EQ(skipped.missing, nlohmann::json({{"serve", "skipped (--skip serve)"}}));
+}
+
+// Against plumb serve mock's server (1 ms to the first token, 1 ms between tokens): the sweep's
+// plumb.serve/1 in the record, one run per concurrency, every request counted.
+TEST(BaselineWorkload, ServeTakesTheSweepIntoTheRecord) {
+  serve::MockConfig config;
+  config.plan.ttft_ns = 1'000'000;
+  config.plan.itl_ns = 1'000'000;
+  serve::MockServer server(config);
+  server.start();
+  baseline::Record r;
+  EXPECT_EQ(take_serve_part(serve_options(server.base_url()), {}, r), "");
+  server.stop();
+  EXPECT_TRUE(r.missing.is_null()) << r.missing.dump();
+  ASSERT_TRUE(r.serve.is_object());
+  EXPECT_EQ(r.serve["schema"], "plumb.serve/1");
+  const serve::ServeResult s = report::serve_from_json(r.serve, "the part");
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(s.runs[0].concurrency, 1);
+  EXPECT_EQ(s.runs[1].concurrency, 2);
+  for (const serve::ServeRun& run : s.runs) {
+    EXPECT_EQ(run.summary.completed, 4);
+    EXPECT_EQ(run.summary.errors, 0);
+    EXPECT_EQ(run.summary.output_tokens, 4 * 8);
+  }
+  EXPECT_EQ(s.setup.model, "mock");
+  EXPECT_EQ(s.setup.dataset, "random 16/8");
+  EXPECT_EQ(serve::slo_text(s.setup.slo), "ttft=2000ms");
+}
+
+// A server that answers every request with 503: nothing to keep, the part missing with why.
+TEST(BaselineWorkload, ServeWithNoRequestCompletedIsMissingWithTheErrors) {
+  serve::MockConfig config;
+  config.plan.status = 503;
+  serve::MockServer server(config);
+  server.start();
+  baseline::Record r;
+  EXPECT_EQ(take_serve_part(serve_options(server.base_url()), {}, r), "");
+  server.stop();
+  EXPECT_TRUE(r.serve.is_null());
+  EXPECT_EQ(r.missing["serve"], "no request to " + server.base_url() +
+                                    " completed: 8 of 8 requests failed (http_status 8)");
 }
 
 TEST(BaselineWorkload, ProfileWindowInsideTheSteps) {

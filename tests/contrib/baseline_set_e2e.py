@@ -34,7 +34,8 @@ EVERY = 4             # --checkpoint-every
 HANG_TIMEOUT = 20     # above the workload's start (import torch, gloo rendezvous) on 2 busy cores
 LEAK_MIB = 16
 LEAK_TOLERANCE = 0.2  # the issue's "within 20% of the leak the script makes"
-SIX = ("topo", "env", "comm", "step", "memory", "recovery")
+SIX = ("topo", "env", "comm", "step", "memory", "recovery")  # serve needs --serve-url
+NOT_ASKED = "not asked for: no --serve-url"
 
 
 def torch_python():
@@ -119,14 +120,14 @@ class FullSet(unittest.TestCase):
         self.assertIsNotNone(self.id)
 
     def test_progress_names_each_part(self):
-        for line in ("[1/5] topology and versions", "[2/5] comm", "[3/5] model", "[4/5] recovery",
-                     "[5/5] memory"):
+        for line in ("[1/6] topology and versions", "[2/6] comm", "[3/6] model", "[4/6] recovery",
+                     "[5/6] memory"):
             self.assertIn("plumb baseline: " + line, self.result.stderr)
 
     def test_export_carries_all_six_parts_and_nothing_missing(self):
         for part in SIX:
             self.assertIsInstance(self.doc.get(part), dict, part)
-        self.assertIn(self.doc.get("missing"), (None, {}))
+        self.assertEqual(self.doc.get("missing"), {"serve": NOT_ASKED})  # no --serve-url
         self.assertEqual(self.doc["source"], "plumb baseline --workload")
 
     def test_model_part_is_the_real_gloo_step(self):
@@ -163,25 +164,26 @@ class FullSet(unittest.TestCase):
     def test_html_report_written_with_a_section_per_part(self):
         with open(os.path.join(STORE.out, "plumb-baseline-%s.html" % self.id)) as f:
             page = f.read()
-        for part in ("topo", "env", "comm", "step", "memory", "recovery"):
+        for part in ("topo", "env", "comm", "step", "memory", "recovery", "serve"):
             self.assertIn('data-part="%s"><h2>' % part, page)
-        self.assertNotIn("missing —", page)
+        self.assertEqual(page.count("missing —"), page.count("missing — " + NOT_ASKED))
 
     def test_show_and_report_read_it(self):
         show = STORE.plumb("show", self.id, "--db", STORE.db)
         self.assertEqual(show.returncode, 0, explain(show))
         at = 0
         for heading in ("## topology\n", "## versions\n", "## communication\n", "## model step\n",
-                        "## memory\n", "## recovery\n"):
+                        "## memory\n", "## recovery\n", "## serving\n"):
             at = show.stdout.find(heading, at)
             self.assertGreaterEqual(at, 0, heading + show.stdout)
-        self.assertNotIn("missing", show.stdout)
+        self.assertEqual(show.stdout.count("missing"), 1, show.stdout)
+        self.assertIn("serving: missing — " + NOT_ASKED, show.stdout)
         page = os.path.join(STORE.tmp.name, "set.html")
         report = STORE.plumb("report", self.id, "--db", STORE.db, "-o", page)
         self.assertEqual(report.returncode, 0, explain(report))
         with open(page) as f:
             parts = re.findall(r'<section id="[^"]*" data-part="([a-z]+)"><h2>', f.read())
-        self.assertEqual(parts, ["topo", "env", "comm", "step", "memory", "recovery"])
+        self.assertEqual(parts, ["topo", "env", "comm", "step", "memory", "recovery", "serve"])
 
 
 class LeakSet(unittest.TestCase):
@@ -209,8 +211,8 @@ class LeakSet(unittest.TestCase):
         self.assertIsNone(self.doc["recovery"])
         self.assertIsNone(self.doc["comm"])
         self.assertIn("missing   recovery: skipped (--skip recovery)", self.result.stdout)
-        self.assertIn("plumb baseline: [2/5] comm: skipped (--skip comm)", self.result.stderr)
-        self.assertIn("plumb baseline: [1/5] topology and versions of this host, taken without MPI",
+        self.assertIn("plumb baseline: [2/6] comm: skipped (--skip comm)", self.result.stderr)
+        self.assertIn("plumb baseline: [1/6] topology and versions of this host, taken without MPI",
                       self.result.stderr)
         self.assertIsInstance(self.doc["topo"], dict)  # taken without MPI
         self.assertIsInstance(self.doc["env"], dict)

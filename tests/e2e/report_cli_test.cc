@@ -112,7 +112,8 @@ TEST(ReportCli, AStepRecordIsRefused) {
   const std::string db = make_store(dir);
   EXPECT_EQ(baseline::Store(db).save(test::step_only_record()), 3);
   const std::string why = " holds a step record (plumb step), not comm measurements: plumb report "
-                          "draws comm baselines and baseline sets; compare step records with plumb diff\n";
+                          "draws comm baselines, baseline sets and serving records; compare step "
+                          "records with plumb diff\n";
   for (const std::string args : {" report 3", " report 1 3", " report latest 2"}) {
     const test::Run r = test::run_command(kPlumb + args + " --db " + db + " -o " + dir + "/r.html");
     EXPECT_EQ(r.exit_code, 2) << args;
@@ -140,10 +141,11 @@ TEST(ReportCli, BaselineSets) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out, "report: " + dir + "/s.html\n");
   const std::string html = test::read_file(dir + "/s.html");
-  for (const char* id : {"topology", "versions", "communication", "step", "memory", "recovery"}) {
+  for (const char* id :
+       {"topology", "versions", "communication", "step", "memory", "recovery", "serving"}) {
     EXPECT_EQ(count(html, std::string("<section id=\"") + id + "\""), 1u) << id;
   }
-  EXPECT_EQ(count(html, "<td class=\"held\">held</td>"), 6u);
+  EXPECT_EQ(count(html, "<td class=\"held\">held</td>"), 7u);
   EXPECT_EQ(html.find("id=\"diff\""), std::string::npos);
 
   ASSERT_EQ(test::run_command(kPlumb + " export 4 --db " + db + " -o " + dir + "/set.json")
@@ -152,7 +154,7 @@ TEST(ReportCli, BaselineSets) {
                                           " -o " + dir + "/two.html");
   ASSERT_EQ(two.exit_code, 0) << two.err;
   const std::string pair = test::read_file(dir + "/two.html");
-  EXPECT_EQ(count(pair, "<div class=\"pair\">"), 4u);
+  EXPECT_EQ(count(pair, "<div class=\"pair\">"), 5u);  // topology, step, memory, recovery, serving
   EXPECT_EQ(count(pair, "<table class=\"rows mem-ranks\">"), 2u);
   EXPECT_NE(pair.find("id=\"diff\""), std::string::npos);
   EXPECT_NE(pair.find("recovery: missing — --skip recovery: the drill was not run"),

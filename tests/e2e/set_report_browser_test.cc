@@ -1,6 +1,6 @@
 // The page of two baseline sets in a real browser, the same way as step_report_browser_test.cc:
 // Debian's headless Chromium parses the page `plumb report A B` writes for two sets (A with all
-// six parts, B without its recovery part; built from tests/support/set_record.h), the DOM must
+// seven parts, B without its recovery and serving parts; built from tests/support/set_record.h), the DOM must
 // hold each part's section with its figures -- the memory table's settled levels as
 // mem::memory_baseline computes them from the train-events lines, the comm chart, the recovery
 // rows -- B's missing part with its reason, and the console must stay silent. A screenshot is
@@ -53,14 +53,18 @@ TEST(SetReportBrowser, EachPartWithItsFiguresAndASilentConsole) {
   ASSERT_EQ(run.exit_code, 0) << "chromium (exit 124: timed out after " << kChromiumTimeoutSeconds
                               << " s)\n"
                               << run.err;
-  for (const char* id : {"topology", "versions", "communication", "step", "memory", "recovery"}) {
+  for (const char* id :
+       {"topology", "versions", "communication", "step", "memory", "recovery", "serving"}) {
     EXPECT_EQ(count(run.out, fmt::format("<section id=\"{}\"", id)), 1u) << id;
   }
   // Topology: both hosts' tables; versions: the compare table.
   EXPECT_EQ(count(run.out, "<h3>Topology — "), 2u);
   EXPECT_NE(run.out.find("1.13.1"), std::string::npos);
-  // Communication: the overlay chart of allreduce @ world with both baselines' points.
-  EXPECT_EQ(count(run.out, "<figure class=\"chart\""), 1u);
+  // Communication: the overlay chart of allreduce @ world with both baselines' points; serving:
+  // A's TTFT, TPOT, ITL, E2E, tokens/s and requests/s against the concurrency.
+  EXPECT_EQ(count(run.out, "<figure class=\"chart\""), 7u);
+  EXPECT_EQ(count(run.out, "<table class=\"rows serve-runs\">"), 1u);
+  EXPECT_NE(run.out.find("serving: missing — not asked for: no --serve-url"), std::string::npos);
   // Model step: a figures table per set.
   EXPECT_EQ(count(run.out, "<table class=\"rows step-figures\">"), 2u);
   // Memory: per set a row per rank with its settled level, and the checkpoint check.

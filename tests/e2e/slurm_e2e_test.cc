@@ -279,7 +279,7 @@ TEST_F(SlurmE2E, SbatchTakesABaselineSetWhoseJobSrunStarts) {
       job);
   const std::string out = read_file(dir_ + "/job.out");
   ASSERT_EQ(r.exit_code, 0) << r.err << out;
-  EXPECT_NE(out.find("plumb baseline: [3/5] model: srun --kill-on-bad-exit=1 -n2 "), std::string::npos)
+  EXPECT_NE(out.find("plumb baseline: [3/6] model: srun --kill-on-bad-exit=1 -n2 "), std::string::npos)
       << out;
   const nlohmann::json doc = exported("latest");
   ASSERT_FALSE(doc.is_discarded());

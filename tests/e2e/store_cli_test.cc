@@ -305,25 +305,27 @@ TEST(StoreCli, BaselineSetsListAndShow) {
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
             "    id  created               label             parts                           "
-            "     holds                   source              hosts\n     4  2026-12-03T12:00"
-            ":00Z  no-drill          topo env comm step memory -recovery  comm 2 rows · step "
-            "2 ranks × 2 steps  plumb baseline --workload  gpu-001\n     3  2026-12-03T12:00:"
-            "00Z  clean             topo env comm step memory recovery   comm 2 rows · step 2"
-            " ranks × 2 steps · recovery 2 failures, down 25.4 s  plumb baseline --workload  "
-            "gpu-001\n");
+            "     holds                   source              hosts\n"
+            "     4  2026-12-03T12:00:00Z  no-drill          topo env comm step memory -recovery "
+            "-serve  comm 2 rows · step 2 ranks × 2 steps  plumb baseline --workload  gpu-001\n"
+            "     3  2026-12-03T12:00:00Z  clean             topo env comm step memory recovery "
+            "serve  comm 2 rows · step 2 ranks × 2 steps · recovery 2 failures, down 25.4 s · "
+            "serve 3 runs  plumb baseline --workload  gpu-001\n");
 
   test::Run show = test::run_command(kPlumb + " show 4 --db " + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
   // The whole text is checked in tests/report/set_reporter_test.cc; here its sections in order.
   size_t at = 0;
   for (const char* heading : {"## topology\n", "## versions\n", "## communication\n",
-                              "## model step\n", "## memory\n", "## recovery\n"}) {
+                              "## model step\n", "## memory\n", "## recovery\n",
+                              "## serving\n"}) {
     const size_t next = show.out.find(heading, at);
     ASSERT_NE(next, std::string::npos) << heading << show.out;
     at = next;
   }
   EXPECT_NE(show.out.find("## recovery\nrecovery: missing — --skip recovery: the drill was not "
-                          "run\n# plumb export 4 for the whole set; plumb report 4 for its page\n"),
+                          "run\n## serving\nserving: missing — not asked for: no --serve-url\n"
+                          "# plumb export 4 for the whole set; plumb report 4 for its page\n"),
             std::string::npos)
       << show.out;
   test::Run full = test::run_command(kPlumb + " show 3 --db " + db);
@@ -346,7 +348,7 @@ TEST(StoreCli, BaselineSetsListAndShow) {
   ASSERT_EQ(short_list.exit_code, 0) << short_list.err;
   EXPECT_EQ(short_list.out.substr(short_list.out.find('\n') + 1),
             "     5  2026-12-03T12:00:00Z  memory-only       topo env -comm -step memory -recovery"
-            "                          plumb baseline --workload  gpu-001\n");
+            " -serve                          plumb baseline --workload  gpu-001\n");
 }
 
 }  // namespace

@@ -32,13 +32,16 @@ std::string bytes(double v) { return format_bytes(static_cast<uint64_t>(v)); }
 TEST(SetHtml, ASectionPerPartInOrder) {
   const std::string html = page(test::full_set());
   size_t at = 0;
-  for (const char* id : {"topology", "versions", "communication", "step", "memory", "recovery"}) {
+  for (const char* id :
+       {"topology", "versions", "communication", "step", "memory", "recovery", "serving"}) {
     const size_t next = html.find(fmt::format("<section id=\"{}\"", id), at);
     ASSERT_NE(next, std::string::npos) << id;
     at = next;
   }
-  EXPECT_EQ(count(html, "<td class=\"held\">held</td>"), 6u);
-  EXPECT_EQ(count(html, "<figure class=\"chart\""), 1u);  // allreduce @ world
+  EXPECT_EQ(count(html, "<td class=\"held\">held</td>"), 7u);
+  // allreduce @ world; the serving part's TTFT, TPOT, ITL, E2E, tokens/s and requests/s
+  EXPECT_EQ(count(html, "<figure class=\"chart\""), 7u);
+  EXPECT_EQ(count(html, "<table class=\"rows serve-runs\">"), 1u);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("missing —"), std::string::npos);
 }
@@ -102,7 +105,10 @@ TEST(SetHtml, TwoSetsSideBySideWithCommOverlaid) {
   const baseline::Record b = test::set_without_recovery("b<&>");
   const baseline::Diff d = baseline::diff(a, b, {});
   const std::string html = page(a, &b, &d);
-  EXPECT_EQ(count(html, "<div class=\"pair\">"), 4u);  // topology, step, memory, recovery
+  // topology, step, memory, recovery, serving
+  EXPECT_EQ(count(html, "<div class=\"pair\">"), 5u);
+  EXPECT_EQ(count(html, "<table class=\"rows serve-runs\">"), 1u);  // B: not asked for
+  EXPECT_NE(html.find("serving: missing — not asked for: no --serve-url</p>"), std::string::npos);
   EXPECT_EQ(count(html, "<table class=\"rows mem-ranks\">"), 2u);
   EXPECT_EQ(count(html, "<table class=\"rows recoveries\">"), 1u);
   EXPECT_NE(html.find("<section id=\"diff\">"), std::string::npos);

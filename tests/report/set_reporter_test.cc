@@ -1,5 +1,5 @@
 // plumb show and plumb list of a baseline set (issue 29, item 4): a section per part in the order
-// topology, versions, communication, model step, memory, recovery, each by its kind's printer; a
+// topology, versions, communication, model step, memory, recovery, serving, each by its kind's printer; a
 // missing part with its reason, never a zero; the parts column of plumb list for sets and for the
 // records of one kind.
 #include "report/set_reporter.h"
@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "report/memory_baseline_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/set_parts.h"
 #include "support/set_record.h"
 
@@ -38,7 +39,7 @@ TEST(SetReporter, ShowPrintsASectionPerPartAndTheMissingOneWithItsReason) {
   EXPECT_EQ(shown(r),
             "# baseline 4 · 2026-12-03T12:00:00Z · plumb baseline --workload · no-drill\n"
             "# hosts: gpu-001\n"
-            "# a baseline set: topo env comm step memory -recovery\n"
+            "# a baseline set: topo env comm step memory -recovery -serve\n"
             "## topology\n"
             "1 host(s), 2 rank(s), 1 binding warning(s)\n"
             "  host-a: 2 package(s), 2 NUMA node(s), 32 core(s) / 64 PU(s), 8 accelerator(s)\n"
@@ -71,6 +72,8 @@ TEST(SetReporter, ShowPrintsASectionPerPartAndTheMissingOneWithItsReason) {
             "after the load (step 6) · tolerance 41.3 MiB: pass\n"
             "## recovery\n"
             "recovery: missing — --skip recovery: the drill was not run\n"
+            "## serving\n"
+            "serving: missing — not asked for: no --serve-url\n"
             "# plumb export 4 for the whole set; plumb report 4 for its page\n");
 }
 
@@ -112,34 +115,68 @@ baseline::Entry entry(const std::string& source) {
 
 TEST(SetParts, ListColumnForSetsAndForRecordsOfOneKind) {
   baseline::Entry full = entry(baseline::kSetSource);
-  full.topo = full.env = full.comm = full.step = full.memory = full.recovery = true;
-  EXPECT_EQ(parts_text(full), "topo env comm step memory recovery");
+  full.topo = full.env = full.comm = full.step = full.memory = full.recovery = full.serve = true;
+  EXPECT_EQ(parts_text(full), "topo env comm step memory recovery serve");
   baseline::Entry partial = full;
   partial.recovery = false;
-  partial.missing = {"recovery"};
-  EXPECT_EQ(parts_text(partial), "topo env comm step memory -recovery");
+  partial.serve = false;
+  partial.missing = {"recovery", "serve"};
+  EXPECT_EQ(parts_text(partial), "topo env comm step memory -recovery -serve");
   // A set is one whatever its source says once it names a missing part.
   baseline::Entry named = entry("plumb baseline");
   named.missing = {"memory"};
-  EXPECT_EQ(parts_text(named), "-topo -env -comm -step -memory -recovery");
+  EXPECT_EQ(parts_text(named), "-topo -env -comm -step -memory -recovery -serve");
   baseline::Entry comm = entry("plumb baseline");
   comm.topo = comm.env = comm.comm = true;
   EXPECT_EQ(parts_text(comm), "topo env comm");
   baseline::Entry step = entry("plumb step");
   step.step = true;
   EXPECT_EQ(parts_text(step), "step");
+  baseline::Entry served = entry("plumb serve bench");
+  served.serve = true;
+  EXPECT_EQ(parts_text(served), "serve");
   EXPECT_EQ(parts_text(entry("nccl-tests run.log")), "-");
 }
 
 TEST(SetParts, MissingReason) {
   const baseline::Record set = test::set_without_recovery();
-  const SetPart& recovery = set_parts().back();
+  ASSERT_EQ(set_parts().size(), 7u);
+  const SetPart& recovery = set_parts()[5];
+  const SetPart& serving = set_parts().back();
+  EXPECT_EQ(std::string(serving.key), "serve");
+  EXPECT_EQ(std::string(serving.title), "serving");
+  EXPECT_EQ(missing_reason(set, serving), "not asked for: no --serve-url");
   EXPECT_EQ(missing_reason(set, recovery), "--skip recovery: the drill was not run");
   baseline::Record unexplained = set;
   unexplained.missing = {{"step", "no traces"}};
   EXPECT_EQ(missing_reason(unexplained, recovery), "no reason recorded");
   EXPECT_EQ(missing_reason(test::step_only_record(), set_parts().front()),
             "not part of this record (it is not a baseline set)");
+}
+
+// The serving part is plumb serve bench's console of the plumb.serve/1 the set holds.
+TEST(SetReporter, TheServingSectionIsTheServeConsole) {
+  const baseline::Record r = test::full_set();
+  std::ostringstream console;
+  print_serve_console(console, test::serve_sweep());
+  const std::string text = shown(r);
+  EXPECT_NE(text.find("# a baseline set: topo env comm step memory recovery serve\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("## serving\n" + console.str() + "# plumb export"), std::string::npos)
+      << text;
+  EXPECT_NE(console.str().find("c=16"), std::string::npos) << console.str();
+}
+
+TEST(SetReporter, ADamagedServingPartIsAnErrorNamingTheRecordAndTheField) {
+  baseline::Record r = test::full_set();
+  r.id = 9;
+  r.serve["runs"][0]["ttft_ms"]["p99"] = "x";
+  try {
+    shown(r);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "baseline 9: runs[0].ttft_ms.p99: expected a number, got \"x\"");
+  }
 }
 
 }  // namespace

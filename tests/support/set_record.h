@@ -1,7 +1,8 @@
 // Baseline sets (issue 29, item 4) built from real inputs for the tests of plumb list, show and
 // report: topology from the dgx-like fixture (hwloc XML, four ranks, two bound badly), a comm part
 // of two allreduce sizes, the step part of step_record.h, a memory part computed by
-// mem::memory_baseline from the train-events lines below, and a recovery part of two failures.
+// mem::memory_baseline from the train-events lines below, a recovery part of two failures, and
+// the serving part of serve_record.h.
 #pragma once
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "report/memory_baseline_reporter.h"
 #include "report/topo_reporter.h"
 #include "supervise/recovery_json.h"
+#include "support/serve_record.h"
 #include "support/step_record.h"
 #include "topo/binding.h"
 #include "topo/cpu_list.h"
@@ -125,7 +127,7 @@ inline std::vector<comm::Row> set_rows(double busbw) {
   return rows;
 }
 
-// All six parts. `leak_mib`: rank 1's leak per step; `busbw`: the comm rows' bus bandwidth.
+// All seven parts. `leak_mib`: rank 1's leak per step; `busbw`: the comm rows' bus bandwidth.
 inline baseline::Record full_set(const std::string& label = "clean", int leak_mib = 8,
                                  double busbw = 2.5) {
   baseline::Record r;
@@ -142,14 +144,17 @@ inline baseline::Record full_set(const std::string& label = "clean", int leak_mi
   r.step = step_only_record().step;
   r.memory = report::memory_baseline_json(set_memory_baseline(leak_mib));
   r.recovery = supervise::recovery_to_json(set_recovery());
+  r.serve = serve_part();
   return r;
 }
 
-// The same set whose recovery drill could not be taken.
+// The same set whose recovery drill could not be taken, taken without --serve-url.
 inline baseline::Record set_without_recovery(const std::string& label = "no-drill") {
   baseline::Record r = full_set(label);
   r.recovery = nullptr;
-  r.missing = {{"recovery", "--skip recovery: the drill was not run"}};
+  r.serve = nullptr;
+  r.missing = {{"recovery", "--skip recovery: the drill was not run"},
+               {"serve", "not asked for: no --serve-url"}};
   return r;
 }
 
