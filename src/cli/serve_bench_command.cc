@@ -11,6 +11,7 @@
 
 #include "cli/serve_options.h"
 #include "cli/serve_run.h"
+#include "cli/serve_store.h"
 #include "cli/serve_subcommands.h"
 #include "cli/stop_signal.h"
 #include "common/error.h"
@@ -81,6 +82,10 @@ int run_bench(const BenchOptions& o) {
   if (json) {
     json->stream() << report::serve_json(result).dump(2) << "\n";
     json->commit();
+  }
+  if (o.report.store) {
+    store_serve_result(report::serve_json(result), o.endpoint.url, o.report, "plumb serve bench",
+                       out);
   }
   return verdict(result, out);
 }

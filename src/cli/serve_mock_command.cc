@@ -83,10 +83,10 @@ void setup_serve_mock(CLI::App& serve, std::function<int()>& selected) {
                   "generations at once; the rest wait FIFO and the wait counts in TTFT (0 = no "
                   "limit)");
   sub->add_option("--model", options->model, "the model name answers and /metrics carry");
-  add_timing(sub, options->timings, "--ttft", "ttft", "time to first token after a slot (50ms)");
-  add_timing(sub, options->timings, "--itl", "itl", "gap between tokens with one active (5ms)");
+  add_timing(sub, options->timings, "--ttft", "ttft", "time to first token after a slot, e.g. 50ms (default 0)");
+  add_timing(sub, options->timings, "--itl", "itl", "gap between tokens with one active, e.g. 5ms (default 0)");
   add_timing(sub, options->timings, "--itl-per-active", "itl_per_active",
-             "added to the gap per other active generation (1ms)");
+             "added to the gap per other active generation, e.g. 1ms (default 0)");
   add_timing(sub, options->timings, "--tokens", "tokens",
              "output tokens when a request names no max_tokens (default 16)");
   add_timing(sub, options->timings, "--stall", "stall", "K:DURATION: pause after token K");

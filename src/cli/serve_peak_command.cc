@@ -5,6 +5,7 @@
 // (--price or --hardware), the Pareto table, and the command that reproduces the best point
 // (docs/serve-peak.md). Exit 0 with a peak; 1 when no load met the SLO; 2 for bad usage or input.
 #include "cli/serve_options.h"
+#include "cli/serve_store.h"
 #include "cli/serve_subcommands.h"
 #include "cli/stop_signal.h"
 
@@ -227,6 +228,9 @@ int run_peak(PeakCommandOptions o) {
   if (json) {
     json->stream() << result_json(result).dump(2) << "\n";
     json->commit();
+  }
+  if (o.report.store) {
+    store_serve_result(result_json(result), o.endpoint.url, o.report, "plumb serve peak", out);
   }
   if (html) {
     html->stream() << report::pareto_html(serve::pareto_points(result), "peak · " + result.setup.url);

@@ -6,13 +6,19 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <optional>
+#include <time.h>
 
 #include "cli/stop_signal.h"
 #include "common/input_file.h"
 #include "common/url_redact.h"
 #include "report/serve_reporter.h"
+#include "serve/cost.h"
 #include "serve/datasets.h"
+#include "serve/energy.h"
 #include "serve/measure.h"
+#include "serve/server_metrics.h"
 #include "serve/workload.h"
 
 namespace plumb::cli {
@@ -78,6 +84,54 @@ struct Pooled {
   std::int64_t not_released = 0;
 };
 
+// The server's /metrics (--metrics-url) and the cards' power (--power) around a load point's
+// runs: scraped and sampled from before its first repetition to after its last, the times from
+// the first repetition's start (docs/serve.md, "Server side" and "Cost and energy").
+constexpr double kScrapeIntervalS = 1.0;
+constexpr double kPowerIntervalS = 0.5;
+constexpr double kPowerToolTimeoutS = 5.0;
+
+class Sidecars {
+ public:
+  explicit Sidecars(const ServeReportOptions& o) {
+    if (!o.metrics_url.empty()) {
+      scraper_ = std::make_unique<serve::ServerScraper>(o.metrics_url, kScrapeIntervalS);
+      scraper_->before();
+    }
+    if (!o.power.empty()) {
+      power_ = std::make_unique<serve::PowerSampler>(
+          o.power, serve::make_power_reader(o.power, kPowerToolTimeoutS), kPowerIntervalS);
+    }
+  }
+  void start(serve::Nanos now) {
+    if (scraper_) scraper_->start(now);
+    if (power_) power_->start(now);
+  }
+  // `origin_ns`: the first repetition's start; `end_ns`: the last one's end (both absolute).
+  void finish(serve::ServeRun& run, serve::Nanos origin_ns, serve::Nanos end_ns,
+              std::int64_t output_tokens) {
+    if (scraper_) run.server = scraper_->finish(origin_ns);
+    if (power_) run.energy = power_->finish(static_cast<double>(end_ns - origin_ns) * 1e-9,
+                                            output_tokens, origin_ns);
+  }
+
+ private:
+  std::unique_ptr<serve::ServerScraper> scraper_;
+  std::unique_ptr<serve::PowerSampler> power_;
+};
+
+serve::Nanos monotonic_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<serve::Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::int64_t output_tokens_of(const std::vector<serve::RequestRecord>& records) {
+  std::int64_t n = 0;
+  for (const serve::RequestRecord& r : records) n += r.output_tokens;
+  return n;
+}
+
 }  // namespace
 
 serve::ServeRun run_serve_point(const ServeBenchOptions& o, const LoadPoint& point,
@@ -89,6 +143,10 @@ serve::ServeRun run_serve_point(const ServeBenchOptions& o, const LoadPoint& poi
   const serve::Workload workload = serve::make_workload(to_workload_spec(o.load, point));
   const auto warmup_ns = static_cast<serve::Nanos>(std::llround(o.load.warmup_s * 1e9));
   Pooled pooled;
+  Sidecars sidecars(o.report);
+  sidecars.start(monotonic_now());
+  serve::Nanos first_start = serve::kNoTime, last_end = 0;
+  std::int64_t sampled_tokens = 0;  // warm-up included: the power covers it too
   for (int rep = 0; rep < o.load.repeat; ++rep) {
     serve::RunControl control = to_run_control(o.endpoint);
     control.stop = &stop_on_signals();
@@ -104,6 +162,9 @@ serve::ServeRun run_serve_point(const ServeBenchOptions& o, const LoadPoint& poi
     };
     serve::RunOutcome outcome = serve::run_load(to_endpoint(o.endpoint), workload, control);
     progress.clear();
+    if (first_start == serve::kNoTime) first_start = outcome.start_ns;
+    last_end = outcome.start_ns + outcome.duration_ns;
+    sampled_tokens += output_tokens_of(outcome.records);
     say_errors(who, label, outcome.records);
     serve::Measured m =
         serve::exclude_warmup(std::move(outcome.records), outcome.duration_ns, warmup_ns);
@@ -115,6 +176,9 @@ serve::ServeRun run_serve_point(const ServeBenchOptions& o, const LoadPoint& poi
     if (stop_on_signals().load()) break;
   }
   run.summary = serve::summarize(pooled.records, pooled.duration_ns, pooled.not_released, slo);
+  sidecars.finish(run, first_start, last_end, sampled_tokens);
+  const std::optional<serve::Price> price = serve::price_from(o.report.price, o.report.hardware);
+  if (price) run.cost = serve::cost_of(*price, o.report.cards, run.summary);
   return run;
 }
 

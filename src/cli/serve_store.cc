@@ -2,7 +2,7 @@
 
 #include "baseline/store.h"
 #include "common/environment.h"
-#include "report/serve_reporter.h"
+#include <fmt/format.h>
 
 namespace plumb::cli {
 
@@ -20,16 +20,20 @@ std::string url_host(const std::string& url) {
   return authority.empty() ? url : authority;
 }
 
-int64_t store_serve_result(const serve::ServeResult& result, const ServeReportOptions& o,
-                           const std::string& source) {
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+int64_t store_serve_result(const nlohmann::json& doc, const std::string& url,
+                           const ServeReportOptions& o, const std::string& source,
+                           std::ostream& note) {
+  const std::string path = o.db.empty() ? baseline::default_store_path() : o.db;
+  baseline::Store store(path);
   baseline::Record r;
   r.created = utc_timestamp();
   r.label = o.label;
   r.source = source;
-  r.hosts = {url_host(result.setup.url)};
-  r.serve = report::serve_json(result);
-  return store.save(r);
+  r.hosts = {url_host(url)};
+  r.serve = doc;
+  const int64_t id = store.save(r);
+  note << fmt::format("{}: stored as baseline {} in {}\n", source, id, path);
+  return id;
 }
 
 }  // namespace plumb::cli

@@ -4,17 +4,23 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 #include "cli/serve_options.h"
 #include "serve/result.h"
 
+#include <nlohmann/json.hpp>
+
 namespace plumb::cli {
 
-// Saves `result` in the store named by --db (else the default store) with --label, `source`
-// ("plumb serve bench") and the URL's host as its host; returns the new record's id.
-int64_t store_serve_result(const serve::ServeResult& result, const ServeReportOptions& options,
-                           const std::string& source);
+// Saves `doc` (plumb.serve/1: report::serve_json, or plumb serve peak's with its search) in the
+// store named by --db (else the default store) with --label, `source` ("plumb serve bench") and
+// the host of `url` as its host; prints "<source>: stored as baseline N in PATH" on `note`;
+// returns the new record's id.
+int64_t store_serve_result(const nlohmann::json& doc, const std::string& url,
+                           const ServeReportOptions& options, const std::string& source,
+                           std::ostream& note);
 
 // The host part of a URL ("http://user:pw@node7:8000/v1" -> "node7"); the URL itself when it has
 // none.

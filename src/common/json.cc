@@ -172,9 +172,15 @@ uint64_t JsonFields::whole(const json& parent, const std::string& path, const ch
 int64_t JsonFields::integer(const json& parent, const std::string& path, const char* key,
                             int64_t low, int64_t high) const {
   const json& v = member(parent, path, key);
-  const bool fits = v.is_number_integer() && (v.is_number_unsigned()
-                                                  ? v.get<uint64_t>() <= static_cast<uint64_t>(high)
-                                                  : v.get<int64_t>() >= low && v.get<int64_t>() <= high);
+  // nlohmann reads every non-negative number as unsigned: both bounds apply to it as well.
+  const auto fits_unsigned = [&] {
+    const uint64_t u = v.get<uint64_t>();
+    return (low <= 0 || u >= static_cast<uint64_t>(low)) && high >= 0 &&
+           u <= static_cast<uint64_t>(high);
+  };
+  const bool fits = v.is_number_integer() &&
+                    (v.is_number_unsigned() ? fits_unsigned()
+                                            : v.get<int64_t>() >= low && v.get<int64_t>() <= high);
   if (!fits) {
     fail(at(path, key), fmt::format("expected a whole number from {} to {}, got {}", low, high,
                                     shown(v)));

@@ -1,5 +1,7 @@
 #include "report/serve_reporter.h"
 
+#include "report/serve_parts.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -92,8 +94,7 @@ json run_json(const serve::ServeRun& run) {
   j["rate"] = std::isinf(run.rate) ? json("inf") : json(run.rate);
   j["repeats"] = json::array();
   for (const auto& r : run.repeats) j["repeats"].push_back(summary_json(r));
-  // The server's /metrics, energy and cost parts go here as "server", "energy" and "cost"
-  // (serve::server_scrape_json, energy_json, cost_json) once p31-mock and p31-peak define them.
+  serve_parts_json(run, j);  // "server", "energy", "cost" when taken
   return j;
 }
 
@@ -175,6 +176,7 @@ serve::ServeRun run_from(const JsonFields& f, const json& o, const std::string& 
   for (size_t i = 0; i < repeats.size(); ++i) {
     run.repeats.push_back(summary_from(f, repeats[i], fmt::format("{}.repeats[{}]", path, i)));
   }
+  serve_parts_from(f, o, path, run);
   return run;
 }
 
@@ -220,6 +222,7 @@ void print_block(std::ostream& out, const serve::ServeRun& run, const serve::Ser
   }
   out << fmt::format("{:=^50}\n", "");
   out << "Keep-up: " << s.keep_up_detail << "\n";
+  for (const std::string& part : serve_part_lines(run)) out << part << "\n";
 }
 
 void print_table(std::ostream& out, const serve::ServeResult& result) {
@@ -238,6 +241,9 @@ void print_table(std::ostream& out, const serve::ServeResult& result) {
                        fmt::format("{:.2f}", s.tpot_ms.p50), fmt::format("{:.2f}", s.tpot_ms.p99),
                        fmt::format("{:.2f}", s.itl_ms.p99), fmt::format("{:.2f}", s.e2e_ms.p99),
                        fmt::format("{:.2f}", s.goodput_requests_per_second), errors);
+  }
+  for (const auto& run : result.runs) {
+    for (const std::string& part : serve_part_lines(run)) out << serve_run_label(run) << ": " << part << "\n";
   }
   out << "(latencies in ms from each request's scheduled time";
   if (!result.setup.slo.empty())

@@ -86,5 +86,21 @@ TEST(JsonParse, TheQuotedTokenIsShort) {
   }
 }
 
+// Issue 31: nlohmann reads 0 as an unsigned number; the low bound holds for it too.
+TEST(JsonFields, IntegerKeepsBothBoundsForUnsignedNumbers) {
+  const JsonFields fields("f.json");
+  const nlohmann::json doc = {{"n", 0}, {"m", 5}, {"k", -1}};
+  EXPECT_EQ(fields.integer(doc, "", "m", 1, 10), 5);
+  try {
+    fields.integer(doc, "", "n", 1, 10);
+    FAIL() << "0 passed a range of 1 to 10";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "f.json: n: expected a whole number from 1 to 10, got 0");
+  }
+  EXPECT_THROW(fields.integer(doc, "", "m", 1, 4), Error);
+  EXPECT_THROW(fields.integer(doc, "", "k", 0, 4), Error);
+  EXPECT_EQ(fields.integer(doc, "", "k", -1, 4), -1);
+}
+
 }  // namespace
 }  // namespace plumb

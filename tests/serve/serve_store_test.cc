@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "baseline/record_kind.h"
 #include "baseline/store.h"
 #include "report/serve_reporter.h"
@@ -29,7 +31,10 @@ TEST(ServeStore, AResultIsStoredAsAServingRecord) {
   ServeReportOptions o;
   o.db = test::temp_dir("serve-store") + "/plumb.db";
   o.label = "after-driver";
-  const int64_t id = store_serve_result(result, o, "plumb serve bench");
+  std::ostringstream note;
+  const int64_t id = store_serve_result(report::serve_json(result), result.setup.url, o,
+                                        "plumb serve bench", note);
+  EXPECT_EQ(note.str(), "plumb serve bench: stored as baseline 1 in " + o.db + "\n");
   baseline::Store store(o.db, baseline::StoreMode::kReadOnly);
   const baseline::Record r = store.load(id);
   EXPECT_EQ(baseline::kind_of(r), baseline::RecordKind::kServe);
