@@ -41,7 +41,7 @@ TEST(ServePeakCli, FindsTheReferenceServersCapacityWithinFivePercent) {
                    " --slots 64 --ttft 1ms --itl 10ms --itl-per-active 10ms --tokens 2",
                dir + "/mock.log");
   ASSERT_TRUE(wait_until_serving(url)) << mock.log();
-  const Run r = run_command(kPlumb + " serve peak --url " + url + " --model mock --slo tpot=78ms "
+  const test::Run r = run_command(kPlumb + " serve peak --url " + url + " --model mock --slo tpot=78ms "
                             "--input-tokens 8 --output-tokens 2 --min-duration 0 --warmup 0.3 --start 6 "
                             "--cards 7 --price 2 --json " + dir + "/peak.json --html " + dir +
                             "/peak.html -q");
@@ -85,7 +85,7 @@ TEST(ServePeakCli, RefusesWhatASearchCannotUse) {
        "--price 2 and --hardware h100-sxm both give a price per card-hour: give one\n"},
   };
   for (const Refusal& c : cases) {
-    const Run r = run_command(kPlumb + " serve peak --url http://127.0.0.1:9 " + c.args);
+    const test::Run r = run_command(kPlumb + " serve peak --url http://127.0.0.1:9 " + c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
   }
