@@ -1,6 +1,6 @@
 // plumb serve bench: one run, or a sweep over --concurrency C1,C2,... or --rate A:B:STEP (each
 // load point its own run, in order, --repeat times), reported on the console and as plumb.serve/1
-// (docs/serve-load.md). Exit 0; 1 when a request failed or the client fell behind (the last line
+// (docs/serve.md). Exit 0; 1 when a request failed or the client fell behind (the last line
 // says which); 2 for bad usage or input.
 #include <fmt/format.h>
 

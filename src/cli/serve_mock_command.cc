@@ -1,6 +1,6 @@
 // plumb serve mock: the reference server (serve/mock_server.h) in the foreground until SIGINT or
 // SIGTERM, for trying plumb serve bench/peak against a server whose timings are known
-// (docs/serve-mock.md).
+// (docs/serve.md).
 #include "cli/serve_subcommands.h"
 
 #include "cli/stop_signal.h"

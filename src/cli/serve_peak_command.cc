@@ -3,7 +3,7 @@
 // probe a run of at least --min-requests requests and --min-duration seconds, judged by early
 // stopping; the answer per card (--cards), the cost per million output tokens at each probe
 // (--price or --hardware), the Pareto table, and the command that reproduces the best point
-// (docs/serve-peak.md). Exit 0 with a peak; 1 when no load met the SLO; 2 for bad usage or input.
+// (docs/serve.md). Exit 0 with a peak; 1 when no load met the SLO; 2 for bad usage or input.
 #include "cli/serve_options.h"
 #include "cli/serve_store.h"
 #include "cli/serve_subcommands.h"

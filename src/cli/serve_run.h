@@ -1,7 +1,7 @@
 // One plumb serve bench sweep, shared by plumb serve bench and the serving part of a baseline set
 // (plumb baseline --workload --serve-url, cli/baseline_workload.cc): the setup as plumb.serve/1
 // names it, and each load point run --repeat times with its warm-up excluded, pooled and
-// summarized (docs/serve-load.md).
+// summarized (docs/serve.md).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// `plumb report` of a serving record (plumb serve bench|peak --store, docs/serve-set.md): one
+// `plumb report` of a serving record (plumb serve bench|peak --store, docs/serve.md): one
 // self-contained page like the comm report (CSS inline, charts as inline SVG, no script, nothing
 // by URL). The setup; a table of the runs with the console's and plumb.serve/1's figures (TTFT,
 // TPOT, ITL, E2E at p50 and p99, req/s, output tok/s, goodput, errors, dispatch delay p99, the

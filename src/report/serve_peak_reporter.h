@@ -1,6 +1,6 @@
 // plumb serve peak's result for people and programs: every probe (its load, each bound's p99 and
 // misses, pass or fail and why), the answer per card with the command that reproduces it, and
-// the Pareto table of tokens/s per user against tokens/s per card (docs/serve-peak.md).
+// the Pareto table of tokens/s per user against tokens/s per card (docs/serve.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// plumb serve's results for people and for programs (docs/serve-load.md, "Output"):
+// plumb serve's results for people and for programs (docs/serve.md, "Output"):
 //  * the console: one run as vLLM bench serve's summary block; a sweep as a table, one line per
 //    run (its concurrency or rate, req/s, output tok/s, TTFT p50/p99, TPOT p50/p99, ITL p99,
 //    E2E p99, goodput, errors, a keep-up note);
@@ -22,8 +22,9 @@ void print_serve_console(std::ostream& out, const serve::ServeResult& result);
 
 nlohmann::json serve_json(const serve::ServeResult& result);
 // Throws plumb::Error (exit 2) naming `where` and the JSON path of a missing or wrong field:
-// "run.json: runs[0].ttft_ms.p99: expected a number, got \"x\"". The server, energy and cost
-// parts are read by their owners' readers (not yet: they are kept out of the round trip).
+// "run.json: runs[0].ttft_ms.p99: expected a number, got \"x\"". Each run's server, energy and
+// cost parts are read by report/serve_parts; plumb serve peak's "peak" and "pareto" are kept in
+// the stored document but not read back.
 serve::ServeResult serve_from_json(const nlohmann::json& doc, const std::string& where);
 
 }  // namespace plumb::report

@@ -1,5 +1,5 @@
 // The serving APIs plumb serve speaks, as a table: one row per API saying where a request goes,
-// what body it carries and how one server-sent event of its stream reads (docs/serve-client.md).
+// what body it carries and how one server-sent event of its stream reads (docs/serve.md).
 // The formats are those of the servers' own code and docs (tests/fixtures/serve/SOURCES.md).
 #pragma once
 

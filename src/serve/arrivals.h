@@ -2,7 +2,7 @@
 // absolute schedule (never a sleep per request, which drifts: vLLM issue 21104 delivered 183 of
 // 200 req/s). Poisson (exponential gaps), constant, or gamma with a burstiness factor as vLLM
 // bench serve defines it: shape = burstiness, scale = 1 / (rate * burstiness), so the mean gap
-// stays 1/rate and burstiness 1 is Poisson (docs/serve-load.md, "Arrivals").
+// stays 1/rate and burstiness 1 is Poisson (docs/serve.md, "Arrivals").
 #pragma once
 
 #include <cstdint>

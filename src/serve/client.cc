@@ -1,7 +1,7 @@
 // The engine: one thread, libcurl's multi interface driven by curl_multi_socket_action on
 // epoll, and two timerfds on absolute CLOCK_MONOTONIC times (libcurl's timer and the
 // workload's next release): epoll_wait's millisecond timeout is too coarse for releases that
-// must be punctual to well under a millisecond (docs/serve-client.md, "The engine").
+// must be punctual to well under a millisecond (docs/serve.md, "The engine").
 #include "serve/client.h"
 
 #include <sys/epoll.h>

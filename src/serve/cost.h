@@ -1,5 +1,5 @@
 // Cost per million output tokens from a price per card-hour: --price, or the plan catalog's
-// rent figure for --hardware (docs/serve-peak.md, "Cost"):
+// rent figure for --hardware (docs/serve.md, "Cost"):
 //   cost per million output tokens = price per card-hour × cards × run hours
 //                                    / (output tokens / 1e6)
 // The run's hours are its duration (first request due to last answer), so the cards are paid for

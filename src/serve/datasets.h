@@ -1,4 +1,4 @@
-// The prompt files plumb serve bench reads (--dataset FILE, docs/serve-load.md, "Datasets"):
+// The prompt files plumb serve bench reads (--dataset FILE, docs/serve.md, "Datasets"):
 //  * jsonl: one object a line, {"prompt": "..."} or {"text": "..."}, optionally "output_tokens"
 //    (or "max_tokens"): the tokens to ask for;
 //  * sharegpt: ShareGPT's JSON array, [{"conversations": [{"from": "human", "value": ...},

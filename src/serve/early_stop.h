@@ -1,7 +1,7 @@
 // Early stopping for a percentile bound, after MLPerf LoadGen (loadgen/early_stopping.cc and the
 // Server scenario of loadgen/results.cc): with n samples of which k missed a bound, can we say
 // with 99% confidence that the 99th percentile holds (or that it fails), and if neither, how many
-// more samples would judge it (docs/serve-peak.md, "Early stopping").
+// more samples would judge it (docs/serve.md, "Early stopping").
 //
 // A sample misses when it is over the bound (an error is a miss of every bound). If the true
 // fraction of misses were exactly 1 − p (p = 0.99), the number of misses in n samples would be

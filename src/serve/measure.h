@@ -1,5 +1,5 @@
 // What plumb serve bench needs around summarize(): the --slo parser, --warmup, and the bound of
-// the client's keep-up verdict (docs/serve-load.md, "Metrics").
+// the client's keep-up verdict (docs/serve.md, "Metrics").
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // What the reference server (serve/mock_server.h) is told to do: its timings, its capacity and
 // its faults, from `plumb serve mock`'s options, from a struct in a test, or per request from an
-// `X-Plumb-Mock: ttft=50ms,itl=5ms,stall=3:200ms` header (docs/serve-mock.md).
+// `X-Plumb-Mock: ttft=50ms,itl=5ms,stall=3:200ms` header (docs/serve.md).
 #pragma once
 
 #include "serve/request.h"

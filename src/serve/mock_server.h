@@ -1,6 +1,6 @@
 // The reference server of `plumb serve`'s tests and of `plumb serve mock`: an HTTP/1.1 server
 // that streams tokens on a programmed schedule for the four APIs of serve/mock_wire.h, so that
-// every latency plumb measures can be checked against a known truth (docs/serve-mock.md).
+// every latency plumb measures can be checked against a known truth (docs/serve.md).
 //
 // Capacity model: `slots` generations at once (the rest wait FIFO, and that wait is part of their
 // TTFT); a generation's first token is due ttft after it got its slot, and each next one

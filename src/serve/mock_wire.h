@@ -1,5 +1,5 @@
 // The wire formats the reference server speaks, one table entry per API, byte for byte as the
-// real servers write them (docs/serve-mock.md, "Wire formats"):
+// real servers write them (docs/serve.md, "Wire formats"):
 //   openai-completions  POST /v1/completions        vLLM's OpenAI server (FastAPI/uvicorn)
 //   openai-chat         POST /v1/chat/completions   the same, chat.completion.chunk objects
 //   tgi                 POST /generate_stream       text-generation-inference (axum: "data:")

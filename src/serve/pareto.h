@@ -2,7 +2,7 @@
 // tokens/s per user (how fast one stream reads: 1000 / its mean TPOT in ms — the decode speed,
 // prefill excluded, as NVIDIA's and SemiAnalysis's "tokens/s/user" charts plot it) against its
 // tokens/s per card (the run's output tokens/s / cards), and the Pareto frontier: the runs no
-// other run beats on both (docs/serve-peak.md, "Pareto").
+// other run beats on both (docs/serve.md, "Pareto").
 #pragma once
 
 #include <optional>

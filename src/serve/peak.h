@@ -4,7 +4,7 @@
 // The load is a rate (open loop) or a concurrency (closed loop: the batch a card sees). Each probe
 // runs at least --min-requests requests and --min-duration seconds and is judged by early
 // stopping (serve/early_stop.h): a probe it cannot judge is rerun with more requests, up to
-// --max-requests, rather than judged on noise (docs/serve-peak.md).
+// --max-requests, rather than judged on noise (docs/serve.md).
 //
 // The search calls an injected probe, so that the tests run it on a model server with a known
 // capacity; plumb serve peak's probe builds a workload, runs it and tallies its records.

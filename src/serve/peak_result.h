@@ -1,5 +1,5 @@
 // What plumb serve peak found: every probe (its load, each bound's tally and judgement, pass or
-// fail and why) and the answer, per card (serve/peak.h runs the search; docs/serve-peak.md).
+// fail and why) and the answer, per card (serve/peak.h runs the search; docs/serve.md).
 // Each probe's run is one of ServeResult::runs, by index.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Random prompts of a given length in tokens without a tokenizer (docs/serve-load.md, "Random
+// Random prompts of a given length in tokens without a tokenizer (docs/serve.md, "Random
 // prompts"). vLLM's random dataset decodes random token ids with the model's tokenizer; plumb has
 // none, so it writes words that common BPE tokenizers (GPT-2's and cl100k's, Llama's
 // SentencePiece) each read as one token: frequent short English words with a leading space.

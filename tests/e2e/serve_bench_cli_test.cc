@@ -1,7 +1,7 @@
 // plumb serve bench, the real binary, against plumb serve mock with known timings: a concurrency
 // sweep whose second run meets an HTTP 500, and a refused connection — each a clear line on
 // stderr and a counted error, exit 1 with the last line saying why; and a bad --slo, exit 2
-// before any request (docs/serve-load.md).
+// before any request (docs/serve.md).
 #include <gtest/gtest.h>
 
 #include <chrono>

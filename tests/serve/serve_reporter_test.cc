@@ -1,4 +1,4 @@
-// plumb.serve/1 written and read back, and the console's two layouts (docs/serve-load.md,
+// plumb.serve/1 written and read back, and the console's two layouts (docs/serve.md,
 // "Output").
 #include "report/serve_reporter.h"
 

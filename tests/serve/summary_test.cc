@@ -1,4 +1,4 @@
-// summarize() against records whose truth is known by construction (docs/serve-load.md,
+// summarize() against records whose truth is known by construction (docs/serve.md,
 // "Metrics"): every latency from the scheduled time, numpy's linear percentiles.
 #include "serve/summary.h"
 

@@ -1,5 +1,5 @@
 // make_workload: the schedule from one seed, prompts from random lengths and the three dataset
-// formats, and each bad input's message (docs/serve-load.md, "Load").
+// formats, and each bad input's message (docs/serve.md, "Load").
 #include "serve/workload.h"
 
 #include <gtest/gtest.h>
