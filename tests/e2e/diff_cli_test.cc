@@ -733,7 +733,7 @@ TEST(DiffCli, ASetPartOnlyInOneIsNamedAndASetAgainstAnotherKindIsRefused) {
   EXPECT_NE(r.out.find("recovery  only in A (B: skipped (--skip recovery))\n"), std::string::npos)
       << r.out;
   EXPECT_EQ(last_line(r.out), "go: no part regressed (comm, model, memory unchanged; recovery only "
-                              "in A; no variable changed)");
+                              "in A; serve in neither; no variable changed)");
   write_file(dir + "/comm.json", comm_doc(1, 1.05, 0.01).dump());
   const test::Run mixed = run_command(kPlumb + " diff " + dir + "/set-a.json " + dir + "/comm.json");
   EXPECT_EQ(mixed.exit_code, 2);
