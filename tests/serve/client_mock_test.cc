@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "serve/client.h"
@@ -108,6 +111,19 @@ void expect_within_tolerance(const Observed& observed, size_t streams, int token
   for (double p : {0.0, 50.0, 99.0, 100.0}) {
     EXPECT_GE(percentile_ms(client.ttft, p), percentile_ms(truth.ttft, p)) << "TTFT p" << p;
     EXPECT_GE(percentile_ms(client.e2e, p), percentile_ms(truth.e2e, p)) << "E2E p" << p;
+  }
+  // Each figure beside its truth, for the reader of a failure and for docs/performance.md.
+  for (double p : {50.0, 99.0}) {
+    std::printf("%zu streams p%g: TTFT %+.3f ms, ITL %+.3f ms, E2E %+.3f ms (client - truth)\n",
+                streams, p, percentile_ms(client.ttft, p) - percentile_ms(truth.ttft, p),
+                percentile_ms(client.itl, p) - percentile_ms(truth.itl, p),
+                percentile_ms(client.e2e, p) - percentile_ms(truth.e2e, p));
+  }
+  // The 0.5 ms bound is a speed figure (issue 31): judged on a quiet machine only, when asked
+  // (PLUMB_STRICT_TIMING=1, as scripts/bench asks), never as a timed assertion of the suite.
+  const char* strict = std::getenv("PLUMB_STRICT_TIMING");
+  if (strict == nullptr || std::string(strict) != "1") {
+    GTEST_SKIP() << "the 0.5 ms bound is judged with PLUMB_STRICT_TIMING=1 on a quiet machine";
   }
   double lateness = server_lateness_p99_ms(observed.truth, observed.plan);
   if (lateness > kToleranceMs) {
