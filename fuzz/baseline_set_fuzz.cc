@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes as a baseline set file given to plumb diff (plumb.baseline/1 as
-// plumb export writes a set: six parts and "missing"). The record is read, its memory part read
+// plumb export writes a set: seven parts and "missing"). The record is read, its memory and serving parts read
 // back as plumb diff reads it, and the set compared with itself and reported on the console and as
 // JSON: each must return or throw plumb::Error (never a library exception, never a crash).
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "report/memory_baseline_reporter.h"
+#include "report/serve_reporter.h"
 #include "report/set_diff_reporter.h"
 
 namespace {
@@ -23,8 +24,12 @@ plumb::mem::MemoryBaseline read_memory(const nlohmann::json& part, const std::st
   return plumb::report::memory_baseline_from_json(part, origin);
 }
 
+plumb::serve::ServeResult read_serve(const nlohmann::json& part, const std::string& origin) {
+  return plumb::report::serve_from_json(part, origin);
+}
+
 void compare_with_itself(const plumb::baseline::Record& r) {
-  const plumb::baseline::SetDiff d = plumb::baseline::set_diff(r, r, {}, read_memory);
+  const plumb::baseline::SetDiff d = plumb::baseline::set_diff(r, r, {}, {read_memory, read_serve});
   std::ostringstream out;
   plumb::report::print_set_diff(d, true, out);
   out << plumb::baseline::set_diff_json(d).dump(-1, ' ', false,

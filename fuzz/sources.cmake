@@ -15,9 +15,6 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/json.cc
   common/problem_list.cc
   common/data_dir.cc
-  serve/datasets.cc
-  serve/measure.cc
-  report/serve_reporter.cc
   baseline/importers/hccl_test.cc
   baseline/importers/importers.cc
   baseline/importers/osu.cc
@@ -121,17 +118,33 @@ set(PLUMB_FUZZ_LIB_SOURCES
   comm/site_map.cc
   cli/baseline_launch.cc
   sysinfo/nvidia_smi.cc
+  exporter/device_reading.cc
   exporter/value_bounds.cc
+  exporter/malformed_log.cc
   exporter/train_events.cc
   exporter/rules.cc
   exporter/http_request.cc
-  serve/prom_text.cc
   exporter/alertmanager_webhook.cc
   exporter/chat_targets.cc
+  exporter/curl_library.cc
   common/hmac.cc
   common/url_redact.cc
   sysinfo/slurm_job.cc
   cli/slurm_launch.cc
+  serve/api.cc
+  serve/client_transfer.cc
+  serve/event_fields.cc
+  serve/sse.cc
+  serve/prom_text.cc
+  serve/server_metrics.cc
+  serve/energy.cc
+  serve/datasets.cc
+  serve/measure.cc
+  report/serve_reporter.cc
+  report/serve_parts.cc
+  serve/cost.cc
+  baseline/serve_diff.cc
+  report/serve_diff_reporter.cc
   check/status.cc
   check/node_context.cc
   check/check.cc
@@ -159,8 +172,4 @@ set(PLUMB_FUZZ_LIB_SOURCES
   check/host_checks.cc
   check/clock_sync.cc
   check/version_checks.cc
-  serve/api.cc
-  serve/client_transfer.cc
-  serve/event_fields.cc
-  serve/sse.cc
 )

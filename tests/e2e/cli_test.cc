@@ -33,7 +33,7 @@ TEST(Cli, DidYouMean) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: "
                    "baseline, comm, topo, env, import, list, show, export, report, diff, mem, step, run, "
-                   "recover, checkpoint, check, k8s, plan, precision, exporter, alerts, dashboard, alert-relay, "
+                   "recover, checkpoint, check, serve, k8s, plan, precision, exporter, alerts, dashboard, alert-relay, "
                    "completion\n");
 }
 

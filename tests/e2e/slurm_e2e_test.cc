@@ -289,7 +289,8 @@ TEST_F(SlurmE2E, SbatchTakesABaselineSetWhoseJobSrunStarts) {
   EXPECT_EQ(doc["step"]["ranks"].size(), 2u);
   EXPECT_EQ(doc["memory"]["ranks"].size(), 2u);
   EXPECT_TRUE(doc["recovery"].is_null());
-  EXPECT_EQ(doc["missing"], nlohmann::json({{"recovery", "skipped (--skip recovery)"}}));
+  EXPECT_EQ(doc["missing"], nlohmann::json({{"recovery", "skipped (--skip recovery)"},
+                                            {"serve", "not asked for: no --serve-url"}}));
 }
 
 // Needs no Slurm: outside an allocation --launcher slurm says so in one line.
