@@ -18,7 +18,7 @@
 // of each round's ratio (plumb / Python). Issue 31's targets: ≥ 10× the Python client's rate,
 // ≥ 5,000 streams on 2 cores, timing error p99 < 0.5 ms.
 //
-//   build-release/bench/serve_client [--rounds N] [--probe S] [--streams N] [--smoke]
+//   build-release/bench/serve_client [--rounds N] [--probe S] [--streams N] [--bound MS] [--smoke]
 //                                     [--python /usr/bin/python3] [--server-core C]
 //                                     [--client-core C]
 #include <fcntl.h>
@@ -48,7 +48,7 @@
 namespace {
 
 using plumb::serve::Nanos;
-constexpr double kDispatchP99Ms = 1.0;     // issue 31: dispatch delay p99 under 1 ms
+constexpr double kDispatchP99Ms = 1.0;     // issue 31: dispatch delay p99 under 1 ms (--bound)
 constexpr double kAnsweredShare = 0.99;    // a rate passes only if 99% of requests succeed
 constexpr double kStartRate = 25;
 constexpr double kMaxRate = 400'000;
@@ -60,6 +60,7 @@ struct Options {
   double probe_s = 2;
   int streams = 5000;
   bool smoke = false;
+  double bound_ms = kDispatchP99Ms;  // --bound MS: a looser bound the Python client can meet too
   std::string python = "/usr/bin/python3";  // Debian's, where python3-aiohttp is installed
   std::string script = PLUMB_BENCH_DIR "/serve_aiohttp.py";
   int server_core = 1;
@@ -179,19 +180,25 @@ bool sustains(const Options& o, const Client& client, const std::string& url, do
   int n = std::max(o.smoke ? 30 : 200, static_cast<int>(rate * o.probe_s));
   auto requests = client(url, poisson(rate, n), 4);
   double p99 = dispatch_p99_ms(requests);
-  bool pass = p99 < kDispatchP99Ms && answered(requests) >= kAnsweredShare * n;
+  bool pass = p99 < o.bound_ms && answered(requests) >= kAnsweredShare * n;
   fmt::print("    {:>9.0f} req/s: dispatch p99 {:8.3f} ms, answered {}/{} {}\n", rate, p99,
              answered(requests), n, pass ? "pass" : "fail");
   return pass;
 }
 
+// A rate fails only when two probes in a row fail it: one hiccup of a shared 2-core VM (a
+// probe's p99 of 200 requests is its second-slowest) does not end the search.
+bool sustains_twice(const Options& o, const Client& client, const std::string& url, double rate) {
+  return sustains(o, client, url, rate) || sustains(o, client, url, rate);
+}
+
 double sustained_rate(const Options& o, const Client& client, const std::string& url) {
   double rate = kStartRate;
-  while (rate <= kMaxRate && sustains(o, client, url, rate)) rate *= 2;
+  while (rate <= kMaxRate && sustains_twice(o, client, url, rate)) rate *= 2;
   double lo = rate / 2 < kStartRate ? 0 : rate / 2, hi = rate;
   for (int i = 0; i < (o.smoke ? 1 : kBisections) && lo > 0; ++i) {
     double mid = std::sqrt(lo * hi);
-    (sustains(o, client, url, mid) ? lo : hi) = mid;
+    (sustains_twice(o, client, url, mid) ? lo : hi) = mid;
   }
   return lo;
 }
@@ -279,6 +286,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--server-core") o.server_core = std::stoi(next());
     else if (a == "--client-core") o.client_core = std::stoi(next());
     else if (a == "--smoke") o.smoke = true;
+    else if (a == "--bound") o.bound_ms = std::stod(next());
   }
   if (o.smoke) o.rounds = 1, o.probe_s = 0.3, o.streams = 100;
   return o;
@@ -326,7 +334,7 @@ int main(int argc, char** argv) {
         fmt::print("# round {} {}: sustained {:.0f} req/s (dispatch p99 < {} ms); streams held "
                    "{} of {} ({} answered); timing error p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} "
                    "ms over {} tokens\n",
-                   round + 1, name, rate[name], kDispatchP99Ms, streams[name].peak, o.streams,
+                   round + 1, name, rate[name], o.bound_ms, streams[name].peak, o.streams,
                    streams[name].answered, err.p50_ms, err.p99_ms, err.max_ms, err.tokens);
       } catch (const std::exception& e) {
         fmt::print("# round {} {}: failed: {}\n", round + 1, name, e.what());
@@ -336,8 +344,8 @@ int main(int argc, char** argv) {
     if (streams["aiohttp"].peak > 0)
       stream_ratios.push_back(static_cast<double>(streams["plumb"].peak) / streams["aiohttp"].peak);
   }
-  fmt::print("# serve client: sustained rate plumb/aiohttp median ratio {:.1f}x over {} rounds "
-             "(target >= 10x); streams held ratio {:.2f}x\n",
-             median(rate_ratios), rate_ratios.size(), median(stream_ratios));
+  fmt::print("# serve client: sustained rate (dispatch p99 < {} ms) plumb/aiohttp median ratio "
+             "{:.1f}x over {} rounds (target >= 10x); streams held ratio {:.2f}x\n",
+             o.bound_ms, median(rate_ratios), rate_ratios.size(), median(stream_ratios));
   return rate_ratios.empty() ? 1 : 0;
 }
