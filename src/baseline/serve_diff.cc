@@ -29,15 +29,18 @@ struct FigureSpec {
   double (*get)(const ServeSummary&);
 };
 
+// A latency of a distribution that measured nothing (no request completed) is missing, never 0 ms.
+double measured(const serve::Distribution& d, double figure) { return d.count == 0 ? kNaN : figure; }
+
 constexpr FigureSpec kFigures[] = {
-    {"ttft p50", "ttft_ms.p50", "ms", true, false, [](const ServeSummary& s) { return s.ttft_ms.p50; }},
-    {"ttft p99", "ttft_ms.p99", "ms", true, false, [](const ServeSummary& s) { return s.ttft_ms.p99; }},
-    {"tpot p50", "tpot_ms.p50", "ms", true, false, [](const ServeSummary& s) { return s.tpot_ms.p50; }},
-    {"tpot p99", "tpot_ms.p99", "ms", true, false, [](const ServeSummary& s) { return s.tpot_ms.p99; }},
-    {"itl p50", "itl_ms.p50", "ms", true, false, [](const ServeSummary& s) { return s.itl_ms.p50; }},
-    {"itl p99", "itl_ms.p99", "ms", true, false, [](const ServeSummary& s) { return s.itl_ms.p99; }},
-    {"e2e p50", "e2e_ms.p50", "ms", true, false, [](const ServeSummary& s) { return s.e2e_ms.p50; }},
-    {"e2e p99", "e2e_ms.p99", "ms", true, false, [](const ServeSummary& s) { return s.e2e_ms.p99; }},
+    {"ttft p50", "ttft_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p50); }},
+    {"ttft p99", "ttft_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p99); }},
+    {"tpot p50", "tpot_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p50); }},
+    {"tpot p99", "tpot_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p99); }},
+    {"itl p50", "itl_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p50); }},
+    {"itl p99", "itl_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p99); }},
+    {"e2e p50", "e2e_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p50); }},
+    {"e2e p99", "e2e_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p99); }},
     {"output tokens/s", "output_tokens_per_second", "tok/s", false, false,
      [](const ServeSummary& s) { return s.output_tokens_per_second; }},
     {"goodput", "goodput_requests_per_second", "req/s", false, true,
@@ -88,6 +91,12 @@ ServeFigureDiff figure_diff(const FigureSpec& f, const ServeRun& a, const ServeR
                             bool slo_a, bool slo_b, double threshold) {
   ServeFigureDiff d{f.figure, f.field, f.unit, f.lower_is_better, value_of(f, a, slo_a),
                     value_of(f, b, slo_b), kNaN, 0, Verdict::kSame};
+  // Measured on one side only (every request of the other failed): said so, never judged.
+  const bool a_measured = !std::isnan(d.a), b_measured = !std::isnan(d.b);
+  if (a_measured != b_measured && !(f.needs_slo && (!slo_a || !slo_b))) {
+    d.verdict = a_measured ? Verdict::kOnlyInA : Verdict::kOnlyInB;
+    return d;
+  }
   if (!(d.a > 0) || std::isnan(d.b)) return d;
   d.change = (d.b - d.a) / d.a;
   d.noise = noise_of(f, a, b, d.a);

@@ -57,7 +57,12 @@ constexpr CountField kCounts[] = {
 
 constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
 
+// Nothing measured (no completed request, no second token): null figures, never a 0 ms latency.
 json distribution_json(const Distribution& d) {
+  if (d.count == 0) {
+    return {{"count", 0},      {"mean", nullptr}, {"p50", nullptr},
+            {"p90", nullptr},  {"p99", nullptr},  {"max", nullptr}};
+  }
   return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},
           {"p90", d.p90},     {"p99", d.p99},   {"max", d.max}};
 }
@@ -106,6 +111,7 @@ Distribution distribution_from(const JsonFields& f, const json& parent, const st
   const std::string at = JsonFields::at(path, key);
   Distribution d;
   d.count = f.integer(o, at, "count", 0, kMaxCount);
+  if (d.count == 0) return d;  // its figures are null: nothing was measured
   d.mean = f.number(o, at, "mean");
   d.p50 = f.number(o, at, "p50");
   d.p90 = f.number(o, at, "p90");
@@ -217,12 +223,21 @@ void print_block(std::ostream& out, const serve::ServeRun& run, const serve::Ser
   for (const auto& d : kDistributions) {
     const Distribution& v = s.*d.field;
     out << fmt::format("{:-^50}\n", fmt::format(" {} (ms) ", d.title));
+    if (v.count == 0) {
+      line("Mean / Median:", "- (none measured)");
+      continue;
+    }
     line("Mean / Median:", fmt::format("{:.2f} / {:.2f}", v.mean, v.p50));
     line("P90 / P99 / Max:", fmt::format("{:.2f} / {:.2f} / {:.2f}", v.p90, v.p99, v.max));
   }
   out << fmt::format("{:=^50}\n", "");
   out << "Keep-up: " << s.keep_up_detail << "\n";
   for (const std::string& part : serve_part_lines(run)) out << part << "\n";
+}
+
+// A table cell: the figure, or "-" when its distribution measured nothing.
+std::string ms_or_dash(const Distribution& d, double figure) {
+  return d.count == 0 ? std::string("-") : fmt::format("{:.2f}", figure);
 }
 
 void print_table(std::ostream& out, const serve::ServeResult& result) {
@@ -237,9 +252,9 @@ void print_table(std::ostream& out, const serve::ServeResult& result) {
       errors += "; client behind: lag p99 " + fmt::format("{:.3g} ms", s.client_lag_ms.p99);
     out << fmt::format(kRow, serve_run_label(run), fmt::format("{:.2f}", s.requests_per_second),
                        fmt::format("{:.1f}", s.output_tokens_per_second),
-                       fmt::format("{:.2f}", s.ttft_ms.p50), fmt::format("{:.2f}", s.ttft_ms.p99),
-                       fmt::format("{:.2f}", s.tpot_ms.p50), fmt::format("{:.2f}", s.tpot_ms.p99),
-                       fmt::format("{:.2f}", s.itl_ms.p99), fmt::format("{:.2f}", s.e2e_ms.p99),
+                       ms_or_dash(s.ttft_ms, s.ttft_ms.p50), ms_or_dash(s.ttft_ms, s.ttft_ms.p99),
+                       ms_or_dash(s.tpot_ms, s.tpot_ms.p50), ms_or_dash(s.tpot_ms, s.tpot_ms.p99),
+                       ms_or_dash(s.itl_ms, s.itl_ms.p99), ms_or_dash(s.e2e_ms, s.e2e_ms.p99),
                        fmt::format("{:.2f}", s.goodput_requests_per_second), errors);
   }
   for (const auto& run : result.runs) {

@@ -124,6 +124,19 @@ TEST(ServeDiff, FasterIsAnImprovement) {
   EXPECT_EQ(d.exit_code(), 0);
 }
 
+// Every request of B failed: its latencies measured nothing. They are "measured in A only",
+// never a 100% faster improvement; the throughput that fell to 0 is the regression.
+TEST(ServeDiff, LatenciesBMeasuredNothingAreOnlyInANeverAnImprovement) {
+  ServeRun failed = run(8, 1.0, 0, 0);
+  failed.summary = ServeSummary{};
+  failed.summary.errors = 500;
+  const ServeDiff d = diff_serve(result({run(8, 1.0, 0, 0)}), result({failed}));
+  EXPECT_EQ(figure(d.runs[0], "tpot p99").verdict, Verdict::kOnlyInA);
+  EXPECT_EQ(figure(d.runs[0], "ttft p50").verdict, Verdict::kOnlyInA);
+  EXPECT_EQ(figure(d.runs[0], "output tokens/s").verdict, Verdict::kRegression);
+  EXPECT_EQ(d.exit_code(), 1);
+}
+
 TEST(ServeDiff, RunsAreMatchedByLoadAndTheRestAreOnlyInOne) {
   const ServeDiff d = diff_serve(result({run(1, 1, 0, 0), run(2, 1, 0, 0)}),
                                  result({run(2, 1, 0, 0), run(4, 1, 0, 0)}));

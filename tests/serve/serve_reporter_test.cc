@@ -146,6 +146,36 @@ TEST(ServeReporter, OneRunIsVllmsSummaryBlock) {
   EXPECT_NE(text.find("Keep-up: the client kept up: lag p99 0.03 ms <= 1 ms\n"), std::string::npos);
 }
 
+// Nothing measured is never a 0 ms latency: null in plumb.serve/1, "-" on the console, read back
+// as a distribution of no request.
+TEST(ServeReporter, ARunWithoutACompletedRequestHasNoLatencies) {
+  serve::ServeResult r = result();
+  r.runs.resize(1);
+  r.runs[0].repeats.clear();
+  r.runs[0].summary.ttft_ms = {};
+  r.runs[0].summary.tpot_ms = {};
+  const nlohmann::json j = serve_json(r);
+  EXPECT_EQ(j["runs"][0]["ttft_ms"],
+            nlohmann::json({{"count", 0}, {"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr},
+                            {"p99", nullptr}, {"max", nullptr}}));
+  const serve::ServeResult back = serve_from_json(j, "x.json");
+  EXPECT_EQ(back.runs[0].summary.ttft_ms.count, 0);
+  EXPECT_EQ(back.runs[0].summary.e2e_ms.count, 98);
+  std::ostringstream block;
+  print_serve_console(block, r);
+  EXPECT_NE(block.str().find("------------ Time to First Token (ms) ------------\n"
+                             "Mean / Median:                           - (none measured)\n"),
+            std::string::npos)
+      << block.str();
+  r.runs.push_back(r.runs[0]);
+  r.runs[1].concurrency = 8;
+  std::ostringstream table;
+  print_serve_console(table, r);
+  EXPECT_NE(table.str().find("c=8                9.80     1254.4         -         -         -"),
+            std::string::npos)
+      << table.str();
+}
+
 TEST(ServeReporter, RunLabelsSayTheLoadPoint) {
   serve::ServeRun run;
   run.concurrency = 8;
