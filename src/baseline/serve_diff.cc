@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/stats.h"
 #include "common/strings.h"
 
 namespace plumb::baseline {
@@ -47,20 +48,6 @@ constexpr FigureSpec kFigures[] = {
      [](const ServeSummary& s) { return s.goodput_requests_per_second; }},
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double mad(const std::vector<double>& v) {
-  const double m = median(v);
-  std::vector<double> deviations;
-  for (double x : v) deviations.push_back(std::abs(x - m));
-  return median(deviations);
-}
-
 bool has_noise(const ServeRun& r) {
   return r.repeats.size() >= static_cast<size_t>(kMinRepeatsForNoise);
 }
@@ -82,8 +69,8 @@ double value_of(const FigureSpec& f, const ServeRun& r, bool has_slo) {
 double noise_of(const FigureSpec& f, const ServeRun& a, const ServeRun& b, double base) {
   if (!has_noise(a) || !has_noise(b) || !(base > 0)) return 0;
   const std::vector<double> va = repeat_values(f, a), vb = repeat_values(f, b);
-  const double sa = median_sigma_per_mad_of(static_cast<int>(va.size())) * mad(va) / base;
-  const double sb = median_sigma_per_mad_of(static_cast<int>(vb.size())) * mad(vb) / base;
+  const double sa = median_sigma_per_mad_of(static_cast<int>(va.size())) * median_absolute_deviation(va) / base;
+  const double sb = median_sigma_per_mad_of(static_cast<int>(vb.size())) * median_absolute_deviation(vb) / base;
   return kNoiseSigmas * std::hypot(sa, sb);
 }
 

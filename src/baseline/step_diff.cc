@@ -12,6 +12,7 @@
 #include "baseline/context_diff.h"
 #include "baseline/importers/table_helpers.h"
 #include "common/error.h"
+#include "common/stats.h"
 
 namespace plumb::baseline {
 namespace {
@@ -117,22 +118,6 @@ class StepReader : JsonFields {
   }
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Median absolute deviation from the median.
-double mad(const std::vector<double>& v) {
-  const double m = median(v);
-  std::vector<double> deviations;
-  deviations.reserve(v.size());
-  for (double x : v) deviations.push_back(std::abs(x - m));
-  return median(deviations);
-}
-
 std::vector<double> values(const std::map<int64_t, double>& by_step) {
   std::vector<double> out;
   out.reserve(by_step.size());
@@ -148,8 +133,8 @@ double noise_of(const std::vector<double>& a, const std::vector<double>& b, doub
     return v.size() < static_cast<size_t>(kMinStepsForNoise);
   };
   if (too_few(a) || too_few(b) || !(base > 0)) return 0;
-  const double sa = median_sigma_per_mad_of(static_cast<int>(a.size())) * mad(a) / base;
-  const double sb = median_sigma_per_mad_of(static_cast<int>(b.size())) * mad(b) / base;
+  const double sa = median_sigma_per_mad_of(static_cast<int>(a.size())) * median_absolute_deviation(a) / base;
+  const double sb = median_sigma_per_mad_of(static_cast<int>(b.size())) * median_absolute_deviation(b) / base;
   return kNoiseSigmas * std::hypot(sa, sb);
 }
 

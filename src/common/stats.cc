@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace plumb {
@@ -23,6 +24,21 @@ double percentile(std::span<const double> values, double p) {
   std::vector<double> sorted(values.begin(), values.end());
   std::sort(sorted.begin(), sorted.end());
   return percentile_sorted(sorted, p);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double median_absolute_deviation(const std::vector<double>& v) {
+  const double m = median(v);
+  std::vector<double> deviations;
+  deviations.reserve(v.size());
+  for (double x : v) deviations.push_back(std::abs(x - m));
+  return median(deviations);
 }
 
 }  // namespace plumb

@@ -17,4 +17,10 @@ double percentile(std::span<const double> values, double p);
 // The same, on values already sorted ascending (no copy).
 double percentile_sorted(std::span<const double> sorted, double p);
 
+// The median (the mean of the middle two for an even count); NaN for an empty input.
+double median(std::vector<double> values);
+
+// The median absolute deviation from the median; NaN for an empty input.
+double median_absolute_deviation(const std::vector<double>& values);
+
 }  // namespace plumb
