@@ -4,6 +4,7 @@
 // share/plumb beside its bin/, not in the source tree), and its man page through man -l.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -17,18 +18,32 @@ struct Package {
   std::string root;  // where dpkg -x put it
 };
 
-// Made once for the suite: packaging and lintian take a while.
+// The .deb the package.build fixture made (PLUMB_PACKAGE_DIR, its last line printed is kept in
+// deb-path), else one made here: packaging and lintian take a while.
+std::string made_deb(const std::string& dir) {
+  const char* fixture = std::getenv("PLUMB_PACKAGE_DIR");
+  if (fixture != nullptr) {
+    for (const auto& entry : std::filesystem::directory_iterator(fixture))
+      if (entry.path().extension() == ".deb") return entry.path().string();
+    ADD_FAILURE() << "no .deb in PLUMB_PACKAGE_DIR " << fixture << " (the package.build fixture)";
+    return "";
+  }
+  const std::string build = std::filesystem::path(PLUMB_BIN).parent_path().parent_path().string();
+  const test::Run made = test::run_command(std::string(PLUMB_SOURCE_DIR) + "/scripts/package --build-dir " +
+                                           build + " --output " + dir + " 2>&1");
+  EXPECT_EQ(made.exit_code, 0) << made.out;
+  const auto last = made.out.find_last_of('\n', made.out.size() - 2);
+  std::string deb = made.out.substr(last == std::string::npos ? 0 : last + 1);
+  if (!deb.empty() && deb.back() == '\n') deb.pop_back();
+  return deb;
+}
+
+// Extracted once per process into a folder of its own (a test edits what it extracted).
 const Package& package() {
   static const Package p = [] {
     const std::string dir = test::temp_dir("package");
-    const std::string build = std::filesystem::path(PLUMB_BIN).parent_path().parent_path().string();
-    const test::Run made = test::run_command(std::string(PLUMB_SOURCE_DIR) + "/scripts/package --build-dir " +
-                                             build + " --output " + dir + " 2>&1");
-    EXPECT_EQ(made.exit_code, 0) << made.out;
     Package out;
-    const auto last = made.out.find_last_of('\n', made.out.size() - 2);
-    out.deb = made.out.substr(last == std::string::npos ? 0 : last + 1);
-    if (!out.deb.empty() && out.deb.back() == '\n') out.deb.pop_back();
+    out.deb = made_deb(dir);
     out.root = dir + "/root";
     const test::Run extracted = test::run_command("dpkg -x " + out.deb + " " + out.root + " 2>&1");
     EXPECT_EQ(extracted.exit_code, 0) << extracted.out;
