@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -54,6 +55,8 @@ void cell(fmt::memory_buffer& out, std::string_view text, std::string_view cls =
 }
 
 std::string ms(double v) { return fmt::format("{:.2f}", v); }
+// A percentile of a distribution that measured nothing (no request completed) is "-", never 0.
+std::string ms(const Distribution& d, double v) { return d.count == 0 ? "-" : ms(v); }
 
 // "0", "3 (connect 2, timeout 1)": as the console.
 std::string errors_text(const ServeSummary& s) {
@@ -109,10 +112,10 @@ void append_run_row(const ServeRun& run, bool goodput, fmt::memory_buffer& out) 
   cell(out, fmt::format("{:.1f}", s.output_tokens_per_second), "num");
   cell(out, goodput ? fmt::format("{:.2f}", s.goodput_requests_per_second) : "-", "num");
   for (const Distribution* d : {&s.ttft_ms, &s.tpot_ms, &s.itl_ms, &s.e2e_ms}) {
-    cell(out, ms(d->p50), "num");
-    cell(out, ms(d->p99), "num");
+    cell(out, ms(*d, d->p50), "num");
+    cell(out, ms(*d, d->p99), "num");
   }
-  cell(out, ms(s.dispatch_delay_ms.p99), "num");
+  cell(out, ms(s.dispatch_delay_ms, s.dispatch_delay_ms.p99), "num");
   cell(out, std::to_string(s.completed + s.errors), "num");
   cell(out, errors_text(s), s.errors > 0 ? "num warning" : "num");
   cell(out, keep_up_text(s));
@@ -151,10 +154,15 @@ struct ChartSpec {
 
 // One figure per latency: p50 solid, p99 dashed, A and B in their colours.
 using Figure = double (*)(const ServeSummary&, bool p99);
-double ttft(const ServeSummary& s, bool p99) { return p99 ? s.ttft_ms.p99 : s.ttft_ms.p50; }
-double tpot(const ServeSummary& s, bool p99) { return p99 ? s.tpot_ms.p99 : s.tpot_ms.p50; }
-double itl(const ServeSummary& s, bool p99) { return p99 ? s.itl_ms.p99 : s.itl_ms.p50; }
-double e2e(const ServeSummary& s, bool p99) { return p99 ? s.e2e_ms.p99 : s.e2e_ms.p50; }
+// A run whose distribution measured nothing has no point (NaN), not a point at 0 ms.
+double percentile(const Distribution& d, bool p99) {
+  if (d.count == 0) return std::numeric_limits<double>::quiet_NaN();
+  return p99 ? d.p99 : d.p50;
+}
+double ttft(const ServeSummary& s, bool p99) { return percentile(s.ttft_ms, p99); }
+double tpot(const ServeSummary& s, bool p99) { return percentile(s.tpot_ms, p99); }
+double itl(const ServeSummary& s, bool p99) { return percentile(s.itl_ms, p99); }
+double e2e(const ServeSummary& s, bool p99) { return percentile(s.e2e_ms, p99); }
 double out_tokens(const ServeSummary& s, bool) { return s.output_tokens_per_second; }
 double requests(const ServeSummary& s, bool) { return s.requests_per_second; }
 double goodput(const ServeSummary& s, bool) { return s.goodput_requests_per_second; }
@@ -198,6 +206,7 @@ void add_series(const NamedServe& n, int colour, const ChartKind& kind, const Li
   LinearSeries points{"", colour, SeriesStyle::kPoints, {}, {}, {}};
   for (const auto& [x, run] : at) {
     const double y = line.figure(run->summary, line.p99);
+    if (std::isnan(y)) continue;
     s.x.push_back(x);
     s.y.push_back(y);
     points.x.push_back(x);

@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "exporter/curl_library.h"
 #include "serve/api.h"
 #include "serve/client_transfer.h"
+#include "serve/receive_time.h"
 
 namespace plumb::serve {
 namespace {
@@ -143,7 +145,11 @@ class Engine {
         workload_(workload),
         control_(control),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        stamp_keeper_(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)),
         cap_(workload.concurrency > 0 ? workload.concurrency : (workload.closed_loop ? 1 : 0)) {
+    // The kernel turns receive stamps on for the host a moment after a socket first asks: asking
+    // now, before any connection, has them on by the time the first bytes come.
+    enable_receive_timestamps(stamp_keeper_.get());
     setup_multi();
     setup_headers();
     outcome_.records.reserve(workload.requests.size());
@@ -170,10 +176,12 @@ class Engine {
   void act(curl_socket_t socket, int flags);
   bool release_is_due() const;
   void drain_done();
+  void look_at_receive_time(int fd, std::uint32_t events);
   void finish(Transfer& transfer, CURLcode code);
 
   static int on_socket(CURL*, curl_socket_t socket, int what, void* self, void*);
   static int on_timer(CURLM*, long timeout_ms, void* self);
+  static int on_new_socket(void*, curl_socket_t socket, curlsocktype purpose);
 
   const CurlApi& curl_;
   const Endpoint& endpoint_;
@@ -184,7 +192,9 @@ class Engine {
   const Workload& workload_;
   const RunControl& control_;
   Fd epoll_;
+  Fd stamp_keeper_;
   Timer curl_timer_;
+  PendingReceive received_;
   Timer release_timer_;
   CURLM* multi_ = nullptr;
   curl_slist* headers_ = nullptr;
@@ -252,6 +262,7 @@ Transfer& Engine::idle_transfer() {
   transfer->curl = &curl_;
   transfer->api = &api_;
   transfer->t0 = t0_;
+  transfer->received = &received_;
   transfer->easy = curl_.easy_init();
   if (!transfer->easy) throw Error("plumb serve: libcurl could not make an easy handle");
   configure(*transfer);
@@ -274,6 +285,7 @@ void Engine::configure(Transfer& transfer) {
   // (aiohttp, as vLLM's bench uses it, ignores them too: trust_env=False).
   curl_.easy_setopt(easy, CURLOPT_PROXY, "");
   curl_.easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+  curl_.easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, &Engine::on_new_socket);
   curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(control_.request_timeout_s * 1000));
   curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                     static_cast<long>(control_.connect_timeout_s * 1000));
@@ -362,6 +374,13 @@ int Engine::on_socket(CURL*, curl_socket_t socket, int what, void* self, void* w
   return 0;
 }
 
+// Every connection's socket is stamped by the kernel on receipt (docs/serve.md, "Receive
+// times"); a kernel that refuses leaves the clock's reading.
+int Engine::on_new_socket(void*, curl_socket_t socket, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) enable_receive_timestamps(socket);
+  return CURL_SOCKOPT_OK;
+}
+
 int Engine::on_timer(CURLM*, long timeout_ms, void* self) {
   auto& engine = *static_cast<Engine*>(self);
   engine.curl_due_now_ = timeout_ms == 0;
@@ -377,10 +396,11 @@ constexpr int kEventsPerWait = 256;
 
 // Between two sockets' work the loop looks at the clock: with thousands of streams one wake-up
 // can bring hundreds of sockets, and a release due meanwhile must not wait for all of them.
+// Finished transfers are settled after the wake-up's sockets are read (drain_done), so that the
+// bookkeeping of one stream's end does not delay the reading, and the time, of the next one's.
 void Engine::act(curl_socket_t socket, int flags) {
   int running = 0;
   curl_.multi_socket_action(multi_, socket, flags, &running);
-  drain_done();
   if (release_is_due()) release_due();
 }
 
@@ -392,7 +412,8 @@ bool Engine::release_is_due() const {
 void Engine::wait_and_dispatch() {
   if (curl_due_now_) {
     curl_due_now_ = false;
-    return act(CURL_SOCKET_TIMEOUT, 0);
+    act(CURL_SOCKET_TIMEOUT, 0);
+    return drain_done();
   }
   epoll_event events[kEventsPerWait];
   int n = epoll_wait(epoll_.get(), events, kEventsPerWait, control_.stop ? kStopPollMs : -1);
@@ -406,10 +427,20 @@ void Engine::wait_and_dispatch() {
       act(CURL_SOCKET_TIMEOUT, 0);
     } else {
       std::uint32_t got = events[i].events;
+      look_at_receive_time(fd, got);
       act(fd, ((got & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((got & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                   ((got & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0));
+      received_.set(kNoTime);
     }
   }
+  drain_done();
+}
+
+// The kernel's receive time of what `fd` brought, for the first bytes libcurl reads from it
+// next; a stamp no bytes took is not carried over to another socket.
+void Engine::look_at_receive_time(int fd, std::uint32_t events) {
+  Nanos received = (events & EPOLLIN) ? peek_receive_time(fd) : kNoTime;
+  received_.set(received == kNoTime ? kNoTime : received - t0_);
 }
 
 void Engine::drain_done() {

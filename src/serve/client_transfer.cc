@@ -167,7 +167,9 @@ size_t Transfer::on_write(char* data, size_t size, size_t count, void* self) {
 }
 
 size_t Transfer::write(std::string_view bytes) {
-  Nanos at = since(t0);
+  Nanos now = since(t0);
+  Nanos floor = record->chunks.empty() ? record->sent_ns : record->chunks.back().at_ns;
+  Nanos at = received != nullptr ? received->take(floor, now) : now;
   if (!status_known) {
     long status = 0;
     curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "serve/api.h"
+#include "serve/receive_time.h"
 #include "serve/request.h"
 #include "serve/sse.h"
 
@@ -60,6 +61,7 @@ struct Transfer {
   const exporter::CurlApi* curl = nullptr;
   const ApiRow* api = nullptr;
   Nanos t0 = 0;  // the run's start on CLOCK_MONOTONIC
+  PendingReceive* received = nullptr;  // the kernel's receive time of the socket being read
   CURL* easy = nullptr;
   const RequestSpec* spec = nullptr;
   RequestRecord* record = nullptr;
@@ -74,7 +76,8 @@ struct Transfer {
 
   // Ready for `spec`, whose record is `record`.
   void begin(const RequestSpec& request, RequestRecord& out);
-  // libcurl's CURLOPT_WRITEFUNCTION: one clock read per call, the time the bytes were read.
+  // libcurl's CURLOPT_WRITEFUNCTION: the bytes' time is the kernel's receive time of the socket
+  // the engine is reading (`received`), else one clock read, the time they were read.
   static size_t on_write(char* data, size_t size, size_t count, void* self);
 
  private:

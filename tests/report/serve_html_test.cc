@@ -93,5 +93,22 @@ TEST(ServeHtml, AnOpenLoopIsDrawnAgainstTheRate) {
             std::string::npos);
 }
 
+TEST(ServeHtml, ALatencyThatMeasuredNothingIsADashAndNoPointNeverZero) {
+  serve::ServeResult r = test::serve_sweep();
+  serve::ServeSummary& s = r.runs[1].summary;  // c=4: every request failed
+  s.errors += s.completed;
+  s.completed = 0;
+  for (serve::Distribution* d : {&s.ttft_ms, &s.tpot_ms, &s.itl_ms, &s.e2e_ms}) *d = {};
+  const std::string html = page(r);
+  EXPECT_NE(html.find("<td>c=4</td>"), std::string::npos);
+  std::string dashes;
+  for (int i = 0; i < 8; ++i) dashes += "<td class=\"num\">-</td>";  // TTFT..E2E p50, p99
+  EXPECT_NE(html.find("<td>c=4</td><td class=\"num\">6.06</td><td class=\"num\">775.8</td>"
+                      "<td class=\"num\">6.06</td>" + dashes + "<td class=\"num\">0.24</td>"),
+            std::string::npos) << html;
+  EXPECT_EQ(html.find("c=4\nTTFT (ms) p99"), std::string::npos);  // no point on the chart
+  EXPECT_NE(html.find("baseline 7\nc=4\n"), std::string::npos) << "the run is still in other charts";
+}
+
 }  // namespace
 }  // namespace plumb::report

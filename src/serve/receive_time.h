@@ -1,0 +1,46 @@
+// When bytes reached the client: the kernel's receive time of a socket's unread bytes
+// (SO_TIMESTAMPNS), not the time a busy loop got round to reading them. With 1,000 streams whose
+// tokens a server emits in the same decode step, the loop reads the last of them a millisecond
+// after it arrived; the kernel stamped it on arrival (docs/serve.md, "Receive times").
+#pragma once
+
+#include <ctime>
+
+#include "serve/request.h"
+
+namespace plumb::serve {
+
+// Asks the kernel to stamp what `fd` receives (SO_TIMESTAMPNS); false when it refuses.
+bool enable_receive_timestamps(int fd);
+
+// The receive time of the newest of `fd`'s unread bytes, peeked (nothing is consumed), on
+// CLOCK_MONOTONIC; kNoTime when nothing is unread, the kernel gave no stamp, or more is unread
+// than one look reads (kMaxPeekBytes: the stamp would not cover the rest).
+Nanos peek_receive_time(int fd);
+inline constexpr size_t kMaxPeekBytes = 64 * 1024;
+
+// A CLOCK_REALTIME stamp on CLOCK_MONOTONIC, from the two clocks read together now (the offset
+// is taken afresh each time: NTP may slew the real-time clock during a long run).
+Nanos realtime_to_monotonic(const timespec& stamp, Nanos realtime_now, Nanos monotonic_now);
+
+// The time bytes read at `now` are given: the kernel's `received`, kept within [floor, now]
+// (`floor`: the request's send, or its previous chunk); `now` when there is no stamp.
+Nanos arrival_stamp(Nanos received, Nanos floor, Nanos now);
+
+// The stamp of one wake-up's socket, given to the first bytes read from it: bytes a later read
+// brings (arrived after the look) are stamped with the clock, never earlier than they came.
+class PendingReceive {
+ public:
+  void set(Nanos received) { received_ = received; }
+  // The stamp for bytes read at `now` after `floor`, and the stamp spent.
+  Nanos take(Nanos floor, Nanos now) {
+    Nanos at = arrival_stamp(received_, floor, now);
+    received_ = kNoTime;
+    return at;
+  }
+
+ private:
+  Nanos received_ = kNoTime;
+};
+
+}  // namespace plumb::serve
