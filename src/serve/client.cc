@@ -7,7 +7,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -145,11 +144,9 @@ class Engine {
         workload_(workload),
         control_(control),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
-        stamp_keeper_(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)),
         cap_(workload.concurrency > 0 ? workload.concurrency : (workload.closed_loop ? 1 : 0)) {
-    // The kernel turns receive stamps on for the host a moment after a socket first asks: asking
-    // now, before any connection, has them on by the time the first bytes come.
-    enable_receive_timestamps(stamp_keeper_.get());
+    // Before the run's clock starts: the kernel switching stamping on stalls the machine a moment.
+    start_receive_stamping();
     setup_multi();
     setup_headers();
     outcome_.records.reserve(workload.requests.size());
@@ -192,7 +189,6 @@ class Engine {
   const Workload& workload_;
   const RunControl& control_;
   Fd epoll_;
-  Fd stamp_keeper_;
   Timer curl_timer_;
   PendingReceive received_;
   Timer release_timer_;

@@ -1,6 +1,8 @@
 #include "serve/receive_time.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -32,6 +34,40 @@ const timespec* find_stamp(msghdr& header) {
 bool enable_receive_timestamps(int fd) {
   int one = 1;
   return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0;
+}
+
+namespace {
+
+// A UDP socket on loopback that sends itself one byte until it reads it back with a stamp.
+bool stamps_its_own_datagram(int fd) {
+  sockaddr_in self{};
+  self.sin_family = AF_INET;
+  self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof self;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&self), sizeof self) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&self), &length) != 0) {
+    return false;
+  }
+  for (int waited_ms = 0; waited_ms < kStampingWaitMs; ++waited_ms) {
+    char byte = 's';
+    sendto(fd, &byte, 1, 0, reinterpret_cast<sockaddr*>(&self), sizeof self);
+    bool stamped = peek_receive_time(fd) != kNoTime;
+    recv(fd, &byte, 1, MSG_DONTWAIT);
+    if (stamped) return true;
+    usleep(1'000);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool start_receive_stamping() {
+  // Kept open for the life of the process: its closing would switch stamping off again.
+  static const bool started = [] {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    return fd >= 0 && enable_receive_timestamps(fd) && stamps_its_own_datagram(fd);
+  }();
+  return started;
 }
 
 Nanos peek_receive_time(int fd) {

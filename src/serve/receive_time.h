@@ -13,6 +13,14 @@ namespace plumb::serve {
 // Asks the kernel to stamp what `fd` receives (SO_TIMESTAMPNS); false when it refuses.
 bool enable_receive_timestamps(int fd);
 
+// Turns the host's receive stamping on for the rest of the process and waits until a datagram
+// sent to itself comes back stamped (at most kStampingWaitMs); false when it never does. The
+// kernel switches stamping on and off by patching its code when the first socket asks and the
+// last one closes, which stalls every CPU for a moment: done once, before a run's clock starts,
+// never during one.
+bool start_receive_stamping();
+inline constexpr int kStampingWaitMs = 200;
+
 // The receive time of the newest of `fd`'s unread bytes, peeked (nothing is consumed), on
 // CLOCK_MONOTONIC; kNoTime when nothing is unread, the kernel gave no stamp, or more is unread
 // than one look reads (kMaxPeekBytes: the stamp would not cover the rest).
