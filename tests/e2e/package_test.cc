@@ -101,5 +101,12 @@ TEST(Package, CompletionScriptsAreInstalled) {
   EXPECT_TRUE(std::filesystem::exists(package().root + "/usr/share/doc/plumb/copyright"));
 }
 
+TEST(Package, CopyrightFileSaysApache20) {
+  const test::Run copyright = test::run_command("cat " + package().root + "/usr/share/doc/plumb/copyright");
+  EXPECT_NE(copyright.out.find("Files: *\nCopyright: 2026 plumb developers\nLicense: Apache-2.0\n"),
+            std::string::npos) << copyright.out;
+  EXPECT_NE(copyright.out.find("/usr/share/common-licenses/Apache-2.0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace plumb
