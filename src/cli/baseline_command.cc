@@ -428,7 +428,8 @@ int launch_rounds(const BaselineOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> argv = ranks_command(o);  // a bad --launcher fails first
   Sinks sinks = open_sinks(o);
-  return finish(o, sinks, rounds_record(o, argv), seconds_since(start));
+  baseline::Record record = rounds_record(o, argv);  // before the clock is read: argument order is unspecified
+  return finish(o, sinks, std::move(record), seconds_since(start));
 }
 
 // Counts and ranges the options promise; checked before anything starts.
