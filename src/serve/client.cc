@@ -426,7 +426,7 @@ void Engine::wait_and_dispatch() {
       look_at_receive_time(fd, got);
       act(fd, ((got & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((got & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                   ((got & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0));
-      received_.set(kNoTime);
+      received_.clear();
     }
   }
   drain_done();
@@ -436,7 +436,7 @@ void Engine::wait_and_dispatch() {
 // next; a stamp no bytes took is not carried over to another socket.
 void Engine::look_at_receive_time(int fd, std::uint32_t events) {
   Nanos received = (events & EPOLLIN) ? peek_receive_time(fd) : kNoTime;
-  received_.set(received == kNoTime ? kNoTime : received - t0_);
+  received_.set(fd, received == kNoTime ? kNoTime : received - t0_);
 }
 
 void Engine::drain_done() {

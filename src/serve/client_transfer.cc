@@ -166,10 +166,16 @@ size_t Transfer::on_write(char* data, size_t size, size_t count, void* self) {
   }
 }
 
+int Transfer::active_socket() const {
+  curl_socket_t socket = CURL_SOCKET_BAD;
+  if (curl->easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK) return -1;
+  return socket == CURL_SOCKET_BAD ? -1 : static_cast<int>(socket);
+}
+
 size_t Transfer::write(std::string_view bytes) {
   Nanos now = since(t0);
   Nanos floor = record->chunks.empty() ? record->sent_ns : record->chunks.back().at_ns;
-  Nanos at = received != nullptr ? received->take(floor, now) : now;
+  Nanos at = received != nullptr ? received->take(active_socket(), floor, now) : now;
   if (!status_known) {
     long status = 0;
     curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);

@@ -82,6 +82,7 @@ struct Transfer {
 
  private:
   size_t write(std::string_view bytes);
+  int active_socket() const;  // the socket libcurl reads this transfer from; -1 when none
 };
 
 }  // namespace plumb::serve

@@ -11,6 +11,8 @@ namespace plumb::serve {
 namespace {
 
 constexpr Nanos kNanosPerSecond = 1'000'000'000;
+// Two clock reads in a row take well under a microsecond; 20 us between them means preemption.
+constexpr Nanos kMaxClockPairNs = 20'000;
 
 Nanos clock_ns(clockid_t clock) {
   timespec ts{};
@@ -86,7 +88,13 @@ Nanos peek_receive_time(int fd) {
   if (n <= 0 || static_cast<size_t>(n) == sizeof bytes) return kNoTime;
   const timespec* stamp = find_stamp(header);
   if (stamp == nullptr) return kNoTime;
-  return realtime_to_monotonic(*stamp, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC));
+  // The two clocks read together: real time between two monotonic reads, given up when the
+  // thread was preempted between them (the offset would be off by the preemption).
+  Nanos before = clock_ns(CLOCK_MONOTONIC);
+  Nanos realtime = clock_ns(CLOCK_REALTIME);
+  Nanos after = clock_ns(CLOCK_MONOTONIC);
+  if (after - before > kMaxClockPairNs) return kNoTime;
+  return realtime_to_monotonic(*stamp, realtime, before + (after - before) / 2);
 }
 
 Nanos realtime_to_monotonic(const timespec& stamp, Nanos realtime_now, Nanos monotonic_now) {

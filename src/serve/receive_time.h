@@ -35,19 +35,27 @@ Nanos realtime_to_monotonic(const timespec& stamp, Nanos realtime_now, Nanos mon
 // (`floor`: the request's send, or its previous chunk); `now` when there is no stamp.
 Nanos arrival_stamp(Nanos received, Nanos floor, Nanos now);
 
-// The stamp of one wake-up's socket, given to the first bytes read from it: bytes a later read
-// brings (arrived after the look) are stamped with the clock, never earlier than they came.
+// The stamp of one wake-up's socket, given to the first bytes read from that socket: bytes a later
+// read brings (arrived after the look) are stamped with the clock, never earlier than they came;
+// and bytes libcurl reads from another socket meanwhile (a transfer whose timer expired is run
+// inside the same call) never take this socket's stamp.
 class PendingReceive {
  public:
-  void set(Nanos received) { received_ = received; }
-  // The stamp for bytes read at `now` after `floor`, and the stamp spent.
-  Nanos take(Nanos floor, Nanos now) {
+  void set(int socket, Nanos received) {
+    socket_ = socket;
+    received_ = received;
+  }
+  void clear() { set(-1, kNoTime); }
+  // The stamp for bytes read from `socket` at `now` after `floor`; the stamp is spent.
+  Nanos take(int socket, Nanos floor, Nanos now) {
+    if (socket != socket_) return now;
     Nanos at = arrival_stamp(received_, floor, now);
-    received_ = kNoTime;
+    clear();
     return at;
   }
 
  private:
+  int socket_ = -1;
   Nanos received_ = kNoTime;
 };
 

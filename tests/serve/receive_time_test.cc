@@ -30,11 +30,12 @@ TEST(ReceiveTime, AStampIsKeptBetweenTheFloorAndNow) {
   EXPECT_EQ(arrival_stamp(900, 100, 500), 500);      // never after it was read
 }
 
-TEST(ReceiveTime, APendingStampGoesToTheFirstBytesReadOnly) {
+TEST(ReceiveTime, APendingStampGoesToTheFirstBytesReadFromItsSocketOnly) {
   PendingReceive pending;
-  pending.set(250);
-  EXPECT_EQ(pending.take(100, 500), 250);
-  EXPECT_EQ(pending.take(100, 600), 600);  // later bytes of the same wake-up: the clock
+  pending.set(7, 250);
+  EXPECT_EQ(pending.take(8, 100, 400), 400);  // another socket's bytes: the clock
+  EXPECT_EQ(pending.take(7, 100, 500), 250);
+  EXPECT_EQ(pending.take(7, 100, 600), 600);  // later bytes of the same wake-up: the clock
 }
 
 // A loopback TCP connection: `client` reads what `server` sends.
