@@ -230,14 +230,14 @@ TEST(ServeWorkload, AMegabyteLineIsAPromptAndA100000DeepLineIsRefused) {
   EXPECT_EQ(make_workload(s).requests.at(0).prompt, mb);
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   s.dataset = write_file("deep.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": " + deep + "}\n");
-  EXPECT_EQ(error_of(s), s.dataset + ":2: JSON nested deeper than 512 levels (at byte 523)");
+  EXPECT_EQ(error_of(s), s.dataset + ":2: JSON nested deeper than 512 levels (at byte 522)");
   s.dataset = write_file("deep.json", "[{\"conversations\": " + deep + "}]");
   EXPECT_EQ(error_of(s), s.dataset + ": JSON nested deeper than 512 levels (at byte 529)");
   s.rate = 0;
   s.dataset = write_file("deep-trace.jsonl",
                          "{\"timestamp\": 0, \"input_length\": 6, \"output_length\": 5, "
                          "\"hash_ids\": " + deep + "}\n");
-  EXPECT_EQ(error_of(s), s.dataset + ":1: JSON nested deeper than 512 levels (at byte 575)");
+  EXPECT_EQ(error_of(s), s.dataset + ":1: JSON nested deeper than 512 levels (at byte 579)");
 }
 
 TEST(ServeWorkload, BadLoadOptionsAreRefused) {
