@@ -72,6 +72,8 @@ int run_bench(const BenchOptions& o) {
   serve::make_workload(to_workload_spec(o.load, points.front()));  // bad input before any request
   std::unique_ptr<OutputFile> json;
   if (!o.report.json.empty()) json = std::make_unique<OutputFile>("--json", o.report.json);
+  const std::unique_ptr<baseline::Store> store = open_serve_store(o.report);
+  ignore_closed_pipes();
   Progress progress(stderr, !o.report.quiet && Progress::is_terminal(stderr));
   for (const LoadPoint& point : points) {
     result.runs.push_back(run_serve_point(o, point, result.setup.slo, progress, "plumb serve bench"));
@@ -79,15 +81,19 @@ int run_bench(const BenchOptions& o) {
   }
   std::ostream& out = json && json->is_stdout() ? std::cerr : std::cout;
   report::print_serve_console(out, result);
-  if (json) {
-    json->stream() << report::serve_json(result).dump(2) << "\n";
-    json->commit();
-  }
-  if (o.report.store) {
-    store_serve_result(report::serve_json(result), o.endpoint.url, o.report, "plumb serve bench",
-                       out);
-  }
-  return verdict(result, out);
+  write_all_outputs({[&] {
+                       if (!json) return;
+                       json->stream() << report::serve_json(result).dump(2) << "\n";
+                       json->commit();
+                     },
+                     [&] {
+                       if (!store) return;
+                       store_serve_result(*store, report::serve_json(result), o.endpoint.url,
+                                          o.report, "plumb serve bench", out);
+                     }});
+  const int code = verdict(result, out);
+  end_on_closed_stdout();
+  return code;
 }
 
 }  // namespace

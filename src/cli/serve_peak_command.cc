@@ -5,6 +5,7 @@
 // (--price or --hardware), the Pareto table, and the command that reproduces the best point
 // (docs/serve.md). Exit 0 with a peak; 1 when no load met the SLO; 2 for bad usage or input.
 #include "cli/serve_options.h"
+#include "cli/serve_run.h"
 #include "cli/serve_store.h"
 #include "cli/serve_subcommands.h"
 #include "cli/stop_signal.h"
@@ -195,9 +196,7 @@ nlohmann::json result_json(const serve::ServeResult& r) {
   for (size_t i = 0; i < r.runs.size() && i < doc["runs"].size(); ++i) {
     if (r.runs[i].cost && !doc["runs"][i].contains("cost")) doc["runs"][i]["cost"] = serve::cost_json(*r.runs[i].cost);
   }
-  doc["peak"] = report::peak_json(*r.peak);
-  doc["pareto"] = report::pareto_json(serve::pareto_points(r));
-  return doc;
+  return doc;  // serve_json writes "peak" and "pareto"
 }
 
 int run_peak(PeakCommandOptions o) {
@@ -213,6 +212,8 @@ int run_peak(PeakCommandOptions o) {
   std::unique_ptr<OutputFile> json, html;
   if (!o.report.json.empty()) json = std::make_unique<OutputFile>("--json", o.report.json);
   if (!o.html.empty()) html = std::make_unique<OutputFile>("--html", o.html);
+  const std::unique_ptr<baseline::Store> store = open_serve_store(o.report);
+  ignore_closed_pipes();
   Progress progress(stderr, !o.report.quiet && Progress::is_terminal(stderr));
   Prober prober{o, result.setup.slo, price, progress};
   serve::PeakSearch search = serve::find_peak(o.peak, std::ref(prober));
@@ -225,17 +226,23 @@ int run_peak(PeakCommandOptions o) {
   result.peak = std::move(search.peak);
   std::ostream& out = json && json->is_stdout() ? std::cerr : std::cout;
   report::print_peak_console(out, result);
-  if (json) {
-    json->stream() << result_json(result).dump(2) << "\n";
-    json->commit();
-  }
-  if (o.report.store) {
-    store_serve_result(result_json(result), o.endpoint.url, o.report, "plumb serve peak", out);
-  }
-  if (html) {
-    html->stream() << report::pareto_html(serve::pareto_points(result), "peak · " + result.setup.url);
-    html->commit();
-  }
+  write_all_outputs({[&] {
+                       if (!json) return;
+                       json->stream() << result_json(result).dump(2) << "\n";
+                       json->commit();
+                     },
+                     [&] {
+                       if (!store) return;
+                       store_serve_result(*store, result_json(result), o.endpoint.url, o.report,
+                                          "plumb serve peak", out);
+                     },
+                     [&] {
+                       if (!html) return;
+                       html->stream() << report::pareto_html(serve::pareto_points(result),
+                                                             "peak · " + result.setup.url);
+                       html->commit();
+                     }});
+  end_on_closed_stdout();
   return result.peak->best ? 0 : static_cast<int>(ExitCode::kCheckFailed);
 }
 

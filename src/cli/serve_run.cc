@@ -9,8 +9,16 @@
 #include <memory>
 #include <optional>
 #include <time.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdio>
+#include <exception>
 
 #include "cli/stop_signal.h"
+#include "common/error.h"
 #include "common/input_file.h"
 #include "common/url_redact.h"
 #include "report/serve_reporter.h"
@@ -180,6 +188,54 @@ serve::ServeRun run_serve_point(const ServeBenchOptions& o, const LoadPoint& poi
   const std::optional<serve::Price> price = serve::price_from(o.report.price, o.report.hardware);
   if (price) run.cost = serve::cost_of(*price, o.report.cards, run.summary);
   return run;
+}
+
+void ignore_closed_pipes() {
+  struct sigaction sa {};
+  sa.sa_handler = SIG_IGN;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGPIPE, &sa, nullptr);
+}
+
+namespace {
+
+// Standard output is a pipe whose reader is gone: poll(2) says POLLERR for the write end of a
+// pipe with no reader left (Linux pipe_poll).
+bool stdout_reader_gone() {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;
+}
+
+}  // namespace
+
+void end_on_closed_stdout() {
+  std::cout.flush();
+  std::fflush(stdout);
+  if (!stdout_reader_gone()) return;
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null < 0) return;
+  ::dup2(null, STDOUT_FILENO);
+  ::close(null);
+  std::clearerr(stdout);
+  std::cout.clear();
+}
+
+void write_all_outputs(const std::vector<std::function<void()>>& outputs) {
+  std::exception_ptr first;
+  for (const auto& output : outputs) {
+    try {
+      output();
+    } catch (const Error& e) {
+      if (!first) {
+        first = std::current_exception();
+      } else {
+        fmt::print(stderr, "plumb: error: {}\n", e.what());
+      }
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace plumb::cli

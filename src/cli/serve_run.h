@@ -4,6 +4,8 @@
 // summarized (docs/serve.md).
 #pragma once
 
+#include <functional>
+
 #include <string>
 #include <vector>
 
@@ -28,5 +30,18 @@ serve::ServeSetup make_serve_setup(const ServeBenchOptions& options,
 // by `who` ("plumb serve bench"). Stops early on SIGINT/SIGTERM (cli/stop_signal.h).
 serve::ServeRun run_serve_point(const ServeBenchOptions& options, const LoadPoint& point,
                                 const serve::Slo& slo, Progress& progress, const std::string& who);
+
+// A reader that closes plumb's output early (`plumb serve bench ... | head -1`) must not kill the
+// run before its --json file and --store record are written: SIGPIPE is ignored for the run (as
+// plumb run does: cli/supervision.cc), and end_on_closed_stdout, once every output is written,
+// drops what the reader did not take, quietly: standard output then goes to /dev/null and the
+// command ends with its own verdict. Output to a terminal, a file or an open pipe is unchanged.
+void ignore_closed_pipes();
+void end_on_closed_stdout();
+
+// Runs every one of `outputs` (the --store record, the --json file, the --html page) even when
+// an earlier one fails, so that one full disk loses no other output; each failure after the first
+// is said on stderr ("plumb: error: ..."), the first is thrown again at the end.
+void write_all_outputs(const std::vector<std::function<void()>>& outputs);
 
 }  // namespace plumb::cli

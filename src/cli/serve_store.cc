@@ -3,6 +3,15 @@
 #include "baseline/store.h"
 #include "common/environment.h"
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.h"
+
+namespace fs = std::filesystem;
 
 namespace plumb::cli {
 
@@ -20,11 +29,50 @@ std::string url_host(const std::string& url) {
   return authority.empty() ? url : authority;
 }
 
+namespace {
+
+std::string store_path(const ServeReportOptions& o) {
+  return o.db.empty() ? baseline::default_store_path() : o.db;
+}
+
+// SQLite says only "unable to open database file" for a folder that is missing or not writable;
+// this says which folder and why.
+void check_store_folder(const std::string& path) {
+  const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw Error(fmt::format("--store: cannot create the store's folder {} ({}); give --db FILE in a "
+                            "folder you can write",
+                            folder.string(), ec.message()));
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw Error(fmt::format("--store: the store's folder {} is not writable ({}); give --db FILE in "
+                            "a folder you can write",
+                            folder.string(), std::strerror(errno)));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<baseline::Store> open_serve_store(const ServeReportOptions& o) {
+  if (!o.store) return nullptr;
+  const std::string path = store_path(o);
+  check_store_folder(path);
+  return std::make_unique<baseline::Store>(path);
+}
+
 int64_t store_serve_result(const nlohmann::json& doc, const std::string& url,
                            const ServeReportOptions& o, const std::string& source,
                            std::ostream& note) {
-  const std::string path = o.db.empty() ? baseline::default_store_path() : o.db;
-  baseline::Store store(path);
+  baseline::Store store(store_path(o));
+  return store_serve_result(store, doc, url, o, source, note);
+}
+
+int64_t store_serve_result(baseline::Store& store, const nlohmann::json& doc, const std::string& url,
+                           const ServeReportOptions& o, const std::string& source,
+                           std::ostream& note) {
+  const std::string path = store_path(o);
   baseline::Record r;
   r.created = utc_timestamp();
   r.label = o.label;

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 
+#include "baseline/store.h"
 #include "cli/serve_options.h"
 #include "serve/result.h"
 
@@ -21,6 +23,16 @@ namespace plumb::cli {
 int64_t store_serve_result(const nlohmann::json& doc, const std::string& url,
                            const ServeReportOptions& options, const std::string& source,
                            std::ostream& note);
+// The same into a store opened before the run (open_serve_store).
+int64_t store_serve_result(baseline::Store& store, const nlohmann::json& doc, const std::string& url,
+                           const ServeReportOptions& options, const std::string& source,
+                           std::ostream& note);
+
+// With --store, the store opened before the first request, so that one that cannot be written
+// fails in a second and loses no run: "--store: cannot create the store's folder
+// /nonexistent/.local/share/plumb (Permission denied); give --db FILE in a folder you can
+// write"; null without --store.
+std::unique_ptr<baseline::Store> open_serve_store(const ServeReportOptions& options);
 
 // The host part of a URL ("http://user:pw@node7:8000/v1" -> "node7"); the URL itself when it has
 // none.

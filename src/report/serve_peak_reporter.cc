@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common/strings.h"
@@ -13,6 +15,8 @@ namespace plumb::report {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
 
 std::string load_text(const serve::PeakResult& p, double load) {
   return p.axis == "rate" ? fmt::format("{:.4g}/s", load) : fmt::format("{:g}", load);
@@ -72,6 +76,55 @@ void print_answer(std::ostream& out, const serve::ServeResult& r) {
 std::string cost_cell(const serve::ParetoPoint& p) {
   return p.cost_per_million_output_tokens ? fmt::format("{:.4g}", *p.cost_per_million_output_tokens)
                                           : std::string("-");
+}
+
+
+// ---- reading back (a stored or exported peak search) ----
+
+bool flag_from(const JsonFields& f, const json& o, const std::string& path, const char* key) {
+  const json& v = f.member(o, path, key);
+  if (!v.is_boolean()) f.fail(JsonFields::at(path, key), "expected true or false, got " + JsonFields::shown(v));
+  return v.get<bool>();
+}
+
+serve::Judgement judgement_from(const JsonFields& f, const json& o, const std::string& path) {
+  const std::string name = f.text(o, path, "judgement");
+  for (serve::Judgement j : {serve::Judgement::holds, serve::Judgement::fails, serve::Judgement::undecided}) {
+    if (serve::judgement_name(j) == name) return j;
+  }
+  f.fail(JsonFields::at(path, "judgement"),
+         fmt::format("expected \"holds\", \"fails\" or \"undecided\", got \"{}\"", name));
+}
+
+serve::BoundTally bound_from(const JsonFields& f, const json& o, const std::string& path) {
+  serve::BoundTally b;
+  b.metric = f.text(o, path, "metric");
+  b.bound_ms = f.number(o, path, "bound_ms");
+  b.p99_ms = f.number_or_null(o, path, "p99_ms");
+  b.samples = f.integer(o, path, "samples", 0, kMaxCount);
+  b.misses = f.integer(o, path, "misses", 0, kMaxCount);
+  b.judged.judgement = judgement_from(f, o, path);
+  b.judged.more_needed = f.integer(o, path, "more_needed", 0, kMaxCount);
+  return b;
+}
+
+serve::PeakProbe probe_from(const JsonFields& f, const json& o, const std::string& path, size_t runs) {
+  serve::PeakProbe q;
+  q.load = f.number(o, path, "load");
+  q.requests = f.integer(o, path, "requests", 0, kMaxCount);
+  q.asked = f.integer(o, path, "asked", 0, kMaxCount);
+  q.runs = static_cast<int>(f.integer(o, path, "runs", 1, kMaxCount));
+  q.errors = f.integer(o, path, "errors", 0, kMaxCount);
+  q.passed = flag_from(f, o, path, "passed");
+  q.confident = flag_from(f, o, path, "confident");
+  q.why = f.text(o, path, "why");
+  // An index into runs[]: the console and the Pareto look the run up by it.
+  q.run_index = static_cast<int>(f.integer(o, path, "run_index", -1, static_cast<int64_t>(runs) - 1));
+  const json& bounds = f.array(o, path, "bounds");
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    q.bounds.push_back(bound_from(f, bounds[i], fmt::format("{}.bounds[{}]", path, i)));
+  }
+  return q;
 }
 
 }  // namespace
@@ -140,6 +193,34 @@ json pareto_json(const std::vector<serve::ParetoPoint>& points) {
                                                      : json(nullptr)}});
   }
   return out;
+}
+
+}  // namespace plumb::report
+
+namespace plumb::report {
+
+serve::PeakResult peak_from_json(const JsonFields& f, const json& o, const std::string& path,
+                                 size_t runs) {
+  serve::PeakResult p;
+  p.axis = f.text(o, path, "axis");
+  if (p.axis != "rate" && p.axis != "concurrency") {
+    f.fail(JsonFields::at(path, "axis"), fmt::format("expected \"rate\" or \"concurrency\", got \"{}\"", p.axis));
+  }
+  p.cards = static_cast<int>(f.integer(o, path, "cards", 1, 1'000'000));
+  p.early_stopping = flag_from(f, o, path, "early_stopping");
+  if (!f.member(o, path, "best").is_null()) {
+    p.best = f.number(o, path, "best");
+    p.best_per_card = f.number(o, path, "best_per_card");
+  }
+  const double lowest = f.number_or_null(o, path, "lowest_failed");
+  p.lowest_failed = std::isfinite(lowest) ? lowest : 0;
+  p.stop_reason = f.text(o, path, "stop_reason");
+  p.reproduce = f.text(o, path, "reproduce");
+  const json& probes = f.array(o, path, "probes");
+  for (size_t i = 0; i < probes.size(); ++i) {
+    p.probes.push_back(probe_from(f, probes[i], fmt::format("{}.probes[{}]", path, i), runs));
+  }
+  return p;
 }
 
 }  // namespace plumb::report

@@ -1,6 +1,7 @@
 #include "report/serve_reporter.h"
 
 #include "report/serve_parts.h"
+#include "report/serve_peak_reporter.h"
 
 #include <fmt/format.h>
 
@@ -285,11 +286,19 @@ void print_serve_console(std::ostream& out, const serve::ServeResult& result) {
   } else {
     print_table(out, result);
   }
+  if (result.peak) {  // a stored plumb serve peak: its probes, its answer and the Pareto table
+    out << "\n";
+    print_peak_console(out, result);
+  }
 }
 
 json serve_json(const serve::ServeResult& result) {
   json j = {{"schema", kServeSchema}, {"setup", setup_json(result.setup)}, {"runs", json::array()}};
   for (const auto& run : result.runs) j["runs"].push_back(run_json(run));
+  if (result.peak) {
+    j["peak"] = peak_json(*result.peak);
+    j["pareto"] = pareto_json(serve::pareto_points(result));
+  }
   return j;
 }
 
@@ -305,6 +314,9 @@ serve::ServeResult serve_from_json(const json& doc, const std::string& where) {
   const json& runs = f.array(doc, "", "runs");
   for (size_t i = 0; i < runs.size(); ++i) {
     result.runs.push_back(run_from(f, runs[i], fmt::format("runs[{}]", i)));
+  }
+  if (doc.contains("peak") && !doc["peak"].is_null()) {
+    result.peak = peak_from_json(f, doc["peak"], "peak", result.runs.size());
   }
   return result;
 }

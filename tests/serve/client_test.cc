@@ -1,6 +1,7 @@
 // run_load end to end against a small loopback HTTP server inside the test, one thread per
 // connection, whose answers are programmed per test (serve/mock_server.h is the full one).
 #include "serve/client.h"
+#include "serve/sse.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -385,6 +386,34 @@ TEST(ServeClient, AMalformedStreamIsMalformed) {
   ASSERT_EQ(outcome.records.size(), 1u);
   EXPECT_EQ(outcome.records[0].error, ErrorKind::malformed);
   EXPECT_EQ(outcome.records[0].error_detail.rfind("an SSE event that is not JSON (", 0), 0u);
+}
+
+// A hostile server (issue 31, "bad input loses nothing"): an event one byte over the parser's
+// bound, and an event nested 100,000 deep, are each a counted malformed request with its reason,
+// never a crash or a hang.
+TEST(ServeClient, AnSseEventOverTheBoundIsMalformed) {
+  LoopbackServer server([](int fd) {
+    const std::string event = "data: " + std::string(kMaxSseEventBytes + 1, 'x') + "\n\n";
+    return send_all(fd, kStreamHead) && send_all(fd, chunk(event)) && send_all(fd, "0\r\n\r\n");
+  });
+  RunOutcome outcome = run_load(endpoint_for(server), open_loop(1), RunControl{});
+  ASSERT_EQ(outcome.records.size(), 1u);
+  EXPECT_EQ(outcome.records[0].error, ErrorKind::malformed);
+  EXPECT_EQ(outcome.records[0].error_detail, "an SSE event over 1048576 bytes");
+}
+
+TEST(ServeClient, AnSseEventNested100000DeepIsMalformed) {
+  constexpr size_t kDepth = 100'000;
+  LoopbackServer server([](int fd) {
+    const std::string event = "data: " + std::string(kDepth, '[') + std::string(kDepth, ']') + "\n\n";
+    return send_all(fd, kStreamHead) && send_all(fd, chunk(event)) && send_all(fd, "0\r\n\r\n");
+  });
+  RunOutcome outcome = run_load(endpoint_for(server), open_loop(1), RunControl{});
+  ASSERT_EQ(outcome.records.size(), 1u);
+  EXPECT_EQ(outcome.records[0].error, ErrorKind::malformed);
+  EXPECT_EQ(outcome.records[0].error_detail,
+            "an SSE event that is not JSON (JSON nested deeper than 512 levels (at byte 512)): " +
+                std::string(80, '['));  // the event's first 80 bytes
 }
 
 TEST(ServeClient, Http2OnHttpSpeaksItWithPriorKnowledge) {

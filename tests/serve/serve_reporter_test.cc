@@ -113,6 +113,62 @@ TEST(ServeReporter, ABadDocumentNamesItsField) {
   EXPECT_EQ(error_of(nlohmann::json::array()), "r.json: expected a plumb.serve/1 object, got []");
 }
 
+// A stored plumb serve peak (issue 31, item 6): its "peak" is read back, so plumb show prints the
+// search and its answer and plumb report draws its Pareto with the probes' verdicts.
+serve::ServeResult peak_result() {
+  serve::ServeResult r = result();
+  serve::PeakResult p;
+  p.axis = "concurrency";
+  p.cards = 2;
+  for (int i : {0, 1}) {
+    serve::PeakProbe q;
+    q.load = r.runs[static_cast<size_t>(i)].concurrency;
+    q.requests = q.asked = 98;
+    q.passed = i == 0;
+    q.why = i == 0 ? "ttft p99 90.5 <= 2000 ms" : "ttft p99 2100 > 2000 ms";
+    q.run_index = i;
+    q.bounds.push_back({"ttft", 2000, 90.5, 98, i, {serve::Judgement::holds, 0}});
+    p.probes.push_back(q);
+  }
+  p.best = 1;
+  p.best_per_card = 0.5;
+  p.lowest_failed = 4;
+  p.stop_reason = "4 failed";
+  p.reproduce = "plumb serve bench --concurrency 1";
+  r.peak = p;
+  return r;
+}
+
+TEST(ServeReporter, APeakSearchIsReadBackAndShown) {
+  const nlohmann::json j = serve_json(peak_result());
+  EXPECT_EQ(j["peak"]["best"], 1.0);
+  EXPECT_EQ(j["pareto"].size(), 2u);
+  const serve::ServeResult back = serve_from_json(nlohmann::json::parse(j.dump()), "7");
+  ASSERT_TRUE(back.peak.has_value());
+  EXPECT_EQ(serve_json(back), j);
+  EXPECT_EQ(back.peak->probes[1].bounds[0].misses, 1);
+  std::ostringstream out;
+  print_serve_console(out, back);
+  EXPECT_NE(out.str().find("\npeak: concurrency 1 (0.5 per card on 2 cards: the batch each card "
+                           "sees): 4 failed\nreproduce: plumb serve bench --concurrency 1\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("# Pareto: "), std::string::npos) << out.str();
+}
+
+TEST(ServeReporter, ABadPeakNamesItsField) {
+  nlohmann::json j = serve_json(peak_result());
+  j["peak"]["probes"][1]["run_index"] = 2;
+  EXPECT_EQ(error_of(j), "r.json: peak.probes[1].run_index: expected a whole number from -1 to 1, got 2");
+  j = serve_json(peak_result());
+  j["peak"]["probes"][0]["bounds"][0]["judgement"] = "maybe";
+  EXPECT_EQ(error_of(j), "r.json: peak.probes[0].bounds[0].judgement: expected \"holds\", "
+                         "\"fails\" or \"undecided\", got \"maybe\"");
+  j = serve_json(peak_result());
+  j["peak"]["axis"] = "batch";
+  EXPECT_EQ(error_of(j), "r.json: peak.axis: expected \"rate\" or \"concurrency\", got \"batch\"");
+}
+
 TEST(ServeReporter, ASweepIsATableOneLinePerRun) {
   serve::ServeResult r = result();
   r.runs[1].summary.client_kept_up = false;

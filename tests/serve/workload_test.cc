@@ -220,6 +220,26 @@ TEST(ServeWorkload, EveryBadDatasetLineIsNamedWithItsField) {
             "expected one of jsonl, sharegpt, trace");
 }
 
+// Hostile files (issue 31): a 1 MB line is a prompt like any other; a line nested 100,000 deep
+// is refused with its file, line and the bound, in a JSONL of prompts, a ShareGPT file and a
+// Mooncake trace alike, never a crash.
+TEST(ServeWorkload, AMegabyteLineIsAPromptAndA100000DeepLineIsRefused) {
+  const std::string mb(size_t{1} << 20, 'x');
+  WorkloadSpec s = open_loop(1, 3);
+  s.dataset = write_file("mb.jsonl", "{\"prompt\": \"" + mb + "\"}\n");
+  EXPECT_EQ(make_workload(s).requests.at(0).prompt, mb);
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  s.dataset = write_file("deep.jsonl", "{\"prompt\": \"ok\"}\n{\"prompt\": " + deep + "}\n");
+  EXPECT_EQ(error_of(s), s.dataset + ":2: JSON nested deeper than 512 levels (at byte 522)");
+  s.dataset = write_file("deep.json", "[{\"conversations\": " + deep + "}]");
+  EXPECT_EQ(error_of(s), s.dataset + ": JSON nested deeper than 512 levels (at byte 529)");
+  s.rate = 0;
+  s.dataset = write_file("deep-trace.jsonl",
+                         "{\"timestamp\": 0, \"input_length\": 6, \"output_length\": 5, "
+                         "\"hash_ids\": " + deep + "}\n");
+  EXPECT_EQ(error_of(s), s.dataset + ":1: JSON nested deeper than 512 levels (at byte 579)");
+}
+
 TEST(ServeWorkload, BadLoadOptionsAreRefused) {
   WorkloadSpec s = open_loop(0, 10);
   EXPECT_EQ(error_of(s),
