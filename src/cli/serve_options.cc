@@ -8,6 +8,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace plumb::cli {
 
@@ -86,15 +89,24 @@ double number_or_throw(std::string_view option, std::string_view text, const Num
   return *value;
 }
 
+// Each item of an option's list (its parts between commas, or colons) checked against one range,
+// in order: the first that is not a number in range is the error.
+std::vector<double> numbers_or_throw(std::string_view option, const std::vector<std::string>& items,
+                                     const NumberRange& range) {
+  std::vector<double> values;
+  for (const std::string& item : items) values.push_back(number_or_throw(option, item, range));
+  return values;
+}
+
+constexpr NumberRange kConcurrencyRange{1, kMaxConcurrency, false, true};
 constexpr NumberRange kRateRange{0, 1e9, true, false};
 
 }  // namespace
 
 std::vector<int> parse_concurrency_list(const std::string& text) {
-  std::vector<int> values;
-  for (const std::string& item : split_list(text)) {
-    values.push_back(static_cast<int>(
-        number_or_throw("--concurrency", item, NumberRange{1, kMaxConcurrency, false, true})));
+  std::vector<int> values;  // whole numbers up to kMaxConcurrency: exact as int
+  for (double n : numbers_or_throw("--concurrency", split_list(text), kConcurrencyRange)) {
+    values.push_back(static_cast<int>(n));
   }
   return values;
 }
@@ -103,14 +115,13 @@ std::vector<double> parse_rate_list(const std::string& text) {
   if (text.empty()) return {};
   if (text == "inf") return {std::numeric_limits<double>::infinity()};
   const std::vector<std::string> parts = split_list(text, ':');
-  if (parts.size() == 1) return {number_or_throw("--rate", parts[0], kRateRange)};
-  if (parts.size() != 3) {
+  if (parts.size() != 1 && parts.size() != 3) {
     throw Error(fmt::format("--rate: expected R, inf or A:B:STEP (e.g. 2:20:2), got '{}'",
                             shorten(text)));
   }
-  const double a = number_or_throw("--rate", parts[0], kRateRange);
-  const double b = number_or_throw("--rate", parts[1], kRateRange);
-  const double step = number_or_throw("--rate", parts[2], kRateRange);
+  const std::vector<double> numbers = numbers_or_throw("--rate", parts, kRateRange);
+  if (numbers.size() == 1) return numbers;
+  const double a = numbers[0], b = numbers[1], step = numbers[2];
   if (b < a) throw Error(fmt::format("--rate: 'A:B:STEP' needs A <= B, got '{}'", shorten(text)));
   const double steps = std::floor((b - a) / step + 1e-9) + 1;  // 1e-9: 0.1 steps land on B
   if (steps > kMaxSweepSteps) {

@@ -8,6 +8,7 @@
 
 #include "common/strings.h"
 #include "report/html_escape.h"
+#include "report/html_out.h"
 
 namespace plumb::report {
 namespace {
@@ -17,8 +18,6 @@ using nlohmann::json;
 constexpr int kMaxDepth = 4;
 constexpr size_t kMaxListItems = 64;
 constexpr std::string_view kAbsent = "(absent)";
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
 
 void append_value(const json& v, fmt::memory_buffer& out, int depth);
 

@@ -17,6 +17,7 @@
 #include "report/html_charts.h"
 #include "report/html_context.h"
 #include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/svg_chart.h"
 
@@ -37,8 +38,6 @@ polyline.s0,polyline.s1,line.s0,line.s1{fill:none}
 circle.reg{fill:none;stroke:#d62728;stroke-width:2.2}
 #show-same:not(:checked)~table tr.v-same{display:none}
 )";
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
 
 // GB/s: two decimals, three significant digits below 1 (small messages).
 std::string fixed(double v) {

@@ -9,7 +9,7 @@
 
 #include "common/units.h"
 #include "mem/category_timeline.h"
-#include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/svg_chart.h"
 
@@ -47,15 +47,6 @@ constexpr size_t kMaxStepRules = 400;  // beyond this, every k-th step start: li
 constexpr double kTimelineHeight = 340;
 constexpr double kSmallChartHeight = 240;
 constexpr double kMicrosPerSecond = 1e6;
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-
-void put_escaped(fmt::memory_buffer& out, std::string_view text) { append_escaped(out, text); }
 
 std::string human(uint64_t bytes) { return format_bytes(bytes); }
 // "702 MiB (736100352 B)": the exact figure goes where there is room for it (tooltips).

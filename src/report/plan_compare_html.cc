@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/plan_reporter.h"
 #include "report/svg_chart.h"
@@ -31,13 +32,6 @@ svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 constexpr int kColours = 10;
 constexpr double kChartHeight = 300;
 constexpr double kMillion = 1e6;
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
 
 // One figure of the table or a chart, read from a row's costs.
 using CostField = std::function<std::optional<double>(const plan::CompareCosts&)>;

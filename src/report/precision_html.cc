@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/precision_reporter.h"
 #include "report/svg_chart.h"
@@ -46,15 +46,6 @@ constexpr double kGapShare = 0.2;
 constexpr double kLinearTicks = 4;
 constexpr double kCosinePad = 0.01;    // below the lowest cosine
 constexpr double kLogSpan = 1e12;      // the log axis covers at most 12 decades
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-
-void put_escaped(fmt::memory_buffer& out, std::string_view text) { append_escaped(out, text); }
 
 bool statistics_mode(const precision::CompareResult& r) { return r.mode == "dump-statistics"; }
 
@@ -365,12 +356,6 @@ void append_first_divergence(const precision::CompareResult& r, fmt::memory_buff
   put(out, "</ol></section>\n");
 }
 
-void cell(fmt::memory_buffer& out, std::string_view text, bool number = false) {
-  put(out, number ? "<td class=\"num\">" : "<td>");
-  put_escaped(out, text);
-  put(out, "</td>");
-}
-
 void append_row(const PairResult& p, bool statistics, fmt::memory_buffer& out) {
   const Verdict v = p.judgement.verdict;
   putf(out, "<tr class=\"{}\"><td>{}</td><td class=\"name\">", verdict_class(v),
@@ -383,18 +368,20 @@ void append_row(const PairResult& p, bool statistics, fmt::memory_buffer& out) {
   if (statistics) {
     const precision::StatDiffs d = p.stat_diffs.value_or(precision::StatDiffs{});
     const bool known = p.stat_diffs.has_value();
-    for (double x : {d.max_diff, d.min_diff, d.mean_diff, d.norm_diff}) cell(out, error_text(known ? x : nan), true);
-    cell(out, ratio_text(known ? d.norm_rel : nan), true);
+    for (double x : {d.max_diff, d.min_diff, d.mean_diff, d.norm_diff}) {
+      cell(out, error_text(known ? x : nan), "num");
+    }
+    cell(out, ratio_text(known ? d.norm_rel : nan), "num");
   } else {
     const precision::Metrics m = p.metrics.value_or(precision::Metrics{});
     const bool known = p.metrics.has_value();
-    cell(out, cosine_text(known ? m.cosine : nan), true);
+    cell(out, cosine_text(known ? m.cosine : nan), "num");
     for (double x : {m.max_abs_err, m.max_rel_err, m.mean_abs_err, m.rmse, m.euclidean}) {
-      cell(out, error_text(known ? x : nan), true);
+      cell(out, error_text(known ? x : nan), "num");
     }
-    cell(out, ratio_text(known ? m.one_thousandth_ratio : nan), true);
-    cell(out, ratio_text(known ? m.five_thousandths_ratio : nan), true);
-    cell(out, known ? fmt::format("{} / {}", m.nan_a, m.nan_b) : "n/a", true);
+    cell(out, ratio_text(known ? m.one_thousandth_ratio : nan), "num");
+    cell(out, ratio_text(known ? m.five_thousandths_ratio : nan), "num");
+    cell(out, known ? fmt::format("{} / {}", m.nan_a, m.nan_b) : "n/a", "num");
   }
   cell(out, p.judgement.why);
   put(out, "</tr>");

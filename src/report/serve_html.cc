@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/serve_pareto_html.h"
 #include "report/serve_reporter.h"
@@ -36,23 +37,6 @@ tr.behind,tr.failed{background:#fde2e2}
 .swatch.s0{background:#1f6fb4}.swatch.s1{background:#e8710a}
 )";
 constexpr double kChartHeight = 300;
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-
-void cell(fmt::memory_buffer& out, std::string_view text, std::string_view cls = "") {
-  if (cls.empty()) {
-    put(out, "<td>");
-  } else {
-    putf(out, "<td class=\"{}\">", cls);
-  }
-  append_escaped(out, text);
-  put(out, "</td>");
-}
 
 std::string ms(double v) { return fmt::format("{:.2f}", v); }
 // A percentile of a distribution that measured nothing (no request completed) is "-", never 0.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/svg_chart.h"
 
@@ -24,13 +25,6 @@ constexpr int kMetColour = 2;
 constexpr int kMissedColour = 4;
 constexpr int kPlainColour = 5;
 constexpr double kChartHeight = 360;
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
 
 std::string tip(const serve::ParetoPoint& p) {
   std::string t = fmt::format("{}\n{:.4g} tok/s per user (mean TPOT {:.4g} ms)\n{:.4g} tok/s per card",

@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "report/html_context.h"
 #include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_report.h"
 #include "report/html_style.h"
 #include "report/memory_baseline_reporter.h"
@@ -28,23 +29,6 @@ constexpr std::string_view kSetStyle = R"(
 p.missing,td.missing{color:#8a5a00}td.held{color:#1a6b1a}
 tr.leak,tr.fail{background:#fde2e2}
 )";
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-}
-
-void cell(fmt::memory_buffer& out, std::string_view text, std::string_view cls = "") {
-  if (cls.empty()) {
-    put(out, "<td>");
-  } else {
-    putf(out, "<td class=\"{}\">", cls);
-  }
-  append_escaped(out, text);
-  put(out, "</td>");
-}
 
 std::string bytes(const std::optional<double>& v) {
   return v ? format_bytes(static_cast<uint64_t>(std::llround(std::abs(*v)))) : "—";

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/units.h"
-#include "report/html_escape.h"
+#include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/step_console_reporter.h"
 #include "report/svg_chart.h"
@@ -48,15 +48,6 @@ constexpr double kMinPlotMillis = 1e-3;  // an empty plot still has an axis
 
 constexpr step::Activity kTracks[] = {step::Activity::kCompute, step::Activity::kCommunication,
                                       step::Activity::kMemory};
-
-void put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
-
-template <typename... Args>
-void putf(fmt::memory_buffer& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-
-void put_escaped(fmt::memory_buffer& out, std::string_view text) { append_escaped(out, text); }
 
 double or_zero(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
 
