@@ -70,7 +70,7 @@ struct LoadPoint {
 // (exit 2): "--concurrency: must be a whole number from 1 to 1000000, got 'x'".
 std::vector<int> parse_concurrency_list(const std::string& text);
 // "10", "inf", or "A:B:STEP" (A, A+STEP, ... up to B, at most kMaxSweepSteps); "" is {}.
-// Throws: "--rate: 'A:B:STEP' needs A <= B and STEP above 0, got '5:1:1'".
+// Throws: "--rate: 'A:B:STEP' needs A <= B, got '5:1:1'" (a STEP of 0 is out of its range).
 std::vector<double> parse_rate_list(const std::string& text);
 // The load points in the order they run: a concurrency sweep, a rate sweep (each capped by a
 // single --concurrency), or one point. Throws when both sweep.
