@@ -116,6 +116,11 @@ void global_init_once(const CurlApi& curl) {
   if (!done) throw Error("plumb serve: libcurl failed to initialise (curl_global_init)");
 }
 
+// libcurl before 8.0.0 stacks a second HTTP/2 layer on a reused prior-knowledge (h2c)
+// connection, so every stream after the first fails (curl issue 10634, pull 10643): Debian 12's
+// 7.88.1 gets the first of N requests through nghttpx's h2c front end and drops the rest.
+constexpr unsigned kFirstCurlReusingH2c = 0x080000;
+
 // --cacert is read by libcurl only at the handshake, where an unreadable file would be one
 // connect error per request; said once, before anything is sent.
 void check_cacert(const std::string& path) {
@@ -141,6 +146,12 @@ void check_features(const CurlApi& curl, const Endpoint& endpoint, const std::st
   }
   if (endpoint.http2 && !(info->features & CURL_VERSION_HTTP2)) {
     throw Error("plumb serve: --http2: this libcurl (" + version + ") was built without HTTP/2");
+  }
+  if (endpoint.http2 && url.rfind("http://", 0) == 0 &&
+      info->version_num < kFirstCurlReusingH2c) {
+    throw Error("plumb serve: --http2 on http:// (h2c): this libcurl (" + version +
+                ") fails every stream after a connection's first (curl issue 10634, fixed in "
+                "8.0.0); use https:// (HTTP/2 by ALPN) or leave out --http2");
   }
   check_cacert(endpoint.cacert);
 }
