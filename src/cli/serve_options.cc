@@ -26,6 +26,7 @@ void add_serve_endpoint_options(CLI::App& app, ServeEndpointOptions& o) {
   app.add_option("-H,--header", o.headers, "An extra request header, 'Name: value' (repeatable)");
   app.add_flag("--http2", o.http2, "Speak HTTP/2 (prior knowledge on http://, ALPN on https://)");
   app.add_flag("-k,--insecure", o.insecure, "TLS without verifying the server's certificate");
+  app.add_option("--cacert", o.cacert, "Verify the server's certificate against this CA (PEM)");
   app.add_option("--timeout", o.timeout_s, "Seconds from sending a request to its end")
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to connect")
@@ -171,6 +172,7 @@ serve::Endpoint to_endpoint(const ServeEndpointOptions& o) {
   e.headers = o.headers;
   e.http2 = o.http2;
   e.insecure = o.insecure;
+  e.cacert = o.cacert;
   return e;
 }
 

@@ -20,6 +20,7 @@ struct ServeEndpointOptions {
   std::vector<std::string> headers;
   bool http2 = false;
   bool insecure = false;
+  std::string cacert;  // --cacert FILE
   double timeout_s = 600;
   double connect_timeout_s = 10;
 };

@@ -151,6 +151,7 @@ std::string reproduce(const PeakCommandOptions& o, const serve::PeakResult& r, s
   };
   if (!o.endpoint.model.empty()) add("--model", o.endpoint.model);
   if (o.endpoint.http2) w.push_back("--http2");
+  if (!o.endpoint.cacert.empty()) add("--cacert", o.endpoint.cacert);
   if (p.concurrency > 0) add("--concurrency", std::to_string(p.concurrency));
   if (p.rate > 0) {
     add("--rate", fmt::format("{:g}", p.rate));

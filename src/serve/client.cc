@@ -4,6 +4,7 @@
 // must be punctual to well under a millisecond (docs/serve.md, "The engine").
 #include "serve/client.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -115,6 +116,25 @@ void global_init_once(const CurlApi& curl) {
   if (!done) throw Error("plumb serve: libcurl failed to initialise (curl_global_init)");
 }
 
+// libcurl before 8.0.0 stacks a second HTTP/2 layer on a reused prior-knowledge (h2c)
+// connection, so every stream after the first fails (curl issue 10634, pull 10643): Debian 12's
+// 7.88.1 gets the first of N requests through nghttpx's h2c front end and drops the rest.
+constexpr unsigned kFirstCurlReusingH2c = 0x080000;
+
+// --cacert is read by libcurl only at the handshake, where an unreadable file would be one
+// connect error per request; said once, before anything is sent.
+void check_cacert(const std::string& path) {
+  if (path.empty()) return;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  char first = 0;  // a read, not only an open: a directory opens but does not read
+  bool readable = fd >= 0 && read(fd, &first, 1) >= 0;
+  int error = errno;
+  if (fd >= 0) close(fd);
+  if (!readable) {
+    throw Error("plumb serve: --cacert " + path + ": cannot read: " + std::strerror(error));
+  }
+}
+
 // What the library must support for this endpoint, checked before anything is sent.
 void check_features(const CurlApi& curl, const Endpoint& endpoint, const std::string& url) {
   const curl_version_info_data* info = curl.version_info(CURLVERSION_NOW);
@@ -127,6 +147,13 @@ void check_features(const CurlApi& curl, const Endpoint& endpoint, const std::st
   if (endpoint.http2 && !(info->features & CURL_VERSION_HTTP2)) {
     throw Error("plumb serve: --http2: this libcurl (" + version + ") was built without HTTP/2");
   }
+  if (endpoint.http2 && url.rfind("http://", 0) == 0 &&
+      info->version_num < kFirstCurlReusingH2c) {
+    throw Error("plumb serve: --http2 on http:// (h2c): this libcurl (" + version +
+                ") fails every stream after a connection's first (curl issue 10634, fixed in "
+                "8.0.0); use https:// (HTTP/2 by ALPN) or leave out --http2");
+  }
+  check_cacert(endpoint.cacert);
 }
 
 std::string host_of(const std::string& url);
@@ -298,6 +325,7 @@ void Engine::configure(Transfer& transfer) {
     curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  if (!endpoint_.cacert.empty()) curl_.easy_setopt(easy, CURLOPT_CAINFO, endpoint_.cacert.c_str());
 }
 
 // Releases every request that is due and has a slot. Open loop: a request is due at its

@@ -21,6 +21,7 @@ struct Endpoint {
   std::vector<std::string> headers;  // "Name: value" (an Authorization header, say)
   bool http2 = false;                // ask for HTTP/2 (h2c prior knowledge on http://, ALPN on https)
   bool insecure = false;             // TLS without verifying the peer (a self-signed test server)
+  std::string cacert;                // --cacert: verify the peer against this CA bundle (PEM)
 };
 
 struct RunControl {
