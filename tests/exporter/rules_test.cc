@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "common/regex.h"
 #include "exporter/dashboard.h"
 #include "exporter/rule_tests.h"
 #include "support/subprocess.h"
@@ -335,6 +336,19 @@ TEST(DashboardCheck, UidAndTitle) {
             "dashboard uid)");
 }
 
+const nlohmann::json& panel(const nlohmann::json& d, const std::string& title) {
+  for (const nlohmann::json& p : d["panels"]) {
+    if (p["title"] == title) return p;
+  }
+  throw std::runtime_error("no panel " + title);
+}
+
+std::vector<std::string> panel_exprs(const nlohmann::json& p) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& t : p["targets"]) out.push_back(t["expr"].get<std::string>());
+  return out;
+}
+
 TEST(Dashboard, PanelsOnPlumbSeriesWithTheAlertLines) {
   DashboardOptions o;
   o.alerts.temp_warn = 80;
@@ -344,19 +358,64 @@ TEST(Dashboard, PanelsOnPlumbSeriesWithTheAlertLines) {
   EXPECT_EQ(d["templating"]["list"][0]["type"], "datasource");
   EXPECT_EQ(d["templating"]["list"][1]["query"]["query"],
             "label_values(plumb:device_hbm_used_bytes, host)");
-  const std::vector<std::string> exprs = dashboard_expressions(d);
-  ASSERT_EQ(exprs.size(), 11u);
-  EXPECT_EQ(exprs[1], R"(plumb:device_temperature_celsius{host=~"$host",device=~"$device"})");
-  EXPECT_EQ(exprs[5], "max by (layer, collective) (plumb_comm_busbw_bytes_per_second)");
-  for (const nlohmann::json& p : d["panels"]) {
-    if (p["title"] == "Temperature") {
-      const nlohmann::json& steps = p["fieldConfig"]["defaults"]["thresholds"]["steps"];
-      EXPECT_EQ(steps[1]["value"], 80);
-      EXPECT_EQ(steps[2]["value"], 95);
+  EXPECT_EQ(dashboard_expressions(d).size(), 45u);
+  const nlohmann::json& temp = panel(d, "Temperature over devices");
+  const nlohmann::json& steps = temp["fieldConfig"]["defaults"]["thresholds"]["steps"];
+  EXPECT_EQ(steps[1]["value"], 80);
+  EXPECT_EQ(steps[2]["value"], 95);
+  const std::string sel = R"(plumb:device_temperature_celsius{host=~"$host",device=~"$device"})";
+  EXPECT_EQ(panel_exprs(temp),
+            (std::vector<std::string>{"min(" + sel + ")", "quantile(0.01, " + sel + ")",
+                                      "quantile(0.5, " + sel + ")", "quantile(0.99, " + sel + ")",
+                                      "max(" + sel + ")"}));
+  EXPECT_EQ(panel_exprs(panel(d, "Temperature: hottest 5")),
+            std::vector<std::string>{"topk(5, " + sel + ")"});
+  EXPECT_EQ(panel_exprs(panel(d, "Utilisation: least busy 5"))[0],
+            R"(bottomk(5, plumb:device_utilization_ratio{host=~"$host",device=~"$device"}))");
+}
+
+// Issue 32: at 10,000 devices no panel draws a line per device or rank: every line panel's
+// expression is an aggregation (distribution, top-k, bottom-k, count, sum).
+TEST(Dashboard, NoLinePerDeviceAtScale) {
+  static const Regex kAggregated("(min|max|sum|count|quantile|topk|bottomk)[ (].*");
+  for (const nlohmann::json& p : dashboard_json({})["panels"]) {
+    if (p["type"] != "timeseries") continue;
+    for (const std::string& e : panel_exprs(p)) {
+      EXPECT_TRUE(kAggregated.match(e)) << p["title"] << ": " << e;
     }
-    if (p["title"] == "Collective busbw per layer") {
-      EXPECT_EQ(p["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"], 1.25e9);
-    }
+  }
+}
+
+// The per-host heatmaps: Grafana's heatmap panel over `max by (host)` / `min by (host)`, with
+// the cells taken as they are (one row per host), not bucketed again.
+TEST(Dashboard, PerHostHeatmaps) {
+  const nlohmann::json d = dashboard_json({});
+  const nlohmann::json& hot = panel(d, "Temperature per host (hottest device)");
+  EXPECT_EQ(hot["type"], "heatmap");
+  EXPECT_EQ(hot["options"]["calculate"], false);
+  EXPECT_EQ(panel_exprs(hot), std::vector<std::string>{
+      R"(max by (host) (plumb:device_temperature_celsius{host=~"$host",device=~"$device"}))"});
+  EXPECT_EQ(hot["targets"][0]["legendFormat"], "{{host}}");
+  EXPECT_EQ(panel(d, "Utilisation per host (least busy device)")["type"], "heatmap");
+}
+
+// The bandwidth panel shows the slow links: each link's best busbw over message sizes, then min
+// and low quantiles over links -- not max, which hid them.
+TEST(Dashboard, BandwidthBySlowestLinks) {
+  DashboardOptions o;
+  const nlohmann::json d = dashboard_json(o);
+  const nlohmann::json& bw = panel(d, "Collective busbw per layer: slowest links");
+  const std::string link =
+      "max without (bytes, source) (plumb_comm_busbw_bytes_per_second)";
+  EXPECT_EQ(panel_exprs(bw),
+            (std::vector<std::string>{"min by (layer, collective) (" + link + ")",
+                                      "quantile by (layer, collective) (0.05, " + link + ")",
+                                      "quantile by (layer, collective) (0.5, " + link + ")"}));
+  EXPECT_EQ(bw["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"], 1.25e9);
+  EXPECT_EQ(panel_exprs(panel(d, "Slowest 5 links")),
+            std::vector<std::string>{"bottomk(5, " + link + ")"});
+  for (const std::string& e : dashboard_expressions(d)) {
+    EXPECT_EQ(e.find("max by (layer, collective)"), std::string::npos) << e;
   }
 }
 
