@@ -43,7 +43,7 @@ TEST(AlertRules, ExpressionsUseTheOptions) {
 TEST(AlertRules, XidErrorOnlyForListedCodes) {
   AlertOptions o;
   o.xid_codes = "48, 79,94";
-  const AlertRule& r = find(alert_rules(o), "PlumbXidError");
+  const AlertRule r = find(alert_rules(o), "PlumbXidError");
   EXPECT_EQ(r.expr,
             "plumb:device_xid_code == 48\nor plumb:device_xid_code == 79\n"
             "or plumb:device_xid_code == 94");
@@ -130,7 +130,7 @@ TEST(AlertOptionsCheck, FaultOptions) {
 
 TEST(AlertRules, BandwidthFloorIsGbitPerSecondInBytes) {
   EXPECT_EQ(gbps_to_bytes_per_second(10), 1.25e9);  // 10e9 bit/s / 8
-  const AlertRule& bw = find(alert_rules({}), "PlumbCollectiveBandwidthLow");
+  const AlertRule bw = find(alert_rules({}), "PlumbCollectiveBandwidthLow");
   EXPECT_NE(bw.expr.find(R"(plumb_comm_busbw_bytes_per_second{collective=~"allreduce"})"),
             std::string::npos);
   EXPECT_TRUE(bw.expr.ends_with(" < 1250000000")) << bw.expr;
@@ -141,7 +141,7 @@ TEST(AlertRules, RestartLoopCountsRoundedIncrease) {
   AlertOptions o;
   o.restarts_max = 5;
   o.restart_window = "2h";
-  const AlertRule& r = find(alert_rules(o), "PlumbRestartLoop");
+  const AlertRule r = find(alert_rules(o), "PlumbRestartLoop");
   EXPECT_NE(r.expr.find("round(increase(plumb_run_restarts_total[2h]))"), std::string::npos);
   EXPECT_TRUE(r.expr.ends_with(" > 5")) << r.expr;
 }
