@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -276,6 +277,134 @@ AlertCase restart_case(const AlertOptions& o, const AlertRule& r) {
   return c;
 }
 
+// ---- Faults: Xid, ECC, row remapping (gauges, no `for:` by default) and link counters.
+
+AlertCase xid_case(const AlertOptions& o, const AlertRule& r) {
+  // The first, middle and last code of --xid-codes fire, each in one dcgm-exporter spelling;
+  // no Xid (0) and the smallest code not on the list stay silent.
+  const std::vector<int> codes = xid_code_list(o.xid_codes).value_or(std::vector<int>{79});
+  int unlisted = 1;
+  while (std::find(codes.begin(), codes.end(), unlisted) != codes.end()) ++unlisted;
+  const double first = codes.front(), middle = codes[codes.size() / 2], last = codes.back();
+  return {r,
+          {constant(selector("DCGM_FI_DEV_XID_ERROR", dcgm49("0", "xid-new")), first),
+           constant(selector("DCGM_FI_DEV_XID_ERRORS", {{"gpu", "1"}, {"Hostname", "xid-old"}}), last),
+           constant(selector("dcgm_xid_errors", {{"gpu", "0"}, {"instance", "xid-compat:9400"}}), middle),
+           constant(selector("DCGM_FI_DEV_XID_ERROR", dcgm49("2", "xid-none")), 0),
+           constant(selector("DCGM_FI_DEV_XID_ERRORS", {{"gpu", "3"}, {"hostname", "xid-unlisted"}}), unlisted)},
+          {{{{"host", "xid-new"}, {"device", "0"}}, first},
+           {{{"host", "xid-old"}, {"device", "1"}}, last},
+           {{{"host", "xid-compat"}, {"device", "0"}}, middle}},
+          {"xid-none", "xid-unlisted"}};
+}
+
+AlertCase ecc_case(const AlertRule& r) {
+  return {r,
+          {constant(selector("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", dcgm49("2", "dbe-gpu")), 2),
+           constant(selector("dcgm_ecc_dbe_volatile_total", {{"gpu", "0"}, {"instance", "dbe-compat:9400"}}), 1),
+           constant(selector("npu_chip_info_hbm_ecc_double_bit_error_cnt", {{"id", "4"}, {"instance", "dbe-npu:8082"}}), 3),
+           constant(selector("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", {{"gpu", "0"}, {"hostname", "ecc-clean"}}), 0),
+           constant(selector("npu_chip_info_hbm_ecc_double_bit_error_cnt", {{"id", "0"}, {"instance", "npu-clean:8082"}}), 0)},
+          {{{{"host", "dbe-gpu"}, {"device", "2"}}, 2},
+           {{{"host", "dbe-compat"}, {"device", "0"}}, 1},
+           {{{"host", "dbe-npu"}, {"device", "4"}}, 3}},
+          {"ecc-clean", "npu-clean"}};
+}
+
+AlertCase row_remap_case(const AlertRule& r) {
+  return {r,
+          {constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49("3", "remap-new")), 1),
+           constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILURE", {{"gpu", "5"}, {"Hostname", "remap-old"}}), 1),
+           constant(selector("DCGM_FI_DEV_ROW_REMAP_FAILED", dcgm49("0", "remap-ok")), 0)},
+          {{{{"host", "remap-new"}, {"device", "3"}}, 1}, {{{"host", "remap-old"}, {"device", "5"}}, 1}},
+          {"remap-ok"}};
+}
+
+// A counter that holds `before` for a whole --link-window and then steps to `after` at sample
+// `jump`; the alert is checked one sample later, when the window [t - window, t] starts on a
+// sample (Prometheus 2's closed range: increase() is exactly after - before).
+struct Step {
+  std::string series;
+  double before, after;
+};
+
+AlertCase counter_case(const AlertOptions& o, const AlertRule& r, const std::vector<Step>& steps,
+                       std::vector<Firing> firing, std::vector<std::string> silent) {
+  const double window = duration_seconds(o.link_window).value_or(600);
+  const int jump = static_cast<int>(std::ceil(window / kStep)) + 1;
+  AlertCase c{r, {}, std::move(firing), std::move(silent)};
+  for (const Step& s : steps) {
+    c.inputs.push_back({s.series, [s, jump](int n) {
+                          return fmt::format("{}x{} {}x{}", promql_number(s.before), jump - 1,
+                                             promql_number(s.after), n - jump);
+                        }});
+  }
+  c.active_at = jump * kStep;
+  return c;
+}
+
+AlertCase nvlink_case(const AlertOptions& o, const AlertRule& r) {
+  const double over = o.link_errors_max + 1;
+  return counter_case(
+      o, r,
+      {// Two counters of one GPU add up; a dcgm-exporter 1.x GPU; a GPU whose errors are old;
+       // a GPU whose driver reloaded (the counter back to 0 is no error).
+       {selector("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", dcgm49("0", "nvlink-bad")), 10, 10 + over},
+       {selector("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", dcgm49("0", "nvlink-bad")), 3, 5},
+       {selector("dcgm_nvlink_recovery_error_count_total", {{"gpu", "1"}, {"instance", "nvlink-compat:9400"}}), 0, over},
+       {selector("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", dcgm49("1", "nvlink-old-errors")), 50, 50},
+       {selector("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", dcgm49("2", "nvlink-reloaded")), 7, 0}},
+      {{{{"host", "nvlink-bad"}, {"device", "0"}}, over + 2},
+       {{{"host", "nvlink-compat"}, {"device", "1"}}, over}},
+      {"nvlink-old-errors", "nvlink-reloaded"});
+}
+
+Labels ib_port(const char* hca, const char* node) {
+  return {{"device", hca}, {"port", "1"}, {"instance", fmt::format("{}:9100", node)}};
+}
+
+AlertCase nic_case(const AlertOptions& o, const AlertRule& r) {
+  const double over = o.link_errors_max + 1;
+  auto netdev = [](const char* dev, const char* node) {
+    return Labels{{"device", dev}, {"instance", fmt::format("{}:9100", node)}};
+  };
+  return counter_case(
+      o, r,
+      {{selector("node_infiniband_symbol_error_total", ib_port("mlx5_0", "ib-bad")), 100, 100 + over},
+       {selector("node_infiniband_port_errors_received_total", ib_port("mlx5_0", "ib-bad")), 0, 2},
+       {selector("node_network_receive_errs_total", netdev("eth1", "eth-bad")), 4, 4 + over},
+       {selector("npu_chip_roce_rx_err_pkt_num", {{"id", "2"}, {"instance", "npu-bad:8082"}}), 0, over},
+       {selector("node_infiniband_symbol_error_total", ib_port("mlx5_1", "ib-ok")), 12, 12},
+       {selector("node_network_transmit_errs_total", netdev("eth0", "eth-ok")), 9, 9}},
+      {{{{"host", "ib-bad"}, {"device", "mlx5_0/1"}}, over + 2},
+       {{{"host", "eth-bad"}, {"device", "eth1"}}, over},
+       {{{"host", "npu-bad"}, {"device", "2"}}, over}},
+      {"ib-ok", "eth-ok"});
+}
+
+AlertCase flap_case(const AlertOptions& o, const AlertRule& r) {
+  const double over = o.link_flaps_max + 1;
+  auto netdev = [](const char* dev, const char* node) {
+    return Labels{{"device", dev}, {"instance", fmt::format("{}:9100", node)}};
+  };
+  return counter_case(
+      o, r,
+      {{selector("node_infiniband_link_downed_total", ib_port("mlx5_2", "ib-flap")), 1, 1 + over},
+       // node_exporter 1.x: carrier_down_changes counted once, not again through carrier_changes.
+       {selector("node_network_carrier_down_changes_total", netdev("eth2", "eth-flap")), 3, 3 + over},
+       {selector("node_network_carrier_changes_total", netdev("eth2", "eth-flap")), 6, 6 + 2 * over},
+       // An older node_exporter: carrier_changes only, both edges of each flap.
+       {selector("node_network_carrier_changes_total", netdev("eth0", "old-flap")), 4, 4 + 2 * over},
+       {selector("npu_chip_link_up_num", {{"id", "5"}, {"instance", "npu-flap:8082"}}), 2, 2 + over},
+       {selector("node_infiniband_link_downed_total", ib_port("mlx5_3", "link-steady")), 3, 3},
+       {selector("node_network_carrier_changes_total", netdev("eth3", "eth-steady")), 2, 2}},
+      {{{{"host", "ib-flap"}, {"device", "mlx5_2/1"}}, over},
+       {{{"host", "eth-flap"}, {"device", "eth2"}}, over},
+       {{{"host", "old-flap"}, {"device", "eth0"}}, over},
+       {{{"host", "npu-flap"}, {"device", "5"}}, over}},
+      {"link-steady", "eth-steady"});
+}
+
 // ---- The recording rules: every spelling into plumb: series with exact values.
 
 struct Device {
@@ -378,6 +507,8 @@ std::string recording_case() {
       {series::kRecPower, {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
       {series::kRecUtilization, {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
       {series::kRecHealthy, {{a, 1}, {b, 1}, {c, 0}, {d, 1}, {e, 0}, {p, 1}, {f, 1}, {g, 0}}},
+      {kRecXidCode, {{a, 0}, {b, 0}, {c, 43}, {f, 0}, {g, 0}}},
+      {kRecRowRemapFailed, {{a, 0}, {f, 0}, {g, 1}}},
   };
   std::string out = fmt::format("  # the recording rules\n  - interval: {}\n    input_series:\n",
                                 seconds(kStep));
@@ -409,6 +540,12 @@ std::string rule_tests_yaml(const AlertOptions& o, const std::string& rules_file
       ratio_case(rule(rules, "PlumbStepSlow"), series::kStepRatio, o.step_jitter, false),
       unhealthy_case(rule(rules, "PlumbDeviceUnhealthy")),
       restart_case(o, rule(rules, "PlumbRestartLoop")),
+      xid_case(o, rule(rules, "PlumbXidError")),
+      ecc_case(rule(rules, "PlumbEccUncorrectable")),
+      row_remap_case(rule(rules, "PlumbRowRemapFailed")),
+      nvlink_case(o, rule(rules, "PlumbNvlinkErrors")),
+      nic_case(o, rule(rules, "PlumbNicErrors")),
+      flap_case(o, rule(rules, "PlumbLinkFlapping")),
   };
   // group_eval_order: without it promtool evaluates the two groups in map order, at random, and
   // an alert evaluated before the recording rule it reads is pending one step late (the tests

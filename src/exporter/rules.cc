@@ -14,6 +14,13 @@
 namespace plumb::exporter {
 namespace {
 
+// The largest Xid code --xid-codes takes (NVIDIA's catalog numbers them below 200 today).
+constexpr int kMaxXid = 999;
+
+// The shortest --link-window: four scrapes at the usual 15 s interval, Prometheus' advice for the
+// range of rate() and increase().
+constexpr double kMinLinkWindow = 60;
+
 // ---- Recording rules: one table entry per spelling of a device metric.
 
 // How one source spells one metric: the PromQL that reads it (already in base units) and the
@@ -118,7 +125,100 @@ std::vector<Normalised> normalised_table() {
         {"dcgm_xid_errors == bool 0", "gpu"},
         {"(npu_chip_info_health_status >= 0) == bool 1", "id"},
         {s::kHealthy, "device"}}},
+      // The fault series (docs/alerts.md, "Faults"). dcgm-exporter's XID field is a gauge holding
+      // the last Xid the GPU reported; npu-exporter has no Xid (its error codes are Ascend's
+      // own, read by PlumbDeviceUnhealthy through the health status), plumb exporter neither.
+      {kRecXidCode, "max",
+       {{"DCGM_FI_DEV_XID_ERROR", "gpu"},
+        {"DCGM_FI_DEV_XID_ERRORS", "gpu"},
+        {"dcgm_xid_errors", "gpu"}}},
+      // Volatile double-bit errors: counted since the driver loaded (a GPU reset clears them);
+      // npu-exporter's HBM double-bit error count.
+      {kRecEccUncorrectable, "max",
+       {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "gpu"},
+        {"dcgm_ecc_dbe_volatile_total", "gpu"},
+        {"npu_chip_info_hbm_ecc_double_bit_error_cnt", "id"}}},
+      {kRecRowRemapFailed, "max",
+       {{"DCGM_FI_DEV_ROW_REMAP_FAILED", "gpu"},
+        {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpu"}}},
   };
+}
+
+// ---- Counters of links (NVLink, NIC ports): their increase over a window, summed per device.
+
+// One counter as a spelling: the PromQL that reads its increase ({w} is the window), the label
+// that names the device, and a tag that keeps the counters apart until they are summed.
+struct Counter {
+  std::string expr;
+  const char* device_label;
+  const char* tag;
+};
+
+// NVLink errors per GPU (the *_TOTAL fields sum every link of the GPU). DCGM field ids 409
+// (CRC flit), 419 (CRC data), 429 (replay), 439 (recovery); dcgm-exporter 1.x's names below.
+const std::vector<Counter>& nvlink_error_counters() {
+  static const std::vector<Counter> kCounters = {
+      {"increase(DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL[{w}])", "gpu", "crc_flit"},
+      {"increase(DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL[{w}])", "gpu", "crc_data"},
+      {"increase(DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL[{w}])", "gpu", "replay"},
+      {"increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[{w}])", "gpu", "recovery"},
+      {"increase(dcgm_nvlink_flit_crc_error_count_total[{w}])", "gpu", "crc_flit_1x"},
+      {"increase(dcgm_nvlink_data_crc_error_count_total[{w}])", "gpu", "crc_data_1x"},
+      {"increase(dcgm_nvlink_replay_error_count_total[{w}])", "gpu", "replay_1x"},
+      {"increase(dcgm_nvlink_recovery_error_count_total[{w}])", "gpu", "recovery_1x"},
+  };
+  return kCounters;
+}
+
+// An InfiniBand counter of node_exporter, its device named "<HCA>/<port>" (mlx5_0/1).
+std::string ib(const char* name) {
+  return fmt::format(
+      R"(label_join(increase(node_infiniband_{}[{{w}}]), "device", "/", "device", "port"))", name);
+}
+
+// Errors of NIC ports: node_exporter's InfiniBand (a RoCE HCA too) and netdev counters, and
+// npu-exporter's RoCE and MAC counters of the NPU's own port.
+const std::vector<Counter>& nic_error_counters() {
+  static const std::vector<Counter> kCounters = {
+      {ib("port_errors_received_total"), "device", "ib_rcv_errors"},
+      {ib("symbol_error_total"), "device", "ib_symbol"},
+      {ib("link_error_recovery_total"), "device", "ib_link_recovery"},
+      {ib("local_link_integrity_errors_total"), "device", "ib_link_integrity"},
+      {ib("excessive_buffer_overrun_errors_total"), "device", "ib_buffer_overrun"},
+      {ib("port_receive_remote_physical_errors_total"), "device", "ib_remote_physical"},
+      {"increase(node_network_receive_errs_total[{w}])", "device", "net_rx_errs"},
+      {"increase(node_network_transmit_errs_total[{w}])", "device", "net_tx_errs"},
+      {"increase(npu_chip_roce_rx_err_pkt_num[{w}])", "id", "npu_roce_rx"},
+      {"increase(npu_chip_roce_tx_err_pkt_num[{w}])", "id", "npu_roce_tx"},
+      {"increase(npu_chip_mac_rx_bad_pkt_num[{w}])", "id", "npu_mac_rx_bad"},
+  };
+  return kCounters;
+}
+
+// Link-down events: IB's LinkDownedCounter; a netdev's carrier going down (node_exporter 1.x's
+// carrier_down_changes, else half of carrier_changes, which counts both edges); an NPU port's
+// link-up count (each flap ends with one).
+const std::vector<Counter>& link_flap_counters() {
+  static const std::vector<Counter> kCounters = {
+      {ib("link_downed_total"), "device", "ib_link_downed"},
+      {"(increase(node_network_carrier_down_changes_total[{w}]) or "
+       "increase(node_network_carrier_changes_total[{w}]) / 2)",
+       "device", "net_carrier_down"},
+      {"increase(npu_chip_link_up_num[{w}])", "id", "npu_link_up"},
+  };
+  return kCounters;
+}
+
+// The counters' increase over `window`, summed per host and device.
+std::string counters_sum(const std::vector<Counter>& counters, const std::string& window) {
+  std::vector<std::string> parts;
+  for (const Counter& c : counters) {
+    const std::string expr = fmt::format(fmt::runtime(c.expr), fmt::arg("w", window));
+    parts.push_back(fmt::format(
+        R"~(label_replace(label_replace({}, "device", "$1", "{}", "(.+)"), "plumb_counter", "{}", "", ""))~",
+        with_host(expr), c.device_label, c.tag));
+  }
+  return "sum by (host, device) (\n" + join(parts, "\nor\n") + "\n)";
 }
 
 // ---- Alerting rules.
@@ -212,6 +312,79 @@ AlertRule restart_loop(const AlertOptions& o) {
             "Check first: the failure kinds (plumb_run_failures_total) and the job's last lines; "
             "the same failure after every restart is a bad host or a bad checkpoint, not bad "
             "luck."}}};
+}
+
+// ---- Faults: Xid, ECC, row remapping, links.
+
+AlertRule xid_error(const AlertOptions& o) {
+  std::vector<std::string> terms;
+  for (int code : xid_code_list(o.xid_codes).value_or(std::vector<int>{})) {
+    terms.push_back(fmt::format("{} == {}", kRecXidCode, code));
+  }
+  return {"PlumbXidError", join(terms, "\nor "), o.xid_for, "critical",
+          {{"summary", "{{ $labels.host }} GPU {{ $labels.device }} reported Xid "
+                       "{{ printf \"%.0f\" $value }}"},
+           {"description",
+            "Check first: the Xid's line in NVIDIA's Xid catalog (its immediate action: restart "
+            "the application, reset the GPU, reboot the node or contact support) and the NVRM "
+            "lines around it (dmesg | grep -i xid); drain the host (plumb run "
+            "--exclude-template) before a reset."}}};
+}
+
+AlertRule ecc_uncorrectable(const AlertOptions&) {
+  return {"PlumbEccUncorrectable", fmt::format("{} > 0", kRecEccUncorrectable), "", "critical",
+          {{"summary", "{{ $labels.host }} device {{ $labels.device }} has "
+                       "{{ printf \"%.0f\" $value }} uncorrectable (double-bit) ECC errors"},
+           {"description",
+            "Check first: nvidia-smi -q -d ECC,ROW_REMAPPER (npu-smi info -t ecc -i ID): a "
+            "pending row remapping needs a GPU reset; drain the host, reset the device (plumb "
+            "recover --recover reset-device) and run a memory diagnostic (dcgmi diag -r 3)."}}};
+}
+
+AlertRule row_remap_failed(const AlertOptions&) {
+  return {"PlumbRowRemapFailed", fmt::format("{} > 0", kRecRowRemapFailed), "", "critical",
+          {{"summary", "{{ $labels.host }} GPU {{ $labels.device }} failed to remap a memory row"},
+           {"description",
+            "Check first: nvidia-smi -q -d ROW_REMAPPER; a failed remapping (no spare rows left) "
+            "is not repaired by a reset: drain the host and replace the GPU (NVIDIA's "
+            "row-remapping guide)."}}};
+}
+
+AlertRule link_counter_alert(const char* name, const std::vector<Counter>& counters,
+                             const std::string& window, int max, const char* severity,
+                             const char* what, const char* check) {
+  return {name, fmt::format("{} > {}", counters_sum(counters, window), max), "", severity,
+          {{"summary", fmt::format("{{{{ $labels.host }}}} {{{{ $labels.device }}}}: "
+                                   "{{{{ printf \"%.0f\" $value }}}} {} in {} (more than {})",
+                                   what, window, max)},
+           {"description", check}}};
+}
+
+AlertRule nvlink_errors(const AlertOptions& o) {
+  return link_counter_alert(
+      "PlumbNvlinkErrors", nvlink_error_counters(), o.link_window, o.link_errors_max, "warning",
+      "NVLink errors (CRC, replay, recovery)",
+      "Check first: nvidia-smi nvlink -e -i GPU (which link), then whether the same link keeps "
+      "counting after a GPU reset; a link that does needs the baseboard or NVSwitch looked at "
+      "(plumb comm --layer intra-node shows the bandwidth it costs).");
+}
+
+AlertRule nic_errors(const AlertOptions& o) {
+  return link_counter_alert(
+      "PlumbNicErrors", nic_error_counters(), o.link_window, o.link_errors_max, "warning",
+      "NIC errors",
+      "Check first: the port's counters (perfquery / ethtool -S, hccn_tool -i N -stat -g), the "
+      "cable and optics (mlxlink, hccn_tool -i N -optical -g), then the switch port; symbol and "
+      "receive errors that keep climbing mean a bad cable or transceiver.");
+}
+
+AlertRule link_flapping(const AlertOptions& o) {
+  return link_counter_alert(
+      "PlumbLinkFlapping", link_flap_counters(), o.link_window, o.link_flaps_max, "critical",
+      "link-down events",
+      "Check first: the port's state and down count (ibstat, ip -s link, hccn_tool -i N -link "
+      "-g), the kernel log for the NIC, then the cable, optics and switch port; a link that "
+      "goes down breaks every collective the host is in.");
 }
 
 // ---- YAML text, written directly so that the file reads like a hand-written one.
@@ -315,6 +488,20 @@ void add_alert_options(CLI::App& app, AlertOptions& o) {
       ->capture_default_str();
   app.add_option("--restart-for", o.restart_for, "PlumbRestartLoop: for how long")
       ->capture_default_str();
+  app.add_option("--xid-codes", o.xid_codes,
+                 "PlumbXidError: the Xid codes that fire (comma list, NVIDIA's Xid catalog)")
+      ->capture_default_str();
+  app.add_option("--xid-for", o.xid_for, "PlumbXidError: for how long")->capture_default_str();
+  app.add_option("--link-window", o.link_window,
+                 "PlumbNvlinkErrors, PlumbNicErrors, PlumbLinkFlapping: the window the counters "
+                 "increase over")
+      ->capture_default_str();
+  app.add_option("--link-errors-max", o.link_errors_max,
+                 "PlumbNvlinkErrors and PlumbNicErrors: more errors than this in the window")
+      ->capture_default_str();
+  app.add_option("--link-flaps-max", o.link_flaps_max,
+                 "PlumbLinkFlapping: more link-down events than this in the window")
+      ->capture_default_str();
 }
 
 void validate_alert_options(const AlertOptions& o) {
@@ -342,7 +529,34 @@ void validate_alert_options(const AlertOptions& o) {
   check_duration(errors, "--unhealthy-for", o.unhealthy_for, true);
   check_duration(errors, "--restart-window", o.restart_window, false);
   check_duration(errors, "--restart-for", o.restart_for, true);
+  if (!xid_code_list(o.xid_codes)) {
+    errors.push_back(fmt::format(
+        "--xid-codes '{}': expected a comma list of Xid codes, whole numbers 1 to {}", o.xid_codes,
+        kMaxXid));
+  }
+  check_duration(errors, "--xid-for", o.xid_for, true);
+  check_duration(errors, "--link-window", o.link_window, false);
+  if (const auto w = duration_seconds(o.link_window); w && *w > 0 && *w < kMinLinkWindow) {
+    errors.push_back(fmt::format(
+        "--link-window '{}': expected 1m or more (increase() needs several scrapes in it)",
+        o.link_window));
+  }
+  for (const auto& [flag, v] : {std::pair{"--link-errors-max", o.link_errors_max},
+                                {"--link-flaps-max", o.link_flaps_max}}) {
+    if (v < 0) errors.push_back(fmt::format("{} {}: expected 0 or more", flag, v));
+  }
   if (!errors.empty()) throw Error(join(errors, "\n"));
+}
+
+std::optional<std::vector<int>> xid_code_list(const std::string& text) {
+  static const Regex kCode("[0-9]{1,3}");
+  std::vector<int> codes;
+  for (const std::string& item : split_list(text)) {
+    if (!kCode.match(item) || std::stoi(item) < 1) return std::nullopt;
+    codes.push_back(std::stoi(item));
+  }
+  if (codes.empty()) return std::nullopt;
+  return codes;
 }
 
 // Prometheus' model.ParseDuration: units y w d h m s ms, each at most once, largest first.
@@ -395,6 +609,12 @@ std::vector<AlertRule> alert_rules(const AlertOptions& o) {
                  "rank (plumb step), data loading and checkpoint writes at that step."),
       unhealthy(o),
       restart_loop(o),
+      xid_error(o),
+      ecc_uncorrectable(o),
+      row_remap_failed(o),
+      nvlink_errors(o),
+      nic_errors(o),
+      link_flapping(o),
   };
 }
 

@@ -34,7 +34,25 @@ struct AlertOptions {
   int restarts_max = 3;             // PlumbRestartLoop: more restarts than this in the window
   std::string restart_window = "1h";
   std::string restart_for = "1m";
+  // PlumbXidError: the Xid codes that need an operator (NVIDIA's Xid catalog, docs/alerts.md);
+  // an Xid not on the list (most are the application's own faults) does not fire.
+  std::string xid_codes = "13,31,43,45,48,61,62,63,64,68,69,74,79,92,94,95,119,120,140";
+  std::string xid_for = "0s";
+  // PlumbNvlinkErrors, PlumbNicErrors, PlumbLinkFlapping: counters' increase over the window.
+  std::string link_window = "10m";
+  int link_errors_max = 0;          // NVLink and NIC/RoCE/IB errors: more than this fires
+  int link_flaps_max = 0;           // link-down events: more than this fires
 };
+
+// The normalised fault series (the others are in series.h): the last Xid a GPU reported (0 none),
+// its volatile uncorrectable (double-bit) ECC errors since the driver loaded, and whether a row
+// remapping failed (1) on it.
+inline constexpr const char* kRecXidCode = "plumb:device_xid_code";
+inline constexpr const char* kRecEccUncorrectable = "plumb:device_ecc_uncorrectable_errors";
+inline constexpr const char* kRecRowRemapFailed = "plumb:device_row_remap_failed";
+
+// The Xid codes of --xid-codes, in order; nothing when the list is not whole numbers 1 to 999.
+std::optional<std::vector<int>> xid_code_list(const std::string& text);
 
 // Declares every threshold as an option (--hbm-ratio, --temp-warn, ...) on `app`.
 void add_alert_options(CLI::App& app, AlertOptions& options);

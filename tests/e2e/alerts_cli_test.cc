@@ -35,7 +35,7 @@ TEST(AlertsCli, RulesPassPromtoolCheck) {
   ASSERT_EQ(rules.exit_code, 0) << rules.err;
   const test::Run check = in_dir(dir, "promtool check rules r.yml");
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  EXPECT_NE(check.out.find("SUCCESS: 14 rules found"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("SUCCESS: 23 rules found"), std::string::npos) << check.out;
 }
 
 // Writes rules and tests with the given flags into `dir` and runs promtool test rules.
@@ -60,7 +60,8 @@ TEST(AlertsCli, GeneratedTestsFollowChangedThresholds) {
   const std::string flags =
       "--hbm-ratio 0.8 --temp-warn 80 --temp-crit 90 --temp-for 2m --bandwidth-min-gbps 100 "
       "--bandwidth-collectives allreduce,allgather --op-jitter 1 --step-for 0s "
-      "--restarts-max 1 --restart-window 10m --restart-for 30s";
+      "--restarts-max 1 --restart-window 10m --restart-for 30s --xid-codes 79,48 --xid-for 1m "
+      "--link-window 2m --link-errors-max 5 --link-flaps-max 1";
   const test::Run r = generated_tests(temp_dir("alerts_test_changed"), flags, flags);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
@@ -105,10 +106,53 @@ TEST(DashboardCli, EveryExpressionPassesPromtool) {
                replace_all(expr, "'", "''") + "'\n";
     }
   }
-  EXPECT_EQ(n, 11);
+  EXPECT_EQ(n, 45);
   write_file(dir + "/panels.yml", rules);
   const test::Run check = in_dir(dir, "promtool check rules panels.yml");
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+// Issue 32: the bandwidth panels show the slow link. Two hosts reach the same busbw at 1 MiB;
+// at 1 GiB one reaches 40e9 B/s and the other 5e9: the panel's min is 5e9 (each link's best
+// message size, then the slowest link), where the board's old max by (layer, collective) read
+// 40e9 and hid it. Evaluated by the real promtool on the expressions the board holds.
+TEST(DashboardCli, BandwidthPanelsShowTheSlowLink) {
+  REQUIRE_PROMTOOL();
+  const std::string dir = temp_dir("dashboard_bandwidth");
+  ASSERT_EQ(in_dir(dir, kPlumb + " dashboard -o d.json").exit_code, 0);
+  const nlohmann::json board = nlohmann::json::parse(read_file(dir + "/d.json"));
+  std::vector<std::string> tail, slowest;
+  for (const nlohmann::json& panel : board["panels"]) {
+    for (const nlohmann::json& t : panel.value("targets", nlohmann::json::array())) {
+      if (panel["title"] == "Collective busbw per layer: slowest links") tail.push_back(t["expr"]);
+      if (panel["title"] == "Slowest 5 links") slowest.push_back(t["expr"]);
+    }
+  }
+  ASSERT_EQ(tail.size(), 3u);
+  ASSERT_EQ(slowest.size(), 1u);
+  auto series = [](const char* bytes, const char* host, const char* value) {
+    return std::string("      - series: 'plumb_comm_busbw_bytes_per_second{layer=\"inter-node\",") +
+           "collective=\"allreduce\",bytes=\"" + bytes + "\",source=\"probe\",instance=\"" + host +
+           ":9464\"}'\n        values: '" + value + "x4'\n";
+  };
+  auto expect = [](const std::string& expr, const std::string& samples) {
+    return "      - expr: '" + expr + "'\n        eval_time: 30s\n        exp_samples:\n" + samples;
+  };
+  const std::string layer = "'{layer=\"inter-node\",collective=\"allreduce\"}'";
+  const std::string tests =
+      "tests:\n  - interval: 15s\n    input_series:\n" + series("1048576", "fast", "1e9") +
+      series("1073741824", "fast", "40e9") + series("1048576", "slow", "1e9") +
+      series("1073741824", "slow", "5e9") + "    promql_expr_test:\n" +
+      expect(tail[0], "          - labels: " + layer + "\n            value: 5e9\n") +
+      expect(tail[1], "          - labels: " + layer + "\n            value: 6.75e9\n") +
+      expect(slowest[0],
+             "          - labels: '{layer=\"inter-node\",collective=\"allreduce\",instance=\"slow:9464\"}'\n"
+             "            value: 5e9\n"
+             "          - labels: '{layer=\"inter-node\",collective=\"allreduce\",instance=\"fast:9464\"}'\n"
+             "            value: 40e9\n");
+  write_file(dir + "/t.yml", tests);
+  const test::Run r = in_dir(dir, "promtool test rules t.yml");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << tests;
 }
 
 // The samples of a .prom file as promtool input series, each held for a minute; `rename` and

@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "common/regex.h"
 #include "exporter/dashboard.h"
 #include "exporter/rule_tests.h"
 #include "support/subprocess.h"
@@ -34,12 +35,102 @@ TEST(AlertRules, ExpressionsUseTheOptions) {
   EXPECT_EQ(find(rules, "PlumbOperatorSlow").expr, "plumb_train_operator_ratio > 3");
   EXPECT_EQ(find(rules, "PlumbStepSlow").expr, "plumb_train_step_ratio > 1.5");
   EXPECT_EQ(find(rules, "PlumbDeviceUnhealthy").expr, "plumb:device_healthy == 0");
-  EXPECT_EQ(rules.size(), 8u);
+  EXPECT_EQ(rules.size(), 14u);
+}
+
+// Issue 32: an Xid fires only when its code is on --xid-codes, each code one comparison whose
+// value is the code (the summary names it).
+TEST(AlertRules, XidErrorOnlyForListedCodes) {
+  AlertOptions o;
+  o.xid_codes = "48, 79,94";
+  const AlertRule r = find(alert_rules(o), "PlumbXidError");
+  EXPECT_EQ(r.expr,
+            "plumb:device_xid_code == 48\nor plumb:device_xid_code == 79\n"
+            "or plumb:device_xid_code == 94");
+  EXPECT_EQ(r.severity, "critical");
+  EXPECT_EQ(r.for_duration, "0s");
+  EXPECT_EQ(expand_template(r.annotations[0].second, {{"host", "gpu-7"}, {"device", "3"}}, 79),
+            "gpu-7 GPU 3 reported Xid 79");
+  // The default list: NVIDIA's catalog codes that need an operator.
+  EXPECT_EQ(xid_code_list(AlertOptions{}.xid_codes),
+            (std::vector<int>{13, 31, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119,
+                              120, 140}));
+}
+
+TEST(AlertRules, EccAndRowRemapOnTheirRecords) {
+  const std::vector<AlertRule> rules = alert_rules({});
+  EXPECT_EQ(find(rules, "PlumbEccUncorrectable").expr,
+            "plumb:device_ecc_uncorrectable_errors > 0");
+  EXPECT_EQ(find(rules, "PlumbRowRemapFailed").expr, "plumb:device_row_remap_failed > 0");
+  const std::vector<RecordingRule> rec = recording_rules();
+  ASSERT_EQ(rec.size(), 9u);
+  EXPECT_EQ(rec[6].record, "plumb:device_xid_code");
+  EXPECT_EQ(rec[7].record, "plumb:device_ecc_uncorrectable_errors");
+  EXPECT_EQ(rec[8].record, "plumb:device_row_remap_failed");
+  for (const char* spelling : {"label_join(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, ",
+                               "label_join(dcgm_ecc_dbe_volatile_total, ",
+                               "label_join(npu_chip_info_hbm_ecc_double_bit_error_cnt, "}) {
+    EXPECT_NE(rec[7].expr.find(spelling), std::string::npos) << spelling;
+  }
+  EXPECT_NE(rec[7].expr.find(R"~("device", "$1", "id", "(.+)")~"), std::string::npos);
+  EXPECT_LT(rec[8].expr.find("DCGM_FI_DEV_ROW_REMAP_FAILED"),
+            rec[8].expr.find("DCGM_FI_DEV_ROW_REMAP_FAILURE"));
+}
+
+// Link counters: the increase over --link-window of every spelling, summed per host and device;
+// the IB port joins its HCA ("mlx5_0/1"); carrier_changes counts both edges of a flap.
+TEST(AlertRules, LinkCountersOverTheWindow) {
+  AlertOptions o;
+  o.link_window = "5m";
+  o.link_errors_max = 2;
+  const std::vector<AlertRule> rules = alert_rules(o);
+  const AlertRule& nvlink = find(rules, "PlumbNvlinkErrors");
+  EXPECT_TRUE(nvlink.expr.starts_with("sum by (host, device) (\n")) << nvlink.expr;
+  EXPECT_TRUE(nvlink.expr.ends_with("\n) > 2")) << nvlink.expr;
+  for (const char* counter : {"increase(DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL[5m])",
+                              "increase(DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL[5m])",
+                              "increase(DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL[5m])",
+                              "increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[5m])",
+                              "increase(dcgm_nvlink_flit_crc_error_count_total[5m])"}) {
+    EXPECT_NE(nvlink.expr.find(counter), std::string::npos) << counter;
+  }
+  const AlertRule& nic = find(rules, "PlumbNicErrors");
+  EXPECT_NE(nic.expr.find(R"(label_join(increase(node_infiniband_symbol_error_total[5m]), )"
+                          R"("device", "/", "device", "port"))"),
+            std::string::npos);
+  EXPECT_NE(nic.expr.find("increase(npu_chip_roce_rx_err_pkt_num[5m])"), std::string::npos);
+  const AlertRule& flap = find(rules, "PlumbLinkFlapping");
+  EXPECT_NE(flap.expr.find("(increase(node_network_carrier_down_changes_total[5m]) or "
+                           "increase(node_network_carrier_changes_total[5m]) / 2)"),
+            std::string::npos);
+  EXPECT_TRUE(flap.expr.ends_with(" > 0")) << flap.expr;
+  EXPECT_EQ(flap.severity, "critical");
+  EXPECT_EQ(expand_template(flap.annotations[0].second, {{"host", "n1"}, {"device", "mlx5_0/1"}}, 2),
+            "n1 mlx5_0/1: 2 link-down events in 5m (more than 0)");
+}
+
+TEST(AlertOptionsCheck, FaultOptions) {
+  AlertOptions o;
+  o.xid_codes = "48,x9";
+  o.xid_for = "soon";
+  o.link_window = "30s";
+  o.link_errors_max = -1;
+  o.link_flaps_max = -3;
+  EXPECT_EQ(test::error_message([&] { validate_alert_options(o); }),
+            "--xid-codes '48,x9': expected a comma list of Xid codes, whole numbers 1 to 999\n"
+            "--xid-for 'soon': expected a Prometheus duration such as 30s, 5m or 1h\n"
+            "--link-window '30s': expected 1m or more (increase() needs several scrapes in it)\n"
+            "--link-errors-max -1: expected 0 or more\n"
+            "--link-flaps-max -3: expected 0 or more");
+  EXPECT_FALSE(xid_code_list(""));
+  EXPECT_FALSE(xid_code_list("0"));
+  EXPECT_FALSE(xid_code_list("1000"));
+  EXPECT_EQ(xid_code_list(" 79 "), std::vector<int>{79});
 }
 
 TEST(AlertRules, BandwidthFloorIsGbitPerSecondInBytes) {
   EXPECT_EQ(gbps_to_bytes_per_second(10), 1.25e9);  // 10e9 bit/s / 8
-  const AlertRule& bw = find(alert_rules({}), "PlumbCollectiveBandwidthLow");
+  const AlertRule bw = find(alert_rules({}), "PlumbCollectiveBandwidthLow");
   EXPECT_NE(bw.expr.find(R"(plumb_comm_busbw_bytes_per_second{collective=~"allreduce"})"),
             std::string::npos);
   EXPECT_TRUE(bw.expr.ends_with(" < 1250000000")) << bw.expr;
@@ -50,14 +141,14 @@ TEST(AlertRules, RestartLoopCountsRoundedIncrease) {
   AlertOptions o;
   o.restarts_max = 5;
   o.restart_window = "2h";
-  const AlertRule& r = find(alert_rules(o), "PlumbRestartLoop");
+  const AlertRule r = find(alert_rules(o), "PlumbRestartLoop");
   EXPECT_NE(r.expr.find("round(increase(plumb_run_restarts_total[2h]))"), std::string::npos);
   EXPECT_TRUE(r.expr.ends_with(" > 5")) << r.expr;
 }
 
 TEST(RecordingRules, TemperatureFromEverySpellingInOrder) {
   const std::vector<RecordingRule> rules = recording_rules();
-  ASSERT_EQ(rules.size(), 6u);
+  ASSERT_EQ(rules.size(), 9u);
   const RecordingRule& t = rules[2];
   EXPECT_EQ(t.record, "plumb:device_temperature_celsius");
   const std::string host =
@@ -77,7 +168,7 @@ TEST(RecordingRules, TemperatureFromEverySpellingInOrder) {
 // fields are read under their new names; the MiB and % spellings before 4.9 keep their factors.
 TEST(RecordingRules, DcgmExporter49NamesNeedNoConversion) {
   const std::vector<RecordingRule> rules = recording_rules();
-  ASSERT_EQ(rules.size(), 6u);
+  ASSERT_EQ(rules.size(), 9u);
   EXPECT_NE(rules[0].expr.find("label_join(DCGM_FI_DEV_FB_USED_BYTES, "), std::string::npos);
   EXPECT_EQ(rules[0].expr.find("DCGM_FI_DEV_FB_USED_BYTES *"), std::string::npos);
   EXPECT_NE(rules[1].expr.find("label_join((DCGM_FI_DEV_FB_CAPACITY_BYTES or "
@@ -245,6 +336,19 @@ TEST(DashboardCheck, UidAndTitle) {
             "dashboard uid)");
 }
 
+const nlohmann::json& panel(const nlohmann::json& d, const std::string& title) {
+  for (const nlohmann::json& p : d["panels"]) {
+    if (p["title"] == title) return p;
+  }
+  throw std::runtime_error("no panel " + title);
+}
+
+std::vector<std::string> panel_exprs(const nlohmann::json& p) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& t : p["targets"]) out.push_back(t["expr"].get<std::string>());
+  return out;
+}
+
 TEST(Dashboard, PanelsOnPlumbSeriesWithTheAlertLines) {
   DashboardOptions o;
   o.alerts.temp_warn = 80;
@@ -254,19 +358,64 @@ TEST(Dashboard, PanelsOnPlumbSeriesWithTheAlertLines) {
   EXPECT_EQ(d["templating"]["list"][0]["type"], "datasource");
   EXPECT_EQ(d["templating"]["list"][1]["query"]["query"],
             "label_values(plumb:device_hbm_used_bytes, host)");
-  const std::vector<std::string> exprs = dashboard_expressions(d);
-  ASSERT_EQ(exprs.size(), 11u);
-  EXPECT_EQ(exprs[1], R"(plumb:device_temperature_celsius{host=~"$host",device=~"$device"})");
-  EXPECT_EQ(exprs[5], "max by (layer, collective) (plumb_comm_busbw_bytes_per_second)");
-  for (const nlohmann::json& p : d["panels"]) {
-    if (p["title"] == "Temperature") {
-      const nlohmann::json& steps = p["fieldConfig"]["defaults"]["thresholds"]["steps"];
-      EXPECT_EQ(steps[1]["value"], 80);
-      EXPECT_EQ(steps[2]["value"], 95);
+  EXPECT_EQ(dashboard_expressions(d).size(), 45u);
+  const nlohmann::json& temp = panel(d, "Temperature over devices");
+  const nlohmann::json& steps = temp["fieldConfig"]["defaults"]["thresholds"]["steps"];
+  EXPECT_EQ(steps[1]["value"], 80);
+  EXPECT_EQ(steps[2]["value"], 95);
+  const std::string sel = R"(plumb:device_temperature_celsius{host=~"$host",device=~"$device"})";
+  EXPECT_EQ(panel_exprs(temp),
+            (std::vector<std::string>{"min(" + sel + ")", "quantile(0.01, " + sel + ")",
+                                      "quantile(0.5, " + sel + ")", "quantile(0.99, " + sel + ")",
+                                      "max(" + sel + ")"}));
+  EXPECT_EQ(panel_exprs(panel(d, "Temperature: hottest 5")),
+            std::vector<std::string>{"topk(5, " + sel + ")"});
+  EXPECT_EQ(panel_exprs(panel(d, "Utilisation: least busy 5"))[0],
+            R"(bottomk(5, plumb:device_utilization_ratio{host=~"$host",device=~"$device"}))");
+}
+
+// Issue 32: at 10,000 devices no panel draws a line per device or rank: every line panel's
+// expression is an aggregation (distribution, top-k, bottom-k, count, sum).
+TEST(Dashboard, NoLinePerDeviceAtScale) {
+  static const Regex kAggregated("(min|max|sum|count|quantile|topk|bottomk)[ (].*");
+  for (const nlohmann::json& p : dashboard_json({})["panels"]) {
+    if (p["type"] != "timeseries") continue;
+    for (const std::string& e : panel_exprs(p)) {
+      EXPECT_TRUE(kAggregated.match(e)) << p["title"] << ": " << e;
     }
-    if (p["title"] == "Collective busbw per layer") {
-      EXPECT_EQ(p["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"], 1.25e9);
-    }
+  }
+}
+
+// The per-host heatmaps: Grafana's heatmap panel over `max by (host)` / `min by (host)`, with
+// the cells taken as they are (one row per host), not bucketed again.
+TEST(Dashboard, PerHostHeatmaps) {
+  const nlohmann::json d = dashboard_json({});
+  const nlohmann::json& hot = panel(d, "Temperature per host (hottest device)");
+  EXPECT_EQ(hot["type"], "heatmap");
+  EXPECT_EQ(hot["options"]["calculate"], false);
+  EXPECT_EQ(panel_exprs(hot), std::vector<std::string>{
+      R"(max by (host) (plumb:device_temperature_celsius{host=~"$host",device=~"$device"}))"});
+  EXPECT_EQ(hot["targets"][0]["legendFormat"], "{{host}}");
+  EXPECT_EQ(panel(d, "Utilisation per host (least busy device)")["type"], "heatmap");
+}
+
+// The bandwidth panel shows the slow links: each link's best busbw over message sizes, then min
+// and low quantiles over links -- not max, which hid them.
+TEST(Dashboard, BandwidthBySlowestLinks) {
+  DashboardOptions o;
+  const nlohmann::json d = dashboard_json(o);
+  const nlohmann::json& bw = panel(d, "Collective busbw per layer: slowest links");
+  const std::string link =
+      "max without (bytes, source) (plumb_comm_busbw_bytes_per_second)";
+  EXPECT_EQ(panel_exprs(bw),
+            (std::vector<std::string>{"min by (layer, collective) (" + link + ")",
+                                      "quantile by (layer, collective) (0.05, " + link + ")",
+                                      "quantile by (layer, collective) (0.5, " + link + ")"}));
+  EXPECT_EQ(bw["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"], 1.25e9);
+  EXPECT_EQ(panel_exprs(panel(d, "Slowest 5 links")),
+            std::vector<std::string>{"bottomk(5, " + link + ")"});
+  for (const std::string& e : dashboard_expressions(d)) {
+    EXPECT_EQ(e.find("max by (layer, collective)"), std::string::npos) << e;
   }
 }
 
