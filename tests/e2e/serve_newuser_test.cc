@@ -51,18 +51,18 @@ class ServeNewUser : public ::testing::Test {
 // The reader is gone before the console is written: the run still writes its --json file and its
 // record, says nothing about the pipe, and ends with its own verdict.
 TEST_F(ServeNewUser, AClosedPipeLosesNeitherTheJsonNorTheRecord) {
-  const Run r = run_command("{ " + bench("--json " + dir_ + "/b.json --store --db " + dir_ +
+  const test::Run r = run_command("{ " + bench("--json " + dir_ + "/b.json --store --db " + dir_ +
                                          "/s.db") + "; echo $? > " + dir_ + "/rc; } | true");
   EXPECT_EQ(read_file(dir_ + "/rc"), "0\n");
   EXPECT_EQ(r.err, "");
   EXPECT_NE(read_file(dir_ + "/b.json").find("\"plumb.serve/1\""), std::string::npos);
-  const Run list = run_command(kPlumb + " list --db " + dir_ + "/s.db");
+  const test::Run list = run_command(kPlumb + " list --db " + dir_ + "/s.db");
   EXPECT_NE(list.out.find("plumb serve bench"), std::string::npos) << list.out << list.err;
 }
 
 // A full disk: the file and the reason, exit 2, the console printed, the record still stored.
 TEST_F(ServeNewUser, AFullDiskNamesTheFileAndKeepsTheConsoleAndTheRecord) {
-  const Run r = run_command(bench("--json /dev/full --store --db " + dir_ + "/s.db"));
+  const test::Run r = run_command(bench("--json /dev/full --store --db " + dir_ + "/s.db"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: --json /dev/full: writing failed: No space left on device; the "
                    "previous file, if any, is unchanged\n");
@@ -74,7 +74,7 @@ TEST_F(ServeNewUser, AFullDiskNamesTheFileAndKeepsTheConsoleAndTheRecord) {
 
 // A store that cannot be written fails before the first request, saying why.
 TEST_F(ServeNewUser, AStoreThatCannotBeWrittenFailsBeforeTheRun) {
-  const Run r = run_command(bench("--store --db /dev/null/plumb/s.db"));
+  const test::Run r = run_command(bench("--store --db /dev/null/plumb/s.db"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: --store: cannot create the store's folder /dev/null/plumb (Not a "
                    "directory); give --db FILE in a folder you can write\n");
@@ -84,15 +84,15 @@ TEST_F(ServeNewUser, AStoreThatCannotBeWrittenFailsBeforeTheRun) {
 // A stored peak search keeps its answer: plumb show prints it, plumb report draws its Pareto.
 TEST_F(ServeNewUser, AStoredPeakIsShownAndReportedWithItsAnswer) {
   const std::string db = " --db " + dir_ + "/s.db";
-  const Run peak = run_command(kPlumb + " serve peak --url " + url_ + " --model m --input-tokens 8 "
+  const test::Run peak = run_command(kPlumb + " serve peak --url " + url_ + " --model m --input-tokens 8 "
                                "--output-tokens 2 --slo ttft=1000ms --start 1 --max-load 2 "
                                "--min-requests 10 --min-duration 0 --store -q" + db);
   ASSERT_EQ(peak.exit_code, 0) << peak.out << peak.err;
-  const Run show = run_command(kPlumb + " show 1" + db);
+  const test::Run show = run_command(kPlumb + " show 1" + db);
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("\npeak: concurrency 2: "), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("\n# Pareto: "), std::string::npos) << show.out;
-  const Run report = run_command(kPlumb + " report 1 -o " + dir_ + "/r.html" + db);
+  const test::Run report = run_command(kPlumb + " report 1 -o " + dir_ + "/r.html" + db);
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const std::string page = read_file(dir_ + "/r.html");
   EXPECT_NE(page.find("<section id=\"pareto\">"), std::string::npos);
