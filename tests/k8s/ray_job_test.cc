@@ -61,7 +61,7 @@ void check_cluster(const YAML::Node& c, const JobSpec& spec, const std::string& 
   // KubeRay writes the containers' command (ray start): none is given.
   EXPECT_FALSE(hc["command"].IsDefined());
   EXPECT_FALSE(wc["command"].IsDefined());
-  EXPECT_EQ(str(wc["lifecycle"]["postStart"]["exec"]["command"][2]) + "\n", ray_worker_sshd());
+  EXPECT_EQ(str(wc["lifecycle"]["postStart"]["exec"]["command"][2]), ray_worker_sshd());
   EXPECT_EQ(str(head["template"]["spec"]["volumes"][2]["configMap"]["name"]), config_map);
   EXPECT_EQ(str(hc["volumeMounts"][2]["mountPath"]), kRunDir);
   EXPECT_EQ(str(head["rayStartParams"]["num-cpus"]), "0");
