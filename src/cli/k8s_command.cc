@@ -37,9 +37,16 @@ void setup_job(CLI::App& job, k8s::JobSpec& o, std::string& output) {
     schedulers.push_back(fmt::format("{}: {}", s.name, s.kind));
   }
   job.add_option("--scheduler", o.scheduler, join(schedulers, "; "))->capture_default_str();
-  job.add_option("--queue", o.queue, "Volcano queue, or Kueue LocalQueue")->capture_default_str();
+  std::vector<std::string> launchers;
+  for (const k8s::Launcher& l : k8s::launchers()) launchers.push_back(fmt::format("{}: {}", l.name, l.help));
+  job.add_option("--launcher", o.launcher, join(launchers, "; "))->capture_default_str();
+  job.add_option("--ray-kind", o.ray_kind,
+                 "--launcher ray: job (a RayJob that runs the command and goes; default) or "
+                 "cluster (a RayCluster that stays up)");
+  job.add_option("--queue", o.queue, "Volcano queue, Kueue LocalQueue or KAI queue")
+      ->capture_default_str();
   job.add_option("--priority-class", o.priority_class,
-                 "Volcano: a PriorityClass; Kueue: a WorkloadPriorityClass");
+                 "Volcano, KAI: a PriorityClass; Kueue: a WorkloadPriorityClass");
   job.add_option("--namespace", o.namespace_name, "Namespace (default: kubectl's current one)");
   job.add_option("--name", o.name, "The job's name (its pods' host names start with it)")
       ->capture_default_str();
@@ -52,13 +59,15 @@ void setup_job(CLI::App& job, k8s::JobSpec& o, std::string& output) {
   job.add_flag("--pod-network", o.pod_network,
                "Workers on the pod network instead of the host's (no RDMA unless the CNI gives it)");
   job.add_option("--ssh-secret", o.ssh_secret,
-                 "Kueue: the Secret holding ssh-privatekey and ssh-publickey (default NAME-ssh)");
+                 "Kueue, --launcher ray: the Secret holding ssh-privatekey and ssh-publickey "
+                 "(default NAME-ssh)");
   job.add_option("-o,--output", output, "Write the YAML here (- for standard output)")
       ->capture_default_str();
   job.add_option("command", o.command,
                  "After --: the plumb command every run gets (default: baseline)");
   job.footer("Example: plumb k8s job --nodes 4 --devices-per-node 8 -o job.yaml -- baseline "
-             "--quick\nThen: kubectl apply -f job.yaml (docs/k8s.md).\n"
+             "--quick\nRay: plumb k8s job --launcher ray --scheduler kueue --nodes 4 "
+             "--devices-per-node 8 -o rayjob.yaml\nThen: kubectl apply -f job.yaml (docs/k8s.md).\n"
              "Exit status: 0 written; 2 bad usage (an unknown scheduler or vendor, a count out of "
              "range, a name Kubernetes refuses).");
 }
@@ -68,7 +77,8 @@ void setup_job(CLI::App& job, k8s::JobSpec& o, std::string& output) {
 void setup_k8s(CLI::App& app, K8sCommandOptions& o) {
   app.require_subcommand(1);
   CLI::App* job = app.add_subcommand(
-      "job", "The manifest that runs plumb across N nodes under Volcano or Kueue (gang-scheduled)");
+      "job", "The manifest that runs plumb across N nodes under Volcano, Kueue or KAI (gang-scheduled; "
+      "MPI or KubeRay)");
   setup_job(*job, o.job, o.output);
 }
 

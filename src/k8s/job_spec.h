@@ -20,9 +20,12 @@ struct JobSpec {
   std::string namespace_name;          // empty: kubectl's current namespace
   std::string name = "plumb-baseline";
   std::string scheduler = "volcano";
+  std::string launcher = "mpi";        // mpi (a launcher pod runs mpirun) or ray (KubeRay)
+  std::string ray_kind;                // --launcher ray: job (empty) or cluster
   std::string network_topology;        // empty, hard or soft (Volcano)
   std::optional<int> highest_tier;     // not given: none
-  int max_retry = 3;                   // restarts of the whole job after a pod failed
+  int max_retry = 3;                   // restarts of the whole job after a pod failed (a RayJob's
+                                       // backoffLimit; a RayCluster has none)
   bool pod_network = false;            // true: the pod network instead of the host's
   std::string ssh_secret;              // Kueue: the Secret with the keys; empty: NAME-ssh
   std::vector<std::string> command;    // plumb's arguments; empty: baseline

@@ -113,8 +113,9 @@ void emit_spec(YAML::Emitter& out, const JobSpec& spec) {
       fmt::arg("file", kHostfile));
   const std::string secret = ssh_secret(spec);
   emit_replicated_job(out, spec, kKueueLauncher, 1,
-                      {Role::kLauncher, launcher_script(spec, hostfile), secret});
-  emit_replicated_job(out, spec, kKueueWorker, spec.nodes, {Role::kWorker, worker_script(), secret});
+                      pod_options(Role::kLauncher, launcher_script(spec, hostfile), secret));
+  emit_replicated_job(out, spec, kKueueWorker, spec.nodes,
+                      pod_options(Role::kWorker, worker_script(), secret));
   out << YAML::EndSeq << YAML::EndMap;
 }
 

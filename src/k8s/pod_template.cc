@@ -9,6 +9,11 @@ namespace {
 // that a quota (Kueue's ClusterQueue) counts it.
 constexpr const char* kLauncherCpu = "1";
 constexpr const char* kLauncherMemory = "1Gi";
+// A Ray head also runs Ray's GCS and dashboard: KubeRay's sample for KAI
+// (ray-operator/config/samples/ray-cluster.kai-scheduler.yaml) gives it 1 core and 2Gi; 2 and
+// 4Gi leave the launcher room beside them. Large clusters need more (docs/k8s.md).
+constexpr const char* kRayHeadCpu = "2";
+constexpr const char* kRayHeadMemory = "4Gi";
 // Secret volume files readable by their owner only (0600), as sshd and ssh want private keys.
 constexpr int kKeyMode = 0600;
 
@@ -50,8 +55,8 @@ void emit_resources(YAML::Emitter& out, const JobSpec& spec, const PodOptions& p
   } else {
     key(out, "requests");
     out << YAML::BeginMap;
-    text(out, "cpu", kLauncherCpu);
-    text(out, "memory", kLauncherMemory);
+    text(out, "cpu", pod.ray ? kRayHeadCpu : kLauncherCpu);
+    text(out, "memory", pod.ray ? kRayHeadMemory : kLauncherMemory);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -85,19 +90,39 @@ void emit_mounts(YAML::Emitter& out, const JobSpec& spec, const PodOptions& pod)
     for (const HostMount& m : vendor(spec.vendor).mounts) emit_mount(out, m.name.c_str(), m.path, true);
   }
   if (!pod.ssh_secret.empty()) emit_mount(out, "ssh-keys", "/root/.ssh", true);
+  if (!pod.config_map.empty()) emit_mount(out, "run", kRunDir, true);
   out << YAML::EndSeq;
+}
+
+// A literal block scalar reads back with one final newline (YAML's "clip"), so a script is given
+// without its own.
+void emit_script(YAML::Emitter& out, std::string script) {
+  if (!script.empty() && script.back() == '\n') script.pop_back();
+  out << YAML::BeginSeq << "/bin/sh" << "-c" << YAML::Literal << script << YAML::EndSeq;
+}
+
+void emit_post_start(YAML::Emitter& out, const PodOptions& pod) {
+  if (pod.post_start.empty()) return;
+  key(out, "lifecycle");
+  out << YAML::BeginMap;
+  key(out, "postStart");
+  out << YAML::BeginMap;
+  key(out, "exec");
+  out << YAML::BeginMap;
+  key(out, "command");
+  emit_script(out, pod.post_start);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndMap;
 }
 
 void emit_container(YAML::Emitter& out, const JobSpec& spec, const PodOptions& pod) {
   out << YAML::BeginMap;
   text(out, "name", kContainer);
   text(out, "image", spec.image);
-  // A literal block scalar reads back with one final newline (YAML's "clip"), so it is given
-  // without its own.
-  std::string script = pod.script;
-  if (!script.empty() && script.back() == '\n') script.pop_back();
-  key(out, "command");
-  out << YAML::BeginSeq << "/bin/sh" << "-c" << YAML::Literal << script << YAML::EndSeq;
+  if (!pod.ray) {
+    key(out, "command");
+    emit_script(out, pod.script);
+  }
+  emit_post_start(out, pod);
   emit_env(out, pod);
   emit_resources(out, spec, pod);
   emit_security(out, pod);
@@ -151,6 +176,14 @@ void emit_volumes(YAML::Emitter& out, const JobSpec& spec, const PodOptions& pod
     }
   }
   if (!pod.ssh_secret.empty()) emit_ssh_volume(out, pod.ssh_secret);
+  if (!pod.config_map.empty()) {
+    out << YAML::BeginMap;
+    text(out, "name", "run");
+    key(out, "configMap");
+    out << YAML::BeginMap;
+    text(out, "name", pod.config_map);
+    out << YAML::EndMap << YAML::EndMap;
+  }
   out << YAML::EndSeq;
 }
 
@@ -165,7 +198,8 @@ void emit_pod_spec(YAML::Emitter& out, const JobSpec& spec, const PodOptions& po
     text(out, "dnsPolicy", "ClusterFirstWithHostNet");
   }
   // Never: a failed container fails its pod, and the scheduler's policy restarts the whole job.
-  text(out, "restartPolicy", "Never");
+  if (!pod.ray) text(out, "restartPolicy", "Never");
+  if (!pod.priority_class.empty()) text(out, "priorityClassName", pod.priority_class);
   key(out, "containers");
   out << YAML::BeginSeq;
   emit_container(out, spec, pod);

@@ -111,8 +111,10 @@ void emit_spec(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::BeginSeq;
   const std::string hostfile = fmt::format("sed 's/$/ slots={}/' /etc/volcano/{}.host > {}",
                                            spec.devices_per_node, kVolcanoWorker, kHostfile);
-  emit_task(out, spec, kVolcanoLauncher, 1, {Role::kLauncher, launcher_script(spec, hostfile), ""});
-  emit_task(out, spec, kVolcanoWorker, spec.nodes, {Role::kWorker, worker_script(), ""});
+  emit_task(out, spec, kVolcanoLauncher, 1,
+            pod_options(Role::kLauncher, launcher_script(spec, hostfile), ""));
+  emit_task(out, spec, kVolcanoWorker, spec.nodes,
+            pod_options(Role::kWorker, worker_script(), ""));
   out << YAML::EndSeq << YAML::EndMap;
 }
 

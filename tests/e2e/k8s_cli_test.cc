@@ -45,16 +45,49 @@ TEST(K8sCli, KueueJobSetToStandardOutput) {
   EXPECT_EQ(js["spec"]["replicatedJobs"][1]["template"]["spec"]["completions"].as<int>(), 2);
 }
 
+// --launcher ray: the ConfigMap with the head's script, then the RayJob a scheduler gangs.
+TEST(K8sCli, RayJobUnderKueueToStandardOutput) {
+  const test::Run r = run_command(kJob + "--launcher ray --scheduler kueue --queue team-a --nodes 2 "
+                                  "--devices-per-node 8 -- baseline --quick");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<YAML::Node> docs = YAML::LoadAll(r.out);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0]["kind"].as<std::string>(), "ConfigMap");
+  EXPECT_NE(docs[0]["data"]["run.sh"].as<std::string>().find(
+                "plumb baseline --hostfile /tmp/plumb.hosts --ranks 16 --quick"),
+            std::string::npos);
+  const YAML::Node job = docs[1];
+  EXPECT_EQ(job["kind"].as<std::string>(), "RayJob");
+  EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"].as<std::string>(), "team-a");
+  EXPECT_TRUE(job["spec"]["shutdownAfterJobFinishes"].as<bool>());
+  EXPECT_FALSE(job["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"].as<bool>());
+  EXPECT_EQ(job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["minReplicas"].as<int>(), 2);
+}
+
+TEST(K8sCli, RayClusterUnderKai) {
+  const test::Run r = run_command(kJob + "--launcher ray --ray-kind cluster --scheduler kai "
+                                  "--queue team-a --nodes 2 --devices-per-node 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node cluster = YAML::LoadAll(r.out).at(1);
+  EXPECT_EQ(cluster["kind"].as<std::string>(), "RayCluster");
+  EXPECT_EQ(cluster["metadata"]["labels"]["kai.scheduler/queue"].as<std::string>(), "team-a");
+}
+
 TEST(K8sCli, MistakesAreOneLineAndExitTwo) {
   const std::string dir = test::temp_dir("k8s-cli-bad");
   const std::string out = " -o " + dir + "/job.yaml";
   const std::pair<std::string, std::string> cases[] = {
       {"--nodes 4 --devices-per-node 8 --scheduler slurm",
-       "plumb: error: --scheduler: unknown scheduler 'slurm'; expected one of volcano, kueue\n"},
+       "plumb: error: --scheduler: unknown scheduler 'slurm'; expected one of volcano, kueue, kai\n"},
       {"--nodes 0 --devices-per-node 8", "plumb: error: --nodes must be from 1 to 65536, got 0\n"},
       {"--nodes 4 --devices-per-node 8 --scheduler kueue --network-topology hard --highest-tier 2",
        "plumb: error: --network-topology is Volcano's (HyperNode tiers); --scheduler kueue has no "
        "such constraint: leave it out\n"},
+      {"--nodes 4 --devices-per-node 8 --scheduler kai",
+       "plumb: error: --scheduler kai gangs KubeRay objects here: give --launcher ray (plumb writes "
+       "no MPI job for it)\n"},
+      {"--nodes 4 --devices-per-node 8 --ray-kind cluster",
+       "plumb: error: --ray-kind is for --launcher ray\n"},
       {"--nodes 4 --devices-per-node 8 --name My_Job",
        "plumb: error: --name 'My_Job': not a DNS label (RFC 1123): 1 to 63 of a-z, 0-9 and '-', "
        "beginning and ending with a letter or digit\n"},

@@ -289,7 +289,7 @@ TEST(JobManifestErrors, UnknownScheduler) {
   JobSpec spec = four_by_eight();
   spec.scheduler = "volcanoo";
   EXPECT_EQ(message(spec), "--scheduler: unknown scheduler 'volcanoo' (did you mean 'volcano'?); "
-                           "expected one of volcano, kueue");
+                           "expected one of volcano, kueue, kai");
 }
 
 TEST(JobManifestErrors, CountsOutOfRange) {
@@ -370,8 +370,8 @@ TEST(JobManifestErrors, OptionsPlumbGivesItself) {
   spec.command = {"comm", "-n", "4"};  // not baseline's: passed on as given
   EXPECT_EQ(message(spec), "(no error)");
   spec.ssh_secret = "keys";
-  EXPECT_EQ(message(spec), "--ssh-secret is for --scheduler kueue; --scheduler volcano makes the "
-                           "keys itself (the ssh plugin)");
+  EXPECT_EQ(message(spec), "--ssh-secret is for --scheduler kueue or --launcher ray; --scheduler "
+                           "volcano makes the keys itself (the ssh plugin)");
 }
 
 TEST(JobManifestErrors, NoRetryIsKueuesOnly) {
