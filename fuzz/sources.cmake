@@ -134,6 +134,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   serve/api.cc
   serve/client_transfer.cc
   serve/event_fields.cc
+  serve/receive_time.cc
   serve/sse.cc
   serve/prom_text.cc
   serve/server_metrics.cc
@@ -142,9 +143,12 @@ set(PLUMB_FUZZ_LIB_SOURCES
   serve/measure.cc
   report/serve_reporter.cc
   report/serve_parts.cc
+  serve/early_stop.cc
   serve/cost.cc
   baseline/serve_diff.cc
   report/serve_diff_reporter.cc
+  serve/pareto.cc
+  report/serve_peak_reporter.cc
   check/status.cc
   check/node_context.cc
   check/check.cc
