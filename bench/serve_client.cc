@@ -107,8 +107,10 @@ std::vector<Request> run_plumb(const std::string& url, const std::vector<double>
     spec.max_output_tokens = tokens;
     workload.requests.push_back(spec);
   }
-  plumb::serve::Endpoint endpoint{url + "/v1/completions", "openai-completions", "mock", {}, false,
-                                  false};
+  plumb::serve::Endpoint endpoint;
+  endpoint.url = url + "/v1/completions";
+  endpoint.api = "openai-completions";
+  endpoint.model = "mock";
   auto outcome = plumb::serve::run_load(endpoint, workload, plumb::serve::RunControl{});
   std::vector<Request> out;
   for (const auto& r : outcome.records) {
