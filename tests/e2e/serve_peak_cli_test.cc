@@ -22,16 +22,6 @@ namespace {
 
 const std::string kPlumb = PLUMB_BIN;
 
-bool wait_until_serving(const std::string& url) {
-  for (int i = 0; i < 200; ++i) {
-    int status = 0;
-    http(url + "/metrics", &status);
-    if (status == 200) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 TEST(ServePeakCli, FindsTheReferenceServersCapacityWithinFivePercent) {
   const std::string dir = temp_dir("serve_peak_capacity");
   const int port = free_port();

@@ -60,16 +60,6 @@ TEST(ServeSetCli, ReportOfServingRecords) {
   EXPECT_EQ(mixed.out, "");
 }
 
-bool wait_until_serving(const std::string& url) {
-  for (int i = 0; i < 200; ++i) {
-    int status = 0;
-    http(url + "/metrics", &status);
-    if (status == 200) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 // Every part of the job skipped: no job runs (`true` is never started), comm is not swept.
 std::string set_command(const std::string& db, const std::string& dir, const std::string& extra) {
   return kPlumb + " baseline --workload --skip comm,model,memory,recovery --label serve-set --db " +

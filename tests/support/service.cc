@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -90,6 +91,16 @@ std::string http(const std::string& url, int* status, const std::string& body) {
   const Run r = run_command(command + "'" + url + "'");
   if (status) *status = r.out.empty() ? 0 : std::stoi(r.out);
   return r.exit_code == 0 ? read_file(out) : "";
+}
+
+bool wait_until_serving(const std::string& url) {
+  for (int i = 0; i < 200; ++i) {
+    int status = 0;
+    http(url + "/metrics", &status);
+    if (status == 200) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace plumb::test

@@ -40,4 +40,7 @@ int free_port();
 // GET (or POST with `body`) through curl: the body, or "" on failure; `status` gets the HTTP code.
 std::string http(const std::string& url, int* status = nullptr, const std::string& body = "");
 
+// Polls `url`/metrics every 50 ms until it answers 200 (a server just started); false after 10 s.
+bool wait_until_serving(const std::string& url);
+
 }  // namespace plumb::test
