@@ -18,7 +18,7 @@ Record recovery_record(const supervise::RecoveryBaseline& b, const std::string& 
 
 int64_t save_recovery(const supervise::RecoveryBaseline& b, const std::string& db,
                       const std::string& label) {
-  Store store(db.empty() ? default_store_path() : db, StoreMode::kReadWrite);
+  Store store(store_location(db), StoreMode::kReadWrite);
   return store.save(recovery_record(b, label));
 }
 

@@ -3,7 +3,8 @@
 // One file (default $XDG_DATA_HOME/plumb/plumb.db), WAL journal so readers never wait for a
 // writer, every record written in one IMMEDIATE transaction so that concurrent writers queue and a
 // killed writer leaves nothing half-written. The schema is versioned (PRAGMA user_version) and
-// migrated forward on open.
+// migrated forward on open. Or, for a team, a PostgreSQL database (--db postgresql://...): the same
+// schema and migrations, ids from the server (store_sql.h, store_postgres.h, docs/store.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "baseline/validity.h"
+#include "baseline/store_sql.h"
 #include "common/sqlite.h"
 #include "comm/result.h"
 
@@ -86,6 +88,10 @@ struct CheckEntry {
 // The schema version this build writes; older stores are migrated on open.
 inline constexpr int kStoreSchemaVersion = 8;
 
+// The store a command opens: `db` (its --db) when given, else $PLUMB_DB when set, else
+// default_store_path(). A postgresql:// or postgres:// URL is a PostgreSQL store (docs/store.md).
+std::string store_location(const std::string& db);
+
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder
 // of the user in the password database; an Error when none is known (never the current folder).
 std::string default_store_path();
@@ -97,9 +103,10 @@ enum class StoreMode { kReadOnly, kReadWrite };
 
 class Store {
  public:
-  // Opens the store at `path`. kReadWrite creates it (and its folder) when missing and migrates
-  // it to the current schema. A store written by a newer plumb, a file that is not SQLite and an
-  // SQLite file with tables of its own are refused with a clear Error, in either mode.
+  // Opens the store at `path`: an SQLite file, or a postgresql:// URL (store_url.h). kReadWrite
+  // creates it (and its folder; on PostgreSQL, its tables in an existing database) when missing
+  // and migrates it to the current schema. A store written by a newer plumb, a file that is not
+  // SQLite and a database with tables of its own are refused with a clear Error, in either mode.
   explicit Store(const std::string& path, StoreMode mode = StoreMode::kReadWrite);
 
   // Saves `record` (its id is ignored) in one transaction; returns the new id.
@@ -121,12 +128,12 @@ class Store {
     void commit();
 
    private:
-    Database& db_;
-    std::unique_ptr<Transaction> transaction_;
-    std::unique_ptr<Statement> insert_;
-    std::unique_ptr<Statement> insert_row_;
-    std::unique_ptr<Statement> insert_step_;
-    std::unique_ptr<Statement> insert_recovery_;
+    Connection& db_;
+    std::unique_ptr<WriteTransaction> transaction_;
+    std::unique_ptr<Query> insert_;
+    std::unique_ptr<Query> insert_row_;
+    std::unique_ptr<Query> insert_step_;
+    std::unique_ptr<Query> insert_recovery_;
   };
 
   // Newest first.
@@ -147,15 +154,16 @@ class Store {
   // "latest" or a number -> an id; Error for anything else or an empty store.
   int64_t resolve(const std::string& id_or_latest);
 
-  const std::string& path() const { return db_->path(); }
+  // The store's path, or its URL with the password masked: what every message names.
+  const std::string& path() const { return db_->name(); }
 
  private:
   void migrate();
-  int schema_version();
   void refuse_foreign(int version);
   void refuse_newer(int version) const;
+  void refuse_missing(int version) const;
 
-  std::unique_ptr<Database> db_;
+  std::unique_ptr<Connection> db_;
   int version_ = kStoreSchemaVersion;  // of the file as opened (read-only stores keep theirs)
 };
 

@@ -1,5 +1,9 @@
 // The store's check records (schema 7): plumb check node --store, plumb check burn-in.
 #include "baseline/store.h"
+
+#include <fmt/format.h>
+
+#include "baseline/store_retry.h"
 #include "common/json.h"
 
 namespace plumb::baseline {
@@ -22,27 +26,30 @@ std::vector<std::string> names_of(const std::string& text) {
 }  // namespace
 
 int64_t Store::save_check(const CheckEntry& entry) {
-  Transaction t(*db_);
-  Statement insert = db_->prepare(
-      "INSERT INTO check_records (created, host, kind, status, failing, record) VALUES (?,?,?,?,?,?)");
   const std::string failing = nlohmann::json(entry.failing).dump();
   const std::string record = entry.record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  insert.bind(1, entry.created).bind(2, entry.host).bind(3, entry.kind).bind(4, entry.status);
-  insert.bind(5, failing).bind(6, record);
-  insert.step();
-  const int64_t id = db_->last_insert_id();
-  t.commit();
-  return id;
+  return with_retries([&] {  // one transaction, run again whole when the server went away
+    WriteTransaction t(*db_);
+    Query insert = db_->prepare(fmt::format(
+        "INSERT INTO check_records (created, host, kind, status, failing, record) VALUES "
+        "(?,?,?,?,?,?){}", db_->sql().returning_id));
+    insert.bind(1, entry.created).bind(2, entry.host).bind(3, entry.kind).bind(4, entry.status);
+    insert.bind(5, failing).bind(6, record);
+    insert.step();
+    const int64_t id = insert.inserted_id();
+    t.commit();
+    return id;
+  });
 }
 
 std::vector<CheckEntry> Store::recent_checks(int per_host, const std::string& host,
                                              const std::string& kind) {
   if (version_ < kCheckRecordsSchema) return {};  // an older store read without migrating
-  Statement q = db_->prepare(
+  Query q = db_->prepare(
       "SELECT id, created, host, kind, status, failing FROM ("
       " SELECT *, ROW_NUMBER() OVER (PARTITION BY host ORDER BY id DESC) AS n"
       " FROM check_records WHERE (? = '' OR host = ?) AND (? = '' OR kind = ?))"
-      " WHERE n <= ? ORDER BY id DESC");
+      " AS c WHERE n <= ? ORDER BY id DESC");
   q.bind(1, host).bind(2, host).bind(3, kind).bind(4, kind);
   const int index = 5;
   q.bind(index, static_cast<int64_t>(per_host));

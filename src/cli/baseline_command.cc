@@ -98,7 +98,7 @@ Sinks open_sinks(const BaselineOptions& o) {
   if (access(o.output_dir.c_str(), W_OK) != 0) {
     throw Error(fmt::format("--output-dir {}: not a writable folder", o.output_dir));
   }
-  sinks.store = std::make_unique<baseline::Store>(o.db.empty() ? baseline::default_store_path() : o.db);
+  sinks.store = std::make_unique<baseline::Store>(baseline::store_location(o.db));
   if (!o.compare.empty()) {
     sinks.previous = std::make_unique<baseline::Record>(load_comm_record(
         o.compare, sinks.store->path(),
@@ -469,7 +469,7 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
   app.add_option("--cluster", o.cluster, "Cluster map (YAML; see docs/comm.md)");
   app.add_option("--backend", o.backend, "auto (nccl with NVIDIA GPUs, else mpi), mpi or nccl")
       ->capture_default_str();
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   app.add_option("-o,--output-dir", o.output_dir, "Where the HTML report goes")->capture_default_str();
   app.add_option("--compare", o.compare, "A baseline (id, latest or JSON) to diff against; exit 1 on a regression");
   app.add_option("-t,--threshold", o.threshold_percent, "Percent, for --compare")->capture_default_str();

@@ -707,7 +707,7 @@ int run_workload_baseline(const BaselineOptions& o) {
   if (access(o.output_dir.c_str(), W_OK) != 0) {
     throw Error(fmt::format("--output-dir {}: not a writable folder", o.output_dir));
   }
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+  baseline::Store store(baseline::store_location(o.db));
   const auto start = std::chrono::steady_clock::now();
   baseline::Record r = take_context(o, skip);
   r.created = utc_timestamp();

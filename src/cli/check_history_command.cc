@@ -70,7 +70,7 @@ int run_history(const HistoryOptions& o) {
   }
   std::optional<OutputFile> json;
   if (!o.json.empty()) json.emplace("--json", o.json);
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db,
+  baseline::Store store(baseline::store_location(o.db),
                         baseline::StoreMode::kReadOnly);
   const std::vector<baseline::CheckEntry> passes = store.recent_checks(o.n, o.host, "node");
   if (passes.empty()) {
@@ -93,7 +93,7 @@ void setup_check_history(CLI::App& check, std::function<int()>& selected) {
   CLI::App* sub = check.add_subcommand(
       "history", "Each node's last node checks from the store, and the repeat offenders: nodes "
                  "failing the same check in k of their last n runs (exit 1 when there is one)");
-  sub->add_option("--db", o->db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  sub->add_option("--db", o->db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   sub->add_option("--host", o->host, "Only this node");
   sub->add_option("-k", o->k, "Failures that make a repeat offender")->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("-n", o->n, "Runs looked at per node, newest first")->capture_default_str()->check(CLI::Range(1, 1000));

@@ -169,7 +169,7 @@ void setup_check_node(CLI::App& check, std::function<int()>& selected) {
   sub->add_flag("--store", o->store,
                 "Keep this pass in the store (plumb check history; plumb list) and say when the "
                 "node failed the same check in 3 of its last 5 runs");
-  sub->add_option("--db", o->db, "The store --store writes to (default $XDG_DATA_HOME/plumb/plumb.db)");
+  sub->add_option("--db", o->db, "The store --store writes to: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   add_check_scheduler_options(*sub, o->scheduler);
   sub->callback([o, &selected] { selected = [o] { return run_node(*o); }; });
 }

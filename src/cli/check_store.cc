@@ -6,7 +6,7 @@
 namespace plumb::cli {
 namespace {
 
-std::string store_at(const std::string& db) { return db.empty() ? baseline::default_store_path() : db; }
+std::string store_at(const std::string& db) { return baseline::store_location(db); }
 
 std::vector<std::string> failing(const check::NodeReport& report) {
   std::vector<std::string> names;

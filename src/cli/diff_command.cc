@@ -119,7 +119,7 @@ constexpr Differ kDiffers[] = {
 void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("A", o.a, "The reference: a baseline id, latest, or a JSON file")->required();
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   app.add_option("-t,--threshold", o.threshold_percent,
                  "Percent: a smaller busbw (step time, exposed communication, recovery figure, "
                  "memory level or leak rate) change is never a regression; a halving always is, "

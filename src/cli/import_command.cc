@@ -28,7 +28,7 @@ void setup_import(CLI::App& app, ImportCommandOptions& o) {
   app.add_option("--ranks", o.ranks, "The rank count, for logs that do not list their ranks")
       ->check(CLI::PositiveNumber);
   app.add_option("--label", o.label, "A label for the records");
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   app.footer("A log that says its results are wrong (nccl-tests' #wrong, 'Out of bounds values : "
              "N FAILED', nwrong, hccl_test's check_result failed, OSU's Validation Fail), that "
              "reports a failed check, or whose sweep ended early (no '# Avg bus bandwidth' line, a "
@@ -132,7 +132,7 @@ int run_import(const ImportCommandOptions& o) {
   } else {
     combined = several(o, options, origin);
   }
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db);
+  baseline::Store store(baseline::store_location(o.db));
   baseline::Store::Batch batch(store);
   std::vector<int64_t> ids;
   std::vector<std::string> stored;

@@ -54,7 +54,7 @@ baseline::Record load_record(const std::string& what, const std::string& db_path
     throw Error(fmt::format("'{}': no such file, and not a baseline id (a number or 'latest')",
                             what));
   }
-  baseline::Store store(db_path.empty() ? baseline::default_store_path() : db_path,
+  baseline::Store store(baseline::store_location(db_path),
                         baseline::StoreMode::kReadOnly);
   return store.load(store.resolve(what));
 }
@@ -80,7 +80,7 @@ std::vector<NamedPath> record_inputs(std::initializer_list<std::string_view> wha
     if (!what.empty() && std::filesystem::exists(what, ec)) inputs.push_back({"a record read", std::string(what)});
   }
   try {
-    inputs.push_back({"the store", db_path.empty() ? baseline::default_store_path() : db_path});
+    inputs.push_back({"the store", baseline::store_location(db_path)});
   } catch (const Error&) {
     // No default store can be placed: nothing to protect; a load from it says why.
   }

@@ -22,7 +22,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "failures, detection, recovery and downtime here");
   app.add_flag("--save", o.save, "Store the recovery baseline (plumb show, plumb diff)");
   app.add_option("--label", o.label, "Label of the stored record");
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures, or a "
              "drill that could not inject every fault or saw a restart not resume after its "
              "checkpoint; 2 bad usage (no command after --, a command that does not exist, a "
@@ -35,7 +35,7 @@ int run_run(const RunOptions& o) {
     throw Error("no command after --: plumb run [options] -- COMMAND [ARGS...]");
   }
   if (o.save) {  // a store that cannot be opened is said now, not after a week of training
-    baseline::Store(o.db.empty() ? baseline::default_store_path() : o.db);
+    baseline::Store(baseline::store_location(o.db));
   }
   SupervisedRun run = supervise_job(o, JobHooks{});
   if (o.save) {

@@ -32,7 +32,7 @@ std::string url_host(const std::string& url) {
 namespace {
 
 std::string store_path(const ServeReportOptions& o) {
-  return o.db.empty() ? baseline::default_store_path() : o.db;
+  return baseline::store_location(o.db);
 }
 
 // SQLite says only "unable to open database file" for a folder that is missing or not writable;

@@ -100,7 +100,7 @@ int64_t save_record(const step::StepResult& result, const StepOptions& o) {
   record.label = o.label;
   record.source = "plumb step";
   record.step = report::step_to_json(result);
-  baseline::Store store(o.db.empty() ? baseline::default_store_path() : o.db,
+  baseline::Store store(baseline::store_location(o.db),
                         baseline::StoreMode::kReadWrite);
   return store.save(record);
 }
@@ -127,7 +127,7 @@ void setup_step(CLI::App& app, StepOptions& o) {
   app.add_option("--html", o.html, "Write a self-contained HTML report here");
   app.add_flag("--save", o.save, "Store the result as a step record (compare with plumb diff)");
   app.add_option("--label", o.label, "Label of the stored record");
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
   app.add_option("-j,--jobs", o.jobs, "Traces read at once (default: one per core)")
       ->check(CLI::Range(1, 1024));
 }

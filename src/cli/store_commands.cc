@@ -23,7 +23,7 @@ namespace plumb::cli {
 namespace {
 
 void add_db(CLI::App& app, StoreOptions& o) {
-  app.add_option("--db", o.db, "The store (default $XDG_DATA_HOME/plumb/plumb.db)");
+  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
 }
 
 void add_id(CLI::App& app, StoreOptions& o) {
@@ -31,7 +31,7 @@ void add_id(CLI::App& app, StoreOptions& o) {
 }
 
 std::string store_path(const StoreOptions& o) {
-  return o.db.empty() ? baseline::default_store_path() : o.db;
+  return baseline::store_location(o.db);
 }
 
 // list, show and export only read: nothing is created or changed, not even on a mistyped path.

@@ -15,6 +15,7 @@
 #include "baseline/record_kind.h"
 #include "common/error.h"
 #include "supervise/recovery_json.h"
+#include "support/postgres.h"
 #include "support/subprocess.h"
 
 namespace plumb::baseline {
@@ -28,6 +29,56 @@ const std::string kDropServeColumn = "ALTER TABLE baselines DROP COLUMN serve; "
 const std::string kDropCheckRecords = kDropServeColumn + "DROP TABLE check_records; ";
 const std::string kDropSetColumns =
     kDropCheckRecords + "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
+
+// The store's suite runs on both backends: each test on a store of its own, a new SQLite file or
+// a new database on the test binary's PostgreSQL server (support/postgres.h).
+enum class Backend { kSqlite, kPostgres };
+
+class StoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres && test::Postgres::get() == nullptr) {
+      GTEST_SKIP() << test::Postgres::why();
+    }
+  }
+  bool postgres() const { return GetParam() == Backend::kPostgres; }
+  // A new, empty store: an SQLite file (its folder not yet made) or a PostgreSQL database.
+  std::string location(const std::string& name) {
+    if (!postgres()) return test::temp_dir(name) + "/plumb.db";
+    db_ = test::Postgres::get()->create_database(name);
+    return test::Postgres::get()->url(db_);
+  }
+  // Runs `sql` on the store at `where` (as a user editing it by hand would).
+  void exec(const std::string& where, const std::string& sql) {
+    if (postgres()) {
+      test::Postgres::get()->psql(db_, sql);
+    } else {
+      Database(where).exec(sql);
+    }
+  }
+  // The statement that stamps schema version `v`.
+  std::string stamp(int v) const {
+    return postgres() ? "UPDATE plumb_schema SET version = " + std::to_string(v) + ";"
+                      : "PRAGMA user_version = " + std::to_string(v) + ";";
+  }
+  // The schema version the store at `where` is stamped with.
+  int64_t stored_version(const std::string& where) const {
+    if (postgres()) {
+      return std::stoll(test::Postgres::get()->query(db_, "SELECT version FROM plumb_schema"));
+    }
+    Statement v = Database(where).prepare("PRAGMA user_version");
+    v.step();
+    return v.column_int(0);
+  }
+
+ private:
+  std::string db_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const ::testing::TestParamInfo<Backend>& backend) {
+                           return backend.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 Record sample(const std::string& label, int rows) {
   Record r;
@@ -61,8 +112,8 @@ Record sample(const std::string& label, int rows) {
   return r;
 }
 
-TEST(Store, SaveLoadListResolve) {
-  const std::string path = test::temp_dir("store") + "/sub/plumb.db";  // folder created on open
+TEST_P(StoreTest, SaveLoadListResolve) {
+  const std::string path = location("store");  // folder created on open
   Store store(path);
   const int64_t a = store.save(sample("first", 3));
   const int64_t b = store.save(sample("second", 5));
@@ -85,14 +136,14 @@ TEST(Store, SaveLoadListResolve) {
   EXPECT_EQ(store.resolve(std::to_string(a)), a);
 }
 
-TEST(Store, ClearErrors) {
-  const std::string dir = test::temp_dir("store-errors");
-  Store store(dir + "/plumb.db");
+TEST_P(StoreTest, ClearErrors) {
+  const std::string path = location("store-errors");
+  Store store(path);
   try {
     store.resolve("latest");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), dir + "/plumb.db: the store holds no baseline yet");
+    EXPECT_EQ(std::string(e.what()), path + ": the store holds no baseline yet");
   }
   try {
     store.resolve("12x");
@@ -104,16 +155,14 @@ TEST(Store, ClearErrors) {
     store.load(42);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), dir + "/plumb.db: no baseline with id 42");
+    EXPECT_EQ(std::string(e.what()), path + ": no baseline with id 42");
   }
 }
 
-TEST(Store, RefusesAStoreFromANewerPlumb) {
-  const std::string path = test::temp_dir("store-newer") + "/plumb.db";
-  {
-    Database db(path);
-    db.exec("PRAGMA user_version = 99");
-  }
+TEST_P(StoreTest, RefusesAStoreFromANewerPlumb) {
+  const std::string path = location("store-newer");
+  { Store create(path); }
+  exec(path, stamp(99));
   try {
     Store store(path);
     FAIL();
@@ -183,8 +232,8 @@ Record step_only(int ranks, int steps) {
 }
 
 // What plumb step --save stores: a record with only a step record (no topo, env, comm, rows).
-TEST(Store, AStepRecordSavesLoadsAndLists) {
-  Store store(test::temp_dir("store-step") + "/plumb.db");
+TEST_P(StoreTest, AStepRecordSavesLoadsAndLists) {
+  Store store(location("store-step"));
   const int64_t comm = store.save(sample("comm", 2));
   const int64_t step = store.save(step_only(4, 3));
   const Record back = store.load(step);
@@ -279,8 +328,8 @@ supervise::RecoveryBaseline two_failures() {
 
 // plumb run --save: a record with only a recovery record, listed with its failures and median
 // downtime ((90 + 400) / 2 = 245 s).
-TEST(Store, ARecoveryRecordSavesLoadsAndLists) {
-  const std::string path = test::temp_dir("store-recovery") + "/plumb.db";
+TEST_P(StoreTest, ARecoveryRecordSavesLoadsAndLists) {
+  const std::string path = location("store-recovery");
   const int64_t comm = Store(path).save(sample("comm", 2));
   const int64_t id = save_recovery(two_failures(), path, "drill");
   EXPECT_EQ(id, comm + 1);
@@ -345,8 +394,8 @@ TEST(Store, MigratesAVersionThreeStore) {
 
 // Issue 28: what a record's source said about its own results is stored (schema 5), listed and
 // loaded back.
-TEST(Store, KeepsValidity) {
-  const std::string path = test::temp_dir("store-validity") + "/plumb.db";
+TEST_P(StoreTest, KeepsValidity) {
+  const std::string path = location("store-validity");
   Store store(path);
   Record r = sample("cut", 3);
   r.rows[2].wrong = 12;
@@ -399,8 +448,8 @@ TEST(Store, MigratesAVersionFourStore) {
 }
 
 // Issue 29: a baseline set keeps its memory part and the reasons of the parts it could not take.
-TEST(Store, ABaselineSetKeepsItsMemoryAndMissingParts) {
-  const std::string path = test::temp_dir("store-set") + "/plumb.db";
+TEST_P(StoreTest, ABaselineSetKeepsItsMemoryAndMissingParts) {
+  const std::string path = location("store-set");
   Store store(path);
   Record r = sample("set", 2);
   r.source = "plumb baseline --workload";
@@ -414,15 +463,13 @@ TEST(Store, ABaselineSetKeepsItsMemoryAndMissingParts) {
   EXPECT_EQ(back.missing, r.missing);
   EXPECT_TRUE(store.load(plain).memory.is_null());
   EXPECT_TRUE(store.load(plain).missing.is_null());
-  Statement v = Database(path).prepare("PRAGMA user_version");
-  v.step();
-  EXPECT_EQ(v.column_int(0), kStoreSchemaVersion);
+  EXPECT_EQ(stored_version(path), kStoreSchemaVersion);
 }
 
 // plumb list's parts column: which of the six parts each record holds, for sets (with the parts
 // their `missing` names) and for the records of one kind alike.
-TEST(Store, ListSaysWhichPartsEachRecordHolds) {
-  const std::string path = test::temp_dir("store-list-parts") + "/plumb.db";
+TEST_P(StoreTest, ListSaysWhichPartsEachRecordHolds) {
+  const std::string path = location("store-list-parts");
   Store store(path);
   Record set = sample("set", 2);
   set.source = "plumb baseline --workload";
@@ -451,17 +498,14 @@ TEST(Store, ListSaysWhichPartsEachRecordHolds) {
 }
 
 // A version-5 store (no memory or missing column): read as it is, migrated when written to.
-TEST(Store, MigratesAVersionFiveStore) {
-  const std::string path = test::temp_dir("store-v5") + "/plumb.db";
+TEST_P(StoreTest, MigratesAVersionFiveStore) {
+  const std::string path = location("store-v5");
   int64_t id = 0;
   {
     Store store(path);
     id = store.save(sample("old", 2));
   }
-  {
-    Database db(path);
-    db.exec(kDropSetColumns + "PRAGMA user_version = 5;");
-  }
+  exec(path, kDropSetColumns + stamp(5));
   {
     Store reader(path, StoreMode::kReadOnly);
     EXPECT_TRUE(reader.load(id).memory.is_null());
@@ -522,8 +566,8 @@ TEST(Store, RefusesImpossibleStoredFigures) {
 }
 
 // plumb import stores each test as it is parsed; a bad line later in the file undoes them all.
-TEST(Store, BatchWithoutCommitLeavesNothing) {
-  const std::string path = test::temp_dir("store-batch") + "/plumb.db";
+TEST_P(StoreTest, BatchWithoutCommitLeavesNothing) {
+  const std::string path = location("store-batch");
   Store store(path);
   Record r;
   r.created = "2026-12-02T00:00:00Z";
@@ -549,8 +593,8 @@ TEST(Store, NotADatabase) {
 
 // Two writers at once and a third killed with SIGKILL in the middle of its writes: the store
 // stays readable, passes SQLite's integrity check, and holds every committed record whole.
-TEST(Store, ConcurrentWritersAndAKilledOne) {
-  const std::string path = test::temp_dir("store-concurrent") + "/plumb.db";
+TEST_P(StoreTest, ConcurrentWritersAndAKilledOne) {
+  const std::string path = location("store-concurrent");
   { Store init(path); }
   constexpr int kPerWriter = 40;
   auto writer = [&](const std::string& label, int count) {
@@ -580,10 +624,12 @@ TEST(Store, ConcurrentWritersAndAKilledOne) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 
   Store store(path);
-  Database check(path);
-  Statement integrity = check.prepare("PRAGMA integrity_check");
-  ASSERT_TRUE(integrity.step());
-  EXPECT_EQ(integrity.column_text(0), "ok");
+  if (!postgres()) {
+    Database check(path);
+    Statement integrity = check.prepare("PRAGMA integrity_check");
+    ASSERT_TRUE(integrity.step());
+    EXPECT_EQ(integrity.column_text(0), "ok");
+  }
   std::map<std::string, int> per_label;
   for (const Entry& e : store.list(1000000)) {
     ++per_label[e.label];
@@ -606,8 +652,8 @@ CheckEntry check_pass(const std::string& host, const std::string& kind, std::vec
 }
 
 // Schema 7: plumb check's passes, the newest n of each host, by kind.
-TEST(Store, KeepsCheckPassesAndGivesEachHostsNewest) {
-  const std::string path = test::temp_dir("store-checks") + "/plumb.db";
+TEST_P(StoreTest, KeepsCheckPassesAndGivesEachHostsNewest) {
+  const std::string path = location("store-checks");
   Store store(path);
   EXPECT_EQ(store.save_check(check_pass("node7", "node", {"pcie.link"})), 1);
   store.save_check(check_pass("node8", "node", {}));
@@ -624,14 +670,14 @@ TEST(Store, KeepsCheckPassesAndGivesEachHostsNewest) {
   EXPECT_EQ(store.recent_checks(5, "", "burn-in")[0].failing[0], "burn_in.busbw");
 }
 
-TEST(Store, MigratesAVersionSixStoreToCheckRecords) {
-  const std::string path = test::temp_dir("store-v6") + "/plumb.db";
+TEST_P(StoreTest, MigratesAVersionSixStoreToCheckRecords) {
+  const std::string path = location("store-v6");
   int64_t id = 0;
   {
     Store store(path);
     id = store.save(sample("six", 2));
   }
-  Database(path).exec(kDropCheckRecords + "PRAGMA user_version = 6;");
+  exec(path, kDropCheckRecords + stamp(6));
   EXPECT_TRUE(Store(path, StoreMode::kReadOnly).recent_checks(5).empty());  // read as it is
   Store store(path);
   EXPECT_EQ(store.load(id).label, "six");
@@ -641,14 +687,14 @@ TEST(Store, MigratesAVersionSixStoreToCheckRecords) {
 
 // Issue 31: a serving record (plumb serve --store) is kept whole, listed with its runs and
 // exported; a version-7 store is read as it is and migrated when written to.
-TEST(Store, AServingRecordSavesLoadsListsAndMigrates) {
-  const std::string path = test::temp_dir("store-v7") + "/plumb.db";
+TEST_P(StoreTest, AServingRecordSavesLoadsListsAndMigrates) {
+  const std::string path = location("store-v7");
   int64_t old_id = 0;
   {
     Store store(path);
     old_id = store.save(sample("seven", 1));
   }
-  Database(path).exec(kDropServeColumn + "PRAGMA user_version = 7;");
+  exec(path, kDropServeColumn + stamp(7));
   {
     Store reader(path, StoreMode::kReadOnly);
     EXPECT_TRUE(reader.load(old_id).serve.is_null());
@@ -670,9 +716,7 @@ TEST(Store, AServingRecordSavesLoadsListsAndMigrates) {
   EXPECT_EQ(entries[0].serve_runs, 2);
   EXPECT_FALSE(entries[0].comm || entries[0].step);
   EXPECT_FALSE(entries[1].serve);
-  Statement v = Database(path).prepare("PRAGMA user_version");
-  ASSERT_TRUE(v.step());
-  EXPECT_EQ(v.column_int(0), 8);
+  EXPECT_EQ(stored_version(path), 8);
 }
 
 }  // namespace
