@@ -93,20 +93,30 @@ void print_header(const comm::Result& result, std::ostream& out) {
   fmt::print(out, "{}\n", kTableGroupsLine);
 }
 
+// The rounds' spread column: what a table of rounds combined adds (comm/rounds.h busbw_spread).
+constexpr const char* kRoundSpreadTitle = "rounds±";
+
+// A row's busbw spread over the rounds, as the HTML report and plumb show print it: "-" when the
+// size was measured once.
+std::string round_spread_text(const Row& r) {
+  return std::isnan(r.busbw_spread) ? "-" : fmt::format("{:.1f}%", r.busbw_spread * 100.0);
+}
+
 void print_table_header(const std::string& layer, const std::string& collective, size_t groups,
-                        const std::string& round, std::ostream& out) {
+                        const std::string& round, bool round_spread, std::ostream& out) {
   fmt::print(out, "#\n# {} · layer {}{}{}\n", collective, layer,
              groups > 1 ? fmt::format(" · slowest of {} groups per size", groups) : "", round);
   fmt::print(out, "#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}  "
-                  "{:<16} {:>6}  {}\n",
+                  "{:<16} {:>6}  {}{}\n",
              "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "p50",
-             "p99", "max", "slowest group", "spread", "straggler");
+             "p99", "max", "slowest group", "spread",
+             round_spread ? fmt::format("{:>7}  ", kRoundSpreadTitle) : "", "straggler");
   fmt::print(out, "#{:>11} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}\n",
              "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
              "(us)");
 }
 
-void print_row(const SizeRows& rows, std::ostream& out) {
+void print_row(const SizeRows& rows, bool round_spread, std::ostream& out) {
   const Row& r = rows.slowest();
   const int64_t wrong = rows.wrong();
   const std::string spread =
@@ -114,11 +124,11 @@ void print_row(const SizeRows& rows, std::ostream& out) {
   const std::string straggler =
       r.straggler < 0 ? "-" : fmt::format("rank {} ({:.0f}%)", r.straggler, r.straggler_share * 100.0);
   fmt::print(out, "{:>12} {:>13} {:>9} {:>7} {:>7} {:>8} {:>7.2f} {:>7.2f} {:>7} {:>8} {:>8} "
-                  "{:>8}  {:<16} {:>6}  {}\n",
+                  "{:>8}  {:<16} {:>6}  {}{}\n",
              r.bytes, r.count, type_column(r.dtype), r.op, r.root, format_time(r.time_us),
              r.algbw_gbps, r.busbw_gbps, wrong < 0 ? "N/A" : std::to_string(wrong),
              format_time(r.p50_us), format_time(r.p99_us), format_time(r.max_us), r.group, spread,
-             straggler);
+             round_spread ? fmt::format("{:>7}  ", round_spread_text(r)) : "", straggler);
 }
 
 void print_summary(const comm::Summary& s, std::ostream& out) {
@@ -154,7 +164,9 @@ class TableWriter {
  public:
   explicit TableWriter(std::ostream& out) : out_(out) {}
 
-  void add(const std::vector<Row>& size_rows, const std::string& round, bool summarize) {
+  // round_spread: the rows are rounds combined, and the table shows their spread (rounds±).
+  void add(const std::vector<Row>& size_rows, const std::string& round, bool summarize,
+           bool round_spread = false) {
     if (size_rows.empty()) return;
     const Row& first = size_rows.front();
     if (block_.empty() || block_.front().layer != first.layer ||
@@ -162,11 +174,13 @@ class TableWriter {
       close();
       round_ = round;
       summarize_ = summarize;
-      print_table_header(first.layer, first.collective, size_rows.size(), round, out_);
+      round_spread_ = round_spread;
+      print_table_header(first.layer, first.collective, size_rows.size(), round, round_spread,
+                         out_);
     }
     SizeRows rows;
     for (const Row& r : size_rows) rows.groups.push_back(&r);
-    print_row(rows, out_);
+    print_row(rows, round_spread_, out_);
     block_.insert(block_.end(), size_rows.begin(), size_rows.end());
   }
 
@@ -182,6 +196,7 @@ class TableWriter {
   std::vector<Row> block_;
   std::string round_;
   bool summarize_ = true;
+  bool round_spread_ = false;
 };
 
 // Consecutive rows of one (layer, collective, requested size): the groups of one size.
@@ -200,9 +215,10 @@ void for_each_size(const std::vector<Row>& rows,
   }
 }
 
-void print_tables(const std::vector<Row>& rows, std::ostream& out) {
+void print_tables(const std::vector<Row>& rows, std::ostream& out, bool round_spread = false) {
   TableWriter tables(out);
-  for_each_size(rows, [&](const std::vector<Row>& size) { tables.add(size, "", true); });
+  for_each_size(rows,
+                [&](const std::vector<Row>& size) { tables.add(size, "", true, round_spread); });
   tables.close();
 }
 
@@ -237,10 +253,11 @@ void CommConsoleStream::end(const comm::Result& result) {
   write([&] {
     tables_->close();
     if (rounds_ > 1) {
-      fmt::print(out_, "#\n# the {} rounds combined: per size and group the median round, its "
-                       "spread the rounds' median absolute deviation\n",
-                 rounds_);
-      print_tables(result.rows, out_);
+      fmt::print(out_, "#\n# the {} rounds combined: per size and group the median round; {}: "
+                       "its busbw's median absolute deviation over the rounds, relative to the "
+                       "median\n",
+                 rounds_, kRoundSpreadTitle);
+      print_tables(result.rows, out_, true);
     }
     print_footer(result, out_);
   });
