@@ -38,6 +38,7 @@ void reduce_into(CurvePoint& p, const comm::Row& row) {
   if (!std::isnan(row.busbw_gbps) && (std::isnan(p.busbw_gbps) || row.busbw_gbps < p.busbw_gbps)) {
     p.busbw_gbps = row.busbw_gbps;
     p.busbw_group = row.group;
+    p.busbw_spread = row.busbw_spread;
   }
   if (!std::isnan(row.p99_us) && (std::isnan(p.p99_us) || row.p99_us > p.p99_us)) {
     p.p99_us = row.p99_us;
@@ -57,7 +58,7 @@ void add_curves(const std::vector<comm::Row>& rows, const std::map<ChartKey, siz
     if (curves.empty() || curves.back().dtype != r.row->dtype) curves.push_back({r.row->dtype, {}});
     std::vector<CurvePoint>& points = curves.back().points;
     if (points.empty() || points.back().bytes != r.row->requested_bytes) {
-      points.push_back({r.row->requested_bytes, kNaN, "", kNaN, "", 0});
+      points.push_back({r.row->requested_bytes, kNaN, "", kNaN, kNaN, "", 0});
     }
     reduce_into(points.back(), *r.row);
   }

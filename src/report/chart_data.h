@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct CurvePoint {
   uint64_t bytes = 0;       // requested size
   double busbw_gbps = 0;    // lowest over groups; NaN when no group has one
   std::string busbw_group;  // the group that had it
+  // That group's busbw spread over the rounds (comm::Row::busbw_spread: the rounds' median
+  // absolute deviation relative to their median); NaN when measured once.
+  double busbw_spread = std::numeric_limits<double>::quiet_NaN();
   double p99_us = 0;        // highest over groups; NaN when unknown (imported logs)
   std::string p99_group;
   int groups = 0;  // rows reduced into this point

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "report/html_escape.h"
+#include "report/round_spread.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
@@ -60,12 +61,27 @@ const baseline::RowDiff* regression_at(const SeriesContext& c, const CurvePoint&
   return it == c.regressions.end() ? nullptr : it->second;
 }
 
+// " · spread over the rounds ±2.1%" (spread_text, the results table's figure); "" when measured
+// once.
+std::string spread_tip(double spread) {
+  return std::isnan(spread) ? ""
+                            : fmt::format(" · spread over the rounds ±{}", spread_text(spread));
+}
+
+// With a spread over the rounds, an error bar of ± that spread (median ± median absolute
+// deviation).
 ChartPoint busbw_point(const SeriesContext& c, const CurvePoint& p) {
   const baseline::RowDiff* reg = regression_at(c, p);
-  return {static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
-          fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): {}{}", c.letter,
-                      c.curve.dtype, size_text(p.bytes), p.busbw_gbps, p.groups, p.busbw_group,
-                      regression_text(reg))};
+  ChartPoint point{static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
+                   fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): "
+                               "{}{}{}",
+                               c.letter, c.curve.dtype, size_text(p.bytes), p.busbw_gbps, p.groups,
+                               p.busbw_group, spread_tip(p.busbw_spread), regression_text(reg))};
+  if (std::isfinite(p.busbw_spread) && p.busbw_spread > 0) {
+    point.y_low = p.busbw_gbps * (1 - p.busbw_spread);
+    point.y_high = p.busbw_gbps * (1 + p.busbw_spread);
+  }
+  return point;
 }
 
 // A regression is judged on busbw; the p99 point is ringed too when p99 also rose beyond the
@@ -111,6 +127,15 @@ void add_series(const SeriesContext& c, int colour, int dash, Panels& panels) {
   panels.p99.series.push_back(std::move(p99));
 }
 
+bool any_error_bar(const Panel& panel) {
+  for (const ChartSeries& s : panel.series) {
+    for (const ChartPoint& p : s.points) {
+      if (std::isfinite(p.y_low) && std::isfinite(p.y_high)) return true;
+    }
+  }
+  return false;
+}
+
 void append_legend(const Panels& panels, bool any_marked, fmt::memory_buffer& out) {
   auto it = std::back_inserter(out);
   out.append(std::string_view("<div class=\"legend\">"));
@@ -121,6 +146,11 @@ void append_legend(const Panels& panels, bool any_marked, fmt::memory_buffer& ou
                    s.colour, s.dash);
     append_escaped(out, s.name);
     out.append(std::string_view("</span>"));
+  }
+  if (any_error_bar(panels.busbw)) {
+    out.append(std::string_view(
+        "<span><svg class=\"key\" viewBox=\"0 0 28 10\"><path class=\"err\" "
+        "d=\"M14 1V9M11 1H17M11 9H17\"/></svg>busbw ± its spread over the rounds</span>"));
   }
   if (any_marked) {
     out.append(

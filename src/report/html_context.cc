@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "report/html_escape.h"
 #include "report/html_out.h"
+#include "report/html_topology.h"
 
 namespace plumb::report {
 namespace {
@@ -122,7 +123,9 @@ void append_warnings(const json& topo, fmt::memory_buffer& out) {
     return;
   }
   put(out, "<ul class=\"warnings\">");
-  for (const json& w : topo["warnings"]) {
+  const json& warnings = topo["warnings"];
+  for (size_t i = 0; i < std::min(warnings.size(), kMaxListItems); ++i) {
+    const json& w = warnings[i];
     put(out, "<li>");
     // plumb.topo/1 warnings are {"message", ...} (topo/topo_json): the sentence is what a reader
     // needs, not the table of its fields.
@@ -132,6 +135,11 @@ void append_warnings(const json& topo, fmt::memory_buffer& out) {
       append_value(w, out, 1);
     }
     put(out, "</li>");
+  }
+  if (warnings.size() > kMaxListItems) {
+    fmt::format_to(std::back_inserter(out),
+                   "<li>… and {} more (the ranks table marks each rank)</li>",
+                   warnings.size() - kMaxListItems);
   }
   put(out, "</ul>");
 }
@@ -143,7 +151,7 @@ void append_topology(const baseline::Record& r, char letter, fmt::memory_buffer&
     return;
   }
   append_warnings(r.topo, out);
-  append_json_table(r.topo, out, "warnings");
+  if (!append_topology_tables(r.topo, out)) append_json_table(r.topo, out, "warnings");
 }
 
 // "world: 1 group of 8 ranks" or "rail: skipped (every group has a single rank)".

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "baseline/context_diff.h"
@@ -19,6 +20,7 @@
 #include "report/html_escape.h"
 #include "report/html_out.h"
 #include "report/html_style.h"
+#include "report/round_spread.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
@@ -37,6 +39,12 @@ polyline.s0,polyline.s1,line.s0,line.s1{fill:none}
 .d2{stroke-dasharray:2 2}
 circle.reg{fill:none;stroke:#d62728;stroke-width:2.2}
 #show-same:not(:checked)~table tr.v-same{display:none}
+.err{fill:none;stroke-width:1.2}svg.key .err{stroke:#555}
+table.topo-ranks tr.warn{background:#fde2e2}
+table.topo-ranks tr.host th{background:#eef3f8;text-align:left}
+table.topo-ranks td,table.topo-hosts td{white-space:nowrap}
+table.topo-ranks td:last-child{white-space:normal}
+details.topo-hosts>summary,details.topo-ranks>summary{cursor:pointer;font-weight:600;margin:8px 0}
 )";
 
 // GB/s: two decimals, three significant digits below 1 (small messages).
@@ -108,7 +116,9 @@ void append_header(const baseline::Record& a, const baseline::Record* b, const b
   if (b != nullptr) append_baseline_line('B', 1, *b, out);
   put(out, "</ul>");
   if (diff != nullptr) append_verdict(*diff, out);
-  put(out, "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a>");
+  put(out,
+      "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a>"
+      "<a href=\"#results\">Results</a>");
   if (diff != nullptr) put(out, "<a href=\"#diff\">Diff</a><a href=\"#variables\">Variables</a>");
   put(out,
       "<a href=\"#run\">Run</a><a href=\"#topology\">Topology</a>"
@@ -268,6 +278,108 @@ void append_variables(const baseline::Diff& d, fmt::memory_buffer& out) {
   put(out, "</table></section>\n");
 }
 
+// "3 rounds" from the record's plumb.comm/1 settings.rounds; "1 round" when absent (imported).
+int rounds_of(const baseline::Record& r) {
+  const nlohmann::json* settings =
+      r.comm.is_object() && r.comm.contains("settings") ? &r.comm["settings"] : nullptr;
+  if (settings == nullptr || !settings->is_object() || !settings->contains("rounds") ||
+      !(*settings)["rounds"].is_number_integer()) {
+    return 1;
+  }
+  return std::max(1, (*settings)["rounds"].get<int>());
+}
+
+std::string rounds_text(char letter, const baseline::Record& r) {
+  const int n = rounds_of(r);
+  return fmt::format("{} measured in {} round{}", letter, n, n == 1 ? "" : "s");
+}
+
+using PointKey = std::tuple<std::string, std::string, std::string, uint64_t>;
+
+// B's points by (layer, collective, dtype, size).
+std::map<PointKey, const CurvePoint*> points_of_b(const std::vector<ChartData>& charts) {
+  std::map<PointKey, const CurvePoint*> out;
+  for (const ChartData& c : charts) {
+    for (const Curve& curve : c.b) {
+      for (const CurvePoint& p : curve.points) {
+        out.emplace(PointKey{c.layer, c.collective, curve.dtype, p.bytes}, &p);
+      }
+    }
+  }
+  return out;
+}
+
+void append_result_cells(const CurvePoint* p, bool spread, fmt::memory_buffer& out) {
+  if (p == nullptr) {
+    put(out, spread ? "<td class=\"absent\">—</td><td class=\"absent\">—</td>"
+                    : "<td class=\"absent\">—</td>");
+    return;
+  }
+  put(out, "<td class=\"num\" title=\"slowest group: ");
+  append_escaped(out, p->busbw_group);
+  fmt::format_to(std::back_inserter(out), "\">{}</td>", fixed(p->busbw_gbps));
+  if (spread) {
+    fmt::format_to(std::back_inserter(out), "<td class=\"num spread\">{}</td>",
+                   spread_text(p->busbw_spread));
+  }
+}
+
+void append_result_row(const ChartData& c, const std::string& dtype, const CurvePoint& a,
+                       const CurvePoint* b, bool two, fmt::memory_buffer& out) {
+  put(out, "<tr><td>");
+  append_escaped(out, c.layer);
+  put(out, "</td><td>");
+  append_escaped(out, c.collective);
+  put(out, "</td><td>");
+  append_escaped(out, dtype);
+  fmt::format_to(std::back_inserter(out), "</td><td class=\"num\">{}</td>",
+                 size_label(static_cast<double>(a.bytes)));
+  append_result_cells(&a, true, out);
+  if (two) append_result_cells(b, true, out);
+  fmt::format_to(std::back_inserter(out), "<td class=\"num\">{}</td>", micros(a.p99_us));
+  if (two) {
+    fmt::format_to(std::back_inserter(out), "<td class=\"num\">{}</td>",
+                   b != nullptr ? micros(b->p99_us) : "—");
+  } else {
+    put(out, "<td>");
+    append_escaped(out, a.busbw_group);
+    put(out, "</td>");
+  }
+  put(out, "</tr>");
+}
+
+constexpr std::string_view kResultsNote =
+    "<p class=\"note\">Per layer, collective, data type and requested size, the slowest group "
+    "(lowest busbw, highest p99), as the charts draw it. <b>spread</b>: busbw's spread over the "
+    "rounds of the sweep — the rounds' median absolute deviation from their median, relative to "
+    "it (the row holds the median round; plumb comm --rounds, docs/comm.md); the charts draw it "
+    "as an error bar of ± that spread. — when measured once. ";
+
+void append_results(const std::vector<ChartData>& charts, const baseline::Record& a,
+                    const baseline::Record* b, fmt::memory_buffer& out) {
+  put(out, "<section id=\"results\"><h2>Results</h2>");
+  put(out, kResultsNote);
+  append_escaped(out, rounds_text('A', a));
+  if (b != nullptr) append_escaped(out, " · " + rounds_text('B', *b));
+  put(out, ".</p><table class=\"rows results\"><tr><th>layer</th><th>collective</th>"
+           "<th>dtype</th><th>size</th>");
+  put(out, b != nullptr ? "<th>busbw A (GB/s)</th><th>spread A</th><th>busbw B (GB/s)</th>"
+                          "<th>spread B</th><th>p99 A (µs)</th><th>p99 B (µs)</th></tr>"
+                        : "<th>busbw (GB/s)</th><th>spread</th><th>p99 (µs)</th>"
+                          "<th>slowest group</th></tr>");
+  const auto in_b = points_of_b(charts);
+  for (const ChartData& c : charts) {
+    for (const Curve& curve : c.a) {
+      for (const CurvePoint& p : curve.points) {
+        const auto it = in_b.find(PointKey{c.layer, c.collective, curve.dtype, p.bytes});
+        append_result_row(c, curve.dtype, p, it == in_b.end() ? nullptr : it->second,
+                          b != nullptr, out);
+      }
+    }
+  }
+  put(out, "</table></section>\n");
+}
+
 }  // namespace
 
 std::string_view report_style() { return kStyle; }
@@ -275,7 +387,9 @@ std::string_view report_style() { return kStyle; }
 void append_comm_sections(const baseline::Record& a, const baseline::Record* b,
                           const baseline::Diff* diff, fmt::memory_buffer& out) {
   append_summary(a, b, out);
-  append_charts(chart_data(a.rows, b != nullptr ? &b->rows : nullptr), diff, out);
+  const std::vector<ChartData> charts = chart_data(a.rows, b != nullptr ? &b->rows : nullptr);
+  append_charts(charts, diff, out);
+  append_results(charts, a, b, out);
   if (diff != nullptr) {
     append_diff(*diff, out);
     append_variables(*diff, out);

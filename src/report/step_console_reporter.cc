@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "report/step_group_name.h"
 #include "step/classify.h"
 
 namespace plumb::report {
@@ -138,7 +139,7 @@ void print_worst_against_baseline(const step::StepResult& r, int64_t number, std
   fmt::print(out,
              "  {} {} on group {} ran at {:.0f}% of its baseline\n    ({:.2f} of {:.2f} GB/s{})\n",
              step::kind_name(worst->kind), size_text(worst->bytes),
-             cut(group_label(worst->group, worst->group_ranks), kGroupColumn),
+             cut(group_label(worst->group, worst->group_ranks, r.world_size), kGroupColumn),
              100.0 * baseline_share(*worst), worst->busbw_gbps, worst->baseline_busbw_gbps,
              worst->baseline_layer.empty() ? "" : " on layer " + worst->baseline_layer);
 }
@@ -155,7 +156,8 @@ void print_collectives(const step::StepResult& r, int64_t number, std::ostream& 
   for (const step::CollectiveInstance* c : top) {
     const double share = baseline_share(*c);
     fmt::print(out, "    {:<14} {:<22} {:>9} {:>12} {:>12}  {}\n", step::kind_name(c->kind),
-               cut(group_label(c->group, c->group_ranks), kGroupColumn), size_text(c->bytes),
+               cut(group_label(c->group, c->group_ranks, r.world_size), kGroupColumn),
+               size_text(c->bytes),
                step_ms(c->exposed_us), gbps(c->busbw_gbps),
                std::isnan(share)
                    ? "-"
@@ -221,15 +223,16 @@ std::string step_ms(double us) {
   return std::isnan(us) ? "?" : fmt::format("{:.3f} ms", us / 1000.0);
 }
 
-std::string group_label(const std::string& group, const std::vector<int>& ranks) {
-  if (ranks.empty()) return group.empty() ? "all ranks" : group;
+std::string group_label(const std::string& group, const std::vector<int>& ranks, int world_size) {
+  const std::string role = group_role(group, ranks, world_size);
+  if (ranks.empty()) return role.empty() ? "all ranks" : role;
   std::string list;
   for (size_t i = 0; i < ranks.size(); ++i) {
     const bool listed = ranks.size() <= kMaxListedRanks || i < 2 || i + 1 == ranks.size();
     if (listed) list += fmt::format("{}{}", list.empty() ? "" : ",", ranks[i]);
     if (!listed && i == 2) list += ",..";
   }
-  return fmt::format("{}({})", group.empty() ? "ranks" : group, list);
+  return fmt::format("{}({})", role, list);
 }
 
 std::vector<int64_t> step_numbers(const step::StepResult& result) {

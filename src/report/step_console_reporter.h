@@ -22,9 +22,11 @@ class StepConsoleReporter final : public StepReporter {
 
 // "12.345 ms" (to the microsecond); "?" for NaN. Shared by the step reporters.
 std::string step_ms(double us);
-// A group as the summary names it: "dp(0,1,..,7)": the name, then its ranks (all of them up to
-// four, else the first two and the last); "ranks(...)" without a name; "all ranks" with neither.
-std::string group_label(const std::string& group, const std::vector<int>& ranks);
+// A group as the summary names it: "dp(0,1,..,7)": its role (report/step_group_name.h: the name a
+// person gave it, "world", else "ranks"), then its ranks (all of them up to four, else the first
+// two and the last); "all ranks" when neither its name nor its ranks are known.
+std::string group_label(const std::string& group, const std::vector<int>& ranks,
+                        int world_size = -1);
 // The step numbers the ranks hold, ascending, each once.
 std::vector<int64_t> step_numbers(const step::StepResult& result);
 

@@ -14,6 +14,7 @@
 #include "report/html_out.h"
 #include "report/html_style.h"
 #include "report/step_console_reporter.h"
+#include "report/step_group_name.h"
 #include "report/svg_chart.h"
 #include "step/classify.h"
 
@@ -30,6 +31,8 @@ svg.bars,svg.lanes{width:100%;max-width:1300px;height:auto;display:block}
 .bar:hover rect,.lane rect:hover{stroke:#000;stroke-width:.8}
 .label{font-size:11px;fill:#222}
 td.num{white-space:nowrap}
+td.group{white-space:nowrap}.pg{font-size:11px;color:#888}
+td.kernel{font-family:monospace;font-size:12px;word-break:break-all}
 )";
 
 constexpr double kWidth = 960;
@@ -45,6 +48,7 @@ constexpr double kLaneGap = 8;
 constexpr double kMergePixels = 0.5;  // swimlane pieces closer than this are drawn as one
 constexpr double kMicrosPerMilli = 1000;
 constexpr double kMinPlotMillis = 1e-3;  // an empty plot still has an axis
+constexpr size_t kShownGroupId = 24;  // a longer profiler group id is cut (whole in the tooltip)
 
 constexpr step::Activity kTracks[] = {step::Activity::kCompute, step::Activity::kCommunication,
                                       step::Activity::kMemory};
@@ -453,22 +457,83 @@ std::vector<const step::CollectiveInstance*> slow_collectives(const step::StepRe
 
 std::string gbps(double v) { return std::isnan(v) ? "—" : fmt::format("{:.2f}", v); }
 
-void append_collective_row(const step::CollectiveInstance& c, fmt::memory_buffer& out) {
-  putf(out, "<tr><td>{}</td><td>{}</td><td>", c.step, step::kind_name(c.kind));
-  put_escaped(out, group_label(c.group, c.group_ranks));
+// "2 of 8": the ranks of the group the set holds, of all its ranks. A trace that names no ranks
+// for the group: of the world, as the analysis takes it (step/collectives.cc), when the world
+// size is known.
+std::string ranks_seen_text(const step::CollectiveInstance& c, int world_size) {
+  if (!c.group_ranks.empty()) return fmt::format("{} of {}", c.ranks_seen, c.group_ranks.size());
+  if (world_size > 0) return fmt::format("{} of {}", c.ranks_seen, world_size);
+  return fmt::format("{} (group size unknown)", c.ranks_seen);
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string list;
+  for (int r : ranks) list += fmt::format("{}{}", list.empty() ? "" : ",", r);
+  return list;
+}
+
+// The group as the console names it (group_label), with the profiler's own id under it in grey
+// when plumb named the group by its ranks, and every rank in the tooltip.
+void append_group_cell(const step::CollectiveInstance& c, int world_size,
+                       fmt::memory_buffer& out) {
+  std::string tip = c.group.empty() ? "unnamed process group" : "process group " + c.group;
+  tip += c.group_ranks.empty()
+             ? " · its ranks are not in the trace (taken as the whole world)"
+             : fmt::format(" · {} ranks: {}", c.group_ranks.size(), rank_list(c.group_ranks));
+  put(out, "<td class=\"group\" title=\"");
+  put_escaped(out, tip);
+  put(out, "\">");
+  put_escaped(out, group_label(c.group, c.group_ranks, world_size));
+  if (made_up_group_name(c.group)) {
+    put(out, "<br><span class=\"pg\">pg ");
+    put_escaped(out, c.group.size() > kShownGroupId
+                         ? c.group.substr(0, kShownGroupId) + "…"
+                         : c.group);
+    put(out, "</span>");
+  }
+  put(out, "</td>");
+}
+
+// The kernel's name without its parameter list (the whole signature is the tooltip).
+void append_name_cell(const std::string& name, fmt::memory_buffer& out) {
+  put(out, "<td class=\"kernel\" title=\"");
+  put_escaped(out, name);
+  put(out, "\">");
+  put_escaped(out, name.substr(0, name.find('(')));
+  put(out, "</td>");
+}
+
+void append_collective_row(const step::CollectiveInstance& c, int world_size, bool baselines,
+                           fmt::memory_buffer& out) {
+  putf(out, "<tr><td>{}</td><td>{}</td>", c.step, step::kind_name(c.kind));
+  append_group_cell(c, world_size, out);
   putf(out,
-       "</td><td class=\"num\">{}/{}</td><td class=\"num\" title=\"{} B\">{}</td>"
+       "<td class=\"num\">{}</td><td class=\"num\" title=\"{} B\">{}</td>"
        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-       "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-       c.ranks_seen, c.group_ranks.size(), c.bytes, c.bytes == 0 ? "?" : format_bytes(c.bytes),
-       c.last_rank, step_ms(c.start_skew_us), step_ms(c.duration_us), gbps(c.busbw_gbps),
-       gbps(c.baseline_busbw_gbps),
-       std::isnan(baseline_share(c)) ? "—" : fmt::format("{:.0f}%", 100 * baseline_share(c)));
-  put(out, "<td>");
-  put_escaped(out, c.baseline_layer);
-  putf(out, "</td><td class=\"num\">{}</td><td>", step_ms(c.exposed_us));
-  put_escaped(out, c.name);
-  put(out, "</td></tr>");
+       "<td class=\"num\">{}</td>",
+       ranks_seen_text(c, world_size), c.bytes, c.bytes == 0 ? "?" : format_bytes(c.bytes),
+       c.last_rank, c.ranks_seen < 2 ? "—" : step_ms(c.start_skew_us), step_ms(c.duration_us),
+       gbps(c.busbw_gbps));
+  if (baselines) {
+    putf(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>",
+         gbps(c.baseline_busbw_gbps),
+         std::isnan(baseline_share(c)) ? "—" : fmt::format("{:.0f}%", 100 * baseline_share(c)));
+    put_escaped(out, c.baseline_layer);
+    put(out, "</td>");
+  }
+  putf(out, "<td class=\"num\">{}</td>", step_ms(c.exposed_us));
+  append_name_cell(c.name, out);
+  put(out, "</tr>");
+}
+
+void append_collectives_header(bool baselines, fmt::memory_buffer& out) {
+  put(out,
+      "<table class=\"rows collectives\"><tr><th>step</th><th>kind</th><th>group</th>"
+      "<th title=\"ranks of the group whose traces hold this collective, of the group's "
+      "ranks\">ranks seen</th><th>size</th><th>last rank</th><th>start skew</th>"
+      "<th>duration</th><th>busbw (GB/s)</th>");
+  if (baselines) put(out, "<th>baseline (GB/s)</th><th>of baseline</th><th>layer</th>");
+  put(out, "<th>exposed</th><th>kernel</th></tr>");
 }
 
 void append_collectives(const step::StepResult& r, fmt::memory_buffer& out) {
@@ -483,16 +548,17 @@ void append_collectives(const step::StepResult& r, fmt::memory_buffer& out) {
   }
   putf(out,
        "<p class=\"note\">{} of {} collective instances: {}. Duration and busbw are taken "
-       "from the last rank's start to the end (the time the data moved).</p>",
+       "from the last rank's start to the end (the time the data moved). A group is named as "
+       "the console names it: its own name, or <code>world</code> / <code>ranks</code> with its "
+       "ranks when the profiler named it by an id (shown in grey; hover for every rank).</p>",
        list.size(), r.collectives.size(),
        by_baseline ? "the lowest busbw against the baseline first"
                    : "the most exposed first (no baseline to compare with: --baseline)");
-  put(out,
-      "<table class=\"rows collectives\"><tr><th>step</th><th>kind</th><th>group</th>"
-      "<th>ranks seen</th><th>size</th><th>last rank</th><th>start skew</th><th>duration</th>"
-      "<th>busbw (GB/s)</th><th>baseline (GB/s)</th><th>of baseline</th><th>layer</th>"
-      "<th>exposed</th><th>name</th></tr>");
-  for (const step::CollectiveInstance* c : list) append_collective_row(*c, out);
+  const bool baselines = by_baseline || !r.baseline.empty();
+  append_collectives_header(baselines, out);
+  for (const step::CollectiveInstance* c : list) {
+    append_collective_row(*c, r.world_size, baselines, out);
+  }
   put(out, "</table></section>\n");
 }
 

@@ -22,6 +22,7 @@ constexpr double kTop = 30;
 constexpr double kBottom = 44;
 constexpr double kPointRadius = 3.5;
 constexpr double kRingRadius = 7.5;
+constexpr double kErrorCap = 3;  // half the width of an error bar's caps
 constexpr int kMaxLogTicks = 9;
 
 // Maps a value in [lo, hi] to a pixel in [p0, p1], linearly or on a log scale.
@@ -39,6 +40,11 @@ struct Axis {
 
 bool drawable(const ChartPoint& p, bool y_log) {
   return p.x > 0 && std::isfinite(p.x) && std::isfinite(p.y) && (!y_log || p.y > 0);
+}
+
+bool has_error_bar(const ChartPoint& p, bool y_log) {
+  return std::isfinite(p.y_low) && std::isfinite(p.y_high) && p.y_high > p.y_low &&
+         (!y_log || p.y_low > 0);
 }
 
 struct Extent {
@@ -59,6 +65,7 @@ Extent extent(const Panel& panel) {
       e.x_hi = std::max(e.x_hi, p.x);
       e.y_lo = std::min(e.y_lo, p.y);
       e.y_hi = std::max(e.y_hi, p.y);
+      if (has_error_bar(p, y_log)) e.y_hi = std::max(e.y_hi, p.y_high);
       ++e.points;
     }
   }
@@ -193,6 +200,17 @@ void draw_grid(const Panel& panel, const Frame& f, fmt::memory_buffer& out) {
                  (kLeft + kWidth - kRight) / 2, kHeight - 8);
 }
 
+// A vertical bar from y_low to y_high with short caps, under the point (class "err": the page
+// styles it).
+void draw_error_bar(const ChartPoint& p, double px, const Frame& f, fmt::memory_buffer& out) {
+  const double lo = f.y.at(std::max(p.y_low, f.y.lo));
+  const double hi = f.y.at(std::min(p.y_high, f.y.hi));
+  fmt::format_to(std::back_inserter(out),
+                 "<path class=\"err\" d=\"M{0:.1f} {1:.1f}V{2:.1f}M{3:.1f} {1:.1f}H{4:.1f}"
+                 "M{3:.1f} {2:.1f}H{4:.1f}\"/>",
+                 px, lo, hi, px - kErrorCap, px + kErrorCap);
+}
+
 void draw_series(const ChartSeries& s, const Frame& f, bool y_log, fmt::memory_buffer& out) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "<polyline class=\"line s{} d{}\" points=\"", s.colour, s.dash);
@@ -204,6 +222,7 @@ void draw_series(const ChartSeries& s, const Frame& f, bool y_log, fmt::memory_b
     if (!drawable(p, y_log)) continue;
     const double px = f.x.at(p.x);
     const double py = f.y.at(p.y);
+    if (has_error_bar(p, y_log)) draw_error_bar(p, px, f, out);
     if (p.marked) {
       fmt::format_to(it, "<circle class=\"reg\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"/>", px, py,
                      kRingRadius);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct ChartPoint {
   double y = 0;         // NaN: not measured, skipped
   bool marked = false;  // a regression: drawn with a red ring
   std::string tip;      // hover text
+  // An error bar from y_low to y_high (the HTML report: busbw's spread over the rounds); none
+  // unless both are finite.
+  double y_low = std::numeric_limits<double>::quiet_NaN();
+  double y_high = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ChartSeries {

@@ -78,7 +78,20 @@ step::StepResult result() {
   c.baseline_busbw_gbps = 129.4;
   c.baseline_layer = "node";
   c.exposed_us = 800;
-  c.name = "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL";
+  c.name = "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  r.collectives.push_back(c);
+  // A group the profiler named by an id (HCCL's communicator, PyTorch's counter or hash): named
+  // by its ranks, "world" here, the id in grey.
+  c.kind = step::CollectiveKind::kAllReduce;
+  c.group = "17522688603477080586";
+  c.exposed_us = 700;
+  r.collectives.push_back(c);
+  // A kernel with no process-group arguments: the analysis takes its group to be the world.
+  c.kind = step::CollectiveKind::kAllGather;
+  c.group.clear();
+  c.group_ranks.clear();
+  c.ranks_seen = 2;
+  c.exposed_us = 600;
   r.collectives.push_back(c);
   r.stragglers = {{12, 3, 900}, {-1, 3, 2700}};
   r.plan = {{"compute", 60000, 55000}, {"step", 115000, 100000}};
@@ -110,8 +123,57 @@ TEST(StepReportBrowser, BarsLanesAndASilentConsole) {
   EXPECT_EQ(count(run.out, "<g class=\"lane\">"), static_cast<size_t>(kRanks));
   EXPECT_EQ(count(run.out, "<figure class=\"chart\""), 2u);
   EXPECT_NE(run.out.find("<td>reducescatter</td>"), std::string::npos);
+  // The slow collectives, named as the console names them; "ranks seen" as "n of the group".
+  EXPECT_NE(run.out.find("<td class=\"group\" title=\"process group dp · 4 ranks: 0,1,2,3\">"
+                         "dp(0,1,2,3)</td><td class=\"num\">4 of 4</td>"),
+            std::string::npos);
+  EXPECT_NE(run.out.find("<td class=\"group\" title=\"process group 17522688603477080586 · 4 "
+                         "ranks: 0,1,2,3\">world(0,1,2,3)<br><span class=\"pg\">pg "
+                         "17522688603477080586</span></td><td class=\"num\">4 of 4</td>"),
+            std::string::npos);
+  EXPECT_NE(run.out.find("<td class=\"group\" title=\"unnamed process group · its ranks are not "
+                         "in the trace (taken as the whole world)\">all ranks</td><td "
+                         "class=\"num\">2 of 4</td>"),
+            std::string::npos);
+  EXPECT_EQ(run.out.find("/0</td>"), std::string::npos);
+  // The kernel without its parameter list; the whole signature in the tooltip.
+  EXPECT_NE(run.out.find(">ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL</td>"), std::string::npos);
+  EXPECT_NE(run.out.find("title=\"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, "
+                         "unsigned long, ncclWork*)\""),
+            std::string::npos);
   EXPECT_NE(run.out.find("traces/rank0&lt;&amp;&gt;.json"), std::string::npos);
   EXPECT_EQ(page_console_lines(run.err), std::vector<std::string>{}) << run.err;
+}
+
+// The page of real traces, as plumb step writes it, in the browser: the Ascend set's HCCL group
+// is named by its id (17522688603477080586) and holds ranks 0-7 of a world no trace states; the
+// Kineto pair is 2 of a 128-rank job whose kernels name no group. Neither may read "2/0".
+test::Run step_page(const std::string& traces, const std::string& name) {
+  const std::string dir = test::temp_dir("step-browser-" + name);
+  const test::Run plumb = test::run_command(fmt::format(
+      "{} step {}/traces/{} --html {}/step.html", PLUMB_BIN, PLUMB_SOURCE_DIR "/tests/fixtures",
+      traces, dir));
+  EXPECT_EQ(plumb.exit_code, 0) << plumb.err;
+  return chromium("--dump-dom file://" + dir + "/step.html", name);
+}
+
+TEST(StepReportBrowser, RealTracesNameGroupsAndCountRanksSeen) {
+  const std::string missing = chromium_missing();
+  ASSERT_TRUE(missing.empty()) << missing;
+  const test::Run ascend = step_page("ascend/pt-level1-2rank-text", "ascend");
+  ASSERT_EQ(ascend.exit_code, 0) << ascend.err;
+  EXPECT_EQ(count(ascend.out,
+                  "<td class=\"group\" title=\"process group 17522688603477080586 · 8 ranks: "
+                  "0,1,2,3,4,5,6,7\">ranks(0,1,..,7)<br><span class=\"pg\">pg "
+                  "17522688603477080586</span></td><td class=\"num\">2 of 8</td>"),
+            4u);
+  EXPECT_EQ(page_console_lines(ascend.err), std::vector<std::string>{}) << ascend.err;
+  const test::Run kineto = step_page("kineto-2ranks-of-128", "kineto");
+  ASSERT_EQ(kineto.exit_code, 0) << kineto.err;
+  EXPECT_EQ(count(kineto.out, "\">all ranks</td><td class=\"num\">2 of 128</td>"), 5u);
+  EXPECT_EQ(count(kineto.out, "\">all ranks</td><td class=\"num\">1 of 128</td>"), 2u);
+  EXPECT_EQ(kineto.out.find("/0</td>"), std::string::npos);
+  EXPECT_EQ(page_console_lines(kineto.err), std::vector<std::string>{}) << kineto.err;
 }
 
 TEST(StepReportBrowser, Screenshot) {

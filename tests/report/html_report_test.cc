@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <limits>
 #include <regex>
@@ -12,6 +14,7 @@
 
 #include "baseline/diff.h"
 #include "baseline/store.h"
+#include "common/json.h"
 #include "report/chart_data.h"
 #include "report/html_escape.h"
 #include "report/svg_chart.h"
@@ -300,6 +303,74 @@ TEST(HtmlReport, ContextTables) {
                       "<td class=\"absent\">(absent)</td></tr>"),
             std::string::npos);
   EXPECT_NE(html.find("<th>cann</th><td title=\"\">not found</td>"), std::string::npos);
+}
+
+// plumb.topo/1 as topo_json writes it, 1 host and 2 ranks: the hosts and the ranks as tables, open
+// (few ranks), rank 1's warning on its row; fields missing from a rank read "?".
+TEST(HtmlReport, TopologyAsHostAndRankTables) {
+  baseline::Record a = record(1, "before", 1.0, {"node"}, {"allreduce"});
+  a.topo = parse_json(R"({
+    "schema": "plumb.topo/1", "created": "2026-12-01T10:00:00Z",
+    "hosts": [{"host": "h0", "source": "hwloc", "packages": 1, "cores": 8, "pus": 16,
+               "numa_nodes": [{"os_index": 0, "memory_bytes": 17179869184, "cpus": "0-7"},
+                              {"os_index": 1, "memory_bytes": 17179869184, "cpus": "8-15"}],
+               "pci": [{"bus_id": "0000:18:00.0", "vendor_id": "10de", "device_id": "2330",
+                        "class_id": "0302", "kind": "accelerator", "vendor": "NVIDIA",
+                        "numa_node": 0, "os_devices": []},
+                       {"bus_id": "0000:1a:00.0", "vendor_id": "15b3", "device_id": "1021",
+                        "class_id": "0207", "kind": "rdma-nic", "vendor": "Mellanox",
+                        "numa_node": 0, "os_devices": ["ib0", "mlx5_0"]}],
+               "notes": []}],
+    "ranks": [{"rank": 0, "host": "h0", "local_rank": 0, "cpus": "0-7", "numa_nodes": [0],
+               "accelerator": {"index": 0, "named_by": "LOCAL_RANK=0", "bus_id": "0000:18:00.0",
+                               "numa_node": 0, "problem": null}},
+              {"rank": 1, "host": "h0", "local_rank": 1, "cpus": "0-15", "numa_nodes": [0, 1],
+               "accelerator": null}],
+    "warnings": [{"rank": 1, "host": "h0", "message": "rank 1 on h0 is bound across NUMA nodes 0,1",
+                  "fix": {"numa_node": 0, "cpus": "0-7"}}]})",
+                      "test topology");
+  const std::string html = render(a);
+  EXPECT_NE(html.find("<p class=\"note topo-count\">2 ranks on 1 host · 1 with a warning.</p>"
+                      "<h4>Hosts</h4>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><th>h0</th><td class=\"num\">2 (ranks 0–1)</td><td>1 package · 8 "
+                      "cores / 16 PUs</td><td class=\"num\">32 GiB</td><td>node 0: cpus 0-7<br>"
+                      "node 1: cpus 8-15</td><td>1 × NVIDIA 10de:2330</td><td>ib0/mlx5_0 · NUMA 0"
+                      "</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<h4>Ranks</h4><table class=\"rows topo-ranks\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td class=\"num\">0</td><td>h0</td><td class=\"num\">0</td><td "
+                      "class=\"num\">0</td><td>0000:18:00.0</td><td class=\"num\">0</td><td>0-7"
+                      "</td><td class=\"num\">0</td><td>ib0/mlx5_0</td><td></td></tr>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"warn\"><td class=\"num\">1</td><td>h0</td><td class=\"num\">"
+                      "1</td><td class=\"num\">?</td><td>?</td><td class=\"num\">?</td><td>0-15"
+                      "</td><td class=\"num\">0,1</td><td>?</td><td>rank 1 on h0 is bound across "
+                      "NUMA nodes 0,1</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<details"), std::string::npos);
+  EXPECT_EQ(html.find("<th>pci</th>"), std::string::npos);  // not the field-by-field tables
+}
+
+// The spread over the rounds: a column of the results table, "—" for a size measured once, and
+// an error bar of ± the spread on the busbw point.
+TEST(HtmlReport, SpreadOverTheRounds) {
+  baseline::Record a = record(1, "before", 1.0, {"node"}, {"allreduce"});
+  a.comm = {{"settings", {{"rounds", 5}}}};
+  for (comm::Row& r : a.rows) r.busbw_spread = r.group == "node1" ? 0.0125 : 0.5;
+  a.rows[0].busbw_spread = a.rows[1].busbw_spread = kNaN;  // 1 B: measured once
+  const std::string html = render(a);
+  EXPECT_NE(html.find("A measured in 5 rounds.</p>"), std::string::npos);
+  EXPECT_NE(html.find("<th>busbw (GB/s)</th><th>spread</th><th>p99 (µs)</th><th>slowest group"
+                      "</th></tr>"),
+            std::string::npos);
+  // The slowest group (node1) at each size: its own spread, 1.2% (one decimal, as the console).
+  EXPECT_EQ(count(html, "<td class=\"num spread\">1.2%</td>"), 6u);
+  EXPECT_EQ(count(html, "<td class=\"num spread\">—</td>"), 1u);
+  EXPECT_EQ(count(html, "<path class=\"err\" d=\"M"), 6u + 1);  // 6 points and the legend key
+  EXPECT_NE(html.find(" · spread over the rounds ±1.2%"), std::string::npos);
+  a.comm = nullptr;
+  EXPECT_NE(render(a).find("A measured in 1 round.</p>"), std::string::npos);
 }
 
 TEST(HtmlReport, OneBaselineAndNoRows) {

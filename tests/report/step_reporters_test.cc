@@ -387,6 +387,14 @@ TEST(StepConsoleReporter, GroupLabels) {
   EXPECT_EQ(group_label("", {4, 5}), "ranks(4,5)");
   EXPECT_EQ(group_label("hccl_world", {}), "hccl_world");
   EXPECT_EQ(group_label("", {}), "all ranks");
+  // Ids a profiler made up name no role: the group is named by its ranks, or "world".
+  EXPECT_EQ(group_label("17522688603477080586", {0, 1, 2, 3, 4, 5, 6, 7}), "ranks(0,1,..,7)");
+  EXPECT_EQ(group_label("17522688603477080586", {0, 1, 2, 3, 4, 5, 6, 7}, 8), "world(0,1,..,7)");
+  EXPECT_EQ(group_label("3", {0, 2}, 4), "ranks(0,2)");
+  EXPECT_EQ(group_label("10.0.0.1%eth0_60000_0_1712345678", {1, 0}, 2), "world(1,0)");
+  EXPECT_EQ(group_label("a94a8fe5ccb19ba61c4c0873d391e987982fbbd3", {}), "all ranks");
+  EXPECT_EQ(group_label("default_pg", {0, 1}, 2), "default_pg(0,1)");
+  EXPECT_EQ(group_label("dp", {0, 1}, 2), "dp(0,1)");
   EXPECT_EQ(step_ms(1234.5), "1.234 ms");  // round half to even at the microsecond
   EXPECT_EQ(step_ms(step::kNaN), "?");
 }
@@ -577,6 +585,27 @@ TEST(StepHtml, WithoutBaselineTheMostExposedCollectives) {
   EXPECT_TRUE(has(html, "7 of 7 collective instances: the most exposed first"));
   EXPECT_LT(html.find("<td>reducescatter</td>"), html.find("<td>alltoall</td>"));
   EXPECT_LT(html.find("<td>alltoall</td>"), html.find("<td>allgather</td>"));
+}
+
+// "ranks seen" is the group's ranks the set holds, of all of them: never "2/0" when the trace
+// names no ranks for the group.
+TEST(StepHtml, RanksSeenOfTheGroupOrTheWorld) {
+  step::StepResult r = sample();
+  r.world_size = 4;
+  r.collectives[0].group = "17522688603477080586";
+  r.collectives[0].group_ranks = {0, 1, 2, 3};
+  r.collectives[0].ranks_seen = 3;
+  EXPECT_TRUE(has(render(r),
+                  "title=\"process group 17522688603477080586 · 4 ranks: 0,1,2,3\">world(0,1,2,3)"
+                  "<br><span class=\"pg\">pg 17522688603477080586</span></td><td class=\"num\">"
+                  "3 of 4</td>"));
+  r.collectives[0].group.clear();
+  r.collectives[0].group_ranks.clear();
+  EXPECT_TRUE(has(render(r), ">all ranks</td><td class=\"num\">3 of 4</td>"));
+  r.world_size = -1;
+  const std::string html = render(r);
+  EXPECT_TRUE(has(html, ">all ranks</td><td class=\"num\">3 (group size unknown)</td>"));
+  EXPECT_FALSE(has(html, "/0</td>"));
 }
 
 TEST(StepHtml, EveryTraceStringEscaped) {
