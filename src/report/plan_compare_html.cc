@@ -22,6 +22,7 @@ namespace {
 constexpr std::string_view kStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}td.none{color:#888}td.chip{white-space:nowrap}
+td.layout{min-width:18em}
 svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k1{stroke:#e8710a;fill:#e8710a}.k2{stroke:#2ca02c;fill:#2ca02c}
 .k3{stroke:#9467bd;fill:#9467bd}.k4{stroke:#d62728;fill:#d62728}.k5{stroke:#8c8c8c;fill:#8c8c8c}
@@ -162,7 +163,7 @@ void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
     put(out, "</td></tr>");
     return;
   }
-  put(out, "<td>");
+  put(out, "<td class=\"layout\">");
   append_escaped(out, layout_text(r.best->layout));
   putf(out, "</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{:.1f}%</td>", 100 * r.best->mfu,
        100 * r.outlook.at_daly.goodput);

@@ -101,6 +101,7 @@ struct XNames {
   size_t every = 1;
   std::optional<size_t> first_fail;
   std::vector<size_t> named;
+  size_t shared = 0;  // the head every name shares, left out of long ones (shared_head)
   double height = 0;  // below the plot: tick, slanted names
 };
 
@@ -126,25 +127,46 @@ size_t char_start(std::string_view s, size_t at) {
   return at;
 }
 
-// A name as the axis writes it: whole up to kMaxNameChars; longer, its head (not cut inside a
-// number), "…" and its tail from a '.' (the part that says input, output or parameter), or its
-// last characters.
-std::string short_name(std::string_view name) {
+// The segments every name on the chart starts with, but the last of them: "model.layers.12" and
+// "model.layers.7" share "model.", which a long name can leave out ("…layers.12.mlp...").
+size_t shared_head(const std::vector<const PairResult*>& pairs) {
+  if (pairs.size() < 2) return 0;  // one name shares nothing with another
+  std::string_view common = pairs.front()->name;
+  for (const PairResult* p : pairs) {
+    size_t n = 0;
+    while (n < common.size() && n < p->name.size() && common[n] == p->name[n]) ++n;
+    common = common.substr(0, n);
+  }
+  const size_t last = common.rfind('.');
+  if (last == std::string_view::npos || last == 0) return 0;
+  const size_t before = common.rfind('.', last - 1);
+  return before == std::string_view::npos ? 0 : before + 1;
+}
+
+// A name as the axis writes it: whole up to kMaxNameChars; longer, without the head every name
+// shares ("…"), then if still too long its head (not cut inside a number), "…" and its tail from
+// a '.' (the part that says input, output or parameter), or its last characters.
+std::string short_name(std::string_view name, size_t shared) {
   if (name.size() <= kMaxNameChars) return std::string(name);
-  const size_t tail_room = kMaxNameChars - 1 - kMinNameHead;
+  std::string out = shared > 0 ? "…" : "";
+  name.remove_prefix(std::min(shared, name.size()));
+  const size_t room = kMaxNameChars - (shared > 0 ? 1 : 0);
+  if (name.size() <= room) return out.append(name);
+  const size_t tail_room = room - 1 - kMinNameHead;
   size_t tail = name.size() - tail_room;
   const size_t dot = name.find('.', tail);
   tail = dot == std::string_view::npos || dot + 1 >= name.size() ? char_start(name, tail) : dot + 1;
-  size_t head = char_start(name, kMaxNameChars - 1 - (name.size() - tail));
+  size_t head = char_start(name, room - 1 - (name.size() - tail));
   const auto digit = [&name](size_t i) { return name[i] >= '0' && name[i] <= '9'; };
   while (head > 0 && digit(head - 1) && digit(head)) --head;  // "layers.2…" would lie about 237
-  return fmt::format("{}…{}", name.substr(0, head), name.substr(tail));
+  return fmt::format("{}{}…{}", out, name.substr(0, head), name.substr(tail));
 }
 
 XNames x_names(const std::vector<const PairResult*>& pairs, double step) {
   XNames x;
   x.every = static_cast<size_t>(std::max(1.0, std::ceil(kNameSpacing / step)));
   x.first_fail = first_failure(pairs);
+  x.shared = shared_head(pairs);
   const size_t clear = x.every;  // neighbours of the first failure closer than this give way
   size_t longest = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
@@ -342,7 +364,7 @@ void append_x_axis(const BarChart& c, const std::vector<const PairResult*>& pair
          mid, bottom, bottom + kTickLength, x.first_fail == i ? " first" : "", y);
     put_escaped(out, pairs[i]->name);
     put(out, "</title>");
-    put_escaped(out, short_name(pairs[i]->name));
+    put_escaped(out, short_name(pairs[i]->name, x.shared));
     put(out, "</text>");
   }
   putf(out,

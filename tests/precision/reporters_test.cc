@@ -426,8 +426,8 @@ TEST(PrecisionHtml, AtMostMaxBarsAndEmpty) {
 }
 
 // Hundreds of operators: the axis names one pair in k (k keeps the slanted names 16 units apart)
-// and always the first failure, whose closer neighbours give way; a long name keeps its head (not
-// cut inside the layer's number) and the tail from a '.'. Under assert-close no line is drawn and the caption says why.
+// and always the first failure, whose closer neighbours give way; a long name leaves out the head
+// every name shares but its last segment, then keeps its head and the tail from a '.'. Under assert-close no line is drawn and the caption says why.
 TEST(PrecisionHtml, HundredsOfOperatorsNameEveryKthAndTheFirstFailure) {
   CompareResult r;
   r.mode = "directories";
@@ -449,7 +449,7 @@ TEST(PrecisionHtml, HundredsOfOperatorsNameEveryKthAndTheFirstFailure) {
   EXPECT_EQ(count(page, "<text class=\"xname first\""), 2u);
   EXPECT_TRUE(has(page, "<text class=\"xname first\" x=\"479.6\" y=\"262.0\" transform=\"rotate(45 "
                         "479.6 262.0)\"><title>Module.model.layers.237.self_attention.core_attention."
-                        "forward.0.output.0</title>Module.model.layers.…forward.0.output.0</text>"));
+                        "forward.0.output.0</title>…layers.237.self_atte…forward.0.output.0</text>"));
   EXPECT_FALSE(has(page, "<title>Module.model.layers.230."));
   EXPECT_EQ(count(page, "operator, in execution order (one in 10 named; hover a bar for its name)"),
             2u);
