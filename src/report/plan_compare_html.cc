@@ -22,16 +22,20 @@ namespace {
 constexpr std::string_view kStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}td.none{color:#888}td.chip{white-space:nowrap}
+td.layout{min-width:18em}
 svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k1{stroke:#e8710a;fill:#e8710a}.k2{stroke:#2ca02c;fill:#2ca02c}
 .k3{stroke:#9467bd;fill:#9467bd}.k4{stroke:#d62728;fill:#d62728}.k5{stroke:#8c8c8c;fill:#8c8c8c}
 .k6{stroke:#bcbd22;fill:#bcbd22}.k7{stroke:#17becf;fill:#17becf}.k8{stroke:#8c564b;fill:#8c564b}
 .k9{stroke:#e377c2;fill:#e377c2}
 .line{fill:none;stroke-width:1.6}
+.plabel{font-size:11px;fill:#333;paint-order:stroke;stroke:#fff;stroke-width:3px}
 )";
 constexpr int kColours = 10;
 constexpr double kChartHeight = 300;
 constexpr double kMillion = 1e6;
+// Room inside each edge of a chart's plot for a point (radius 3.5) and its label beside it.
+constexpr double kChartEdgePad = 16;
 
 // One figure of the table or a chart, read from a row's costs.
 using CostField = std::function<std::optional<double>(const plan::CompareCosts&)>;
@@ -159,7 +163,7 @@ void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
     put(out, "</td></tr>");
     return;
   }
-  put(out, "<td>");
+  put(out, "<td class=\"layout\">");
   append_escaped(out, layout_text(r.best->layout));
   putf(out, "</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{:.1f}%</td>", 100 * r.best->mfu,
        100 * r.outlook.at_daly.goodput);
@@ -197,7 +201,15 @@ std::string point_tip(const plan::ChipComparison& chip, const plan::CompareRow& 
   return tip;
 }
 
-// Per chip, one line through its counts in order of days, and its points with their tips.
+// A chip as the legend names it: the hardware file's name and the label of the table's rows,
+// "NVIDIA H100 SXM · h100-sxm"; the label alone for a file without a name.
+std::string series_name(const plan::CompareChip& chip) {
+  if (chip.hardware.name.empty() || chip.hardware.name == chip.label) return chip.label;
+  return fmt::format("{} · {}", chip.hardware.name, chip.label);
+}
+
+// Per chip, one line through its counts in order of days, and its points with their tips and
+// their device counts as labels.
 LinearChart days_chart(const plan::Comparison& c, std::string title, const CostField& field,
                        double scale, std::string empty_note) {
   LinearChart chart;
@@ -206,6 +218,7 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
   chart.empty_note = std::move(empty_note);
   chart.y_bytes = false;
   chart.height = kChartHeight;
+  chart.edge_pad = kChartEdgePad;
   for (size_t i = 0; i < c.chips.size(); ++i) {
     const plan::ChipComparison& chip = c.chips[i];
     std::vector<std::pair<double, const plan::CompareRow*>> rows;
@@ -216,8 +229,8 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     const int colour = static_cast<int>(i % kColours);
-    LinearSeries line{chip.chip.label, colour, SeriesStyle::kLine, {}, {}, {}};
-    LinearSeries points{"", colour, SeriesStyle::kPoints, {}, {}, {}};
+    LinearSeries line{series_name(chip.chip), colour, SeriesStyle::kLine, {}, {}, {}, {}};
+    LinearSeries points{"", colour, SeriesStyle::kPoints, {}, {}, {}, {}};
     for (const auto& [days, r] : rows) {
       const double y = *field(*r->costs) / scale;
       line.x.push_back(days);
@@ -225,6 +238,7 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
       points.x.push_back(days);
       points.y.push_back(y);
       points.tips.push_back(point_tip(chip, *r));
+      points.labels.push_back(fmt::format("{}", r->devices));
     }
     chart.series.push_back(std::move(line));
     chart.series.push_back(std::move(points));
@@ -244,8 +258,9 @@ void append_figure(const LinearChart& chart, std::string_view caption, fmt::memo
 void append_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"charts\"><h2>Time to train against money and energy</h2><p class=\"note\">"
-      "One line per chip through its device counts: left is faster, lower is cheaper. Hover a "
-      "point for its layout and figures.</p>");
+      "One line per chip through its device counts, each point labelled with its device count "
+      "(where the label has room): left is faster, lower is cheaper. Hover a point for its "
+      "layout and figures.</p>");
   append_figure(days_chart(c, "rent for the run (million USD)",
                            [](const plan::CompareCosts& k) { return k.rent_usd; }, kMillion,
                            "no chip has a rent_usd_per_hour"),

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,22 +24,27 @@ using precision::PairResult;
 using precision::Verdict;
 
 // After kPageStyle. Pass blue, fail red, unmatched grey: the same in the bars, marks and table.
+// Operator names are monospace as in the table, so that their width is known (0.6 em a glyph).
 constexpr std::string_view kStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 svg.bars{width:100%;max-width:1300px;height:auto;display:block}
 .bar.pass rect{fill:#1f6fb4}.bar.fail rect{fill:#d62728}.bar:hover rect{fill:#000}
 .mark-fail{fill:#d62728}.mark-unmatched{fill:#999}.undefined{stroke:#d62728;stroke-dasharray:2 2}
-.threshold{stroke:#e8710a;stroke-width:1;stroke-dasharray:6 3}.tlabel{font-size:11px;fill:#e8710a}
+.threshold{stroke:#e8710a;stroke-width:1.2;stroke-dasharray:6 3}
+.tlabel{font-size:11px;fill:#b35300}.tlabel .tsource{fill:#777}
+.xname{font:10px monospace;fill:#444}.xname.first{fill:#a40000;font-weight:700}
+.xtick{stroke:#999}.first-fail{fill:#fde3e3}.first-fail-label{font-size:11px;font-weight:600;fill:#a40000}
+ul.thresholds{margin:6px 0 0;padding-left:20px;font-size:13px}ul.thresholds li{margin:2px 0}
+p.rule-note{margin:6px 0 0;font-size:13px}
 tr.fail td{color:#a40000}tr.unmatched td{color:#777}td.name{font-family:monospace}
-td.num{white-space:nowrap}
+td.num{white-space:nowrap}td.why:not(:empty){min-width:20em}
 )";
 
-constexpr double kWidth = 960;
-constexpr double kLeft = 72;   // y tick labels
-constexpr double kRight = 20;
-constexpr double kTop = 14;    // room for the fail marks above the plot
+constexpr double kWidth = 1100;
+constexpr double kLeft = 72;     // y tick labels
+constexpr double kRight = 170;   // the threshold lines' labels, and the last names' slant
+constexpr double kTop = 32;      // the fail marks, and above them the first failure's label
 constexpr double kPlotHeight = 220;
-constexpr double kAxisHeight = 36;
 constexpr double kMarkSize = 4;
 constexpr double kMinBarWidth = 0.4;   // thinner bars are still drawn this wide
 constexpr double kGapFrom = 3;         // bars wider than this get a gap
@@ -46,10 +52,27 @@ constexpr double kGapShare = 0.2;
 constexpr double kLinearTicks = 4;
 constexpr double kCosinePad = 0.01;    // below the lowest cosine
 constexpr double kLogSpan = 1e12;      // the log axis covers at most 12 decades
+// Operator names under the x axis, slanted 45° down to the right.
+constexpr size_t kMaxNameChars = 40;   // longer names keep their head and tail: "Functional.layer_…"
+constexpr size_t kMinNameHead = 11;    // a tail cut at a '.' leaves the head at least this
+constexpr double kNameGlyph = 6;       // 10 px monospace: 0.6 em a glyph
+constexpr double kNameSpacing = 16;    // slanted names closer than this overlap: every k-th
+constexpr double kSin45 = 0.7071;
+constexpr double kTickLength = 4;
+constexpr double kThresholdLabelLines = 24;  // two 11 px lines, and a gap
 
 bool statistics_mode(const precision::CompareResult& r) { return r.mode == "dump-statistics"; }
 
 std::string_view verdict_class(Verdict v) { return precision::verdict_name(v); }
+
+// A rule's threshold drawn as a dashed line: "cosine 0.99" / "msprobe, --cosine" beside it, and
+// what crossing it means under the chart, in the console's and docs/precision.md's words.
+struct Threshold {
+  double value = 0;
+  std::string label;    // the metric and the value
+  std::string source;   // the rule and the flag that set it
+  std::string meaning;  // "a pair below it fails when ..."
+};
 
 // One chart: a value per pair in execution order (NaN: not computed or undefined).
 struct BarChart {
@@ -58,7 +81,9 @@ struct BarChart {
   std::string y_title;
   bool log = false;
   double lo = 0, hi = 1;
-  std::vector<std::pair<double, std::string>> thresholds;  // value, label
+  std::vector<Threshold> thresholds;
+  std::string rule_note;  // why no line is drawn (assert-close judges elements)
+  std::string also_fails;  // what fails a pair besides the lines
   std::vector<double> values;
 
   double plot_width() const { return kWidth - kLeft - kRight; }
@@ -70,6 +95,16 @@ struct BarChart {
   }
 };
 
+// Which pairs the x axis names: every k-th (k keeps slanted names apart) and the first failure,
+// whose neighbours closer than kNameSpacing give way to it.
+struct XNames {
+  size_t every = 1;
+  std::optional<size_t> first_fail;
+  std::vector<size_t> named;
+  size_t shared = 0;  // the head every name shares, left out of long ones (shared_head)
+  double height = 0;  // below the plot: tick, slanted names
+};
+
 std::vector<const PairResult*> in_execution_order(const precision::CompareResult& r) {
   std::vector<const PairResult*> pairs;
   for (const PairResult& p : r.pairs) pairs.push_back(&p);
@@ -77,6 +112,73 @@ std::vector<const PairResult*> in_execution_order(const precision::CompareResult
                    [](const PairResult* a, const PairResult* b) { return a->order < b->order; });
   if (pairs.size() > kMaxPrecisionBars) pairs.resize(kMaxPrecisionBars);
   return pairs;
+}
+
+std::optional<size_t> first_failure(const std::vector<const PairResult*>& pairs) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i]->judgement.verdict == Verdict::kFail) return i;
+  }
+  return std::nullopt;
+}
+
+// A cut that does not split a UTF-8 sequence: back to the start of the character at `at`.
+size_t char_start(std::string_view s, size_t at) {
+  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
+// The segments every name on the chart starts with, but the last of them: "model.layers.12" and
+// "model.layers.7" share "model.", which a long name can leave out ("…layers.12.mlp...").
+size_t shared_head(const std::vector<const PairResult*>& pairs) {
+  if (pairs.size() < 2) return 0;  // one name shares nothing with another
+  std::string_view common = pairs.front()->name;
+  for (const PairResult* p : pairs) {
+    size_t n = 0;
+    while (n < common.size() && n < p->name.size() && common[n] == p->name[n]) ++n;
+    common = common.substr(0, n);
+  }
+  const size_t last = common.rfind('.');
+  if (last == std::string_view::npos || last == 0) return 0;
+  const size_t before = common.rfind('.', last - 1);
+  return before == std::string_view::npos ? 0 : before + 1;
+}
+
+// A name as the axis writes it: whole up to kMaxNameChars; longer, without the head every name
+// shares ("…"), then if still too long its head (not cut inside a number), "…" and its tail from
+// a '.' (the part that says input, output or parameter), or its last characters.
+std::string short_name(std::string_view name, size_t shared) {
+  if (name.size() <= kMaxNameChars) return std::string(name);
+  std::string out = shared > 0 ? "…" : "";
+  name.remove_prefix(std::min(shared, name.size()));
+  const size_t room = kMaxNameChars - (shared > 0 ? 1 : 0);
+  if (name.size() <= room) return out.append(name);
+  const size_t tail_room = room - 1 - kMinNameHead;
+  size_t tail = name.size() - tail_room;
+  const size_t dot = name.find('.', tail);
+  tail = dot == std::string_view::npos || dot + 1 >= name.size() ? char_start(name, tail) : dot + 1;
+  size_t head = char_start(name, room - 1 - (name.size() - tail));
+  const auto digit = [&name](size_t i) { return name[i] >= '0' && name[i] <= '9'; };
+  while (head > 0 && digit(head - 1) && digit(head)) --head;  // "layers.2…" would lie about 237
+  return fmt::format("{}{}…{}", out, name.substr(0, head), name.substr(tail));
+}
+
+XNames x_names(const std::vector<const PairResult*>& pairs, double step) {
+  XNames x;
+  x.every = static_cast<size_t>(std::max(1.0, std::ceil(kNameSpacing / step)));
+  x.first_fail = first_failure(pairs);
+  x.shared = shared_head(pairs);
+  const size_t clear = x.every;  // neighbours of the first failure closer than this give way
+  size_t longest = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const bool first = x.first_fail == i;
+    const bool near_first = x.first_fail && i != *x.first_fail &&
+                            (i > *x.first_fail ? i - *x.first_fail : *x.first_fail - i) < clear;
+    if (!first && (i % x.every != 0 || near_first)) continue;
+    x.named.push_back(i);
+    longest = std::max(longest, std::min(pairs[i]->name.size(), kMaxNameChars));
+  }
+  x.height = kTickLength + 8 + static_cast<double>(longest) * kNameGlyph * kSin45 + 24;
+  return x;
 }
 
 std::string tip(const PairResult& p) {
@@ -88,6 +190,49 @@ std::string tip(const PairResult& p) {
   if (p.stat_diffs) t += fmt::format("\nL2 norm rel diff {}", ratio_text(p.stat_diffs->norm_rel));
   if (!p.judgement.why.empty()) t += "\n" + p.judgement.why;
   return t;
+}
+
+// assert-close has no per-operator threshold: it says so, with the tolerances it used per dtype.
+std::string assert_close_note(const std::vector<const PairResult*>& pairs) {
+  std::vector<std::string> seen;
+  for (const PairResult* p : pairs) {
+    if (!p->metrics) continue;
+    std::string t = fmt::format("{} rtol {:g}, atol {:g}", pair_dtype(*p), p->metrics->rtol,
+                                p->metrics->atol);
+    if (std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(std::move(t));
+  }
+  return fmt::format(
+      "No threshold line: rule assert-close judges each element, not these per-operator figures. "
+      "A pair fails when any element has |a - b| > atol + rtol * |b| ({}).",
+      seen.empty() ? "torch's tolerances for the dtype" : fmt::format("{}", fmt::join(seen, "; ")));
+}
+
+constexpr std::string_view kMsprobeAlsoFails =
+    "A bar's colour is its verdict: under msprobe a pair also fails when its metrics are "
+    "undefined (NaN or Inf at different places), A holds NaN or Inf, or one side is all zero "
+    "(the table's why).";
+
+// msprobe's four thresholds: two on each chart, in the words of its verdicts ("cosine 0.98 < 0.99
+// and max abs error 0.02 > 0.001").
+std::vector<Threshold> cosine_thresholds(const precision::Thresholds& t) {
+  return {{t.cosine_pass, fmt::format("cosine {:g}", t.cosine_pass), "msprobe, --cosine",
+           fmt::format("a pair below it fails when its max abs error is also above {:g} (cosine "
+                       "< {:g} and max abs error > {:g})",
+                       t.abs_with_cosine, t.cosine_pass, t.abs_with_cosine)},
+          {t.cosine_fail, fmt::format("cosine {:g}", t.cosine_fail), "msprobe, --cosine-fail",
+           fmt::format("a pair below it fails whatever its error (cosine < {:g})", t.cosine_fail)}};
+}
+
+std::vector<Threshold> max_abs_thresholds(const precision::Thresholds& t) {
+  return {{t.abs_with_cosine, fmt::format("max abs error {:g}", t.abs_with_cosine),
+           "msprobe, --max-abs",
+           fmt::format("a pair above it fails when its cosine is also below {:g} (cosine < {:g} "
+                       "and max abs error > {:g})",
+                       t.cosine_pass, t.cosine_pass, t.abs_with_cosine)},
+          {t.max_abs_fail, fmt::format("max abs error {:g}", t.max_abs_fail),
+           "msprobe, --max-abs-fail",
+           fmt::format("a pair above it fails whatever its cosine (max abs error > {:g})",
+                       t.max_abs_fail)}};
 }
 
 // A linear axis from below the lowest cosine (and the fail threshold) to 1.
@@ -106,15 +251,17 @@ BarChart cosine_chart(const std::vector<const PairResult*>& pairs, bool msprobe,
   c.lo = std::max(-1.0, std::floor((lowest - kCosinePad) * 100) / 100);
   c.hi = 1;
   if (msprobe) {
-    c.thresholds = {{t.cosine_pass, fmt::format("{:g}", t.cosine_pass)},
-                    {t.cosine_fail, fmt::format("{:g}", t.cosine_fail)}};
+    c.thresholds = cosine_thresholds(t);
+    c.also_fails = kMsprobeAlsoFails;
+  } else {
+    c.rule_note = assert_close_note(pairs);
   }
   return c;
 }
 
 // A log axis over the decades the positive values (and the thresholds) span.
 BarChart log_chart(std::string id, std::string caption, std::string y_title,
-                   std::vector<double> values, std::vector<double> marks) {
+                   std::vector<double> values, std::vector<Threshold> thresholds) {
   BarChart c;
   c.id = std::move(id);
   c.caption = std::move(caption);
@@ -124,15 +271,15 @@ BarChart log_chart(std::string id, std::string caption, std::string y_title,
   for (double v : values) {
     if (std::isfinite(v) && v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
   }
-  for (double m : marks) {
-    if (m > 0) lo = std::min(lo, m), hi = std::max(hi, m);
+  for (const Threshold& m : thresholds) {
+    if (m.value > 0) lo = std::min(lo, m.value), hi = std::max(hi, m.value);
   }
   if (hi == 0) lo = 1e-6, hi = 1;
   c.hi = std::pow(10, std::ceil(std::log10(hi)));
   c.lo = std::max(std::pow(10, std::floor(std::log10(lo))), c.hi / kLogSpan);
   if (c.lo >= c.hi) c.lo = c.hi / 10;
   c.values = std::move(values);
-  for (double m : marks) c.thresholds.push_back({m, fmt::format("{:g}", m)});
+  c.thresholds = std::move(thresholds);
   return c;
 }
 
@@ -142,10 +289,14 @@ BarChart max_abs_chart(const std::vector<const PairResult*>& pairs, bool msprobe
   for (const PairResult* p : pairs) {
     values.push_back(p->metrics ? p->metrics->max_abs_err : precision::kUndefined);
   }
-  return log_chart("max-abs", "Max absolute error per operator, in execution order (log scale)",
-                   "max abs err", std::move(values),
-                   msprobe ? std::vector<double>{t.abs_with_cosine, t.max_abs_fail}
-                           : std::vector<double>{});
+  BarChart c = log_chart("max-abs",
+                         "Max absolute error per operator, in execution order (log scale; an "
+                         "error of 0 is a flat bar on the axis)",
+                         "max abs err", std::move(values),
+                         msprobe ? max_abs_thresholds(t) : std::vector<Threshold>{});
+  if (!msprobe) c.rule_note = assert_close_note(pairs);
+  if (msprobe) c.also_fails = kMsprobeAlsoFails;
+  return c;
 }
 
 BarChart stat_rel_chart(const std::vector<const PairResult*>& pairs, const precision::Thresholds& t) {
@@ -153,10 +304,18 @@ BarChart stat_rel_chart(const std::vector<const PairResult*>& pairs, const preci
   for (const PairResult* p : pairs) {
     values.push_back(p->stat_diffs ? p->stat_diffs->norm_rel : precision::kUndefined);
   }
-  return log_chart("norm-rel",
-                   "Relative difference of the L2 norm per operator, in execution order (log "
-                   "scale)",
-                   "L2 norm rel diff", std::move(values), {t.stats_rel_fail});
+  BarChart c = log_chart(
+      "norm-rel",
+      "Relative difference of the L2 norm per operator, in execution order (log scale; a "
+      "difference of 0 is a flat bar on the axis)",
+      "L2 norm rel diff", std::move(values),
+      {{t.stats_rel_fail, fmt::format("L2 norm rel. error {:g}", t.stats_rel_fail),
+        "statistics, --stats-rel",
+        fmt::format("a pair above it fails (L2 norm relative error > {:g})", t.stats_rel_fail)}});
+  c.also_fails =
+      "A bar's colour is its verdict: a pair also fails when a statistic is NaN or Inf on one "
+      "side only, or A's max or min is NaN or Inf (the table's why).";
+  return c;
 }
 
 void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
@@ -190,30 +349,71 @@ void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
   put(out, "</text>");
 }
 
-void append_x_axis(const BarChart& c, size_t n, fmt::memory_buffer& out) {
+// Each named pair: a tick and its name slanted down to the right, the whole name on hover.
+void append_x_axis(const BarChart& c, const std::vector<const PairResult*>& pairs,
+                   const XNames& x, fmt::memory_buffer& out) {
   const double bottom = kTop + kPlotHeight;
-  const double step = c.plot_width() / static_cast<double>(std::max<size_t>(n, 1));
-  for (double t : linear_ticks(static_cast<double>(n))) {
-    if (t >= static_cast<double>(n) && n > 0) break;
-    const double x = kLeft + (t + 0.5) * step;
-    putf(out, "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>",
-         x, bottom + 13, t);
+  const double step = c.plot_width() / static_cast<double>(std::max<size_t>(pairs.size(), 1));
+  for (size_t i : x.named) {
+    const double mid = kLeft + (static_cast<double>(i) + 0.5) * step;
+    const double y = bottom + kTickLength + 6;
+    putf(out,
+         "<line class=\"xtick\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
+         "<text class=\"xname{3}\" x=\"{0:.1f}\" y=\"{4:.1f}\" transform=\"rotate(45 {0:.1f} "
+         "{4:.1f})\"><title>",
+         mid, bottom, bottom + kTickLength, x.first_fail == i ? " first" : "", y);
+    put_escaped(out, pairs[i]->name);
+    put(out, "</title>");
+    put_escaped(out, short_name(pairs[i]->name, x.shared));
+    put(out, "</text>");
   }
   putf(out,
        "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
        "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">operator, in "
-       "execution order</text>",
-       kLeft, kTop, c.plot_width(), kPlotHeight, kLeft + c.plot_width() / 2, bottom + 30);
+       "execution order{}</text>",
+       kLeft, kTop, c.plot_width(), kPlotHeight, kLeft + c.plot_width() / 2, bottom + x.height - 6,
+       x.every > 1 ? fmt::format(" (one in {} named; hover a bar for its name)", x.every) : "");
 }
 
+// The lines across the plot, each labelled in the right margin: the metric and value, then the
+// rule and flag; labels closer than two lines are pushed apart.
 void append_thresholds(const BarChart& c, fmt::memory_buffer& out) {
-  for (const auto& [value, label] : c.thresholds) {
-    if (value < c.lo || value > c.hi) continue;
+  std::vector<std::pair<double, const Threshold*>> shown;
+  for (const Threshold& t : c.thresholds) {
+    if (t.value >= c.lo && t.value <= c.hi) shown.push_back({c.y(t.value), &t});
+  }
+  std::sort(shown.begin(), shown.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const double right = kWidth - kRight;
+  std::vector<double> label_y;  // each label's first baseline: at its line, below the one above
+  for (const auto& [y, t] : shown) {
+    label_y.push_back(label_y.empty() ? y + 4 : std::max(y + 4, label_y.back() + kThresholdLabelLines));
+  }
+  // Not below the plot, where the last names slant into the margin: all move up together.
+  const double excess = label_y.empty() ? 0 : label_y.back() + 12 - (kTop + kPlotHeight);
+  for (double& l : label_y) l -= std::max(0.0, excess);
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const auto& [y, t] = shown[k];
     putf(out,
          "<line class=\"threshold\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\"/>"
-         "<text class=\"tlabel\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
-         kLeft, c.y(value), kWidth - kRight, kWidth - kRight - 2, c.y(value) - 3, label);
+         "<text class=\"tlabel\" x=\"{3}\" y=\"{4:.1f}\">{5}<tspan class=\"tsource\" x=\"{3}\" "
+         "dy=\"12\">{6}</tspan></text>",
+         kLeft, y, right + 4, right + 8, label_y[k], t->label, t->source);
   }
+}
+
+// The first failure's column: a pale band behind the bars and its label above the fail marks.
+void append_first_failure(const XNames& x, double step, fmt::memory_buffer& out) {
+  if (!x.first_fail) return;
+  const double left = kLeft + static_cast<double>(*x.first_fail) * step;
+  const double mid = left + step / 2;
+  const bool right_half = mid > kLeft + (kWidth - kLeft - kRight) / 2;
+  putf(out,
+       "<rect class=\"first-fail\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\"/>"
+       "<text class=\"first-fail-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">first failure"
+       "</text>",
+       left, kTop, std::max(step, 1.0), kPlotHeight, mid, kTop - 16,
+       right_half ? "end" : "start");
 }
 
 // One pair's bar (or its marks): from the axis's bottom to the value.
@@ -246,31 +446,71 @@ void append_bar(const BarChart& c, const PairResult& p, size_t i, double step,
   }
   put(out, "</g>");
 }
-
-void append_chart(const BarChart& c, const std::vector<const PairResult*>& pairs,
-                  fmt::memory_buffer& out) {
-  putf(out, "<figure class=\"chart\" id=\"{}\"><figcaption>", c.id);
-  put_escaped(out, c.caption);
+// The legend's keys: the verdicts, the first failure, the lines.
+void append_legend(const BarChart& c, const XNames& x, fmt::memory_buffer& out) {
   put(out,
-      "</figcaption><div class=\"legend\"><span><svg class=\"key\" viewBox=\"0 0 28 10\"><rect "
+      "<div class=\"legend\"><span><svg class=\"key\" viewBox=\"0 0 28 10\"><rect "
       "x=\"1\" y=\"1\" width=\"26\" height=\"8\" fill=\"#1f6fb4\"/></svg>pass</span><span><svg "
       "class=\"key\" viewBox=\"0 0 28 10\"><rect x=\"1\" y=\"1\" width=\"26\" height=\"8\" "
       "fill=\"#d62728\"/></svg>fail (marked ▼ above)</span><span><svg class=\"key\" viewBox=\"0 0 "
       "28 10\"><circle cx=\"14\" cy=\"5\" r=\"3\" fill=\"#999\"/></svg>unmatched</span>");
+  if (x.first_fail) {
+    put(out,
+        "<span><svg class=\"key\" viewBox=\"0 0 28 10\"><rect class=\"first-fail\" x=\"1\" "
+        "y=\"0\" width=\"26\" height=\"10\"/></svg>first failure in execution order</span>");
+  }
   if (!c.thresholds.empty()) {
     put(out,
         "<span><svg class=\"key\" viewBox=\"0 0 28 10\"><line class=\"threshold\" x1=\"1\" "
-        "y1=\"5\" x2=\"27\" y2=\"5\"/></svg>the rule's thresholds</span>");
+        "y1=\"5\" x2=\"27\" y2=\"5\"/></svg>the rule's thresholds (below)</span>");
   }
   put(out, "</div>");
-  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {}\" role=\"img\">", kWidth,
-       kTop + kPlotHeight + kAxisHeight);
-  append_y_axis(c, out);
-  append_x_axis(c, pairs.size(), out);
+}
+
+// Under the plot: what crossing each line means, or why there is none.
+void append_threshold_notes(const BarChart& c, fmt::memory_buffer& out) {
+  if (!c.rule_note.empty()) {
+    put(out, "<p class=\"note rule-note\">");
+    put_escaped(out, c.rule_note);
+    put(out, "</p>");
+  }
+  if (c.thresholds.empty()) return;
+  put(out, "<ul class=\"thresholds\">");
+  for (const Threshold& t : c.thresholds) {
+    put(out, "<li><b>");
+    put_escaped(out, t.label);
+    put(out, "</b> (");
+    put_escaped(out, t.source);
+    put(out, "): ");
+    put_escaped(out, t.meaning);
+    put(out, ".</li>");
+  }
+  put(out, "</ul>");
+  if (!c.also_fails.empty()) {
+    put(out, "<p class=\"note rule-note\">");
+    put_escaped(out, c.also_fails);
+    put(out, "</p>");
+  }
+}
+
+void append_chart(const BarChart& c, const std::vector<const PairResult*>& pairs,
+                  fmt::memory_buffer& out) {
   const double step = c.plot_width() / static_cast<double>(std::max<size_t>(pairs.size(), 1));
+  const XNames x = x_names(pairs, step);
+  putf(out, "<figure class=\"chart\" id=\"{}\"><figcaption>", c.id);
+  put_escaped(out, c.caption);
+  put(out, "</figcaption>");
+  append_legend(c, x, out);
+  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kWidth,
+       kTop + kPlotHeight + x.height);
+  append_first_failure(x, step, out);
+  append_y_axis(c, out);
+  append_x_axis(c, pairs, x, out);
   for (size_t i = 0; i < pairs.size(); ++i) append_bar(c, *pairs[i], i, step, out);
   append_thresholds(c, out);
-  put(out, "</svg></figure>\n");
+  put(out, "</svg>");
+  append_threshold_notes(c, out);
+  put(out, "</figure>\n");
 }
 
 void append_head(const precision::CompareResult& r, fmt::memory_buffer& out) {
@@ -383,7 +623,7 @@ void append_row(const PairResult& p, bool statistics, fmt::memory_buffer& out) {
     cell(out, ratio_text(known ? m.five_thousandths_ratio : nan), "num");
     cell(out, known ? fmt::format("{} / {}", m.nan_a, m.nan_b) : "n/a", "num");
   }
-  cell(out, p.judgement.why);
+  cell(out, p.judgement.why, "why");
   put(out, "</tr>");
 }
 
@@ -392,8 +632,9 @@ void append_table(const precision::CompareResult& r, fmt::memory_buffer& out) {
   const std::vector<size_t> order = severity_order(r);
   const size_t shown = std::min(order.size(), kMaxPrecisionTableRows);
   putf(out,
-       "<p class=\"note\">Failed first, then unmatched, then passed; within each the lowest "
-       "cosine and the largest error first.{}</p>",
+       "<p class=\"note\">Failed first, then unmatched, then passed; within each {}.{}</p>",
+       statistics_mode(r) ? "the largest L2 norm relative difference first"
+                          : "the lowest cosine and the largest error first",
        shown < order.size()
            ? fmt::format(" The first {} of {} rows; the CSV and the JSON have every pair.", shown,
                          order.size())

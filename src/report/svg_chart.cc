@@ -1,6 +1,7 @@
 #include "report/svg_chart.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -377,18 +378,31 @@ LinearExtent linear_extent(const LinearChart& c, const std::vector<std::vector<d
   return e;
 }
 
+// The share of a domain that `pad` pixels are on each side of a plot `pixels` long, once the
+// domain is widened by that share at both ends.
+double pad_share(double pad, double pixels) {
+  return pad > 0 && pixels > 2 * pad ? pad / (pixels - 2 * pad) : 0;
+}
+
 LinearFrame make_linear_frame(const LinearChart& c, const LinearExtent& e) {
   LinearFrame f;
   f.right = c.width - kRight;
   f.bottom = c.height - kBottom;
-  const auto [x_lo, x_hi] = widened(e.x_lo, e.x_hi);
+  auto [x_lo, x_hi] = widened(e.x_lo, e.x_hi);
+  const double x_pad = pad_share(c.edge_pad, f.right - kLeft) * (x_hi - x_lo);
+  x_lo -= x_pad;
+  x_hi += x_pad;
   f.x = {x_lo, x_hi, false, kLeft, f.right};
   for (double t : nice_ticks(x_lo, x_hi, 1)) {
     const double slack = 1e-9 * (x_hi - x_lo);
     if (t >= x_lo - slack && t <= x_hi + slack) f.x_ticks.push_back(t);
   }
-  const double y_lo = c.y_from_zero ? std::min(0.0, e.y_lo) : e.y_lo;
-  f.y_ticks = c.y_bytes ? byte_ticks(y_lo, e.y_hi) : nice_ticks(y_lo, e.y_hi, 1);
+  double y_lo = c.y_from_zero ? std::min(0.0, e.y_lo) : e.y_lo;
+  double y_hi = e.y_hi;
+  const double y_pad = pad_share(c.edge_pad, f.bottom - kTop) * (y_hi - y_lo);
+  if (!(c.y_from_zero && y_lo == 0)) y_lo -= y_pad;
+  y_hi += y_pad;
+  f.y_ticks = c.y_bytes ? byte_ticks(y_lo, y_hi) : nice_ticks(y_lo, y_hi, 1);
   f.y = {f.y_ticks.front(), f.y_ticks.back(), false, f.bottom, kTop};
   return f;
 }
@@ -453,6 +467,86 @@ void draw_points(const LinearSeries& s, const LinearFrame& f, fmt::memory_buffer
                    f.y.at(s.y[i]), kPointRadius);
     if (i < s.tips.size()) append_escaped(out, s.tips[i]);
     out.append(std::string_view("</title></circle>"));
+  }
+  out.append(std::string_view("</g>"));
+}
+
+// Point labels: beside the point (above, below, right, left, then the diagonals below), the
+// first place whose box stays inside the plot and overlaps no placed label and no other point.
+constexpr double kLabelCharWidth = 6.2;  // an 11 px sans-serif digit or letter, about
+constexpr double kLabelHeight = 11;
+constexpr double kLabelGap = 3;
+
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+struct PlacedLabel {
+  double x, y;  // the text's anchor, on its baseline
+  const char* anchor;
+  const std::string* text;
+};
+
+std::vector<Box> point_boxes(const LinearChart& c, const LinearFrame& f) {
+  std::vector<Box> boxes;
+  for (const LinearSeries& s : c.series) {
+    if (s.style != SeriesStyle::kPoints) continue;
+    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.y[i])) continue;
+      const double px = f.x.at(s.x[i]), py = f.y.at(s.y[i]);
+      boxes.push_back({px - kPointRadius, py - kPointRadius, px + kPointRadius, py + kPointRadius});
+    }
+  }
+  return boxes;
+}
+
+std::vector<PlacedLabel> place_point_labels(const LinearChart& c, const LinearFrame& f) {
+  const std::vector<Box> points = point_boxes(c, f);
+  const Box plot{kLeft, kTop, f.right, f.bottom};
+  std::vector<Box> taken;
+  std::vector<PlacedLabel> placed;
+  for (const LinearSeries& s : c.series) {
+    if (s.style != SeriesStyle::kPoints) continue;
+    for (size_t i = 0; i < s.x.size() && i < s.y.size() && i < s.labels.size(); ++i) {
+      if (!std::isfinite(s.y[i]) || s.labels[i].empty()) continue;
+      const double px = f.x.at(s.x[i]), py = f.y.at(s.y[i]);
+      const double w = kLabelCharWidth * static_cast<double>(s.labels[i].size());
+      const double r = kPointRadius + kLabelGap, h = kLabelHeight;
+      // Each candidate: the box's left and top edges, and the anchor the text is written with.
+      const std::array<std::tuple<double, double, const char*>, 6> candidates = {{
+          {px - w / 2, py - r - h, "middle"}, {px - w / 2, py + r, "middle"},
+          {px + r, py - h / 2, "start"}, {px - r - w, py - h / 2, "end"},
+          {px + r, py + r - 2, "start"}, {px - r - w, py + r - 2, "end"}}};
+      for (const auto& [x0, y0, anchor] : candidates) {
+        const Box b{x0, y0, x0 + w, y0 + h};
+        const auto hits = [&b](const Box& o) { return b.overlaps(o); };
+        if (b.x0 < plot.x0 || b.x1 > plot.x1 || b.y0 < plot.y0 || b.y1 > plot.y1) continue;
+        if (std::any_of(taken.begin(), taken.end(), hits) ||
+            std::any_of(points.begin(), points.end(), hits)) {
+          continue;
+        }
+        taken.push_back(b);
+        const double tx = std::string_view(anchor) == "start" ? b.x0
+                          : std::string_view(anchor) == "end" ? b.x1 : (b.x0 + b.x1) / 2;
+        placed.push_back({tx, b.y1 - 2, anchor, &s.labels[i]});
+        break;
+      }
+    }
+  }
+  return placed;
+}
+
+void draw_point_labels(const LinearChart& c, const LinearFrame& f, fmt::memory_buffer& out) {
+  const std::vector<PlacedLabel> labels = place_point_labels(c, f);
+  if (labels.empty()) return;
+  auto it = std::back_inserter(out);
+  out.append(std::string_view("<g class=\"plabels\">"));
+  for (const PlacedLabel& l : labels) {
+    fmt::format_to(it, "<text class=\"plabel\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">",
+                   l.x, l.y, l.anchor);
+    append_escaped(out, *l.text);
+    out.append(std::string_view("</text>"));
   }
   out.append(std::string_view("</g>"));
 }
@@ -541,6 +635,7 @@ void draw_linear_chart(const LinearChart& c, fmt::memory_buffer& out) {
   for (const LinearSeries& s : c.series) {
     if (s.style == SeriesStyle::kPoints) draw_points(s, f, out);
   }
+  draw_point_labels(c, f, out);
   draw_marks(c, f, out);
   out.append(std::string_view("</svg>"));
 }

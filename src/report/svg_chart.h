@@ -73,6 +73,10 @@ struct LinearSeries {
   std::vector<double> x;          // ascending; kArea series stack in order and share one x
   std::vector<double> y;
   std::vector<std::string> tips;  // kPoints: one hover text per point
+  // kPoints, optional: a short label written beside each point ("8192"), placed where it overlaps
+  // no other label or point and stays inside the plot; a label with no such place is left out
+  // (its point's tip still says it). Empty: no labels (as before).
+  std::vector<std::string> labels = {};  // "= {}": older aggregate initialisers stay complete
 };
 
 struct ChartRule {
@@ -97,6 +101,10 @@ struct LinearChart {
   bool y_from_zero = true;
   double width = 960;
   double height = 320;
+  // Pixels kept free inside each edge of the plot, so that markers (and their labels) at the
+  // data's extremes lie wholly inside the frame: the axes' domains widen by that much. A y axis
+  // from zero is not padded below zero. 0: the extremes on the frame (as before).
+  double edge_pad = 0;
   std::vector<LinearSeries> series;  // drawn in order: areas, then lines, then points
   std::vector<ChartRule> rules;
   std::vector<ChartMark> marks;

@@ -343,6 +343,97 @@ TEST(PrecisionReportBrowser, BarsMarksAndASilentConsole) {
   EXPECT_EQ(page_console_lines(run.err), std::vector<std::string>{}) << run.err;
 }
 
+// The x axis names the operators (slanted, the whole name on hover), each threshold line says
+// which metric, value, rule and flag it is and the caption what crossing it means, in the console's
+// words; the first pair to fail, in execution order, is marked. On the msprobe dump of a drifting
+// LayerNorm: 13 pairs, the first failure is the LayerNorm's output (the first divergence).
+TEST(PrecisionReportBrowser, OperatorNamesThresholdsAndTheFirstFailure) {
+  const std::string missing = chromium_missing();
+  ASSERT_TRUE(missing.empty()) << missing;
+  const std::string path = write_page();
+  const test::Run run = chromium("--dump-dom file://" + path, "precision-names");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string& dom = run.out;
+  // Every one of the 13 pairs named on both charts; the longest keep head and tail.
+  EXPECT_EQ(count(dom, "<text class=\"xname"), 2u * 13);
+  for (const char* name : {"Mint.add.0.forward.input.0", "Functional.linear.0.forward.input.2",
+                           "Functional.softmax.0.forward.output.0"}) {
+    EXPECT_EQ(count(dom, fmt::format("<title>{0}</title>{0}</text>", name)), 2u) << name;
+  }
+  EXPECT_EQ(count(dom, "<title>Functional.layer_norm.0.forward.input.weight</title>"
+                       "Functional.layer_…0.forward.input.weight</text>"),
+            2u);
+  // The first failure: its name in bold red on the axis, a band behind its bar, a label above.
+  EXPECT_EQ(count(dom, "<title>Functional.layer_norm.0.forward.output.0</title>"
+                       "Functional.layer_norm.0.forward.output.0</text>"),
+            2u);
+  EXPECT_EQ(count(dom, "<text class=\"xname first\""), 2u);
+  const size_t first = dom.find("<text class=\"xname first\"");
+  EXPECT_EQ(dom.find("<title>", first), dom.find("<title>Functional.layer_norm.0.forward.output.0", first));
+  EXPECT_EQ(count(dom, "<rect class=\"first-fail\" x=\"468.00\""), 2u);  // the 7th of 13 columns
+  EXPECT_EQ(count(dom, "text-anchor=\"start\">first failure</text>"), 2u);
+  EXPECT_EQ(count(dom, "</svg>first failure in execution order</span>"), 2u);
+  // Each threshold line labelled in the margin: metric and value, then rule and flag.
+  for (const char* label : {"cosine 0.99<tspan class=\"tsource\" x=\"938\" dy=\"12\">msprobe, --cosine</tspan>",
+                            "cosine 0.9<tspan class=\"tsource\" x=\"938\" dy=\"12\">msprobe, --cosine-fail</tspan>",
+                            "max abs error 0.001<tspan class=\"tsource\" x=\"938\" dy=\"12\">msprobe, --max-abs</tspan>",
+                            "max abs error 1<tspan class=\"tsource\" x=\"938\" dy=\"12\">msprobe, --max-abs-fail</tspan>"}) {
+    EXPECT_EQ(count(dom, fmt::format("\">{}</text>", label)), 1u) << label;
+  }
+  // What crossing each means, as the console's reason says it.
+  for (const char* caption :
+       {"<li><b>cosine 0.99</b> (msprobe, --cosine): a pair below it fails when its max abs error "
+        "is also above 0.001 (cosine &lt; 0.99 and max abs error &gt; 0.001).</li>",
+        "<li><b>cosine 0.9</b> (msprobe, --cosine-fail): a pair below it fails whatever its error "
+        "(cosine &lt; 0.9).</li>",
+        "<li><b>max abs error 0.001</b> (msprobe, --max-abs): a pair above it fails when its cosine "
+        "is also below 0.99 (cosine &lt; 0.99 and max abs error &gt; 0.001).</li>",
+        "<li><b>max abs error 1</b> (msprobe, --max-abs-fail): a pair above it fails whatever its "
+        "cosine (max abs error &gt; 1).</li>"}) {
+    EXPECT_EQ(count(dom, caption), 1u) << caption;
+  }
+  EXPECT_EQ(count(dom, "A bar's colour is its verdict: under msprobe a pair also fails when its "
+                       "metrics are undefined (NaN or Inf at different places), A holds NaN or "
+                       "Inf, or one side is all zero (the table's why)."),
+            2u);
+}
+
+// Where the browser lays them out: every operator name and threshold label wholly inside its svg
+// (the slanted names measured after their rotation), the verdict in <pre id="probe">.
+constexpr const char* kLabelProbe = R"(<script>
+const bad = []; let names = 0, labels = 0;
+document.querySelectorAll('svg.bars').forEach((svg, k) => {
+  const r = svg.getBoundingClientRect();
+  svg.querySelectorAll('text.xname, text.tlabel, text.first-fail-label').forEach(t => {
+    t.classList.contains('xname') ? ++names : ++labels;
+    const b = t.getBoundingClientRect();
+    if (b.left < r.left - 0.5 || b.top < r.top - 0.5 || b.right > r.right + 0.5 ||
+        b.bottom > r.bottom + 0.5) bad.push(`chart ${k}: ${t.textContent}`);
+  });
+});
+const pre = document.createElement('pre');
+pre.id = 'probe';
+pre.textContent = `names ${names}, labels ${labels}, outside: ` + (bad.length ? bad.join('; ') : 'none');
+document.body.append(pre);
+</script></body>)";
+
+TEST(PrecisionReportBrowser, NamesAndLabelsInsideTheirCharts) {
+  const std::string missing = chromium_missing();
+  ASSERT_TRUE(missing.empty()) << missing;
+  std::string page = read_file(write_page());
+  const size_t end = page.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  page.replace(end, std::string("</body>").size(), kLabelProbe);
+  const std::string probed = kArtefacts + "/precision-report-probed.html";
+  write_file(probed, page);
+  const test::Run run = chromium("--dump-dom --window-size=1400,1400 file://" + probed, "precision-probe");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // 13 names on each chart; 2 threshold labels and the first failure's on each.
+  EXPECT_TRUE(has(run.out, "<pre id=\"probe\">names 26, labels 6, outside: none</pre>"))
+      << run.out.substr(std::min(run.out.size(), run.out.find("<pre id=\"probe\">")));
+  EXPECT_EQ(page_console_lines(run.err), std::vector<std::string>{}) << run.err;
+}
+
 TEST(PrecisionReportBrowser, Screenshot) {
   const std::string missing = chromium_missing();
   ASSERT_TRUE(missing.empty()) << missing;

@@ -425,6 +425,43 @@ TEST(PrecisionHtml, AtMostMaxBarsAndEmpty) {
   EXPECT_TRUE(has(page_of(CompareResult{}), "No pair to draw."));
 }
 
+// Hundreds of operators: the axis names one pair in k (k keeps the slanted names 16 units apart)
+// and always the first failure, whose closer neighbours give way; a long name leaves out the head
+// every name shares but its last segment, then keeps its head and the tail from a '.'. Under assert-close no line is drawn and the caption says why.
+TEST(PrecisionHtml, HundredsOfOperatorsNameEveryKthAndTheFirstFailure) {
+  CompareResult r;
+  r.mode = "directories";
+  r.rule = "assert-close";
+  for (size_t i = 0; i < 500; ++i) {
+    const std::string api = fmt::format("Module.model.layers.{}.self_attention.core_attention", i);
+    const bool fails = i == 237 || i == 300;
+    PairResult p = pair(api, "forward.0.output.0", PairRole::kTensor, metrics(1, 0, 0, 1, 1),
+                        fails ? Verdict::kFail : Verdict::kPass, "");
+    p.metrics->rtol = 1e-3;
+    p.metrics->atol = 1e-5;
+    p.order = i;
+    r.pairs.push_back(p);
+  }
+  const std::string page = page_of(r);
+  // 858 units for 500 bars: 1.716 each, one name in 10: 0, 10, ... 490 less 230 and 240 (48),
+  // and 237.
+  EXPECT_EQ(count(page, "<text class=\"xname\""), 2u * 48);
+  EXPECT_EQ(count(page, "<text class=\"xname first\""), 2u);
+  EXPECT_TRUE(has(page, "<text class=\"xname first\" x=\"479.6\" y=\"262.0\" transform=\"rotate(45 "
+                        "479.6 262.0)\"><title>Module.model.layers.237.self_attention.core_attention."
+                        "forward.0.output.0</title>…layers.237.self_atte…forward.0.output.0</text>"));
+  EXPECT_FALSE(has(page, "<title>Module.model.layers.230."));
+  EXPECT_EQ(count(page, "operator, in execution order (one in 10 named; hover a bar for its name)"),
+            2u);
+  EXPECT_EQ(count(page, "text-anchor=\"start\">first failure</text>"), 2u);
+  EXPECT_EQ(count(page, "class=\"threshold\""), 0u);
+  EXPECT_EQ(count(page, "<p class=\"note rule-note\">No threshold line: rule assert-close judges "
+                        "each element, not these per-operator figures. A pair fails when any "
+                        "element has |a - b| &gt; atol + rtol * |b| (torch.float16 vs torch.float32 "
+                        "rtol 0.001, atol 1e-05).</p>"),
+            2u);
+}
+
 // ---- plumb precision stats --------------------------------------------------------------------
 
 StatsReport stats_report() {

@@ -8,6 +8,7 @@
 
 #include "report/plan_compare_html.h"
 #include "report/plan_reporter.h"
+#include "report/svg_chart.h"
 
 namespace plumb::report {
 namespace {
@@ -146,6 +147,39 @@ TEST(PlanCompareReporter, ShortForms) {
   p.ep_overlap = true;
   p.tp_overlap = true;
   EXPECT_EQ(layout_short(p), "tp8 cp2 pp16 dp64 ep8 etp1 dualpipe ep-ov tp-ov");
+}
+
+// The linear chart's edge_pad and point labels, which the compare page's charts use: padded, the
+// extreme points sit 16 units inside the plot (64 .. 464 wide, 30 .. 256 high) and a y axis from
+// zero stays at zero; each label above its point where it fits. Without them, the chart is drawn
+// as before (points on the frame, no label).
+TEST(PlanCompareReporter, ChartsPadTheirEdgesAndLabelThePoints) {
+  LinearChart c;
+  c.width = 480;
+  c.height = 300;
+  c.y_bytes = false;
+  c.series.push_back({"", 0, SeriesStyle::kPoints, {0, 10}, {5, 10}, {"", ""}, {"a", "b"}});
+  const auto draw = [](const LinearChart& chart) {
+    fmt::memory_buffer out;
+    draw_linear_chart(chart, out);
+    return fmt::to_string(out);
+  };
+  const std::string plain = draw(c);
+  EXPECT_NE(plain.find("<circle cx=\"64.0\" cy=\"143.0\" r=\"3.5\">"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("<circle cx=\"464.0\" cy=\"30.0\" r=\"3.5\">"), std::string::npos) << plain;
+  c.edge_pad = 16;
+  const std::string padded = draw(c);
+  // x: 0 .. 10 widened by 16/368 of its span each side; y: 0 .. 10 padded to 10.82, ticks to 15.
+  EXPECT_NE(padded.find("<circle cx=\"80.0\" cy=\"180.7\" r=\"3.5\">"), std::string::npos) << padded;
+  EXPECT_NE(padded.find("<circle cx=\"448.0\" cy=\"105.3\" r=\"3.5\">"), std::string::npos) << padded;
+  EXPECT_NE(padded.find(">0</text>"), std::string::npos);
+  EXPECT_NE(padded.find("<g class=\"plabels\"><text class=\"plabel\" x=\"80.0\" y=\"172.2\" "
+                        "text-anchor=\"middle\">a</text><text class=\"plabel\" x=\"448.0\" "
+                        "y=\"96.8\" text-anchor=\"middle\">b</text></g>"),
+            std::string::npos)
+      << padded;
+  c.series[0].labels.clear();
+  EXPECT_EQ(draw(c).find("plabel"), std::string::npos);
 }
 
 }  // namespace
