@@ -141,4 +141,13 @@ struct FreeSpace {
 // rebuilt by replay: free space and the largest contiguous free range in any one segment.
 FreeSpace free_space_before(const Trace& trace, size_t index);
 
+// The largest contiguous free range in any one segment after each event, one value per event:
+// the same layout and sweep as free_space_before (series[i] == free_space_before(t, i + 1)
+// .largest_free_block), kept up to date in one pass. A change to a segment's blocks re-sweeps
+// that segment only; the largest per segment sit in one ordered multiset, so the value after an
+// event costs O(blocks in the touched segment + log segments). For the memory page's chart of a
+// fragmentation OOM (docs/mem-report.md): the largest block falling under the request while the
+// free total stays above it.
+std::vector<uint64_t> largest_free_block_series(const Trace& trace);
+
 }  // namespace plumb::mem

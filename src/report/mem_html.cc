@@ -11,6 +11,7 @@
 #include "mem/category_timeline.h"
 #include "report/html_out.h"
 #include "report/html_style.h"
+#include "report/mem_reporter.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
@@ -33,6 +34,10 @@ svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 .mark circle{fill:none;stroke:#222;stroke-width:2}.mark.alert circle{stroke:#d62728}
 .mark text{font-size:12px;font-weight:600;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:5px}
 .mark.alert text{fill:#a40000}
+.leak{border:2px solid #d62728;background:#fff5f5;padding:6px 12px;margin:8px 0 12px}
+.leak h2{margin:4px 0 6px;border:none;color:#a40000}
+.leak td.stack code{white-space:pre-wrap;background:none}.leak td.num{white-space:nowrap}
+.leak details{margin-top:2px}.leak summary{cursor:pointer;color:#555}
 )";
 
 // Colours (CSS classes k<n>) of the categories in kCategories order, then of what is left.
@@ -43,6 +48,7 @@ constexpr int kPolicyColours[] = {0, 1, 2, 3, 7, 8, 9, 6};
 constexpr int kReservedColour = 10;
 constexpr int kRecordedColour = 5;
 constexpr int kFitColour = 4;
+constexpr int kLargestColour = 0;
 constexpr size_t kMaxStepRules = 400;  // beyond this, every k-th step start: lines, not a grey wall
 constexpr double kTimelineHeight = 340;
 constexpr double kSmallChartHeight = 240;
@@ -51,9 +57,6 @@ constexpr double kMicrosPerSecond = 1e6;
 std::string human(uint64_t bytes) { return format_bytes(bytes); }
 // "702 MiB (736100352 B)": the exact figure goes where there is room for it (tooltips).
 std::string exact(uint64_t bytes) { return fmt::format("{} ({} B)", format_bytes(bytes), bytes); }
-std::string signed_bytes(double bytes) {
-  return (bytes < 0 ? "-" : "+") + format_bytes(static_cast<uint64_t>(std::abs(bytes) + 0.5));
-}
 uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 int64_t step_of(const mem::Steps& s, size_t event) {
@@ -153,6 +156,44 @@ void append_creep_line(const mem::Creep& c, fmt::memory_buffer& out) {
        signed_bytes(c.ci95_low), signed_bytes(c.ci95_high), c.slope_bytes_per_step, c.steps);
 }
 
+// The full call stack of a site, innermost first, one frame a line.
+void append_full_stack(const mem::Trace& t, const mem::LeakSite& g, fmt::memory_buffer& out) {
+  if (g.stack == mem::kNoStack || g.stack >= t.stacks.size()) return;
+  const std::vector<uint32_t>& frames = t.stacks[g.stack];
+  putf(out, "<details><summary>the whole stack ({} frames)</summary><code>", frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (frames[i] >= t.frames.size()) continue;
+    const mem::Frame& f = t.frames[frames[i]];
+    if (i > 0) put(out, "\n");
+    put_escaped(out, fmt::format("{} ({}:{})", f.name, f.filename, f.line));
+  }
+  put(out, "</code></details>");
+}
+
+// With a leak verdict, the sites that grew, as `plumb mem analyze` prints them ("grew" lines,
+// and creep_sites in its JSON): what to fix, near the top of the page.
+void append_leaking_stacks(const mem::Trace& t, const mem::Analysis& a, fmt::memory_buffer& out) {
+  if (a.grew.empty()) return;
+  put(out,
+      "<div class=\"leak\" id=\"leak\"><h2>Leaking stacks</h2><p>The call stacks whose live "
+      "bytes rose step after step (the least-squares slope of their live bytes at each step's "
+      "start, steepest first); their slopes add up to roughly the creep.</p><table class=\"rows "
+      "sites\"><tr><th>grew per step</th><th>live allocations at the last step</th><th>live at "
+      "the first → last step start</th><th>allocation site (innermost frames first)</th></tr>");
+  for (const mem::LeakSite& g : a.grew) {
+    putf(out,
+         "<tr><td class=\"num\" title=\"{:.0f} B per step\"><b>{} per step</b></td><td "
+         "class=\"num\">{}</td><td class=\"num\">{} → {}</td><td class=\"stack\"><code>",
+         g.bytes_per_step, signed_bytes(g.bytes_per_step), g.allocations_live,
+         human(g.live_first), human(g.live_last));
+    put_escaped(out, g.where);
+    put(out, "</code>");
+    append_full_stack(t, g, out);
+    put(out, "</td></tr>");
+  }
+  put(out, "</table></div>");
+}
+
 void append_live_at_peak(const mem::Analysis& a, fmt::memory_buffer& out) {
   put(out, "<table class=\"kv\"><tr><th>live at the allocated peak</th><th>bytes</th></tr>");
   for (const auto& [category, bytes] : a.live_at_peak) {
@@ -164,7 +205,8 @@ void append_live_at_peak(const mem::Analysis& a, fmt::memory_buffer& out) {
   put(out, "</table>");
 }
 
-void append_header(const mem::Analysis& a, const EventAxis& axis, fmt::memory_buffer& out) {
+void append_header(const mem::Trace& t, const mem::Analysis& a, const EventAxis& axis,
+                   fmt::memory_buffer& out) {
   const mem::Timeline& tl = a.timeline;
   put(out, "<header><h1>plumb mem report</h1><ul class=\"facts\"><li>Trace: <b>");
   put_escaped(out, a.source);
@@ -202,6 +244,7 @@ void append_header(const mem::Analysis& a, const EventAxis& axis, fmt::memory_bu
   }
   if (a.ooms.empty()) put(out, "<li>No OOM in the trace.</li>");
   put(out, "</ul>");
+  append_leaking_stacks(t, a, out);
   append_live_at_peak(a, out);
   put(out,
       "<nav><a href=\"#timeline\">Timeline</a><a href=\"#fragmentation\">Fragmentation</a>"
@@ -300,6 +343,7 @@ void append_timeline(const mem::Trace& t, const mem::Analysis& a, const EventAxi
   c.x_title = axis.title;
   c.empty_note = "the trace has no events";
   c.height = kTimelineHeight;
+  c.y_unit_names = true;
   if (!t.events.empty()) {
     const mem::CategoryTimeline ct =
         mem::category_timeline(t, a.timeline, mem::Categorizer(t, o.rules));
@@ -336,8 +380,76 @@ void append_timeline(const mem::Trace& t, const mem::Analysis& a, const EventAxi
   put(out, "</section>\n");
 }
 
-void append_fragmentation(const mem::Analysis& a, const EventAxis& axis, const MemHtmlOptions& o,
-                          fmt::memory_buffer& out) {
+// Per OOM: the request as a dashed line across the chart, and rings at the OOM on the largest
+// free block and on the free bytes in all (cached in segments + the driver's remainder), so
+// that a fragmentation OOM reads as the request between the two.
+void add_oom_request(const mem::Analysis& a, const EventAxis& axis, LinearChart& c) {
+  if (axis.x.empty()) return;
+  for (const mem::Oom& o : a.ooms) {
+    const double y = static_cast<double>(o.requested_bytes);
+    c.series.push_back({fmt::format("OOM request: {} asked at event {}", human(o.requested_bytes),
+                                    o.event),
+                        kFitColour, SeriesStyle::kDashedLine, {axis.x.front(), axis.x.back()},
+                        {y, y}, {}});
+    const double x = axis.at(o.event);
+    c.marks.push_back({x, static_cast<double>(o.free_bytes),
+                       "free in all " + human(o.free_bytes),
+                       fmt::format("OOM at {}: {} free in all ({} cached in segments + {} on the "
+                                   "device)",
+                                   where(a, axis, o.event), exact(o.free_bytes),
+                                   exact(o.cached_free_bytes), exact(o.device_free_bytes)),
+                       true, false});
+    c.marks.push_back({x, static_cast<double>(o.largest_free_block_bytes),
+                       "largest free block " + human(o.largest_free_block_bytes),
+                       fmt::format("OOM at {}: the largest free block in a segment {}, {} asked",
+                                   where(a, axis, o.event), exact(o.largest_free_block_bytes),
+                                   exact(o.requested_bytes)),
+                       true, false});
+  }
+}
+
+// With an OOM: the largest free block over the events against the failed request, on its own
+// scale (beside reserved − allocated, whose gigabytes would flatten both).
+void append_largest_free_block(const mem::Trace& t, const mem::Analysis& a,
+                               const EventAxis& axis, const MemHtmlOptions& o,
+                               fmt::memory_buffer& out) {
+  put(out,
+      "<p class=\"note\" id=\"largest-free-block\">The <b>largest free block</b> in any one "
+      "segment after each event (per column its lowest: where a request stops fitting), and "
+      "the failed request as a dashed red line. At the OOM the rings mark the largest free "
+      "block and the free bytes in all (cached in segments + what the driver still had): an "
+      "OOM from fragmentation is the request above the largest block and below the free bytes "
+      "in all.</p>");
+  LinearChart c;
+  c.title = "largest free block, and the OOM request";
+  c.x_title = axis.title;
+  c.empty_note = "the trace has no events";
+  c.height = kSmallChartHeight;
+  c.y_unit_names = true;
+  const std::vector<uint64_t> largest = mem::largest_free_block_series(t);
+  std::vector<uint64_t> negated(largest.size());
+  for (size_t i = 0; i < largest.size(); ++i) negated[i] = UINT64_MAX - largest[i];
+  const std::vector<Bucket> buckets = bucket_maxima(axis.x, negated, columns_of(o));
+  LinearSeries s{"largest free block", kLargestColour, SeriesStyle::kLine, {}, {}, {}};
+  const StepLine line = step_line(buckets);
+  s.x = line.x;
+  for (size_t e : line.event) s.y.push_back(static_cast<double>(largest[e]));
+  for (const Bucket& b : buckets) {
+    const mem::Sample at = a.timeline.samples[b.peak];
+    c.hover_x.push_back((b.left + b.right) / 2);
+    c.hover_tips.push_back(fmt::format("{}\nlargest free block {}\nreserved − allocated {}",
+                                       bucket_text(a, axis, b, "largest free block (the lowest)"),
+                                       exact(largest[b.peak]),
+                                       exact(minus(at.reserved, at.allocated))));
+  }
+  if (!s.x.empty()) c.series.push_back(std::move(s));
+  add_rules(a, axis, c);
+  add_oom_request(a, axis, c);
+  append_figure(c, "Largest free block and the OOM request", out);
+}
+
+void append_fragmentation(const mem::Trace& t, const mem::Analysis& a, const EventAxis& axis,
+                          const MemHtmlOptions& o, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"fragmentation\"><h2>Fragmentation</h2><p class=\"note\">Reserved − "
       "allocated after each event: bytes the allocator holds that the program does not (cached "
@@ -348,6 +460,7 @@ void append_fragmentation(const mem::Analysis& a, const EventAxis& axis, const M
   c.x_title = axis.title;
   c.empty_note = "the trace has no events";
   c.height = kSmallChartHeight;
+  c.y_unit_names = true;
   const mem::Samples& samples = a.timeline.samples;
   std::vector<uint64_t> free(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -372,6 +485,7 @@ void append_fragmentation(const mem::Analysis& a, const EventAxis& axis, const M
   if (!s.x.empty()) c.series.push_back(std::move(s));
   add_rules(a, axis, c);
   append_figure(c, "Fragmentation", out);
+  if (!a.ooms.empty() && !t.events.empty()) append_largest_free_block(t, a, axis, o, out);
   put(out, "</section>\n");
 }
 
@@ -424,6 +538,7 @@ void append_steps(const mem::Analysis& a, const MemHtmlOptions& o, fmt::memory_b
   c.empty_note = "no steps found (--step-regex names the function that starts a step)";
   c.y_from_zero = false;
   c.height = kSmallChartHeight;
+  c.y_unit_names = true;
   const size_t first = first_fitted_step(a);
   const std::vector<size_t> drawn = drawn_steps(a, columns_of(o));
   if (drawn.size() < a.per_step.size()) {
@@ -511,6 +626,7 @@ void append_policy_chart(const mem::Analysis& a, const EventAxis& axis,
   LinearChart c;
   c.title = "reserved bytes per policy";
   c.height = kSmallChartHeight;
+  c.y_unit_names = true;
   bool on_axis = true;  // every replay has one value per event: the timeline's x
   for (const mem::ReplayResult& r : policies) {
     on_axis = on_axis && (r.reserved.empty() || r.reserved.size() == a.events);
@@ -636,9 +752,9 @@ void render_mem_html(const mem::Trace& t, const mem::Analysis& a,
                      fmt::memory_buffer& out) {
   const EventAxis axis = event_axis(t, o.by_event_index);
   append_head(a, out);
-  append_header(a, axis, out);
+  append_header(t, a, axis, out);
   append_timeline(t, a, axis, o, out);
-  append_fragmentation(a, axis, o, out);
+  append_fragmentation(t, a, axis, o, out);
   append_steps(a, o, out);
   append_policies(a, axis, policies, o, out);
   out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());

@@ -16,11 +16,6 @@ namespace {
 
 std::string b(uint64_t bytes) { return format_bytes(bytes); }
 
-std::string signed_bytes(double bytes) {
-  const std::string magnitude = format_bytes(static_cast<uint64_t>(std::abs(bytes) + 0.5));
-  return (bytes < 0 ? "-" : "+") + magnitude;
-}
-
 int64_t step_at(const mem::Steps& s, size_t event) {
   const auto it = std::upper_bound(s.starts.begin(), s.starts.end(), event);
   return it == s.starts.begin() ? -1 : static_cast<int64_t>(it - s.starts.begin()) - 1;
@@ -68,6 +63,11 @@ nlohmann::json fragmentation_json(const mem::Fragmentation& f) {
 }
 
 }  // namespace
+
+std::string signed_bytes(double bytes) {
+  const std::string magnitude = format_bytes(static_cast<uint64_t>(std::abs(bytes) + 0.5));
+  return (bytes < 0 ? "-" : "+") + magnitude;
+}
 
 void print_mem_analysis(const mem::Analysis& a, std::ostream& out) {
   const mem::Timeline& tl = a.timeline;

@@ -5,11 +5,17 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <string>
 
 #include "mem/analysis.h"
 #include "mem/stats_reader.h"
 
 namespace plumb::report {
+
+// "+3 MiB", "-512 KiB": a slope or change in bytes, rounded to whole bytes and written by
+// format_bytes (common/units.h). The console and the HTML page (mem_html) both use it, so that a
+// creep or a leaking stack's bytes per step reads the same on both.
+std::string signed_bytes(double bytes);
 
 void print_mem_analysis(const mem::Analysis& a, std::ostream& out);
 nlohmann::json mem_analysis_json(const mem::Analysis& a);

@@ -323,6 +323,17 @@ std::vector<double> byte_ticks(double lo, double hi) {
   return ticks_with_step(lo, hi, std::max(1.0, step * unit));
 }
 
+std::string byte_tick_label(double bytes, double step) {
+  static constexpr const char* kUnit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t unit = 0;
+  double scale = 1;
+  while (unit + 1 < std::size(kUnit) && step >= scale * kBinaryUnit) {
+    scale *= kBinaryUnit;
+    ++unit;
+  }
+  return fmt::format("{:g} {}", bytes / scale, kUnit[unit]);
+}
+
 namespace {
 
 struct LinearFrame {
@@ -415,13 +426,16 @@ void draw_linear_grid(const LinearChart& c, const LinearFrame& f, fmt::memory_bu
                    "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>",
                    f.x.at(t), kTop, f.bottom, f.bottom + 16, plain_label(t));
   }
+  const double y_step = f.y_ticks.size() > 1 ? f.y_ticks[1] - f.y_ticks[0] : f.y_ticks.front();
   for (double t : f.y_ticks) {
     fmt::format_to(it,
                    "<line class=\"grid\" x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>"
                    "<text class=\"tick\" x=\"{3}\" y=\"{0:.1f}\" text-anchor=\"end\" "
                    "dominant-baseline=\"middle\">{4}</text>",
                    f.y.at(t), kLeft, f.right, kLeft - 6,
-                   c.y_bytes ? size_label(t) : plain_label(t));
+                   !c.y_bytes         ? plain_label(t)
+                   : c.y_unit_names ? byte_tick_label(t, y_step)
+                                    : size_label(t));
   }
   fmt::format_to(it,
                  "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"

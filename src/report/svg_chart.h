@@ -98,6 +98,9 @@ struct LinearChart {
   std::string x_title;     // "event index", "time (s)", "step"
   std::string empty_note;  // shown instead of the plot when no series has a point
   bool y_bytes = true;     // y ticks as size_label ("256M"); otherwise plain numbers
+  // With y_bytes: ticks name their binary unit as format_bytes (common/units.h) does, every tick
+  // of the axis in the one unit of its step, so each label is exact ("500 MiB", "1000 MiB").
+  bool y_unit_names = false;
   bool y_from_zero = true;
   double width = 960;
   double height = 320;
@@ -124,5 +127,9 @@ std::vector<double> nice_ticks(double lo, double hi, double unit);
 // nice_ticks with the binary unit (1, 1K, 1M, 1G, 1T) the step falls in, so that labels stay
 // round: 0 .. 700 MiB -> 0, 200M, 400M, 600M, 800M; 400 .. 525 MiB -> 400M, 450M, 500M, 550M.
 std::vector<double> byte_ticks(double lo, double hi);
+// A tick of byte_ticks named in the binary unit of the axis' step (`step`, the distance between
+// two ticks), as format_bytes names units: (512 MiB, 256 MiB) -> "512 MiB", (1.5 GiB, 512 MiB)
+// -> "1536 MiB", (0, 20 GiB) -> "0 GiB", (3 GiB, 1 GiB) -> "3 GiB", (100, 20) -> "100 B".
+std::string byte_tick_label(double bytes, double step);
 
 }  // namespace plumb::report

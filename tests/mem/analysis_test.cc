@@ -3,9 +3,14 @@
 // creep, and the four causes of an OOM.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "common/error.h"
 #include "mem/categories.h"
 #include "mem/oom.h"
+#include "mem/snapshot_reader.h"
 #include "mem/steps.h"
 #include "mem/timeline.h"
 #include "support/subprocess.h"
@@ -158,6 +163,66 @@ TEST(FreeSpace, LargestGapInsideTheSegments) {
   EXPECT_EQ(before_free.largest_free_block, 8 * kMiB);
   const FreeSpace at_start = free_space_before(b.t, 0);
   EXPECT_EQ(at_start.reserved, 0u);
+}
+
+// The largest free block after each event, worked by hand: a 20 MiB segment at 0, blocks of 4,
+// 4 and 8 MiB at 0, 8 and 12 MiB leave [4, 8) free (4 MiB); freeing the first joins [0, 8) (8
+// MiB) only at its free_completed (active until then, as the allocator counts it); a second
+// segment of 2 MiB, then filled, changes nothing; the OOM changes nothing.
+TEST(FreeSpace, LargestFreeBlockAfterEachEvent) {
+  Builder b;
+  b.segment(0, 20 * kMiB);                // 20: the whole segment
+  b.alloc(0, 4 * kMiB);                   // 16: [4, 20)
+  b.alloc(8 * kMiB, 4 * kMiB);            //  8: [12, 20), [4, 8) is 4
+  b.alloc(12 * kMiB, 8 * kMiB);           //  4: [4, 8)
+  b.free(0, 4 * kMiB);                    //  4 at free_requested, 8 at free_completed: [0, 8)
+  b.segment(32 * kMiB, 2 * kMiB);         //  8
+  b.alloc(32 * kMiB, 2 * kMiB);           //  8
+  b.oom(9 * kMiB, 0);                     //  8
+  const std::vector<uint64_t> series = largest_free_block_series(b.t);
+  EXPECT_EQ(series, (std::vector<uint64_t>{20 * kMiB, 16 * kMiB, 8 * kMiB, 4 * kMiB, 4 * kMiB,
+                                           8 * kMiB, 8 * kMiB, 8 * kMiB, 8 * kMiB}));
+  const std::vector<Oom> o = classify_ooms(b.t, build_timeline(b.t), Steps{}, Creep{});
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].largest_free_block_bytes, series[o[0].event]);
+}
+
+// Without free_completed in the trace a block leaves at free_requested; a segment freed and
+// allocated again at the same address starts whole.
+TEST(FreeSpace, LargestFreeBlockWithoutCompletionsAndSegmentReuse) {
+  Builder b;
+  b.segment(0, 10 * kMiB);
+  b.alloc(2 * kMiB, 2 * kMiB);                    // [0, 2) and [4, 10): 6
+  b.add(Action::kFreeRequested, 2 * kMiB, 2 * kMiB);  // 10
+  b.add(Action::kSegmentFree, 0, 10 * kMiB);      // 0: no segment
+  b.add(Action::kSegmentAlloc, 0, 6 * kMiB);      // 6
+  EXPECT_EQ(largest_free_block_series(b.t),
+            (std::vector<uint64_t>{10 * kMiB, 6 * kMiB, 10 * kMiB, 0, 6 * kMiB}));
+}
+
+// The one-pass series agrees with free_space_before's rebuild at every event of every fixture
+// (ring buffer, torch_npu's workspace and stream pointers, completions, the OOMs).
+TEST(FreeSpace, LargestFreeBlockSeriesMatchesTheRebuildOnTheFixtures) {
+  for (const char* name : {"healthy.pickle", "leak.pickle", "ringbuffer.pickle", "npu.pickle",
+                           "fragmented_oom.pickle", "spike_oom.pickle", "true_peak_oom.pickle"}) {
+    const Trace t = read_trace(std::string(PLUMB_TEST_FIXTURES) + "/mem/" + name, 0);
+    const std::vector<uint64_t> series = largest_free_block_series(t);
+    ASSERT_EQ(series.size(), t.events.size()) << name;
+    for (size_t i = 0; i < series.size(); ++i) {
+      ASSERT_EQ(series[i], free_space_before(t, i + 1).largest_free_block) << name << " event " << i;
+    }
+  }
+}
+
+// The fragmentation fixture (tests/fixtures/mem/README.md): just before the OOM the largest free
+// block is 32 MiB, under the 512 MiB asked, while 2.2 GiB were free in all.
+TEST(FreeSpace, LargestFreeBlockFallsUnderTheRequestBeforeTheFragmentationOom) {
+  const Trace t = read_trace(std::string(PLUMB_TEST_FIXTURES) + "/mem/fragmented_oom.pickle", 0);
+  const std::vector<uint64_t> series = largest_free_block_series(t);
+  ASSERT_EQ(series.size(), 336u);
+  EXPECT_EQ(series[334], 33554432u);
+  EXPECT_EQ(series[335], 33554432u);
+  EXPECT_GE(*std::max_element(series.begin(), series.end()), 128 * kMiB);  // step 1's cache
 }
 
 // A training loop in one segment of `segment` bytes: weights (100 MiB at 0) once; per step two

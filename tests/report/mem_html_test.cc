@@ -12,6 +12,7 @@
 
 #include "mem/analysis.h"
 #include "mem/snapshot_reader.h"
+#include "report/mem_reporter.h"
 #include "report/svg_chart.h"
 
 namespace plumb::report {
@@ -102,11 +103,75 @@ TEST(MemHtml, FragmentedOomFixture) {
                   "<b>OOM</b> at event 335 (0.378 s): <b>fragmentation</b> — 512 MiB asked, "
                   "2.2 GiB free (2.0 GiB cached in segments + 200 MiB on the device)"));
   EXPECT_TRUE(has(html, ">OOM: fragmentation</text>"));
-  EXPECT_EQ(count(html, "<line class=\"rule alert\""), 2u);  // timeline and fragmentation
+  // The timeline, fragmentation, and the largest free block against the request.
+  EXPECT_EQ(count(html, "<line class=\"rule alert\""), 3u);
   EXPECT_TRUE(has(html, "Creep: too few complete steps to judge"));
   EXPECT_FALSE(has(html, "fit: "));
   EXPECT_TRUE(has(html, "peak reserved <b>78.0 GiB</b> at event 138 (0.187 s)"));
   EXPECT_TRUE(has(html, "no steps found"));
+}
+
+// The leaking stack by name near the top of the page, as the console's "grew" line names it
+// (one string: mem::LeakSite::where), with its slope, live allocations and the whole stack.
+TEST(MemHtml, LeakFixtureNamesTheLeakingStack) {
+  const Page p = fixture("leak.pickle");
+  const std::string html = render(p);
+  std::ostringstream console;
+  print_mem_analysis(p.analysis, console);
+  EXPECT_TRUE(has(console.str(),
+                  "grew       +3 MiB per step, 39 live allocations at the last step: training_log "
+                  "(megatron/training/training.py:1275) < train "
+                  "(megatron/training/training.py:1540)"));
+  const size_t box = html.find("<div class=\"leak\" id=\"leak\"><h2>Leaking stacks</h2>");
+  ASSERT_NE(box, std::string::npos);
+  EXPECT_LT(box, html.find("<section id=\"timeline\">"));  // before the first chart
+  EXPECT_TRUE(has(html,
+                  "<b>+3 MiB per step</b></td><td class=\"num\">39</td><td class=\"num\">0 B "
+                  "→ 117 MiB</td><td class=\"stack\"><code>training_log "
+                  "(megatron/training/training.py:1275) &lt; train "
+                  "(megatron/training/training.py:1540)</code>"));
+  EXPECT_TRUE(has(html, "title=\"3145728 B per step\""));
+  EXPECT_TRUE(has(html, "<summary>the whole stack ("));
+  // A healthy loop has no such box.
+  EXPECT_FALSE(has(render(fixture("healthy.pickle")), "Leaking stacks"));
+}
+
+// A fragmentation OOM: the largest free block over the events on its own chart, the request as
+// a dashed red line, rings on the largest block and on the free bytes in all at the OOM.
+TEST(MemHtml, FragmentedOomChartsTheLargestFreeBlockAndTheRequest) {
+  const Page p = fixture("fragmented_oom.pickle");
+  const std::string html = render(p);
+  // The timeline, fragmentation, the largest free block, steps (no policies here).
+  EXPECT_EQ(count(html, "<svg class=\"lchart\""), 4u);
+  EXPECT_TRUE(has(html, "<figcaption>Largest free block and the OOM request</figcaption>"));
+  EXPECT_TRUE(has(html, "largest free block</span>"));  // the legend
+  EXPECT_TRUE(has(html, "OOM request: 512 MiB asked at event 335</span>"));
+  EXPECT_TRUE(has(html, "<polyline class=\"line k4 d1\""));
+  EXPECT_TRUE(has(html, ">largest free block 32 MiB</text>"));
+  EXPECT_TRUE(has(html, ">free in all 2.2 GiB</text>"));
+  EXPECT_TRUE(has(html,
+                  "OOM at event 335 (0.378 s): the largest free block in a segment 32 MiB "
+                  "(33554432 B), 512 MiB (536870912 B) asked"));
+  EXPECT_TRUE(has(html, "largest free block 32 MiB (33554432 B)\nreserved − allocated"));
+  // Without an OOM there is no such chart.
+  EXPECT_FALSE(has(render(fixture("leak.pickle")), "largest free block, and the OOM request"));
+}
+
+// Every byte figure names its binary unit as the console does (format_bytes), the axes too.
+TEST(MemHtml, AxesNameTheirBinaryUnits) {
+  const std::string oom = render(fixture("fragmented_oom.pickle"));
+  EXPECT_TRUE(has(oom, "dominant-baseline=\"middle\">80 GiB</text>"));
+  EXPECT_TRUE(has(oom, "dominant-baseline=\"middle\">0 GiB</text>"));
+  const std::string leak = render(fixture("leak.pickle"));
+  EXPECT_TRUE(has(leak, "dominant-baseline=\"middle\">800 MiB</text>"));
+  EXPECT_TRUE(has(leak, "dominant-baseline=\"middle\">550 MiB</text>"));  // per-step minimum
+  for (const std::string* html : {&oom, &leak}) {
+    EXPECT_FALSE(std::regex_search(*html, std::regex(">[0-9.]+[KMGT]</text>")));
+  }
+  EXPECT_EQ(byte_tick_label(512.0 * kMiB, 256.0 * kMiB), "512 MiB");
+  EXPECT_EQ(byte_tick_label(1536.0 * kMiB, 512.0 * kMiB), "1536 MiB");
+  EXPECT_EQ(byte_tick_label(0, 20.0 * 1024 * kMiB), "0 GiB");
+  EXPECT_EQ(byte_tick_label(100, 20), "100 B");
 }
 
 std::vector<double> indices(size_t n) {
@@ -221,7 +286,8 @@ TEST(MemHtml, PolicyComparison) {
   expandable.capacity = pytorch.capacity;
   expandable.served_recorded_oom = true;
   const std::string html = render(p, {pytorch, expandable});
-  EXPECT_EQ(count(html, "<svg class=\"lchart\""), 4u);
+  // The timeline, fragmentation, the largest free block (an OOM), steps, reserved per policy.
+  EXPECT_EQ(count(html, "<svg class=\"lchart\""), 5u);
   EXPECT_TRUE(has(html, "against a capacity of 80 GiB (85899345920 B)"));
   EXPECT_TRUE(has(html,
                   "<tr><td>pytorch</td><td>caching allocator, pytorch</td><td class=\"num\" "
