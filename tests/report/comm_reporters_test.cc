@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "comm/result.h"
+#include "comm/rounds.h"
 #include "report/comm_reporter.h"
 #include "support/subprocess.h"
 
@@ -174,17 +175,31 @@ TEST(CommConsoleStream, OneRoundPrintsTheSameTablesAsItGoes) {
 
 // With rounds, each round's lines as measured (no average: one round's is not the result), then
 // the combined tables with their summaries.
+// The second round is 10% slower everywhere: combined, each size keeps the lower middle round
+// (the slower) and its rounds± is |1 - 0.9| / 0.9 = 11.1% (comm/rounds.h).
 TEST(CommConsoleStream, RoundsThenTheCombinedTables) {
   comm::Result res = sample();
   res.settings.rounds = 2;
+  comm::Result second = res;
+  for (comm::Row& r : second.rows) {
+    r.time_us /= 0.9;
+    r.algbw_gbps *= 0.9;
+    r.busbw_gbps *= 0.9;
+  }
   std::ostringstream out;
   CommConsoleStream stream(out);
   stream.begin(without_rows(res));
-  for (int round = 1; round <= 2; ++round) {
-    for (const auto& size : by_size(res)) stream.rows(size, round);
-  }
-  stream.end(res);
-  expect_golden("comm_console_rounds.txt", out.str());
+  for (const auto& size : by_size(res)) stream.rows(size, 1);
+  for (const auto& size : by_size(second)) stream.rows(size, 2);
+  comm::Result combined = res;
+  std::vector<comm::Row> all = res.rows;
+  all.insert(all.end(), second.rows.begin(), second.rows.end());
+  combined.rows = comm::combine_rounds(all);
+  stream.end(combined);
+  const std::string text = out.str();
+  const std::string tables = text.substr(text.find("rounds combined"));
+  EXPECT_NE(tables.find("20.0%    11.1%  rank"), std::string::npos) << tables;
+  expect_golden("comm_console_rounds.txt", text);
 }
 
 // The partial JSON is valid between any two sizes: complete false, the rows so far, no summary.
