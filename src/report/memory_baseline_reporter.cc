@@ -13,6 +13,7 @@
 
 #include "common/json.h"
 #include "common/units.h"
+#include "report/mem_reporter.h"
 
 namespace plumb::report {
 namespace {
@@ -56,10 +57,6 @@ json rank_json(const mem::RankMemory& r) {
 
 std::string bytes(const std::optional<double>& value) {
   return value ? format_bytes(static_cast<uint64_t>(std::llround(*value))) : "-";
-}
-
-std::string signed_bytes(double value) {
-  return (value < 0 ? "-" : "+") + format_bytes(static_cast<uint64_t>(std::llround(std::abs(value))));
 }
 
 std::string rank_name(const std::string& rank) { return rank.empty() ? "(none)" : rank; }

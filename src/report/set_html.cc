@@ -15,6 +15,7 @@
 #include "report/html_report.h"
 #include "report/html_style.h"
 #include "report/memory_baseline_reporter.h"
+#include "report/mem_reporter.h"
 #include "report/serve_html.h"
 #include "report/serve_reporter.h"
 #include "report/set_parts.h"
@@ -32,9 +33,6 @@ tr.leak,tr.fail{background:#fde2e2}
 
 std::string bytes(const std::optional<double>& v) {
   return v ? format_bytes(static_cast<uint64_t>(std::llround(std::abs(*v)))) : "—";
-}
-std::string signed_bytes(double v) {
-  return (v < 0 ? "-" : "+") + format_bytes(static_cast<uint64_t>(std::llround(std::abs(v))));
 }
 std::string micros(double v) { return std::isnan(v) ? "—" : fmt::format("{:.1f}", v); }
 std::string seconds(const std::optional<double>& v) {
