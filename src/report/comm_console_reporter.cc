@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "report/comm_reporter.h"
 #include "report/comm_summary_text.h"
+#include "report/round_spread.h"
 
 namespace plumb::report {
 namespace {
@@ -96,10 +97,10 @@ void print_header(const comm::Result& result, std::ostream& out) {
 // The rounds' spread column: what a table of rounds combined adds (comm/rounds.h busbw_spread).
 constexpr const char* kRoundSpreadTitle = "rounds±";
 
-// A row's busbw spread over the rounds, as the HTML report and plumb show print it: "-" when the
-// size was measured once.
+// A row's busbw spread over the rounds as the HTML report writes it (round_spread.h), with the
+// console's "-" when the size was measured once.
 std::string round_spread_text(const Row& r) {
-  return std::isnan(r.busbw_spread) ? "-" : fmt::format("{:.1f}%", r.busbw_spread * 100.0);
+  return std::isnan(r.busbw_spread) ? "-" : spread_text(r.busbw_spread);
 }
 
 void print_table_header(const std::string& layer, const std::string& collective, size_t groups,
