@@ -165,6 +165,12 @@ int hex_value(char c) {
   return -1;
 }
 
+bool printable_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+}  // namespace
+
 std::string percent_decoded(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -178,12 +184,6 @@ std::string percent_decoded(std::string_view text) {
   }
   return out;
 }
-
-bool printable_ascii(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-}
-
-}  // namespace
 
 std::string redact_url(std::string_view url) {
   std::string out;

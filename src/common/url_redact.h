@@ -39,6 +39,9 @@ inline constexpr size_t kMinSecretInText = 6;
 
 std::string redact_url(std::string_view url);
 
+// `text` with each %XX (two hex digits) replaced by its byte; anything else as it is.
+std::string percent_decoded(std::string_view text);
+
 // The parts of `url` that redact_url masks, as written and, when that differs, percent-decoded:
 // what mask_secrets looks for.
 std::vector<std::string> url_secrets(std::string_view url);
