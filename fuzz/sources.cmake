@@ -14,6 +14,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/regex.cc
   common/json.cc
   common/problem_list.cc
+  common/config.cc
   common/data_dir.cc
   baseline/importers/hccl_test.cc
   baseline/importers/importers.cc
@@ -24,6 +25,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   baseline/context_diff.cc
   baseline/diff.cc
   baseline/record_json.cc
+  baseline/store_url.cc
   baseline/validity.cc
   comm/allgather.cc
   comm/allreduce.cc
@@ -69,6 +71,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   plan/validation_set.cc
   report/comm_summary_text.cc
   report/diff_reporter.cc
+  report/mem_reporter.cc
   report/memory_baseline_reporter.cc
   precision/dtype.cc
   precision/tensor.cc
