@@ -9,14 +9,10 @@
 #include <set>
 #include <utility>
 
-#include <pwd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "baseline/importers/table_helpers.h"
 #include "baseline/record_json.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "baseline/store_postgres.h"
@@ -390,23 +386,31 @@ std::string default_store_path() {
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
     return std::string(xdg) + "/plumb/plumb.db";
   }
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') {
-    const passwd* user = getpwuid(getuid());
-    home = user != nullptr && user->pw_dir != nullptr && *user->pw_dir ? user->pw_dir : nullptr;
-  }
-  if (home == nullptr) {
+  const std::string home = home_folder();
+  if (home.empty()) {
     throw Error("cannot place the store: XDG_DATA_HOME and HOME are unset and the user has no "
                 "home folder; give --db FILE");
   }
-  return std::string(home) + "/.local/share/plumb/plumb.db";
+  return home + "/.local/share/plumb/plumb.db";
 }
 
-std::string store_location(const std::string& db) {
-  if (!db.empty()) return db;
-  if (const char* env = std::getenv("PLUMB_DB"); env != nullptr && *env != '\0') return env;
-  return default_store_path();
+StoreChoice choose_store(const std::string& db) {
+  if (!db.empty()) return {db, "--db"};
+  if (const char* env = std::getenv("PLUMB_DB"); env != nullptr && *env != '\0') {
+    return {env, "PLUMB_DB"};
+  }
+  if (const auto configured = read_config(config_paths()).store) {
+    // A relative path would be another file in every folder plumb runs from.
+    if (!is_postgres_url(configured->value) && !configured->value.starts_with('/')) {
+      throw Error(fmt::format("{}: store: expected an absolute file path or a postgresql:// URL, "
+                              "got the relative path '{}'", configured->where, configured->value));
+    }
+    return {configured->value, configured->where};
+  }
+  return {default_store_path(), "the default"};
 }
+
+std::string store_location(const std::string& db) { return choose_store(db).location; }
 
 Store::Store(const std::string& path, StoreMode mode) {
   const OpenFor open_for = mode == StoreMode::kReadOnly ? OpenFor::kReading : OpenFor::kWriting;

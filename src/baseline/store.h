@@ -88,8 +88,18 @@ struct CheckEntry {
 // The schema version this build writes; older stores are migrated on open.
 inline constexpr int kStoreSchemaVersion = 8;
 
-// The store a command opens: `db` (its --db) when given, else $PLUMB_DB when set, else
-// default_store_path(). A postgresql:// or postgres:// URL is a PostgreSQL store (docs/store.md).
+// The store a command opens and what chose it.
+struct StoreChoice {
+  std::string location;  // a file path, or a postgresql:// URL (unmasked: to open, never to show)
+  std::string origin;    // "--db", "PLUMB_DB", "/etc/plumb/config.yaml:1" or "the default"
+};
+
+// The first of: `db` (its --db) when given, $PLUMB_DB when set, the `store` of the config file
+// (common/config.h; read only when neither is given), default_store_path(). A postgresql:// or
+// postgres:// URL is a PostgreSQL store (docs/store.md). A config file's store must be an absolute
+// path or a URL, else an Error naming its line.
+StoreChoice choose_store(const std::string& db);
+// choose_store(db).location.
 std::string store_location(const std::string& db);
 
 // $XDG_DATA_HOME/plumb/plumb.db, else $HOME/.local/share/plumb/plumb.db, else the home folder

@@ -30,6 +30,9 @@
 #include "cli/alerts_command.h"
 #include "cli/dashboard_command.h"
 #include "cli/command.h"
+#include "baseline/store.h"
+#include "baseline/store_url.h"
+#include "common/config.h"
 #include "common/console.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -54,6 +57,28 @@ int run_selected(const std::function<int()>& selected) {
   const int code = selected();
   check_stdout();
   return code;
+}
+
+// plumb --version: the version, then the store a command would open without --db and the config
+// files read (docs/store.md). A wrong config file is said here, not refused: the version still
+// shows. Passwords masked, as everywhere.
+std::string version_text() {
+  std::string text = fmt::format("plumb {}", PLUMB_VERSION);
+  try {
+    const baseline::StoreChoice store = baseline::choose_store("");
+    text += fmt::format("\nstore:  {} ({})", baseline::redact_store_url(store.location), store.origin);
+  } catch (const Error& e) {
+    text += fmt::format("\nstore:  unknown: {}", baseline::redact_store_url(e.what()));
+  }
+  try {
+    const Config config = read_config(config_paths());
+    text += config.read.empty()
+                ? fmt::format("\nconfig: none (looked for {})", join(config.looked_in, ", "))
+                : fmt::format("\nconfig: {}", join(config.read, ", "));
+  } catch (const Error& e) {
+    text += fmt::format("\nconfig: wrong: {}", baseline::redact_store_url(e.what()));
+  }
+  return text;
 }
 
 std::vector<std::string> command_names() {
@@ -166,7 +191,8 @@ std::span<const Command> commands() {
 void declare_cli(CLI::App& app, std::function<int()>& selected) {
   app.description("plumb measures an AI training cluster and keeps what it measured as a baseline.");
   app.name("plumb");
-  app.set_version_flag("--version", std::string("plumb ") + PLUMB_VERSION);
+  app.set_version_flag("--version", version_text,
+                       "The version, the store a command opens without --db, the config files read");
   app.require_subcommand(1);
   for (const Command& c : commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);

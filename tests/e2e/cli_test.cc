@@ -2,6 +2,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
@@ -16,9 +18,13 @@ using test::run_command;
 const std::string kPlumb = PLUMB_BIN;
 
 TEST(Cli, VersionAndHelp) {
-  test::Run v = run_command(kPlumb + " --version");
+  const std::string dir = test::temp_dir("cli-version");
+  const std::string env = "env -u PLUMB_DB XDG_CONFIG_HOME=" + dir + " XDG_DATA_HOME=" + dir + "/data ";
+  test::Run v = run_command(env + kPlumb + " --version");
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_EQ(v.out, std::string("plumb ") + PLUMB_VERSION + "\n");
+  EXPECT_EQ(v.out, std::string("plumb ") + PLUMB_VERSION + "\nstore:  " + dir +
+                       "/data/plumb/plumb.db (the default)\nconfig: none (looked for " + dir +
+                       "/plumb/config.yaml, /etc/plumb/config.yaml)\n");
   test::Run h = run_command(kPlumb + " --help");
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_NE(h.out.find("comm"), std::string::npos);
@@ -26,6 +32,32 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(c.exit_code, 0);
   EXPECT_NE(c.out.find("-b,--min-bytes"), std::string::npos);
   EXPECT_NE(c.out.find("--cluster"), std::string::npos);
+}
+
+// plumb --version says which store a command opens without --db and why, its password masked.
+TEST(Cli, VersionNamesTheStoreAndTheConfigFile) {
+  const std::string dir = test::temp_dir("cli-version-config");
+  std::filesystem::create_directories(dir + "/plumb");
+  const std::string config = dir + "/plumb/config.yaml";
+  std::ofstream(config) << "store: postgresql://plumb:S3cret@db.example.org/team\n";
+  const std::string env = "env -u PLUMB_DB XDG_CONFIG_HOME=" + dir + " ";
+  const std::string head = std::string("plumb ") + PLUMB_VERSION + "\n";
+  test::Run v = run_command(env + kPlumb + " --version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out, head + "store:  postgresql://plumb:***@db.example.org/team (" + config +
+                       ":1)\nconfig: " + config + "\n");
+  v = run_command(env + "PLUMB_DB=/srv/plumb.db " + kPlumb + " --version");
+  EXPECT_EQ(v.out, head + "store:  /srv/plumb.db (PLUMB_DB)\nconfig: " + config + "\n");
+  // A wrong config file is named with its line; the version still shows.
+  std::ofstream(config) << "stor: /srv/plumb.db\n";
+  v = run_command(env + kPlumb + " --version");
+  EXPECT_EQ(v.exit_code, 0);
+  const std::string wrong = config + ":1: unknown key 'stor' (did you mean 'store'?); expected one of store";
+  EXPECT_EQ(v.out, head + "store:  unknown: " + wrong + "\nconfig: wrong: " + wrong + "\n");
+  // ... and every command that opens the default store refuses it: exit 2, the same line.
+  const test::Run list = run_command(env + kPlumb + " list");
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_EQ(list.err, "plumb: error: " + wrong + "\n");
 }
 
 TEST(Cli, DidYouMean) {
