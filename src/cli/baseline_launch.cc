@@ -32,7 +32,9 @@ void add(std::vector<std::string>& argv, const char* flag, const std::string& va
   if (!value.empty()) argv.insert(argv.end(), {flag, value});
 }
 
-// The options every rank needs, as the ranks' command line.
+// The options every rank needs, as the ranks' command line. Not --db: the ranks hand their round
+// to this process (--round-output), which alone opens the store, and a postgresql:// URL's
+// password in the ranks' argv would be seen by every user of every node (ps).
 std::vector<std::string> worker_arguments(const BaselineOptions& o) {
   std::vector<std::string> argv = {"baseline", "--worker"};
   add(argv, "--label", o.label);
@@ -42,7 +44,6 @@ std::vector<std::string> worker_arguments(const BaselineOptions& o) {
   add(argv, "--timeout", std::to_string(o.timeout_seconds));
   add(argv, "--cluster", o.cluster);
   add(argv, "--backend", o.backend);
-  add(argv, "--db", o.db);
   add(argv, "--output-dir", o.output_dir);
   add(argv, "--compare", o.compare);
   add(argv, "--threshold", fmt::format("{}", o.threshold_percent));

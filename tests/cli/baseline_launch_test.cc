@@ -32,6 +32,16 @@ TEST(BaselineLaunch, MpirunOversubscribesOnlyBeyondTheCores) {
             "mpirun -np 4 --oversubscribe --allow-run-as-root /bin/plumb");
 }
 
+// The store is opened by the process that started the ranks: a URL's password never reaches their
+// command line, which any user of a node can read.
+TEST(BaselineLaunch, TheStoreStaysOutOfTheRanksCommandLine) {
+  BaselineOptions o;
+  o.db = "postgresql://plumb:S3cret@db.example.org/plumb";
+  const std::string argv = join(launch_command(o, "/bin/plumb", 2, 2, false), " ");
+  EXPECT_EQ(argv.find("--db"), std::string::npos) << argv;
+  EXPECT_EQ(argv.find("S3cret"), std::string::npos) << argv;
+}
+
 TEST(BaselineLaunch, HostfileAndLauncher) {
   BaselineOptions o;
   o.hostfile = "hosts.txt";
