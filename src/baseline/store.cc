@@ -505,10 +505,14 @@ Store::Batch::~Batch() = default;
 int64_t Store::Batch::add(const Record& record) {
   Query& insert = *insert_;
   // Bound text is not copied: keep it alive until step().
+  // Text as both backends hold it (strings.h valid_utf8_text): a label read back is the same.
   const std::string hosts = json_text(record.hosts);
+  const std::string created = valid_utf8_text(record.created);
+  const std::string label = valid_utf8_text(record.label);
+  const std::string source = valid_utf8_text(record.source);
   const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
   std::array<std::string, 6> texts;
-  insert.bind(1, record.created).bind(2, record.label).bind(3, hosts).bind(4, record.source);
+  insert.bind(1, created).bind(2, label).bind(3, hosts).bind(4, source);
   for (size_t i = 0; i < parts.size(); ++i) {
     const int column = 5 + static_cast<int>(i);
     if (parts[i]->is_null()) {

@@ -5,6 +5,7 @@
 
 #include "baseline/store_retry.h"
 #include "common/json.h"
+#include "common/strings.h"
 
 namespace plumb::baseline {
 namespace {
@@ -26,14 +27,20 @@ std::vector<std::string> names_of(const std::string& text) {
 }  // namespace
 
 int64_t Store::save_check(const CheckEntry& entry) {
-  const std::string failing = nlohmann::json(entry.failing).dump();
+  const std::string failing =
+      nlohmann::json(entry.failing).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string record = entry.record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Text as both backends hold it (strings.h valid_utf8_text).
+  const std::string created = valid_utf8_text(entry.created);
+  const std::string host = valid_utf8_text(entry.host);
+  const std::string kind = valid_utf8_text(entry.kind);
+  const std::string status = valid_utf8_text(entry.status);
   return with_retries([&] {  // one transaction, run again whole when the server went away
     WriteTransaction t(*db_);
     Query insert = db_->prepare(fmt::format(
         "INSERT INTO check_records (created, host, kind, status, failing, record) VALUES "
         "(?,?,?,?,?,?){}", db_->sql().returning_id));
-    insert.bind(1, entry.created).bind(2, entry.host).bind(3, entry.kind).bind(4, entry.status);
+    insert.bind(1, created).bind(2, host).bind(3, kind).bind(4, status);
     insert.bind(5, failing).bind(6, record);
     insert.step();
     const int64_t id = insert.inserted_id();

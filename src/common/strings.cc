@@ -142,6 +142,22 @@ std::string terminal_safe(std::string_view text, bool keep_layout) {
   return out;
 }
 
+std::string valid_utf8_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n == 0 || text[i] == '\0') {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 size_t complete_utf8_prefix(std::string_view text) {
   const size_t back = std::min<size_t>(text.size(), 3);
   for (size_t k = 1; k <= back; ++k) {

@@ -40,6 +40,12 @@ std::string unknown_name(std::string_view what, std::string_view noun, std::stri
 // cursor, change colours or retitle the window of whoever lists it.
 std::string terminal_safe(std::string_view text, bool keep_layout = false);
 
+// `text` as text every database holds alike: each byte that does not start a valid UTF-8
+// sequence, and each NUL, becomes U+FFFD (what nlohmann::json's replace handler writes for the
+// JSON parts of a record). PostgreSQL refuses both, SQLite keeps them as given, libpq would cut
+// the text at a NUL: a record must read back the same from either store.
+std::string valid_utf8_text(std::string_view text);
+
 // The length of `text` without a UTF-8 sequence cut off at its end (for text that arrives in
 // pieces): the cut bytes wait for the next piece.
 size_t complete_utf8_prefix(std::string_view text);

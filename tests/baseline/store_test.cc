@@ -525,18 +525,15 @@ TEST_P(StoreTest, MigratesAVersionFiveStore) {
 
 // Issue 28: spreads and counts no run can have, written into a store by hand or damage, are
 // refused on reading with the record, the result and the column — never turned into a verdict.
-TEST(Store, RefusesImpossibleStoredFigures) {
+TEST_P(StoreTest, RefusesImpossibleStoredFigures) {
   int n = 0;
   const auto damaged = [&](const std::string& sql) {
-    const std::string path = test::temp_dir("store-damaged-" + std::to_string(n++)) + "/plumb.db";
+    const std::string path = location("store-damaged-" + std::to_string(n++));
     {
       Store store(path);
       store.save(sample("x", 2));
     }
-    {
-      Database db(path);
-      db.exec(sql);
-    }
+    exec(path, sql);
     try {
       Store(path, StoreMode::kReadOnly).load(1);
     } catch (const Error& e) {
@@ -613,7 +610,15 @@ TEST_P(StoreTest, ConcurrentWritersAndAKilledOne) {
   const pid_t a = writer("a", kPerWriter);
   const pid_t b = writer("b", kPerWriter);
   const pid_t victim = writer("victim", 100000);
-  usleep(300 * 1000);
+  // Killed once it has committed (a fixed wait was too short on a loaded machine), mid-write.
+  const auto victim_committed = [&] {
+    for (const Entry& e : Store(path, StoreMode::kReadOnly).list(5)) {
+      if (e.label == "victim") return true;
+    }
+    return false;
+  };
+  for (int tries = 0; tries < 3000 && !victim_committed(); ++tries) usleep(10 * 1000);
+  usleep(50 * 1000);
   kill(victim, SIGKILL);
   int status = 0;
   waitpid(victim, &status, 0);
@@ -668,6 +673,26 @@ TEST_P(StoreTest, KeepsCheckPassesAndGivesEachHostsNewest) {
   EXPECT_EQ(node7[0].id, 4);
   EXPECT_EQ(store.recent_checks(1, "", "node").size(), 2u);  // one per host
   EXPECT_EQ(store.recent_checks(5, "", "burn-in")[0].failing[0], "burn_in.busbw");
+}
+
+// PostgreSQL refuses text that is not UTF-8 and libpq cuts text at a NUL; SQLite keeps both.
+// A label, host or source of such bytes is stored as U+FFFD on both, and reads back the same.
+TEST_P(StoreTest, TextThatIsNotUtf8ReadsBackTheSameOnBothBackends) {
+  using namespace std::string_literals;
+  Store store(location("store-utf8"));
+  Record r = sample("run \xff\xfe of 2026", 1);
+  r.source = "nccl-tests a\0b.log"s;
+  r.hosts = {"node\xc3"};
+  const Record back = store.load(store.save(r));
+  EXPECT_EQ(back.label, "run \xEF\xBF\xBD\xEF\xBF\xBD of 2026");
+  EXPECT_EQ(back.source, "nccl-tests a\xEF\xBF\xBD" "b.log");
+  EXPECT_EQ(back.hosts, std::vector<std::string>{"node\xEF\xBF\xBD"});
+  CheckEntry pass = check_pass("node\xff", "node", {"pcie\xfe"});
+  store.save_check(pass);
+  const std::vector<CheckEntry> checks = store.recent_checks(1);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].host, "node\xEF\xBF\xBD");
+  EXPECT_EQ(checks[0].failing, std::vector<std::string>{"pcie\xEF\xBF\xBD"});
 }
 
 TEST_P(StoreTest, MigratesAVersionSixStoreToCheckRecords) {

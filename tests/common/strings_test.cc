@@ -42,6 +42,15 @@ TEST(TerminalSafe, EscapesControlsAndBrokenUtf8KeepsText) {
   EXPECT_EQ(terminal_safe("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a surrogate
 }
 
+TEST(ValidUtf8Text, ReplacesWhatIsNotUtf8AndNul) {
+  using namespace std::string_literals;
+  EXPECT_EQ(valid_utf8_text("≥ 1 MiB · ü"), "≥ 1 MiB · ü");
+  EXPECT_EQ(valid_utf8_text("bad \xff!"), "bad \xEF\xBF\xBD!");
+  EXPECT_EQ(valid_utf8_text("\xc3"), "\xEF\xBF\xBD");                       // cut at the end
+  EXPECT_EQ(valid_utf8_text("\xed\xa0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  EXPECT_EQ(valid_utf8_text("a\0b"s), "a\xEF\xBF\xBD" "b");
+}
+
 TEST(CompleteUtf8Prefix, HoldsBackACutSequence) {
   EXPECT_EQ(complete_utf8_prefix("abc"), 3u);
   EXPECT_EQ(complete_utf8_prefix("a\xe2\x89"), 1u);      // ≥ cut after two of three bytes

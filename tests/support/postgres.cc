@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "k8s/job_spec.h"  // shell_quote
 #include "support/subprocess.h"
 
 namespace plumb::test {
@@ -93,14 +94,14 @@ std::string Postgres::url(const std::string& db, const std::string& user,
 }
 
 void Postgres::psql(const std::string& db, const std::string& sql) const {
-  const Run r = run_command(fmt::format("{}/psql -h {} -U postgres -d {} -q -X -v ON_ERROR_STOP=1 -c \"{}\"",
-                                        bin_dir(), dir_, db, sql));
+  const Run r = run_command(fmt::format("{}/psql -h {} -U postgres -d {} -q -X -v ON_ERROR_STOP=1 -c {}",
+                                        bin_dir(), dir_, db, k8s::shell_quote(sql)));
   if (r.exit_code != 0) throw std::runtime_error("psql: " + r.err);
 }
 
 std::string Postgres::query(const std::string& db, const std::string& sql) const {
-  const Run r = run_command(fmt::format("{}/psql -h {} -U postgres -d {} -tAX -v ON_ERROR_STOP=1 -c \"{}\"",
-                                        bin_dir(), dir_, db, sql));
+  const Run r = run_command(fmt::format("{}/psql -h {} -U postgres -d {} -tAX -v ON_ERROR_STOP=1 -c {}",
+                                        bin_dir(), dir_, db, k8s::shell_quote(sql)));
   if (r.exit_code != 0) throw std::runtime_error("psql: " + r.err);
   return r.out;
 }
