@@ -4,7 +4,8 @@
 #   pg_cluster.sh stop DIR    stops it and removes DIR
 # Roles: postgres (superuser, trusted on the socket) and plumb_pw (a password login, for the
 # wrong-password and PGPASSFILE tests; password in PLUMB_TEST_PG_PASSWORD below). initdb refuses
-# to run as root: as root, the cluster is owned by and runs as `nobody`.
+# to run as root: as root, the cluster is owned by and runs as `nobody`. PLUMB_PG_OPTIONS: more
+# server options, after the tests' own (bench/store_bench: "-c fsync=on").
 set -eu
 cmd=$1
 dir=$2
@@ -29,7 +30,7 @@ start)
     { cat "$dir/initdb.log" >&2; exit 1; }
   printf 'local all plumb_pw scram-sha-256\nlocal all all trust\n' >"$dir/data/pg_hba.conf"
   as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
-    -o "-k $dir -c listen_addresses='' -c fsync=off -c max_connections=200" start ||
+    -o "-k $dir -c listen_addresses='' -c fsync=off -c max_connections=200 ${PLUMB_PG_OPTIONS:-}" start ||
     { cat "$dir/server.log" >&2; exit 1; }
   "$bin/psql" -h "$dir" -U postgres -d postgres -q -v ON_ERROR_STOP=1 \
     -c "CREATE ROLE plumb_pw LOGIN SUPERUSER PASSWORD '$password'"
