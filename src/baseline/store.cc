@@ -536,13 +536,24 @@ std::optional<int64_t> Store::baseline_with_key(const std::string& write_key) {
   return q.step() ? std::optional<int64_t>(q.column_int(0)) : std::nullopt;
 }
 
+namespace {
+
+// A new id comes from the store (its column's default: the user needs no right on PostgreSQL's
+// sequence); a kept one is inserted as given.
+std::string insert_baseline_sql(const Connection& db, RecordId id) {
+  const bool kept = id == RecordId::kKept;
+  return fmt::format("INSERT INTO baselines (created, label, hosts, source, topo, env, comm, "
+                     "validity, memory, missing, serve, write_key{}) VALUES "
+                     "(?,?,?,?,?,?,?,?,?,?,?,?{}){}",
+                     kept ? ", id" : "", kept ? ",?" : "", db.sql().returning_id);
+}
+
+}  // namespace
+
 Store::Batch::Batch(Store& store)
     : db_(*store.db_),
       transaction_(std::make_unique<WriteTransaction>(db_)),
-      insert_(std::make_unique<Query>(db_.prepare(fmt::format(
-          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity, "
-          "memory, missing, serve, write_key, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,{}){}",
-          fmt::format(fmt::runtime(db_.sql().next_id), "baselines"), db_.sql().returning_id)))),
+      insert_(std::make_unique<Query>(db_.prepare(insert_baseline_sql(db_, RecordId::kNew)))),
       insert_row_(std::make_unique<Query>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Query>(db_.prepare(
@@ -564,7 +575,9 @@ int64_t Store::Batch::add_keyed(const Record& record, const std::string& write_k
     find.bind(1, write_key);
     if (find.step()) return find.column_int(0);  // an earlier try committed it, or a copy
   }
-  Query& insert = *insert_;
+  std::optional<Query> kept;
+  if (id == RecordId::kKept) kept.emplace(db_.prepare(insert_baseline_sql(db_, id)));
+  Query& insert = kept ? *kept : *insert_;
   // Bound text is not copied: keep it alive until step().
   const std::string hosts = json_text(record.hosts);
   const std::array<const nlohmann::json*, 3> parts = {&record.topo, &record.env, &record.comm};
@@ -599,15 +612,11 @@ int64_t Store::Batch::add_keyed(const Record& record, const std::string& write_k
     }
   }
   insert.bind(12, write_key);
-  if (id == RecordId::kKept) {
-    insert.bind(13, record.id);
-  } else {
-    insert.bind_null(13);
-  }
+  if (kept) insert.bind(13, record.id);
   insert.step();
-  const int64_t saved = id == RecordId::kKept ? record.id : insert.inserted_id();
+  const int64_t saved = kept ? record.id : insert.inserted_id();
   insert.reset();
-  if (id == RecordId::kKept && !db_.sql().sync_ids.empty()) {
+  if (kept && !db_.sql().sync_ids.empty()) {
     db_.exec(fmt::format(fmt::runtime(db_.sql().sync_ids), "baselines"));
   }
   insert_rows(*insert_row_, saved, record.rows);

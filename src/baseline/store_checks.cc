@@ -38,20 +38,17 @@ int64_t Store::save_check(const CheckEntry& entry, RecordId id) {
     Query find = db_->prepare("SELECT id FROM check_records WHERE write_key = ?");
     find.bind(1, key);
     if (find.step()) return find.column_int(0);  // rolled back: nothing was written
+    const bool kept = id == RecordId::kKept;
     Query insert = db_->prepare(fmt::format(
-        "INSERT INTO check_records (created, host, kind, status, failing, record, write_key, id) "
-        "VALUES (?,?,?,?,?,?,?,{}){}",
-        fmt::format(fmt::runtime(db_->sql().next_id), "check_records"), db_->sql().returning_id));
+        "INSERT INTO check_records (created, host, kind, status, failing, record, write_key{}) "
+        "VALUES (?,?,?,?,?,?,?{}){}",
+        kept ? ", id" : "", kept ? ",?" : "", db_->sql().returning_id));
     insert.bind(1, entry.created).bind(2, entry.host).bind(3, entry.kind).bind(4, entry.status);
     insert.bind(5, failing).bind(6, record).bind(7, key);
-    if (id == RecordId::kKept) {
-      insert.bind(8, entry.id);
-    } else {
-      insert.bind_null(8);
-    }
+    if (kept) insert.bind(8, entry.id);
     insert.step();
-    const int64_t saved = id == RecordId::kKept ? entry.id : insert.inserted_id();
-    if (id == RecordId::kKept && !db_->sql().sync_ids.empty()) {
+    const int64_t saved = kept ? entry.id : insert.inserted_id();
+    if (kept && !db_->sql().sync_ids.empty()) {
       db_->exec(fmt::format(fmt::runtime(db_->sql().sync_ids), "check_records"));
     }
     t.commit();

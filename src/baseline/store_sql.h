@@ -23,8 +23,6 @@ struct DialectSql {
   std::string_view lock_migrations; // run inside the migration's transaction, first
   std::string_view set_version;     // fmt pattern: stamp the schema version {}
   std::string_view returning_id;    // appended to an INSERT whose new id is wanted
-  std::string_view next_id;         // fmt pattern, {} the table: the value of an INSERT's id
-                                    // column, a '?' that is NULL for a new id or the id kept
   std::string_view sync_ids;        // fmt pattern, {} the table: after an id was kept, the next
                                     // new id follows the largest (empty: the store does it)
   std::string_view serve_runs;      // plumb list: the runs[] of b.serve, NULL when none
