@@ -41,7 +41,9 @@ std::string without_store(const std::string& message, const std::string& store) 
 
 StoreCheck schema(const Store& store) {
   StoreCheck c = holding("schema", fmt::format("ok (version {})", store.version()));
-  if (store.version() < kStoreSchemaVersion) {
+  if (store.version() == 0) {
+    c.fine = "empty (no tables yet)";
+  } else if (store.version() < kStoreSchemaVersion) {
     c.fine = fmt::format("schema {}, this plumb writes {}: a writing command migrates it",
                          store.version(), kStoreSchemaVersion);
   }
