@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -163,7 +164,25 @@ const std::vector<Migration> kMigrations = {
     // 8: a serving record (plumb serve bench|peak --store, docs/serve.md), or a baseline set's
     // serving part. Records stored before keep NULL.
     {R"(ALTER TABLE baselines ADD COLUMN serve TEXT;  -- plumb.serve/1; NULL when not taken)"},
+    // 9: a key unique per record (docs/store.md, "Write keys"): a save retried after a commit
+    // plumb did not hear of, or a copy of the record (plumb store copy), finds the record by it
+    // and stores nothing again. Records stored before get a random key.
+    {R"(ALTER TABLE baselines ADD COLUMN write_key TEXT;
+       UPDATE baselines SET write_key = lower(hex(randomblob(16)));
+       CREATE UNIQUE INDEX baselines_write_key ON baselines (write_key);
+       ALTER TABLE check_records ADD COLUMN write_key TEXT;
+       UPDATE check_records SET write_key = lower(hex(randomblob(16)));
+       CREATE UNIQUE INDEX check_records_write_key ON check_records (write_key);)",
+     R"(ALTER TABLE baselines ADD COLUMN write_key TEXT;
+       UPDATE baselines SET write_key = md5(random()::text || clock_timestamp()::text || id::text);
+       CREATE UNIQUE INDEX baselines_write_key ON baselines (write_key);
+       ALTER TABLE check_records ADD COLUMN write_key TEXT;
+       UPDATE check_records SET write_key = md5(random()::text || clock_timestamp()::text || id::text);
+       CREATE UNIQUE INDEX check_records_write_key ON check_records (write_key);)"},
 };
+
+// The first schema with write keys.
+constexpr int kWriteKeySchema = 9;
 
 std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -472,26 +491,73 @@ void Store::migrate() {
   t.commit();
 }
 
-int64_t Store::save(const Record& record) { return save_all({record}).front(); }
+std::string new_write_key() {
+  std::random_device random;
+  const auto word = [&] { return (static_cast<uint64_t>(random()) << 32) | random(); };
+  return fmt::format("{:016x}{:016x}", word(), word());
+}
 
-// One transaction, run again whole when the server went away (store_retry.h).
+int64_t Store::save(const Record& record, RecordId id) {
+  const std::string key = record.write_key.empty() ? new_write_key() : record.write_key;
+  return with_retries([&] {
+    Batch batch(*this);
+    const int64_t saved = batch.add_keyed(record, key, id);
+    batch.commit();
+    return saved;
+  });
+}
+
+// One transaction, run again whole when the server went away (store_retry.h). The keys are made
+// once, before the first try: a try after one whose commit was lost finds its records.
 std::vector<int64_t> Store::save_all(const std::vector<Record>& records) {
+  std::vector<std::string> keys;
+  keys.reserve(records.size());
+  for (const Record& r : records) keys.push_back(r.write_key.empty() ? new_write_key() : r.write_key);
   return with_retries([&] {
     Batch batch(*this);
     std::vector<int64_t> ids;
     ids.reserve(records.size());
-    for (const Record& record : records) ids.push_back(batch.add(record));
+    for (size_t i = 0; i < records.size(); ++i) {
+      ids.push_back(batch.add_keyed(records[i], keys[i], RecordId::kNew));
+    }
     batch.commit();
     return ids;
   });
 }
 
+std::vector<int64_t> Store::ids() {
+  std::vector<int64_t> ids;
+  if (version_ == 0) return ids;
+  Query q = db_->prepare("SELECT id FROM baselines ORDER BY id");
+  while (q.step()) ids.push_back(q.column_int(0));
+  return ids;
+}
+
+std::optional<int64_t> Store::baseline_with_key(const std::string& write_key) {
+  if (version_ < kWriteKeySchema) return std::nullopt;
+  Query q = db_->prepare("SELECT id FROM baselines WHERE write_key = ?");
+  q.bind(1, write_key);
+  return q.step() ? std::optional<int64_t>(q.column_int(0)) : std::nullopt;
+}
+
+namespace {
+
+// A new id comes from the store (its column's default: the user needs no right on PostgreSQL's
+// sequence); a kept one is inserted as given.
+std::string insert_baseline_sql(const Connection& db, RecordId id) {
+  const bool kept = id == RecordId::kKept;
+  return fmt::format("INSERT INTO baselines (created, label, hosts, source, topo, env, comm, "
+                     "validity, memory, missing, serve, write_key{}) VALUES "
+                     "(?,?,?,?,?,?,?,?,?,?,?,?{}){}",
+                     kept ? ", id" : "", kept ? ",?" : "", db.sql().returning_id);
+}
+
+}  // namespace
+
 Store::Batch::Batch(Store& store)
     : db_(*store.db_),
       transaction_(std::make_unique<WriteTransaction>(db_)),
-      insert_(std::make_unique<Query>(db_.prepare(fmt::format(
-          "INSERT INTO baselines (created, label, hosts, source, topo, env, comm, validity, "
-          "memory, missing, serve) VALUES (?,?,?,?,?,?,?,?,?,?,?){}", db_.sql().returning_id)))),
+      insert_(std::make_unique<Query>(db_.prepare(insert_baseline_sql(db_, RecordId::kNew)))),
       insert_row_(std::make_unique<Query>(db_.prepare(
           "INSERT INTO comm_results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))),
       insert_step_(std::make_unique<Query>(db_.prepare(
@@ -503,7 +569,19 @@ Store::Batch::Batch(Store& store)
 Store::Batch::~Batch() = default;
 
 int64_t Store::Batch::add(const Record& record) {
-  Query& insert = *insert_;
+  return add_keyed(record, record.write_key.empty() ? new_write_key() : record.write_key,
+                   RecordId::kNew);
+}
+
+int64_t Store::Batch::add_keyed(const Record& record, const std::string& write_key, RecordId id) {
+  {
+    Query find = db_.prepare("SELECT id FROM baselines WHERE write_key = ?");
+    find.bind(1, write_key);
+    if (find.step()) return find.column_int(0);  // an earlier try committed it, or a copy
+  }
+  std::optional<Query> kept;
+  if (id == RecordId::kKept) kept.emplace(db_.prepare(insert_baseline_sql(db_, id)));
+  Query& insert = kept ? *kept : *insert_;
   // Bound text is not copied: keep it alive until step().
   // Text as both backends hold it (strings.h valid_utf8_text): a label read back is the same.
   const std::string hosts = json_text(record.hosts);
@@ -541,13 +619,18 @@ int64_t Store::Batch::add(const Record& record) {
       insert.bind(column, texts[3 + i]);
     }
   }
+  insert.bind(12, write_key);
+  if (kept) insert.bind(13, record.id);
   insert.step();
-  const int64_t id = insert.inserted_id();
+  const int64_t saved = kept ? record.id : insert.inserted_id();
   insert.reset();
-  insert_rows(*insert_row_, id, record.rows);
-  insert_step(*insert_step_, id, record.step);
-  insert_recovery(*insert_recovery_, id, record.recovery);
-  return id;
+  if (kept && !db_.sql().sync_ids.empty()) {
+    db_.exec(fmt::format(fmt::runtime(db_.sql().sync_ids), "baselines"));
+  }
+  insert_rows(*insert_row_, saved, record.rows);
+  insert_step(*insert_step_, saved, record.step);
+  insert_recovery(*insert_recovery_, saved, record.recovery);
+  return saved;
 }
 
 void Store::Batch::commit() {
@@ -625,10 +708,10 @@ std::vector<Entry> Store::list(int limit) {
 Record Store::load(int64_t id) {
   if (version_ == 0) throw Error(fmt::format("{}: no baseline with id {}", db_->name(), id));
   Query q = db_->prepare(fmt::format(
-      "SELECT id, created, label, hosts, source, topo, env, comm, {}, {}, {} FROM baselines "
+      "SELECT id, created, label, hosts, source, topo, env, comm, {}, {}, {}, {} FROM baselines "
       "WHERE id = ?",
       version_ >= 5 ? "validity" : "NULL", version_ >= 6 ? "memory, missing" : "NULL, NULL",
-      version_ >= 8 ? "serve" : "NULL"));
+      version_ >= 8 ? "serve" : "NULL", version_ >= kWriteKeySchema ? "write_key" : "NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no baseline with id {}", db_->name(), id));
   Record r;
@@ -649,6 +732,7 @@ Record Store::load(int64_t id) {
   r.memory = json_or_null(q, 9);
   r.missing = json_or_null(q, 10);
   r.serve = json_or_null(q, 11);
+  r.write_key = q.column_is_null(12) ? std::string() : q.column_text(12);
   return r;
 }
 

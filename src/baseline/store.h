@@ -44,6 +44,9 @@ struct Record {
                                        // when none is missing (docs/baseline.md)
   Validity validity;                   // what its source said about its own results: wrong
                                        // results, failed checks, an early end (validity.h)
+  std::string write_key;               // unique per record (schema 9): a save retried after a
+                                       // lost commit, or a copy of the record, finds it and
+                                       // stores nothing; empty: save() makes a new one
 };
 
 // A line of `plumb list`.
@@ -83,10 +86,11 @@ struct CheckEntry {
   std::string status;                // ok, warning, critical or unknown
   std::vector<std::string> failing;  // the checks that were warning or critical
   nlohmann::json record;             // plumb.check/1 (null from list_checks without records)
+  std::string write_key;             // as Record::write_key
 };
 
 // The schema version this build writes; older stores are migrated on open.
-inline constexpr int kStoreSchemaVersion = 8;
+inline constexpr int kStoreSchemaVersion = 9;
 
 // The store a command opens and what chose it.
 struct StoreChoice {
@@ -111,6 +115,13 @@ std::string default_store_path();
 // Commands that store records (baseline, import) open it kReadWrite, creating it when missing.
 enum class StoreMode { kReadOnly, kReadWrite };
 
+// The id a saved record gets: a new one from the store, or the record's own (plumb store copy
+// into an empty store keeps the source's ids: store_copy.h).
+enum class RecordId { kNew, kKept };
+
+// A new write key: 128 random bits in 32 hex digits.
+std::string new_write_key();
+
 class Store {
  public:
   // Opens the store at `path`: an SQLite file, or a postgresql:// URL (store_url.h). kReadWrite
@@ -119,8 +130,10 @@ class Store {
   // SQLite and a database with tables of its own are refused with a clear Error, in either mode.
   explicit Store(const std::string& path, StoreMode mode = StoreMode::kReadWrite);
 
-  // Saves `record` (its id is ignored) in one transaction; returns the new id.
-  int64_t save(const Record& record);
+  // Saves `record` (its id is ignored unless `id` is kKept) in one transaction, retried when the
+  // server went away (store_retry.h); returns the new id. A record whose write_key the store
+  // holds already (an earlier try committed, or a copy) is not stored again: its id is returned.
+  int64_t save(const Record& record, RecordId id = RecordId::kNew);
   // Saves every record in one transaction (all or none, as `plumb import` wants for one file);
   // returns the new ids in order.
   std::vector<int64_t> save_all(const std::vector<Record>& records);
@@ -138,6 +151,11 @@ class Store {
     void commit();
 
    private:
+    friend class Store;
+    // `record` under `write_key`: the id of the record that has the key already, else of the one
+    // added (its own id when `id` is kKept).
+    int64_t add_keyed(const Record& record, const std::string& write_key, RecordId id);
+
     Connection& db_;
     std::unique_ptr<WriteTransaction> transaction_;
     std::unique_ptr<Query> insert_;
@@ -154,8 +172,17 @@ class Store {
   // table_helpers.h validity_problem), naming the record, the result and the column.
   Record load(int64_t id);
 
-  // Saves one check pass; returns its id (store_checks.cc).
-  int64_t save_check(const CheckEntry& entry);
+  // Every baseline id, oldest first.
+  std::vector<int64_t> ids();
+  // The baseline / check pass holding `write_key`, if any.
+  std::optional<int64_t> baseline_with_key(const std::string& write_key);
+  std::optional<int64_t> check_with_key(const std::string& write_key);
+
+  // Saves one check pass as save() saves a record; returns its id (store_checks.cc).
+  int64_t save_check(const CheckEntry& entry, RecordId id = RecordId::kNew);
+  // Every check pass id, oldest first; one pass with its record.
+  std::vector<int64_t> check_ids();
+  CheckEntry load_check(int64_t id);
   // The newest `per_host` passes of each host (of `host` alone, of `kind` alone, when given),
   // newest first, without their records: what plumb list and the repeat-offender rule read.
   std::vector<CheckEntry> recent_checks(int per_host, const std::string& host = {},
@@ -166,6 +193,10 @@ class Store {
 
   // The store's path, or its URL with the password masked: what every message names.
   const std::string& path() const { return db_->name(); }
+  // The schema version of the store as opened (a read-only store keeps its own).
+  int version() const { return version_; }
+  // The connection, for the store's own tools (store_integrity.h reads the tables directly).
+  Connection& connection() { return *db_; }
 
  private:
   void migrate();

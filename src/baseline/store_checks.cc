@@ -4,14 +4,16 @@
 #include <fmt/format.h>
 
 #include "baseline/store_retry.h"
+#include "common/error.h"
 #include "common/json.h"
 #include "common/strings.h"
 
 namespace plumb::baseline {
 namespace {
 
-// The first schema with check records.
+// The first schema with check records, and with their write keys.
 constexpr int kCheckRecordsSchema = 7;
+constexpr int kCheckWriteKeySchema = 9;
 
 std::vector<std::string> names_of(const std::string& text) {
   std::string problem;
@@ -26,7 +28,9 @@ std::vector<std::string> names_of(const std::string& text) {
 
 }  // namespace
 
-int64_t Store::save_check(const CheckEntry& entry) {
+// One transaction, run again whole when the server went away; a pass whose write key is stored
+// already (an earlier try committed, or a copy) is not stored again.
+int64_t Store::save_check(const CheckEntry& entry, RecordId id) {
   const std::string failing =
       nlohmann::json(entry.failing).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string record = entry.record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -35,18 +39,68 @@ int64_t Store::save_check(const CheckEntry& entry) {
   const std::string host = valid_utf8_text(entry.host);
   const std::string kind = valid_utf8_text(entry.kind);
   const std::string status = valid_utf8_text(entry.status);
-  return with_retries([&] {  // one transaction, run again whole when the server went away
+  const std::string key = entry.write_key.empty() ? new_write_key() : entry.write_key;
+  return with_retries([&] {
     WriteTransaction t(*db_);
+    Query find = db_->prepare("SELECT id FROM check_records WHERE write_key = ?");
+    find.bind(1, key);
+    if (find.step()) return find.column_int(0);  // rolled back: nothing was written
+    const bool kept = id == RecordId::kKept;
     Query insert = db_->prepare(fmt::format(
-        "INSERT INTO check_records (created, host, kind, status, failing, record) VALUES "
-        "(?,?,?,?,?,?){}", db_->sql().returning_id));
+        "INSERT INTO check_records (created, host, kind, status, failing, record, write_key{}) "
+        "VALUES (?,?,?,?,?,?,?{}){}",
+        kept ? ", id" : "", kept ? ",?" : "", db_->sql().returning_id));
     insert.bind(1, created).bind(2, host).bind(3, kind).bind(4, status);
-    insert.bind(5, failing).bind(6, record);
+    insert.bind(5, failing).bind(6, record).bind(7, key);
+    if (kept) insert.bind(8, entry.id);
     insert.step();
-    const int64_t id = insert.inserted_id();
+    const int64_t saved = kept ? entry.id : insert.inserted_id();
+    if (kept && !db_->sql().sync_ids.empty()) {
+      db_->exec(fmt::format(fmt::runtime(db_->sql().sync_ids), "check_records"));
+    }
     t.commit();
-    return id;
+    return saved;
   });
+}
+
+std::vector<int64_t> Store::check_ids() {
+  std::vector<int64_t> ids;
+  if (version_ < kCheckRecordsSchema) return ids;
+  Query q = db_->prepare("SELECT id FROM check_records ORDER BY id");
+  while (q.step()) ids.push_back(q.column_int(0));
+  return ids;
+}
+
+std::optional<int64_t> Store::check_with_key(const std::string& write_key) {
+  if (version_ < kCheckWriteKeySchema) return std::nullopt;
+  Query q = db_->prepare("SELECT id FROM check_records WHERE write_key = ?");
+  q.bind(1, write_key);
+  return q.step() ? std::optional<int64_t>(q.column_int(0)) : std::nullopt;
+}
+
+// A pass whose record or failing list is not JSON is refused, naming it (plumb store check).
+CheckEntry Store::load_check(int64_t id) {
+  const std::string where = fmt::format("{}: check pass {}", db_->name(), id);
+  if (version_ < kCheckRecordsSchema) throw Error(fmt::format("{}: no such pass", where));
+  Query q = db_->prepare(fmt::format(
+      "SELECT id, created, host, kind, status, failing, record, {} FROM check_records WHERE id = ?",
+      version_ >= kCheckWriteKeySchema ? "write_key" : "NULL"));
+  q.bind(1, id);
+  if (!q.step()) throw Error(fmt::format("{}: no such pass", where));
+  CheckEntry e;
+  e.id = q.column_int(0);
+  e.created = q.column_text(1);
+  e.host = q.column_text(2);
+  e.kind = q.column_text(3);
+  e.status = q.column_text(4);
+  std::string problem;
+  const nlohmann::json failing = parse_json_or_discarded(q.column_text(5), problem);
+  if (!failing.is_array()) throw Error(fmt::format("{}: failing: expected a JSON array of check names{}{}", where, problem.empty() ? "" : ": ", problem));
+  e.failing = names_of(q.column_text(5));
+  e.record = parse_json_or_discarded(q.column_text(6), problem);
+  if (e.record.is_discarded()) throw Error(fmt::format("{}: record: {}", where, problem));
+  e.write_key = q.column_is_null(7) ? std::string() : q.column_text(7);
+  return e;
 }
 
 std::vector<CheckEntry> Store::recent_checks(int per_host, const std::string& host,

@@ -84,9 +84,12 @@ const PqApi& pq(const std::string& shown) {
 
 // The SQLSTATEs after which the same transaction may succeed when run again (PostgreSQL
 // Appendix A, "Error Codes"): serialization_failure, deadlock_detected, and the server going away
-// or not yet back: admin_shutdown, crash_shutdown, cannot_connect_now. Class 08 (connection
-// exceptions) and a connection gone bad are retried too.
-constexpr std::string_view kRetryableStates[] = {"40001", "40P01", "57P01", "57P02", "57P03"};
+// or not yet back: admin_shutdown, crash_shutdown, cannot_connect_now; and unique_violation: two
+// writers of one write key at once, the second of which finds the first's record when run again
+// (docs/store.md, "Write keys"). Class 08 (connection exceptions) and a connection gone bad are
+// retried too.
+constexpr std::string_view kRetryableStates[] = {"40001", "40P01", "57P01", "57P02", "57P03",
+                                                 "23505"};
 
 bool retryable(std::string_view state) {
   if (state.substr(0, 2) == "08") return true;

@@ -26,6 +26,7 @@ constexpr DialectSql kSqliteSql = {
     .lock_migrations = "",
     .set_version = "PRAGMA user_version = {}",
     .returning_id = "",
+    .sync_ids = "",
     .serve_runs = "json_array_length(b.serve, '$.runs')",
     .user_tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
                    "'sqlite_%' ORDER BY name LIMIT 4",
@@ -36,6 +37,8 @@ constexpr DialectSql kSqliteSql = {
 // under a transaction-scoped advisory lock, so two plumb processes opening a new store at once
 // migrate it once: the second waits, then finds it current. The lock's key is "plumbsto" in
 // ASCII (0x706c756d6273746f), a number no other application is likely to pick.
+// An id kept (plumb store copy) is inserted as given, and the identity's sequence then set to the
+// largest id, so that the next new id follows it.
 // json_array_length of SQLite gives 0 for a runs that is not an array and NULL without one.
 constexpr DialectSql kPostgresSql = {
     .what = "a PostgreSQL database",
@@ -46,6 +49,7 @@ constexpr DialectSql kPostgresSql = {
                        "CREATE TABLE IF NOT EXISTS plumb_schema (version INTEGER NOT NULL);",
     .set_version = "DELETE FROM plumb_schema; INSERT INTO plumb_schema (version) VALUES ({});",
     .returning_id = " RETURNING id",
+    .sync_ids = "SELECT setval(pg_get_serial_sequence('{0}', 'id'), (SELECT MAX(id) FROM {0}))",
     .serve_runs = "CASE WHEN b.serve IS NULL OR (b.serve::json -> 'runs') IS NULL THEN NULL "
                   "WHEN json_typeof(b.serve::json -> 'runs') = 'array' "
                   "THEN json_array_length(b.serve::json -> 'runs') ELSE 0 END",

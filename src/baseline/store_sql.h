@@ -23,6 +23,8 @@ struct DialectSql {
   std::string_view lock_migrations; // run inside the migration's transaction, first
   std::string_view set_version;     // fmt pattern: stamp the schema version {}
   std::string_view returning_id;    // appended to an INSERT whose new id is wanted
+  std::string_view sync_ids;        // fmt pattern, {} the table: after an id was kept, the next
+                                    // new id follows the largest (empty: the store does it)
   std::string_view serve_runs;      // plumb list: the runs[] of b.serve, NULL when none
   std::string_view user_tables;     // the names of the tables in the store, sorted
   bool empty_store_readable;        // an existing store with no tables reads as empty (SQLite:

@@ -24,6 +24,7 @@
 #include "cli/precision_command.h"
 #include "cli/report_command.h"
 #include "cli/serve_command.h"
+#include "cli/store_admin_command.h"
 #include "cli/store_commands.h"
 #include "cli/topo_command.h"
 // monitoring: alerts and dashboard
@@ -128,6 +129,8 @@ std::span<const Command> commands() {
        command(setup_show, run_show)},
       {"export", "One stored baseline as JSON (plumb.baseline/1)",
        command(setup_export, run_export)},
+      {"store", "The store itself: copy every record into another store; check its integrity",
+       command(setup_store, run_store)},
       {"report",
        "One self-contained HTML file: charts per layer and collective, two baselines overlaid",
        command(setup_report, run_report)},

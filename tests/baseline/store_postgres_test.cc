@@ -65,12 +65,12 @@ TEST_F(StorePostgres, ANewerSchemaIsOneLineWithThePasswordMasked) {
   const std::string db = pg_->create_database("newer");
   const std::string url = pg_->url(db, "plumb_pw", test::kPostgresPassword);
   { Store create(url); }
-  pg_->psql(db, "UPDATE plumb_schema SET version = 9");
+  pg_->psql(db, "UPDATE plumb_schema SET version = 10");
   const std::string masked = "postgresql://plumb_pw:***@/" + db + "?host=" + pg_->dir();
   for (const StoreMode mode : {StoreMode::kReadWrite, StoreMode::kReadOnly}) {
     const Error e = open_error(url, mode);
     EXPECT_EQ(std::string(e.what()),
-              masked + ": the store has schema version 9, newer than this plumb's 8; use a newer plumb");
+              masked + ": the store has schema version 10, newer than this plumb's 9; use a newer plumb");
     EXPECT_EQ(e.code(), ExitCode::kBadInput);
   }
 }

@@ -24,8 +24,11 @@ namespace {
 // What makes a current store one of schema 5 or older: the columns migration 6 added.
 // What schemas 6 (the baseline set's columns) and 7 (check records) added: dropped to make an
 // older store from a current one.
-// Schema 8 (the serving record's column) likewise.
-const std::string kDropServeColumn = "ALTER TABLE baselines DROP COLUMN serve; ";
+// Schema 8 (the serving record's column) and 9 (write keys, their unique indexes first) likewise.
+const std::string kDropWriteKeys =
+    "DROP INDEX baselines_write_key; DROP INDEX check_records_write_key; "
+    "ALTER TABLE baselines DROP COLUMN write_key; ALTER TABLE check_records DROP COLUMN write_key; ";
+const std::string kDropServeColumn = kDropWriteKeys + "ALTER TABLE baselines DROP COLUMN serve; ";
 const std::string kDropCheckRecords = kDropServeColumn + "DROP TABLE check_records; ";
 const std::string kDropSetColumns =
     kDropCheckRecords + "ALTER TABLE baselines DROP COLUMN memory; ALTER TABLE baselines DROP COLUMN missing; ";
@@ -168,7 +171,7 @@ TEST_P(StoreTest, RefusesAStoreFromANewerPlumb) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), path + ": the store has schema version 99, newer than this "
-                                            "plumb's 8; use a newer plumb");
+                                            "plumb's 9; use a newer plumb");
   }
 }
 
@@ -741,9 +744,97 @@ TEST_P(StoreTest, AServingRecordSavesLoadsListsAndMigrates) {
   EXPECT_EQ(entries[0].serve_runs, 2);
   EXPECT_FALSE(entries[0].comm || entries[0].step);
   EXPECT_FALSE(entries[1].serve);
-  EXPECT_EQ(stored_version(path), 8);
+  EXPECT_EQ(stored_version(path), kStoreSchemaVersion);
+}
+
+// Issue 33: a write key per record. A save retried after its commit was lost runs the same
+// transaction again with the same key: it finds the record and stores nothing. Here the lost
+// commit is a save that succeeded, and the retry the same Record saved again.
+TEST_P(StoreTest, ASaveRetriedAfterALostCommitStoresOnce) {
+  const std::string path = location("store-write-key");
+  Store store(path);
+  store.save(sample("other", 1));
+  Record r = sample("retried", 2);
+  r.write_key = new_write_key();
+  const int64_t id = store.save(r);
+  EXPECT_EQ(store.save(r), id);
+  EXPECT_EQ(store.save_all({r, sample("new", 1)}), (std::vector<int64_t>{id, id + 1}));
+  EXPECT_EQ(store.list().size(), 3u);
+  EXPECT_EQ(store.load(id).write_key, r.write_key);
+  EXPECT_EQ(store.load(id).rows.size(), 2u);
+  EXPECT_EQ(store.load(1).write_key.size(), 32u);  // made at save
+  EXPECT_NE(store.load(1).write_key, store.load(id + 1).write_key);
+
+  CheckEntry pass = check_pass("node7", "node", {});
+  pass.write_key = new_write_key();
+  const int64_t check = store.save_check(pass);
+  EXPECT_EQ(store.save_check(pass), check);
+  EXPECT_EQ(store.recent_checks(10).size(), 1u);
+  EXPECT_EQ(store.load_check(check).write_key, pass.write_key);
+}
+
+// Eight writers of one record (one key) at once end with one record: on PostgreSQL the losers of
+// the race meet the unique index (23505), are retried, and find the winner's record.
+TEST_P(StoreTest, WritersOfOneKeyAtOnceStoreOnce) {
+  const std::string path = location("store-one-key");
+  { Store(path).save(sample("first", 1)); }
+  Record r = sample("raced", 20);
+  r.write_key = new_write_key();
+  constexpr int kWriters = 8;
+  constexpr int kFailed = 100;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kWriters; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        Store store(path);
+        _exit(static_cast<int>(store.save(r)));
+      } catch (...) {
+        _exit(kFailed);
+      }
+    }
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_EQ(WEXITSTATUS(status), 2);  // every writer got the one record's id
+  }
+  Store store(path);
+  EXPECT_EQ(store.list().size(), 2u);
+  EXPECT_EQ(store.load(2).rows.size(), 20u);
+}
+
+// A version-8 store (no write keys): read as it is, its records without keys; migrated when
+// written to, every record given a key of its own.
+TEST_P(StoreTest, MigratesAVersionEightStoreToWriteKeys) {
+  const std::string path = location("store-v8");
+  {
+    Store store(path);
+    store.save(sample("a", 1));
+    store.save(sample("b", 1));
+    store.save_check(check_pass("node7", "node", {}));
+  }
+  exec(path, kDropWriteKeys + stamp(8));
+  {
+    Store reader(path, StoreMode::kReadOnly);
+    EXPECT_EQ(reader.version(), 8);
+    EXPECT_TRUE(reader.load(1).write_key.empty());
+    EXPECT_FALSE(reader.baseline_with_key("x").has_value());
+    EXPECT_TRUE(reader.load_check(1).write_key.empty());
+  }
+  Store store(path);
+  EXPECT_EQ(stored_version(path), 9);
+  const std::string a = store.load(1).write_key;
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_NE(a, store.load(2).write_key);
+  EXPECT_EQ(store.load_check(1).write_key.size(), 32u);
+  EXPECT_EQ(store.baseline_with_key(a), 1);
+  Record again = sample("a", 1);
+  again.write_key = a;
+  EXPECT_EQ(store.save(again), 1);  // the migrated key is a key like any other
+  EXPECT_EQ(store.ids().size(), 2u);
 }
 
 }  // namespace
-
 }  // namespace plumb::baseline

@@ -64,7 +64,7 @@ TEST(Cli, DidYouMean) {
   test::Run r = run_command(kPlumb + " comn");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "plumb: error: unknown command 'comn' (did you mean 'comm'?); commands: "
-                   "baseline, comm, topo, env, import, list, show, export, report, diff, mem, step, run, "
+                   "baseline, comm, topo, env, import, list, show, export, store, report, diff, mem, step, run, "
                    "recover, checkpoint, check, serve, k8s, plan, precision, exporter, alerts, dashboard, alert-relay, "
                    "completion\n");
 }
