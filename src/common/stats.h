@@ -1,6 +1,7 @@
 // Small statistics used by every measurement: mean, percentiles.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -22,5 +23,9 @@ double median(std::vector<double> values);
 
 // The median absolute deviation from the median; NaN for an empty input.
 double median_absolute_deviation(const std::vector<double>& values);
+
+// The lower of the middle two for an even count (an element of the input, so exact in integers);
+// the values must not be empty.
+int64_t lower_median(std::vector<int64_t> values);
 
 }  // namespace plumb
