@@ -25,20 +25,12 @@ struct Finding {
   std::string text;
 };
 
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
-
 // "a", "a and b", "a, b and c".
 std::string join_and(const std::vector<std::string>& items) {
   if (items.size() <= 1) return items.empty() ? "" : items[0];
   const std::vector<std::string> head(items.begin(), items.end() - 1);
   return join(head, ", ") + " and " + items.back();
 }
-
-std::string percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
 
 PartVerdict verdict_of_exit(int exit_code, const std::vector<Finding>& findings) {
   if (exit_code == static_cast<int>(ExitCode::kCheckFailed)) return PartVerdict::kRegression;
@@ -426,11 +418,10 @@ std::string SetDiff::go_line() const {
 
 namespace {
 
-json text_or_null(const std::string& t) { return t.empty() ? json(nullptr) : json(t); }
-
-json ref_json(const RecordRef& r) {
-  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source},
-          {"name", r.name}};
+json ref_with_name_json(const RecordRef& r) {
+  json j = ref_json(r);
+  j["name"] = r.name;
+  return j;
 }
 
 json part_json(const SetPart& p) {
@@ -449,8 +440,8 @@ json set_diff_json(const SetDiff& d) {
     variables.push_back({{"kind", v.kind}, {"name", v.name}, {"a", v.a}, {"b", v.b}});
   }
   return {{"schema", kSetDiffSchema},
-          {"a", ref_json(d.a)},
-          {"b", ref_json(d.b)},
+          {"a", ref_with_name_json(d.a)},
+          {"b", ref_with_name_json(d.b)},
           {"threshold", d.threshold},
           {"parts", parts},
           {"variables", variables},

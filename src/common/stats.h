@@ -2,10 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
 namespace plumb {
+
+// A figure not known (an empty input, a division by zero): printed "-", JSON null.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double mean(std::span<const double> values);
 
