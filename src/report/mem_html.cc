@@ -19,7 +19,7 @@ namespace {
 
 // After kPageStyle (html_style.h), as the baseline report. k0..k10 are
 // the series colours (svg_chart.h); red is kept for OOMs and the creep fit.
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kMemoryStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}
 code{background:#f3f3f3;padding:0 3px}
@@ -138,7 +138,7 @@ void append_head(const mem::Analysis& a, fmt::memory_buffer& out) {
   put_escaped(out, a.source);
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kMemoryStyle);
   put(out, "</style></head><body>\n");
 }
 

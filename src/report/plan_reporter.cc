@@ -8,7 +8,6 @@
 namespace plumb::report {
 namespace {
 
-constexpr double kGB = 1e9;
 
 double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 

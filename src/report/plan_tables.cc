@@ -13,7 +13,6 @@
 namespace plumb::report {
 namespace {
 
-constexpr double kGB = 1e9;
 
 void print_context(const PlanContext& c, std::ostream& out) {
   if (c.devices > 0) {
