@@ -4,12 +4,6 @@
 #include "common/error.h"
 
 namespace plumb::cli {
-namespace {
-
-// The monitoring plugins' UNKNOWN: the check could not run (docs/check.md, "Exit codes").
-constexpr ExitCode kCheckCouldNotRun = static_cast<ExitCode>(3);
-
-}  // namespace
 
 void setup_check(CLI::App& app, CheckOptions& options) {
   app.require_subcommand(1);

@@ -6,7 +6,12 @@
 
 #include <functional>
 
+#include "common/error.h"
+
 namespace plumb::cli {
+
+// The monitoring plugins' UNKNOWN: the check could not run (docs/check.md, "Exit codes").
+inline constexpr ExitCode kCheckCouldNotRun = static_cast<ExitCode>(3);
 
 void setup_check_node(CLI::App& check, std::function<int()>& selected);     // check_node_command.cc
 void setup_check_genconf(CLI::App& check, std::function<int()>& selected);  // check_node_command.cc

@@ -32,13 +32,6 @@ void write_json(const nlohmann::json& doc, OutputFile& file) {
   file.commit();
 }
 
-// How errors name a record: the file given, or the stored baseline.
-std::string record_name(const std::string& what, const baseline::Record& record) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(what, ec)) return "file " + what;
-  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
-}
-
 // Two step records (plumb step --save): step time, exposed communication, straggler.
 int run_step_diff(const baseline::Record& a, const baseline::Record& b,
                   const baseline::DiffOptions& options, const DiffOptions& o,

@@ -11,7 +11,6 @@
 namespace plumb::serve {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 // A rate search that fails at its start halves the rate at most this many times (start / 1024).
 constexpr int kMostHalvings = 10;
 // A probe shorter than --min-duration is rerun with its request count scaled up by the shortfall
@@ -36,8 +35,6 @@ constexpr MetricSpec kMetrics[] = {
     {"itl", &Slo::itl_ms, &ServeSummary::itl_ms},
     {"e2e", &Slo::e2e_ms, &ServeSummary::e2e_ms},
 };
-
-double ms(Nanos ns) { return static_cast<double>(ns) / kNsPerMs; }
 
 // The samples of one metric in one good request (ms).
 std::vector<double> samples_of(std::string_view metric, const RequestRecord& r) {
