@@ -60,12 +60,12 @@ double next_step(double t) { return std::ceil(t / kStep) * kStep; }
 
 double firing_time(const AlertCase& c) { return next_step(c.active_at + for_seconds(c.rule)) + kStep; }
 
-std::string seconds(double t) { return fmt::format("{}s", promql_number(t)); }
+std::string promql_seconds(double t) { return fmt::format("{}s", promql_number(t)); }
 
 // ---- The YAML of one test group.
 
 std::string inputs_yaml(const AlertCase& c, int samples) {
-  std::string out = fmt::format("  - interval: {}\n    input_series:\n", seconds(kStep));
+  std::string out = fmt::format("  - interval: {}\n    input_series:\n", promql_seconds(kStep));
   for (const Input& in : c.inputs) {
     out += fmt::format("      - series: {}\n        values: {}\n", yaml_quoted(in.series),
                        yaml_quoted(in.values(samples)));
@@ -88,10 +88,10 @@ std::string alert_tests_yaml(const AlertCase& c) {
   std::string out = "    alert_rule_test:\n";
   if (for_seconds(c.rule) > c.active_spread) {
     out += fmt::format("      - eval_time: {}\n        alertname: {}\n        exp_alerts: []\n",
-                       seconds(c.active_at), name);
+                       promql_seconds(c.active_at), name);
   }
   out += fmt::format("      - eval_time: {}\n        alertname: {}\n        exp_alerts:\n",
-                     seconds(firing_time(c)), name);
+                     promql_seconds(firing_time(c)), name);
   for (const Firing& f : c.firing) out += exp_alert_yaml(c.rule, f);
   return out;
 }
@@ -109,7 +109,7 @@ std::string expr_tests_yaml(const AlertCase& c) {
     out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples:\n",
                        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",alertstate="pending"}})",
                                           c.rule.name)),
-                       seconds(c.active_at));
+                       promql_seconds(c.active_at));
     for (const Firing& f : c.firing) {
       Labels labels = {{"alertname", c.rule.name}, {"alertstate", "pending"},
                        {"severity", c.rule.severity}};
@@ -121,7 +121,7 @@ std::string expr_tests_yaml(const AlertCase& c) {
     out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
                        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",host="{}"}})", c.rule.name,
                                           host)),
-                       seconds(firing_time(c)));
+                       promql_seconds(firing_time(c)));
   }
   return out;
 }
@@ -511,7 +511,7 @@ std::string recording_case() {
       {kRecRowRemapFailed, {{a, 0}, {f, 0}, {g, 1}}},
   };
   std::string out = fmt::format("  # the recording rules\n  - interval: {}\n    input_series:\n",
-                                seconds(kStep));
+                                promql_seconds(kStep));
   for (const auto& [s, v] : in) {
     out += fmt::format("      - series: {}\n        values: {}\n", yaml_quoted(s),
                        yaml_quoted(fmt::format("{}x4", promql_number(v))));
@@ -519,7 +519,7 @@ std::string recording_case() {
   out += "    promql_expr_test:\n";
   for (const Record& r : records) {
     out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples:\n", r.name,
-                       seconds(2 * kStep));
+                       promql_seconds(2 * kStep));
     for (const auto& [dev, v] : r.samples) {
       out += sample_yaml(r.name, {{"host", dev.host}, {"device", dev.device}}, v);
     }
@@ -554,7 +554,7 @@ std::string rule_tests_yaml(const AlertOptions& o, const std::string& rules_file
       "# Written by plumb alerts test. Run: promtool test rules FILE\n"
       "rule_files:\n  - {}\nevaluation_interval: {}\n"
       "group_eval_order:\n  - plumb-normalise\n  - plumb-alerts\ntests:\n",
-      yaml_quoted(rules_file), seconds(kStep));
+      yaml_quoted(rules_file), promql_seconds(kStep));
   out += recording_case();
   for (const AlertCase& c : cases) out += case_yaml(c);
   return out;

@@ -38,7 +38,7 @@ struct Normalised {
 
 // MiB to bytes: dcgm-exporter's framebuffer fields and npu-exporter's HBM fields (the npu-smi
 // "MB" column is MiB: 65536 MB on a 64 GiB part).
-constexpr const char* kMiB = " * 1048576";
+constexpr const char* kTimesMiB = " * 1048576";
 
 // `host` from, in order, a `host` label (plumb exporter, or set by relabelling), dcgm-exporter's
 // `hostname` (newer) or `Hostname` (older), else `instance` without its port. label_join puts
@@ -85,19 +85,19 @@ std::vector<Normalised> normalised_table() {
   namespace s = series;
   const std::string fb_total =
       std::string("(DCGM_FI_DEV_FB_TOTAL or DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + ") +
-      "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kMiB;
+      "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kTimesMiB;
   return {
       {s::kRecHbmUsed, "max",
        {{"DCGM_FI_DEV_FB_USED_BYTES", "gpu"},
-        {std::string("DCGM_FI_DEV_FB_USED") + kMiB, "gpu"},
-        {std::string("dcgm_fb_used") + kMiB, "gpu"},
-        {std::string("npu_chip_info_hbm_used_memory") + kMiB, "id"},
+        {std::string("DCGM_FI_DEV_FB_USED") + kTimesMiB, "gpu"},
+        {std::string("dcgm_fb_used") + kTimesMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_used_memory") + kTimesMiB, "id"},
         {s::kHbmUsed, "device"}}},
       {s::kRecHbmTotal, "max",
        {{dcgm49_fb_total(), "gpu"},
         {fb_total, "gpu"},
-        {std::string("(dcgm_fb_used + dcgm_fb_free)") + kMiB, "gpu"},
-        {std::string("npu_chip_info_hbm_total_memory") + kMiB, "id"},
+        {std::string("(dcgm_fb_used + dcgm_fb_free)") + kTimesMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_total_memory") + kTimesMiB, "id"},
         {s::kHbmTotal, "device"}}},
       {s::kRecTemperature, "max",
        {{"DCGM_FI_DEV_GPU_TEMP_CELSIUS", "gpu"},
