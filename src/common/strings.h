@@ -1,6 +1,7 @@
 // String helpers for option lists and "did you mean" suggestions.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,6 +40,12 @@ std::string unknown_name(std::string_view what, std::string_view noun, std::stri
 // UTF-8 become visible escapes ("\x1b", "\n", "\u009b"), so an imported file cannot move the
 // cursor, change colours or retitle the window of whoever lists it.
 std::string terminal_safe(std::string_view text, bool keep_layout = false);
+
+// Characters of a bad line or row quoted in an error (then "...").
+inline constexpr size_t kQuoteLimit = 120;
+
+// `text` with ASCII letters in lower case.
+std::string to_lower(std::string_view text);
 
 // The length of `text` without a UTF-8 sequence cut off at its end (for text that arrives in
 // pieces): the cut bytes wait for the next piece.

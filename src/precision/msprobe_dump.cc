@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 // Deeper than any dump msprobe writes (its compare stops at Const.MAX_DEPTH, far less), and
 // shallow enough that walking the tree cannot exhaust the stack.
-constexpr size_t kMaxDepth = 64;
+constexpr size_t kMaxDumpDepth = 64;
 
 // A JSON value with its object members in the file's order (nlohmann's json sorts them, and its
 // ordered_json looks every key up on insertion: quadratic in a 10,000-call `data`).
@@ -110,8 +110,8 @@ class TreeBuilder {
     return &parent->items.back();
   }
   bool open(JNode::Kind kind) {
-    if (stack_.size() >= kMaxDepth) {
-      error_ = fmt::format("values nested deeper than {} levels", kMaxDepth);
+    if (stack_.size() >= kMaxDumpDepth) {
+      error_ = fmt::format("values nested deeper than {} levels", kMaxDumpDepth);
       return false;
     }
     stack_.push_back(put(node_of(kind)));
