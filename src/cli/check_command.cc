@@ -1,5 +1,7 @@
 #include "cli/check_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/check_subcommands.h"
 #include "common/error.h"
 

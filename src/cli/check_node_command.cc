@@ -1,4 +1,5 @@
 // plumb check node, genconf and list (docs/check.md).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

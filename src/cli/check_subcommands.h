@@ -2,11 +2,13 @@
 // `check` and sets `selected` to what runs it once argv is parsed.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 
 #include "common/error.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/checkpoint_command.h"
 
+#include <CLI/CLI.hpp>
 #include <dirent.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>

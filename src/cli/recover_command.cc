@@ -1,5 +1,6 @@
 #include "cli/recover_command.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 
 #include <fmt/format.h>

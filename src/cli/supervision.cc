@@ -1,5 +1,6 @@
 #include "cli/supervision.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <sys/prctl.h>
 
