@@ -97,8 +97,8 @@ std::map<RowKey, Point> slowest_groups(const Record& record) {
   const std::map<GroupKey, double> pooled = pooled_sigmas(rows, rounds);
   std::map<RowKey, Point> points;
   for (const comm::Row& row : rows) {
-    auto [it, fresh] = points.try_emplace(
-        RowKey{row.layer, row.collective, row.dtype, row.requested_bytes});
+    auto [it, fresh] =
+        points.try_emplace(RowKey{row.layer, row.collective, row.dtype, row.requested_bytes});
     Point& p = it->second;
     if (fresh || row.busbw_gbps < p.busbw) {
       p.busbw = row.busbw_gbps;
@@ -606,18 +606,24 @@ nlohmann::json diff_json(const Diff& d) {
   }
   const std::string warning = d.attribution_warning();
   const std::string advice = d.too_noisy_advice();
-  return {{"schema", kDiffSchema},
-          {"a", ref_with_validity_json(d.a)},
-          {"b", ref_with_validity_json(d.b)},
-          {"threshold", d.threshold}, {"strict", d.strict},
-          {"regressions", d.regressions()}, {"size_regressions", d.row_regressions()},
-          {"too_noisy", d.too_noisy()}, {"outcome", outcome_name(d.outcome())},
-          {"exit_code", d.exit_code()},
-          {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
-          {"rows", rows}, {"groups", groups}, {"variables", variables},
-          {"unrecorded", d.unrecorded},
-          {"summary", {{"a", comm::summary_json(d.summary_a)}, {"b", comm::summary_json(d.summary_b)}}},
-          {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
+  return {
+      {"schema", kDiffSchema},
+      {"a", ref_with_validity_json(d.a)},
+      {"b", ref_with_validity_json(d.b)},
+      {"threshold", d.threshold},
+      {"strict", d.strict},
+      {"regressions", d.regressions()},
+      {"size_regressions", d.row_regressions()},
+      {"too_noisy", d.too_noisy()},
+      {"outcome", outcome_name(d.outcome())},
+      {"exit_code", d.exit_code()},
+      {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
+      {"rows", rows},
+      {"groups", groups},
+      {"variables", variables},
+      {"unrecorded", d.unrecorded},
+      {"summary", {{"a", comm::summary_json(d.summary_a)}, {"b", comm::summary_json(d.summary_b)}}},
+      {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
 }
 
 }  // namespace plumb::baseline

@@ -21,7 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-
 std::string schema_of(const json& doc) {
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return "";
   return doc["schema"].get<std::string>();

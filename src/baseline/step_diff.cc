@@ -233,7 +233,8 @@ StepDiff step_diff(const Record& a, const Record& b, const DiffOptions& options)
   d.steps_a = static_cast<int>(sa.steps.size());
   d.steps_b = static_cast<int>(sb.steps.size());
   d.threshold = options.threshold;
-  for (size_t f = 0; f < kStepFigures.size(); ++f) d.figures.push_back(figure_diff(f, sa, sb, d.threshold));
+  for (size_t f = 0; f < kStepFigures.size(); ++f)
+    d.figures.push_back(figure_diff(f, sa, sb, d.threshold));
   d.collectives = collective_diffs(sa, sb, d.threshold);
   d.straggler_a = sa.straggler;
   d.straggler_b = sb.straggler;

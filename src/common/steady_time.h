@@ -13,8 +13,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // Now in seconds from the steady clock's epoch (a point fixed while the process runs).
 inline double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace plumb

@@ -7,7 +7,6 @@
 namespace plumb::exporter {
 namespace {
 
-
 bool several_chips_per_npu(const sysinfo::NpuSmiInfo& info) {
   std::set<int> npus;
   for (const sysinfo::NpuChip& chip : info.chips) {

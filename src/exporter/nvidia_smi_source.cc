@@ -5,7 +5,6 @@
 namespace plumb::exporter {
 namespace {
 
-
 std::optional<double> times(const std::optional<double>& value, double factor) {
   return value ? std::optional<double>(*value * factor) : std::nullopt;
 }

@@ -106,10 +106,10 @@ std::string sample_yaml(std::string_view metric, const Labels& labels, double va
 std::string expr_tests_yaml(const AlertCase& c) {
   std::string out = "    promql_expr_test:\n";
   if (for_seconds(c.rule) > c.active_spread) {
-    out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples:\n",
-                       yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",alertstate="pending"}})",
-                                          c.rule.name)),
-                       promql_seconds(c.active_at));
+    out += fmt::format(
+        "      - expr: {}\n        eval_time: {}\n        exp_samples:\n",
+        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",alertstate="pending"}})", c.rule.name)),
+        promql_seconds(c.active_at));
     for (const Firing& f : c.firing) {
       Labels labels = {{"alertname", c.rule.name}, {"alertstate", "pending"},
                        {"severity", c.rule.severity}};
@@ -118,10 +118,10 @@ std::string expr_tests_yaml(const AlertCase& c) {
     }
   }
   for (const std::string& host : c.silent_hosts) {
-    out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
-                       yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",host="{}"}})", c.rule.name,
-                                          host)),
-                       promql_seconds(firing_time(c)));
+    out += fmt::format(
+        "      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
+        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",host="{}"}})", c.rule.name, host)),
+        promql_seconds(firing_time(c)));
   }
   return out;
 }

@@ -15,7 +15,6 @@
 namespace plumb::plan {
 namespace {
 
-
 // Bytes of HBM traffic per byte of activation a layer keeps: each kept tensor is written by one
 // operation and read by the next (docs/plan.md, "Memory-bound operations").
 constexpr double kTrafficPerActivationByte = 2;

@@ -144,7 +144,8 @@ class PtReader {
   // `depth` counts the containers above v: 0 for the whole object, whose keys are "path:key".
   void walk(Value v, const std::string& name, size_t depth) {
     if (depth > kMaxPickleDepth) {
-      fail(input_.name(), fmt::format("data.pkl nests containers more than {} deep", kMaxPickleDepth));
+      fail(input_.name(),
+           fmt::format("data.pkl nests containers more than {} deep", kMaxPickleDepth));
     }
     const auto child = [&](std::string_view key) {
       return fmt::format("{}{}{}", name, depth == 0 ? ":" : ".", key);

@@ -70,8 +70,9 @@ void print_list_line(std::ostream& out, const Columns&... columns) {
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out) {
   print_list_line(out, "id", "created", "label", "parts", "holds", "source", "hosts");
   for (const baseline::Entry& e : entries) {
-    print_list_line(out, e.id, terminal_safe(e.created), e.label.empty() ? "-" : terminal_safe(e.label),
-                    parts_text(e), holdings(e), terminal_safe(e.source), safe_hosts(e.hosts, ","));
+    print_list_line(out, e.id, terminal_safe(e.created),
+                    e.label.empty() ? "-" : terminal_safe(e.label), parts_text(e), holdings(e),
+                    terminal_safe(e.source), safe_hosts(e.hosts, ","));
   }
 }
 
@@ -102,8 +103,8 @@ void print_validity(const baseline::Record& r, std::ostream& out) {
 }
 
 void print_record_header(const baseline::Record& r, std::ostream& out) {
-  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created), terminal_safe(r.source),
-             r.label.empty() ? "" : " · " + terminal_safe(r.label));
+  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created),
+             terminal_safe(r.source), r.label.empty() ? "" : " · " + terminal_safe(r.label));
   print_validity(r, out);
   fmt::print(out, "# hosts: {}\n", safe_hosts(r.hosts, ", "));
   if (const std::string job = job_summary(r.comm); !job.empty()) fmt::print(out, "# {}\n", job);
@@ -119,13 +120,15 @@ void print_versions(const baseline::Record& r, std::ostream& out) {
 void print_comm_summary(const baseline::Record& r, std::ostream& out) {
   for (const comm::Summary& s : comm::summarize(r.rows)) {
     if (s.sizes == 0) {
-      fmt::print(out, "{} @ {}: no size ≥ 1 MiB\n", terminal_safe(s.collective), terminal_safe(s.layer));
+      fmt::print(out, "{} @ {}: no size ≥ 1 MiB\n", terminal_safe(s.collective),
+                 terminal_safe(s.layer));
       continue;
     }
-    fmt::print(out, "{} @ {}: avg busbw {:.2f} GB/s over {} size(s) ≥ 1 MiB (slowest group {}: "
-                    "{:.2f} GB/s)\n",
-               terminal_safe(s.collective), terminal_safe(s.layer), s.avg_busbw_gbps, s.sizes, terminal_safe(s.slowest_group),
-               s.slowest_busbw_gbps);
+    fmt::print(out,
+               "{} @ {}: avg busbw {:.2f} GB/s over {} size(s) ≥ 1 MiB (slowest group {}: "
+               "{:.2f} GB/s)\n",
+               terminal_safe(s.collective), terminal_safe(s.layer), s.avg_busbw_gbps, s.sizes,
+               terminal_safe(s.slowest_group), s.slowest_busbw_gbps);
   }
 }
 

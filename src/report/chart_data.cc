@@ -12,7 +12,6 @@
 namespace plumb::report {
 namespace {
 
-
 using ChartKey = std::pair<std::string_view, std::string_view>;
 
 // (layer, collective) -> index in the output, in first-seen order.

@@ -13,7 +13,6 @@
 namespace plumb::report {
 namespace {
 
-
 using Key = std::pair<std::string, std::string>;  // (layer, collective)
 
 // The average of `key`, NaN when the record has no size ≥ 1 MiB of it (or not the key at all).

@@ -72,11 +72,12 @@ std::string spread_tip(double spread) {
 // deviation).
 ChartPoint busbw_point(const SeriesContext& c, const CurvePoint& p) {
   const baseline::RowDiff* reg = regression_at(c, p);
-  ChartPoint point{static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
-                   fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): "
-                               "{}{}{}",
-                               c.letter, c.curve.dtype, size_with_bytes(p.bytes), p.busbw_gbps, p.groups,
-                               p.busbw_group, spread_tip(p.busbw_spread), regression_text(reg))};
+  ChartPoint point{
+      static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
+      fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): "
+                  "{}{}{}",
+                  c.letter, c.curve.dtype, size_with_bytes(p.bytes), p.busbw_gbps, p.groups,
+                  p.busbw_group, spread_tip(p.busbw_spread), regression_text(reg))};
   if (std::isfinite(p.busbw_spread) && p.busbw_spread > 0) {
     point.y_low = p.busbw_gbps * (1 - p.busbw_spread);
     point.y_high = p.busbw_gbps * (1 + p.busbw_spread);

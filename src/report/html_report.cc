@@ -194,8 +194,8 @@ void append_diff_row(const baseline::RowDiff& r, fmt::memory_buffer& out) {
                  "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                  "<td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>",
                  size_label(static_cast<double>(r.bytes)), fixed(r.busbw_a), fixed(r.busbw_b),
-                 percent_cell(r.busbw_change), micros(r.p99_a), micros(r.p99_b), percent_cell(r.p99_change),
-                 r.noise * 100, baseline::verdict_name(r.verdict));
+                 percent_cell(r.busbw_change), micros(r.p99_a), micros(r.p99_b),
+                 percent_cell(r.p99_change), r.noise * 100, baseline::verdict_name(r.verdict));
 }
 
 constexpr std::string_view kDiffHeader =

@@ -143,7 +143,6 @@ json memory_baseline_json(const mem::MemoryBaseline& b) {
 
 namespace {
 
-
 // The reader of the memory part: the inverse of memory_baseline_json.
 class MemoryPartReader : JsonFields {
  public:

@@ -77,7 +77,8 @@ double group_of(const plan::CompareRow& r) {
 }
 
 // The best value of a column in each group, for the highlight.
-std::optional<double> best_in_group(const plan::Comparison& c, const CompareColumn& col, double group) {
+std::optional<double> best_in_group(const plan::Comparison& c, const CompareColumn& col,
+                                    double group) {
   std::optional<double> best;
   for (const plan::ChipComparison& chip : c.chips) {
     for (const plan::CompareRow& r : chip.rows) {

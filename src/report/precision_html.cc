@@ -41,9 +41,9 @@ td.num{white-space:nowrap}td.why:not(:empty){min-width:20em}
 )";
 
 constexpr double kBarChartWidth = 1100;
-constexpr double kBarChartLeft = 72;     // y tick labels
-constexpr double kBarChartRight = 170;   // the threshold lines' labels, and the last names' slant
-constexpr double kBarChartTop = 32;      // the fail marks, and above them the first failure's label
+constexpr double kBarChartLeft = 72;    // y tick labels
+constexpr double kBarChartRight = 170;  // the threshold lines' labels, and the last names' slant
+constexpr double kBarChartTop = 32;     // the fail marks, and above them the first failure's label
 constexpr double kPlotHeight = 220;
 constexpr double kMarkSize = 4;
 constexpr double kMinBarWidth = 0.4;   // thinner bars are still drawn this wide
@@ -369,7 +369,8 @@ void append_x_axis(const BarChart& c, const std::vector<const PairResult*>& pair
        "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
        "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">operator, in "
        "execution order{}</text>",
-       kBarChartLeft, kBarChartTop, c.plot_width(), kPlotHeight, kBarChartLeft + c.plot_width() / 2, bottom + x.height - 6,
+       kBarChartLeft, kBarChartTop, c.plot_width(), kPlotHeight, kBarChartLeft + c.plot_width() / 2,
+       bottom + x.height - 6,
        x.every > 1 ? fmt::format(" (one in {} named; hover a bar for its name)", x.every) : "");
 }
 
@@ -405,7 +406,8 @@ void append_first_failure(const XNames& x, double step, fmt::memory_buffer& out)
   if (!x.first_fail) return;
   const double left = kBarChartLeft + static_cast<double>(*x.first_fail) * step;
   const double mid = left + step / 2;
-  const bool right_half = mid > kBarChartLeft + (kBarChartWidth - kBarChartLeft - kBarChartRight) / 2;
+  const bool right_half =
+      mid > kBarChartLeft + (kBarChartWidth - kBarChartLeft - kBarChartRight) / 2;
   putf(out,
        "<rect class=\"first-fail\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\"/>"
        "<text class=\"first-fail-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">first failure"

@@ -18,7 +18,9 @@ namespace {
 using ordered_json = nlohmann::ordered_json;
 using precision::PairResult;
 
-ordered_json number_json(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+ordered_json number_json(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
 
 // A count that is known only where something was read: metrics, else the side's statistics.
 ordered_json nan_count(const PairResult& p, bool a_side) {
@@ -39,9 +41,14 @@ std::string_view role_name(precision::PairRole role) {
 }
 
 ordered_json stats_json(const precision::TensorStats& s) {
-  return {{"elements", s.elements}, {"nan", s.nan},          {"inf", s.inf},
-          {"min", number_json(s.min)},   {"max", number_json(s.max)},  {"mean", number_json(s.mean)},
-          {"std", number_json(s.std)},   {"l2norm", number_json(s.l2norm)}};
+  return {{"elements", s.elements},
+          {"nan", s.nan},
+          {"inf", s.inf},
+          {"min", number_json(s.min)},
+          {"max", number_json(s.max)},
+          {"mean", number_json(s.mean)},
+          {"std", number_json(s.std)},
+          {"l2norm", number_json(s.l2norm)}};
 }
 
 ordered_json stat_diffs_json(const precision::StatDiffs& d) {
@@ -136,7 +143,9 @@ std::vector<std::pair<std::string, ordered_json>> head(const precision::CompareR
           {"first_divergence", first}};
 }
 
-std::string compact(const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); }
+std::string compact(const ordered_json& j) {
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
 
 }  // namespace
 

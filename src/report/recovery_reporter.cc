@@ -39,8 +39,8 @@ std::string step_text(const supervise::RecoveryStepTiming& s) {
 }
 
 void print_failure(size_t i, const supervise::Recovery& r, std::ostream& out) {
-  fmt::print(out, "failure {}: {} ({}) in attempt {}\n", i + 1, terminal_safe(r.kind), terminal_safe(r.detail),
-             r.attempt);
+  fmt::print(out, "failure {}: {} ({}) in attempt {}\n", i + 1, terminal_safe(r.kind),
+             terminal_safe(r.detail), r.attempt);
   std::vector<std::string> steps;
   for (const supervise::RecoveryStepTiming& s : r.steps) steps.push_back(step_text(s));
   fmt::print(out, "  detect {:.2f} s; recovery {:.2f} s: {}; backoff {:.2f} s; downtime {}\n",
@@ -78,8 +78,8 @@ void print_figure(const baseline::RecoveryFigureDiff& f, std::ostream& out) {
 
 void print_recovery_record(const baseline::Record& r, const supervise::RecoveryBaseline& b,
                            std::ostream& out) {
-  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created), terminal_safe(r.source),
-             r.label.empty() ? "" : " · " + terminal_safe(r.label));
+  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created),
+             terminal_safe(r.source), r.label.empty() ? "" : " · " + terminal_safe(r.label));
   fmt::print(out, "# hosts: {}\n", terminal_safe(join(r.hosts, ", ")));
   if (const std::string job = job_summary(r.recovery); !job.empty()) fmt::print(out, "# {}\n", job);
   print_recovery_summary(b, out);
@@ -88,21 +88,24 @@ void print_recovery_record(const baseline::Record& r, const supervise::RecoveryB
 
 void print_recovery_summary(const supervise::RecoveryBaseline& b, std::ostream& out) {
   fmt::print(out, "# recovery record: {} attempt(s), {} failure(s){}, {} after {:.1f} s{}\n",
-             b.attempts, b.recoveries.size(), kinds_text(b), terminal_safe(b.result), b.wall_seconds,
+             b.attempts, b.recoveries.size(), kinds_text(b), terminal_safe(b.result),
+             b.wall_seconds,
              b.drill ? fmt::format("; a drill of {} fault(s)", b.faults_injected) : "");
   for (size_t i = 0; i < b.recoveries.size(); ++i) print_failure(i, b.recoveries[i], out);
   const supervise::RecoveryTotals t = supervise::recovery_totals(b);
-  fmt::print(out, "detect median {}, max {}; recovery median {}, max {}; downtime median {}, "
-                  "max {}; steps lost {}\n",
-             seconds_with_unit(t.detect_median), seconds_with_unit(t.detect_max), seconds_with_unit(t.recovery_median),
-             seconds_with_unit(t.recovery_max), seconds_with_unit(t.downtime_median), seconds_with_unit(t.downtime_max),
-             t.steps_lost);
+  fmt::print(out,
+             "detect median {}, max {}; recovery median {}, max {}; downtime median {}, "
+             "max {}; steps lost {}\n",
+             seconds_with_unit(t.detect_median), seconds_with_unit(t.detect_max),
+             seconds_with_unit(t.recovery_median), seconds_with_unit(t.recovery_max),
+             seconds_with_unit(t.downtime_median), seconds_with_unit(t.downtime_max), t.steps_lost);
 }
 
 void print_recovery_diff(const baseline::RecoveryDiff& d, std::ostream& out) {
   fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
-  fmt::print(out, "# recovery records: A {} failure(s) in {} attempt(s), {}; B {} failure(s) in {} "
-                  "attempt(s), {}\n",
+  fmt::print(out,
+             "# recovery records: A {} failure(s) in {} attempt(s), {}; B {} failure(s) in {} "
+             "attempt(s), {}\n",
              d.failures_a, d.attempts_a, terminal_safe(d.result_a), d.failures_b, d.attempts_b,
              terminal_safe(d.result_b));
   fmt::print(out, "# regression: a figure worse by more than {:.0f}% (too few failures for a "

@@ -15,7 +15,7 @@ namespace {
 
 using baseline::Verdict;
 
-std::string short_number(double v) {
+std::string figure_number(double v) {
   return std::isnan(v) ? std::string("-") : fmt::format("{:.4g}", v);
 }
 
@@ -30,8 +30,9 @@ void print_run(const baseline::ServeRunDiff& r, std::ostream& out) {
   fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n", "figure", "A", "B", "change", "noise",
              "verdict");
   for (const baseline::ServeFigureDiff& f : r.figures) {
-    fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n", fmt::format("{} ({})", f.figure, f.unit),
-               short_number(f.a), short_number(f.b), percent(f.change), fmt::format("{:.0f}%", 100 * f.noise),
+    fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n",
+               fmt::format("{} ({})", f.figure, f.unit), figure_number(f.a), figure_number(f.b),
+               percent(f.change), fmt::format("{:.0f}%", 100 * f.noise),
                baseline::verdict_name(f.verdict));
   }
 }

@@ -17,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-
 std::string load_text(const serve::PeakResult& p, double load) {
   return p.axis == "rate" ? fmt::format("{:.4g}/s", load) : fmt::format("{:g}", load);
 }

@@ -15,7 +15,7 @@
 namespace plumb::report {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 using serve::Distribution;
 using serve::ServeSummary;
 
@@ -55,7 +55,6 @@ constexpr CountField kCounts[] = {
     {"not_released", &ServeSummary::not_released},   {"input_tokens", &ServeSummary::input_tokens},
     {"output_tokens", &ServeSummary::output_tokens},
 };
-
 
 // Nothing measured (no completed request, no second token): null figures, never a 0 ms latency.
 json distribution_json(const Distribution& d) {

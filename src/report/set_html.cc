@@ -299,10 +299,14 @@ void append_checkpoint(const mem::CheckpointCheck& c, fmt::memory_buffer& out) {
   putf(out, "<tr class=\"{}\">", c.verdict == "fail" ? "fail" : "");
   cell(out, c.rank.empty() ? "(none)" : c.rank);
   cell(out, bytes_cell(c.before_save_bytes), "num");
-  cell(out, bytes_cell(c.after_save_bytes) + (c.save_step ? fmt::format(" (step {})", *c.save_step) : ""),
-       "num");
-  cell(out, bytes_cell(c.after_load_bytes) + (c.load_step ? fmt::format(" (step {})", *c.load_step) : ""),
-       "num");
+  cell(
+      out,
+      bytes_cell(c.after_save_bytes) + (c.save_step ? fmt::format(" (step {})", *c.save_step) : ""),
+      "num");
+  cell(
+      out,
+      bytes_cell(c.after_load_bytes) + (c.load_step ? fmt::format(" (step {})", *c.load_step) : ""),
+      "num");
   cell(out, c.before_save_bytes ? bytes_cell(c.tolerance_bytes) : "—", "num");
   cell(out, c.verdict);
   cell(out, c.reason.empty() ? "—" : c.reason);
@@ -356,10 +360,11 @@ void append_recovery_block(const supervise::RecoveryBaseline& b, fmt::memory_buf
   }
   const supervise::RecoveryTotals t = supervise::recovery_totals(b);
   put(out, "</table>");
-  putf(out, "<p>Detect median {} s, recovery median {} s, downtime median {} s, max {} s; "
-            "steps lost {}.</p>",
-       seconds_cell(t.detect_median), seconds_cell(t.recovery_median), seconds_cell(t.downtime_median),
-       seconds_cell(t.downtime_max), t.steps_lost);
+  putf(out,
+       "<p>Detect median {} s, recovery median {} s, downtime median {} s, max {} s; "
+       "steps lost {}.</p>",
+       seconds_cell(t.detect_median), seconds_cell(t.recovery_median),
+       seconds_cell(t.downtime_median), seconds_cell(t.downtime_max), t.steps_lost);
 }
 
 void render_set_html(const baseline::Record& a, const baseline::Record* b,

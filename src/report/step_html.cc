@@ -517,7 +517,9 @@ void append_collective_row(const step::CollectiveInstance& c, int world_size, bo
   if (baselines) {
     putf(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>",
          gbps_cell(c.baseline_busbw_gbps),
-         std::isnan(finite_baseline_share(c)) ? "—" : fmt::format("{:.0f}%", 100 * finite_baseline_share(c)));
+         std::isnan(finite_baseline_share(c))
+             ? "—"
+             : fmt::format("{:.0f}%", 100 * finite_baseline_share(c)));
     put_escaped(out, c.baseline_layer);
     put(out, "</td>");
   }

@@ -18,7 +18,6 @@
 namespace plumb::serve {
 namespace {
 
-
 // Power at `t` on the line through the samples, held flat beyond the first and last.
 double power_at(const std::vector<std::pair<double, double>>& s, double t) {
   if (t <= s.front().first) return s.front().second;

@@ -11,7 +11,6 @@
 namespace plumb::serve {
 namespace {
 
-
 Distribution distribution(std::vector<double> values) {
   Distribution d;
   d.count = static_cast<std::int64_t>(values.size());

@@ -25,7 +25,7 @@ constexpr size_t kDetailedNotes = 3;      // per group; one more note counts the
 // lucky instances must not set a clock offset (kineto-2ranks-of-128's alltoalls, 21-91 ms long,
 // overlap 2 of 4 under a 62.8 ms offset that the same ranks' allreduces and allgathers belie).
 constexpr size_t kMinResyncEvidence = 2;
-constexpr size_t kOffsetsNamed = 4;       // ranks a re-synchronisation note names
+constexpr size_t kOffsetsNamed = 4;  // ranks a re-synchronisation note names
 
 using Offsets = std::vector<int64_t>;
 using Position = std::vector<size_t>;  // per member: its call index, or kNoCall

@@ -16,7 +16,6 @@
 namespace plumb::step {
 namespace {
 
-
 // The group key calls are matched under: the group name; when the trace does not name it, the
 // stream the call ran on (each NCCL communicator has its own stream, so calls of two unnamed
 // groups do not interleave), as "\x01stream N" so that no group name can collide with it.

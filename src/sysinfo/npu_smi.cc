@@ -14,7 +14,6 @@
 namespace plumb::sysinfo {
 namespace {
 
-
 enum class Table { kNone, kDeviceHeader, kDevices, kProcessHeader, kProcesses };
 
 // "| a  | b |" -> {"a", "b"}

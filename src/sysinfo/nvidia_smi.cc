@@ -13,7 +13,6 @@
 namespace plumb::sysinfo {
 namespace {
 
-
 // nvidia-smi's CSV is not quoted (no value it prints holds a comma), so a split on ',' is exact.
 std::vector<std::string_view> values_of(std::string_view line) {
   std::vector<std::string_view> values;

@@ -68,7 +68,8 @@ SweepPlan rest_of_sweep(const std::vector<comm::Row>& rows, uint64_t max_bytes) 
 
 class HcclTestParser {
  public:
-  HcclTestParser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+  HcclTestParser(std::string_view file, const ImportOptions& options)
+      : file_(file), options_(options) {}
 
   void line(int number, std::string_view line);
   std::vector<ImportedTest> finish();

@@ -14,7 +14,8 @@ namespace plumb::baseline {
 namespace {
 
 // What one row measured; comm::combine_rounds merges rows by (layer, group, collective, size).
-using RoundRowKey = std::tuple<std::string, std::string, std::string, std::string, std::string, uint64_t>;
+using RoundRowKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, uint64_t>;
 
 RoundRowKey key_of(const comm::Row& r) {
   return {r.layer, r.group, r.collective, r.dtype, r.op, r.requested_bytes};

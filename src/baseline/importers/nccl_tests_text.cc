@@ -109,7 +109,8 @@ struct ShortRow {
 
 class NcclTestsTextParser {
  public:
-  NcclTestsTextParser(std::string_view file, const ImportOptions& options, const Importer::TestSink& sink)
+  NcclTestsTextParser(std::string_view file, const ImportOptions& options,
+                      const Importer::TestSink& sink)
       : file_(file), options_(options), sink_(sink) {}
 
   void line(int number, std::string_view text);
@@ -420,13 +421,15 @@ void NcclTestsTextParser::header(const std::vector<std::string_view>& names) {
   }
 }
 
-double NcclTestsTextParser::number(const std::vector<std::string_view>& cells, const std::string& name) const {
+double NcclTestsTextParser::number(const std::vector<std::string_view>& cells,
+                                   const std::string& name) const {
   const auto at = column(name);
   if (!at) return std::numeric_limits<double>::quiet_NaN();
   return parse_number(cells[*at], name, file_, number_);
 }
 
-uint64_t NcclTestsTextParser::count(const std::vector<std::string_view>& cells, const std::string& name) const {
+uint64_t NcclTestsTextParser::count(const std::vector<std::string_view>& cells,
+                                    const std::string& name) const {
   return parse_count(cells[*column(name)], name, file_, number_);
 }
 
@@ -529,7 +532,8 @@ void NcclTestsTextParser::observe(const std::vector<std::string_view>& cells, co
 }
 
 // The in-place half's '#wrong' (a count, or N/A when not checked) or, before 2.13, its 'error'.
-void NcclTestsTextParser::wrong_in_place(const std::vector<std::string_view>& cells, const comm::Row& r) {
+void NcclTestsTextParser::wrong_in_place(const std::vector<std::string_view>& cells,
+                                         const comm::Row& r) {
   const auto at = checks_.in_place_check;
   if (!at || *at >= cells.size() || cells[*at] == "N/A") return;
   if (column("#wrong")) {

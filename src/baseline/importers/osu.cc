@@ -99,7 +99,7 @@ void OsuParser::line(int number, std::string_view line) {
 }
 
 void OsuParser::title(int number, std::string_view line, std::string_view name,
-                   std::string_view version) {
+                      std::string_view version) {
   end_test();
   width_ = 0;
   failed_ = WrongRows("failed their check");
