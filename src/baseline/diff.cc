@@ -340,8 +340,8 @@ std::optional<Issue> early_end(const Record& r, const Record& other, const std::
 }
 
 // `other_name`: "B (baseline 3)", for an issue found beside the other record.
-RecordRef ref_of(const Record& r, const std::string& given, const Record& other,
-                 const std::string& other_name) {
+RecordRef diff_ref_of(const Record& r, const std::string& given, const Record& other,
+                      const std::string& other_name) {
   Validity validity = r.validity;
   const bool incomplete = std::any_of(validity.begin(), validity.end(), [](const Issue& i) {
     return i.kind == IssueKind::kIncomplete;
@@ -520,8 +520,8 @@ std::string Diff::attribution_warning() const {
 Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
   check_comparable(a, b, options);
   Diff d;
-  d.a = ref_of(a, options.a_name, b, fmt::format("B ({})", name_of(b, options.b_name)));
-  d.b = ref_of(b, options.b_name, a, fmt::format("A ({})", name_of(a, options.a_name)));
+  d.a = diff_ref_of(a, options.a_name, b, fmt::format("B ({})", name_of(b, options.b_name)));
+  d.b = diff_ref_of(b, options.b_name, a, fmt::format("A ({})", name_of(a, options.a_name)));
   d.threshold = options.threshold;
   d.strict = options.strict;
   d.rows = row_diffs(a, b, options.threshold);
@@ -540,7 +540,7 @@ std::string name_of(const Record& r, const std::string& given) {
   return r.source.empty() ? std::string("a record without source") : r.source;
 }
 
-RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
+RecordRef diff_ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
 
 nlohmann::json ref_json(const RecordRef& r) {
   return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};

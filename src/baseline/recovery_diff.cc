@@ -88,7 +88,7 @@ std::map<std::string, std::vector<double>> step_seconds(const supervise::Recover
   return out;
 }
 
-double median(const std::vector<double>* v) {
+double median_if_any(const std::vector<double>* v) {
   return v == nullptr || v->empty() ? kNaN : percentile(*v, 50);
 }
 
@@ -104,10 +104,9 @@ std::vector<RecoveryFigureDiff> step_diffs(const supervise::RecoveryBaseline& a,
   for (const std::string& name : names) {
     const auto ia = sa.find(name);
     const auto ib = sb.find(name);
-    out.push_back(figure_diff(name.c_str(), name.c_str(),
-                              median(ia == sa.end() ? nullptr : &ia->second),
-                              median(ib == sb.end() ? nullptr : &ib->second), true, false,
-                              threshold));
+    out.push_back(figure_diff(
+        name.c_str(), name.c_str(), median_if_any(ia == sa.end() ? nullptr : &ia->second),
+        median_if_any(ib == sb.end() ? nullptr : &ib->second), true, false, threshold));
   }
   return out;
 }

@@ -291,7 +291,7 @@ std::string variable_text(const VariableDiff& v) {
   return fmt::format("{} {} {} → {}", v.kind, v.name, v.a, v.b);
 }
 
-RecordRef ref_of(const Record& r, const std::string& given) {
+RecordRef named_ref_of(const Record& r, const std::string& given) {
   RecordRef ref{r.id, r.label, r.created, r.source, 0};
   ref.name = name_of(r, given);
   return ref;
@@ -317,8 +317,8 @@ SetDiff set_diff(const Record& a, const Record& b, const DiffOptions& options,
                  const PartReaders& readers) {
   check_same_kind(a, b, options);
   SetDiff d;
-  d.a = ref_of(a, options.a_name);
-  d.b = ref_of(b, options.b_name);
+  d.a = named_ref_of(a, options.a_name);
+  d.b = named_ref_of(b, options.b_name);
   d.threshold = options.threshold;
   d.variables = context_diffs(a, b);
   d.unrecorded = unrecorded_context(a, b);

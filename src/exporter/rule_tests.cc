@@ -8,13 +8,13 @@
 #include <map>
 
 #include "common/strings.h"
+#include "exporter/device_reading.h"
 #include "exporter/metrics.h"
 #include "exporter/series.h"
 
 namespace plumb::exporter {
 namespace {
 
-constexpr double kMiB = 1048576;
 constexpr double kStep = kTestIntervalSeconds;
 
 // One input series: a selector and its values, given how many samples the test needs.
@@ -157,7 +157,8 @@ AlertCase hbm_case(const AlertOptions& o, const AlertRule& r) {
   const Labels gpu = {{"gpu", "0"}, {"device", "nvidia0"}, {"hostname", "hbm-full"}};
   const Labels npu = {{"id", "1"}, {"vdie_id", "185011D4-21104518-A0C4ED94-14CC040A-56102003"},
                       {"pcie_bus_info", "0000:61:00.0"}, {"instance", "hbm-ok:8082"}};
-  const double ratio = (used * kMiB) / (((used + (total - used - reserved)) + reserved) * kMiB);
+  const double ratio =
+      (used * kBytesPerMiB) / (((used + (total - used - reserved)) + reserved) * kBytesPerMiB);
   // dcgm-exporter 4.9: bytes, the capacity exported as such.
   const double capacity = 85362475008, used_bytes = (o.hbm_ratio + 0.05) * capacity;
   return {r,
@@ -499,13 +500,30 @@ std::string recording_case() {
   const Device a{"dcgm-new", "0"}, b{"dcgm-old", "1"}, c{"dcgm-compat", "0"}, d{"npu-old", "0"},
       e{"npu-new", "1"}, p{"plumb-host", "0"}, f{"dcgm-49", "0"}, g{"dcgm-49", "1"};
   const std::vector<Record> records = {
-      {series::kRecHbmUsed, {{a, 40960 * kMiB}, {b, 1024 * kMiB}, {c, 2048 * kMiB}, {d, 3133 * kMiB}, {e, 29954 * kMiB}, {p, 1e9},
-                             {f, 42949672960}, {g, 1073741824}}},
-      {series::kRecHbmTotal, {{a, 81920 * kMiB}, {b, 81920 * kMiB}, {c, 16384 * kMiB}, {d, 65536 * kMiB}, {e, 65536 * kMiB}, {p, 85899345920},
-                              {f, 85362475008}, {g, 85362475008}}},
-      {series::kRecTemperature, {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}, {f, 62}, {g, 38}}},
-      {series::kRecPower, {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
-      {series::kRecUtilization, {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
+      {series::kRecHbmUsed,
+       {{a, 40960 * kBytesPerMiB},
+        {b, 1024 * kBytesPerMiB},
+        {c, 2048 * kBytesPerMiB},
+        {d, 3133 * kBytesPerMiB},
+        {e, 29954 * kBytesPerMiB},
+        {p, 1e9},
+        {f, 42949672960},
+        {g, 1073741824}}},
+      {series::kRecHbmTotal,
+       {{a, 81920 * kBytesPerMiB},
+        {b, 81920 * kBytesPerMiB},
+        {c, 16384 * kBytesPerMiB},
+        {d, 65536 * kBytesPerMiB},
+        {e, 65536 * kBytesPerMiB},
+        {p, 85899345920},
+        {f, 85362475008},
+        {g, 85362475008}}},
+      {series::kRecTemperature,
+       {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}, {f, 62}, {g, 38}}},
+      {series::kRecPower,
+       {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
+      {series::kRecUtilization,
+       {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
       {series::kRecHealthy, {{a, 1}, {b, 1}, {c, 0}, {d, 1}, {e, 0}, {p, 1}, {f, 1}, {g, 0}}},
       {kRecXidCode, {{a, 0}, {b, 0}, {c, 43}, {f, 0}, {g, 0}}},
       {kRecRowRemapFailed, {{a, 0}, {f, 0}, {g, 1}}},

@@ -178,10 +178,10 @@ std::string parse_error_text(const std::string& what) {
 JNode parse_tree(std::string_view text, const std::string& path) {
   std::vector<size_t> inserted;
   const std::optional<std::string> quoted = quote_bare_words(text, inserted);
-  const std::string_view json = quoted ? std::string_view(*quoted) : text;
+  const std::string_view json_text = quoted ? std::string_view(*quoted) : text;
   JNode root;
   TreeBuilder builder(&root);
-  if (nlohmann::json::sax_parse(json.begin(), json.end(), &builder)) return root;
+  if (nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &builder)) return root;
   if (builder.error_at_) {
     // nlohmann's position is one past the byte it stopped at.
     const size_t at = original_offset(*builder.error_at_ > 0 ? *builder.error_at_ - 1 : 0, inserted);

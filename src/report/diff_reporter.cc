@@ -56,7 +56,7 @@ void print_groups(const baseline::Diff& d, std::ostream& out) {
 
 // What makes a record not valid, before anything else: "WRONG RESULTS in B (file b.json): ..."
 // and the issues, one a line.
-void print_validity(const baseline::Diff& d, std::ostream& out) {
+void print_diff_validity(const baseline::Diff& d, std::ostream& out) {
   for (const auto& [side, ref] : {std::pair{"A", &d.a}, std::pair{"B", &d.b}}) {
     if (ref->validity.valid()) continue;
     fmt::print(out, "{} in {} ({})\n", join(ref->validity.marks, " · "), side,
@@ -127,7 +127,7 @@ void print_variables(const baseline::Diff& d, std::ostream& out) {
 }  // namespace
 
 void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
-  print_validity(d, out);
+  print_diff_validity(d, out);
   fmt::print(out, "# A: {}\n# B: {}\n", raw_ref_text(d.a), raw_ref_text(d.b));
   fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise ({} "
                   "standard deviations of the change, from the runs' own spread), or by {}× or "

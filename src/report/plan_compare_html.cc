@@ -256,7 +256,7 @@ void append_figure(const LinearChart& chart, std::string_view caption, fmt::memo
   put(out, "</figure>");
 }
 
-void append_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
+void append_compare_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"charts\"><h2>Time to train against money and energy</h2><p class=\"note\">"
       "One line per chip through its device counts, each point labelled with its device count "
@@ -331,7 +331,7 @@ void render_compare_html(const plan::Comparison& c, fmt::memory_buffer& out) {
   append_head(c, out);
   append_header(c, out);
   append_table(c, out);
-  append_charts(c, out);
+  append_compare_charts(c, out);
   append_prices(c, out);
   out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }

@@ -540,8 +540,8 @@ void append_header(const precision::CompareResult& r, fmt::memory_buffer& out) {
       "divergence</a><a href=\"#pairs\">Pairs</a></nav></header>\n");
 }
 
-void append_charts(const precision::CompareResult& r, const PrecisionHtmlOptions& o,
-                   fmt::memory_buffer& out) {
+void append_precision_charts(const precision::CompareResult& r, const PrecisionHtmlOptions& o,
+                             fmt::memory_buffer& out) {
   put(out, "<section id=\"charts\"><h2>Per operator</h2>");
   const std::vector<const PairResult*> pairs = in_execution_order(r);
   if (pairs.empty()) {
@@ -662,7 +662,7 @@ void write_precision_html(const precision::CompareResult& result,
   fmt::memory_buffer page;
   append_head(result, page);
   append_header(result, page);
-  append_charts(result, options, page);
+  append_precision_charts(result, options, page);
   append_first_divergence(result, page);
   append_table(result, page);
   page.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());

@@ -139,14 +139,14 @@ struct ChartSpec {
 // One figure per latency: p50 solid, p99 dashed, A and B in their colours.
 using Figure = double (*)(const ServeSummary&, bool p99);
 // A run whose distribution measured nothing has no point (NaN), not a point at 0 ms.
-double percentile(const Distribution& d, bool p99) {
+double quantile_ms(const Distribution& d, bool p99) {
   if (d.count == 0) return std::numeric_limits<double>::quiet_NaN();
   return p99 ? d.p99 : d.p50;
 }
-double ttft(const ServeSummary& s, bool p99) { return percentile(s.ttft_ms, p99); }
-double tpot(const ServeSummary& s, bool p99) { return percentile(s.tpot_ms, p99); }
-double itl(const ServeSummary& s, bool p99) { return percentile(s.itl_ms, p99); }
-double e2e(const ServeSummary& s, bool p99) { return percentile(s.e2e_ms, p99); }
+double ttft(const ServeSummary& s, bool p99) { return quantile_ms(s.ttft_ms, p99); }
+double tpot(const ServeSummary& s, bool p99) { return quantile_ms(s.tpot_ms, p99); }
+double itl(const ServeSummary& s, bool p99) { return quantile_ms(s.itl_ms, p99); }
+double e2e(const ServeSummary& s, bool p99) { return quantile_ms(s.e2e_ms, p99); }
 double out_tokens(const ServeSummary& s, bool) { return s.output_tokens_per_second; }
 double requests(const ServeSummary& s, bool) { return s.requests_per_second; }
 double goodput(const ServeSummary& s, bool) { return s.goodput_requests_per_second; }

@@ -74,7 +74,7 @@ bool holds_observed(const BoundTally& b) {
          static_cast<double>(b.misses) <= (1 - kSloPercentile) * static_cast<double>(b.samples);
 }
 
-std::string join(const std::vector<std::string>& parts) {
+std::string join_parts(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
@@ -88,7 +88,7 @@ ProbeJudgement judge_observed(const std::vector<BoundTally>& bounds) {
     if (!holds_observed(b)) failing.push_back(bound_text(b));
   }
   j.passed = failing.empty();
-  j.why = join(j.passed ? all : failing);
+  j.why = join_parts(j.passed ? all : failing);
   return j;
 }
 
@@ -149,10 +149,10 @@ ProbeJudgement judge_probe(std::vector<BoundTally>& bounds, std::int64_t request
       }
     }
     if (!failing.empty()) {
-      j = {true, false, 0, join(failing) + " (fails at 99% confidence)"};
+      j = {true, false, 0, join_parts(failing) + " (fails at 99% confidence)"};
     } else if (!undecided.empty()) {
       j.decided = false;
-      j.why = join(undecided);
+      j.why = join_parts(undecided);
     } else {
       j.why += " (holds at 99% confidence)";
     }
