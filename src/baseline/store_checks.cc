@@ -27,7 +27,8 @@ std::vector<std::string> names_of(const std::string& text) {
 
 int64_t Store::save_check(const CheckEntry& entry) {
   const std::string failing = nlohmann::json(entry.failing).dump();
-  const std::string record = entry.record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string record =
+      entry.record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return with_retries([&] {  // one transaction, run again whole when the server went away
     WriteTransaction t(*db_);
     Query insert = db_->prepare(fmt::format(

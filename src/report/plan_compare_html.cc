@@ -247,33 +247,27 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
   return chart;
 }
 
-void append_figure(const LinearChart& chart, std::string_view caption, fmt::memory_buffer& out) {
-  put(out, "<figure class=\"chart\"><figcaption>");
-  put(out, caption);
-  put(out, "</figcaption>");
-  append_linear_legend(chart, out);
-  draw_linear_chart(chart, out);
-  put(out, "</figure>");
-}
-
 void append_compare_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"charts\"><h2>Time to train against money and energy</h2><p class=\"note\">"
       "One line per chip through its device counts, each point labelled with its device count "
       "(where the label has room): left is faster, lower is cheaper. Hover a point for its "
       "layout and figures.</p>");
-  append_figure(days_chart(c, "rent for the run (million USD)",
+  append_linear_figure(days_chart(
+                           c, "rent for the run (million USD)",
                            [](const plan::CompareCosts& k) { return k.rent_usd; }, kMillion,
                            "no chip has a rent_usd_per_hour"),
-                "Days and rent", out);
-  append_figure(days_chart(c, "price of the devices (million USD)",
+                       "Days and rent", out);
+  append_linear_figure(days_chart(
+                           c, "price of the devices (million USD)",
                            [](const plan::CompareCosts& k) { return k.buy_usd; }, kMillion,
                            "no chip has a price_usd"),
-                "Days and purchase", out);
-  append_figure(days_chart(c, "energy (MWh, at TDP × PUE)",
-                           [](const plan::CompareCosts& k) { return k.energy_mwh; }, 1,
-                           "no chip has a tdp_w"),
-                "Days and energy", out);
+                       "Days and purchase", out);
+  append_linear_figure(
+      days_chart(
+          c, "energy (MWh, at TDP × PUE)", [](const plan::CompareCosts& k) { return k.energy_mwh; },
+          1, "no chip has a tdp_w"),
+      "Days and energy", out);
   put(out, "</section>\n");
 }
 
