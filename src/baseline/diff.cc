@@ -540,7 +540,7 @@ std::string name_of(const Record& r, const std::string& given) {
   return r.source.empty() ? std::string("a record without source") : r.source;
 }
 
-RecordRef diff_ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
+RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
 
 nlohmann::json ref_json(const RecordRef& r) {
   return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};
