@@ -134,6 +134,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   common/url_redact.cc
   sysinfo/slurm_job.cc
   cli/slurm_launch.cc
+  serve/request.cc
   serve/api.cc
   serve/client_transfer.cc
   serve/event_fields.cc

@@ -15,6 +15,7 @@
 #include "baseline/context_diff.h"
 #include "baseline/importers/table_helpers.h"
 #include "common/error.h"
+#include "common/stats.h"
 #include "common/strings.h"
 #include "common/units.h"
 
@@ -22,9 +23,8 @@ namespace plumb::baseline {
 namespace {
 
 using nlohmann::json;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-using Key = std::tuple<std::string, std::string, std::string, uint64_t>;
+using RowKey = std::tuple<std::string, std::string, std::string, uint64_t>;
 
 // √(π/2) / 0.6745: σ of the median of many rounds, per MAD, times √rounds.
 constexpr double kMedianSigmaPerMad = 1.8581;
@@ -91,14 +91,14 @@ struct Point {
   double sigma = 0;
 };
 
-std::map<Key, Point> slowest_groups(const Record& record) {
+std::map<RowKey, Point> slowest_groups(const Record& record) {
   const std::vector<comm::Row>& rows = record.rows;
   const int rounds = rounds_of(record);
   const std::map<GroupKey, double> pooled = pooled_sigmas(rows, rounds);
-  std::map<Key, Point> points;
+  std::map<RowKey, Point> points;
   for (const comm::Row& row : rows) {
-    auto [it, fresh] = points.try_emplace(
-        Key{row.layer, row.collective, row.dtype, row.requested_bytes});
+    auto [it, fresh] =
+        points.try_emplace(RowKey{row.layer, row.collective, row.dtype, row.requested_bytes});
     Point& p = it->second;
     if (fresh || row.busbw_gbps < p.busbw) {
       p.busbw = row.busbw_gbps;
@@ -130,7 +130,7 @@ Verdict judge(double change, double noise, double threshold) {
   return direction;
 }
 
-RowDiff row_diff(const Key& key, const Point& a, const Point& b, double threshold) {
+RowDiff row_diff(const RowKey& key, const Point& a, const Point& b, double threshold) {
   RowDiff d;
   std::tie(d.layer, d.collective, d.dtype, d.bytes) = key;
   d.busbw_a = a.busbw;
@@ -147,9 +147,9 @@ RowDiff row_diff(const Key& key, const Point& a, const Point& b, double threshol
 }
 
 std::vector<RowDiff> row_diffs(const Record& a, const Record& b, double threshold) {
-  const std::map<Key, Point> pa = slowest_groups(a);
-  const std::map<Key, Point> pb = slowest_groups(b);
-  std::map<Key, std::pair<Point, Point>> both;
+  const std::map<RowKey, Point> pa = slowest_groups(a);
+  const std::map<RowKey, Point> pb = slowest_groups(b);
+  std::map<RowKey, std::pair<Point, Point>> both;
   for (const auto& [key, p] : pa) both[key].first = p;
   for (const auto& [key, p] : pb) both[key].second = p;
   std::vector<RowDiff> out;
@@ -264,12 +264,6 @@ std::string coverage(const Record& r) {
   return join(parts, ", ");
 }
 
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
-
 // A spread or wrong count no run can have (negative, not finite, absurd: table_helpers.h
 // validity_problem) never reaches the noise model, whichever way the record came (the store and
 // JSON files check every figure on reading; a record built in memory is checked here).
@@ -299,10 +293,10 @@ void check_comparable(const Record& a, const Record& b, const DiffOptions& o) {
     }
     check_rows(*record, *name);
   }
-  std::set<Key> keys;
+  std::set<RowKey> keys;
   for (const comm::Row& r : a.rows) keys.emplace(r.layer, r.collective, r.dtype, r.requested_bytes);
   const bool shared = std::any_of(b.rows.begin(), b.rows.end(), [&](const comm::Row& r) {
-    return keys.count(Key{r.layer, r.collective, r.dtype, r.requested_bytes}) > 0;
+    return keys.count(RowKey{r.layer, r.collective, r.dtype, r.requested_bytes}) > 0;
   });
   if (!shared) {
     throw Error(fmt::format("{} and {} share no measurement: A has {}; B has {}; expected the same "
@@ -346,8 +340,8 @@ std::optional<Issue> early_end(const Record& r, const Record& other, const std::
 }
 
 // `other_name`: "B (baseline 3)", for an issue found beside the other record.
-RecordRef ref_of(const Record& r, const std::string& given, const Record& other,
-                 const std::string& other_name) {
+RecordRef diff_ref_of(const Record& r, const std::string& given, const Record& other,
+                      const std::string& other_name) {
   Validity validity = r.validity;
   const bool incomplete = std::any_of(validity.begin(), validity.end(), [](const Issue& i) {
     return i.kind == IssueKind::kIncomplete;
@@ -526,8 +520,8 @@ std::string Diff::attribution_warning() const {
 Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
   check_comparable(a, b, options);
   Diff d;
-  d.a = ref_of(a, options.a_name, b, fmt::format("B ({})", name_of(b, options.b_name)));
-  d.b = ref_of(b, options.b_name, a, fmt::format("A ({})", name_of(a, options.a_name)));
+  d.a = diff_ref_of(a, options.a_name, b, fmt::format("B ({})", name_of(b, options.b_name)));
+  d.b = diff_ref_of(b, options.b_name, a, fmt::format("A ({})", name_of(a, options.a_name)));
   d.threshold = options.threshold;
   d.strict = options.strict;
   d.rows = row_diffs(a, b, options.threshold);
@@ -540,21 +534,37 @@ Diff diff(const Record& a, const Record& b, const DiffOptions& options) {
   return d;
 }
 
-}  // namespace plumb::baseline
+std::string name_of(const Record& r, const std::string& given) {
+  if (!given.empty()) return given;
+  if (r.id > 0) return fmt::format("baseline {}", r.id);
+  return r.source.empty() ? std::string("a record without source") : r.source;
+}
 
-namespace plumb::baseline {
-namespace {
+RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
+
+nlohmann::json ref_json(const RecordRef& r) {
+  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};
+}
 
 nlohmann::json number_or_null(double v) {
   return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
 }
 
-nlohmann::json ref_json(const RecordRef& r) {
-  return {{"id", r.id},
-          {"label", r.label},
-          {"created", r.created},
-          {"source", r.source},
-          {"validity", {{"marks", r.validity.marks}, {"issues", r.validity.lines}}}};
+nlohmann::json text_or_null(const std::string& t) {
+  return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t);
+}
+
+std::string percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
+
+}  // namespace plumb::baseline
+
+namespace plumb::baseline {
+namespace {
+
+nlohmann::json ref_with_validity_json(const RecordRef& r) {
+  nlohmann::json j = ref_json(r);
+  j["validity"] = {{"marks", r.validity.marks}, {"issues", r.validity.lines}};
+  return j;
 }
 
 std::string_view outcome_name(Outcome o) {
@@ -596,16 +606,24 @@ nlohmann::json diff_json(const Diff& d) {
   }
   const std::string warning = d.attribution_warning();
   const std::string advice = d.too_noisy_advice();
-  return {{"schema", kDiffSchema}, {"a", ref_json(d.a)}, {"b", ref_json(d.b)},
-          {"threshold", d.threshold}, {"strict", d.strict},
-          {"regressions", d.regressions()}, {"size_regressions", d.row_regressions()},
-          {"too_noisy", d.too_noisy()}, {"outcome", outcome_name(d.outcome())},
-          {"exit_code", d.exit_code()},
-          {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
-          {"rows", rows}, {"groups", groups}, {"variables", variables},
-          {"unrecorded", d.unrecorded},
-          {"summary", {{"a", comm::summary_json(d.summary_a)}, {"b", comm::summary_json(d.summary_b)}}},
-          {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
+  return {
+      {"schema", kDiffSchema},
+      {"a", ref_with_validity_json(d.a)},
+      {"b", ref_with_validity_json(d.b)},
+      {"threshold", d.threshold},
+      {"strict", d.strict},
+      {"regressions", d.regressions()},
+      {"size_regressions", d.row_regressions()},
+      {"too_noisy", d.too_noisy()},
+      {"outcome", outcome_name(d.outcome())},
+      {"exit_code", d.exit_code()},
+      {"advice", advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(advice)},
+      {"rows", rows},
+      {"groups", groups},
+      {"variables", variables},
+      {"unrecorded", d.unrecorded},
+      {"summary", {{"a", comm::summary_json(d.summary_a)}, {"b", comm::summary_json(d.summary_b)}}},
+      {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
 }
 
 }  // namespace plumb::baseline

@@ -183,4 +183,23 @@ Verdict judge_time_change(double change, double noise, double threshold);
 // deviation (docs/diff.md, "The noise model"): 1 up to 3 samples, ≈ 1.858 / √samples beyond.
 double median_sigma_per_mad_of(int samples);
 
+// What a comparison's messages call a record: the name given, else "baseline <id>", else its
+// source.
+std::string name_of(const Record& r, const std::string& given);
+
+// The record's reference without a name or validity (the step and recovery diffs).
+RecordRef ref_of(const Record& r);
+
+// The reference's id, label, created and source as JSON.
+nlohmann::json ref_json(const RecordRef& r);
+
+// A figure of a diff's JSON: null where unknown (NaN).
+nlohmann::json number_or_null(double v);
+
+// A text of a diff's JSON: null where empty.
+nlohmann::json text_or_null(const std::string& t);
+
+// A relative change as "+12.3%".
+std::string percent(double change);
+
 }  // namespace plumb::baseline

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/stats.h"
 #include "common/units.h"
 #include "mem/steps.h"
 
@@ -15,7 +16,6 @@ namespace plumb::baseline {
 namespace {
 
 using nlohmann::json;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string bytes_text(double v) {
   return format_bytes(static_cast<uint64_t>(std::llround(std::abs(v))));
@@ -24,7 +24,6 @@ std::string signed_bytes(double v) { return (v < 0 ? "-" : "+") + bytes_text(v);
 std::string rank_text(const std::string& rank) {
   return fmt::format("rank {}", rank.empty() ? "(none)" : rank);
 }
-std::string percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
 
 const mem::RankMemory* find_rank(const mem::MemoryBaseline& b, const std::string& rank) {
   for (const mem::RankMemory& r : b.ranks) {
@@ -245,8 +244,6 @@ std::vector<MemoryFinding> MemoryDiff::findings() const {
 
 namespace {
 
-json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-json text_or_null(const std::string& t) { return t.empty() ? json(nullptr) : json(t); }
 json interval(const double (&ci)[2]) {
   return std::isnan(ci[0]) ? json(nullptr) : json::array({ci[0], ci[1]});
 }

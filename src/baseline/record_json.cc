@@ -21,8 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-
 std::string schema_of(const json& doc) {
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return "";
   return doc["schema"].get<std::string>();

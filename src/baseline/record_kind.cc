@@ -13,19 +13,13 @@ namespace {
 bool holds_comm(const Record&) { return true; }
 
 // In the order kind_of() asks; comm, which every record may hold, last.
-constexpr std::array<RecordKindInfo, 5> kKinds = {{
+constexpr std::array<RecordKindInfo, 5> kRecordKinds = {{
     {RecordKind::kSet, "a baseline set", "plumb baseline --workload", holds_set},
     {RecordKind::kServe, "a serving record", "plumb serve", holds_serve},
     {RecordKind::kRecovery, "a recovery record", "plumb run", holds_recovery},
     {RecordKind::kStep, "a step record", "plumb step", holds_step},
     {RecordKind::kComm, "", "", holds_comm},
 }};
-
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
 
 std::string held_text(RecordKind kind) {
   return kind == RecordKind::kComm ? std::string("none") : kind_info(kind).held;
@@ -43,17 +37,17 @@ bool holds_set(const Record& r) {
 }
 
 RecordKind kind_of(const Record& r) {
-  for (const RecordKindInfo& k : kKinds) {
+  for (const RecordKindInfo& k : kRecordKinds) {
     if (k.holds(r)) return k.kind;
   }
   return RecordKind::kComm;
 }
 
 const RecordKindInfo& kind_info(RecordKind kind) {
-  for (const RecordKindInfo& k : kKinds) {
+  for (const RecordKindInfo& k : kRecordKinds) {
     if (k.kind == kind) return k;
   }
-  return kKinds.back();
+  return kRecordKinds.back();
 }
 
 void check_same_kind(const Record& a, const Record& b, const DiffOptions& o) {

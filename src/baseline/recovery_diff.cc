@@ -19,20 +19,19 @@ namespace {
 
 using nlohmann::json;
 using supervise::RecoveryTotals;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double or_nan(const std::optional<double>& v) { return v.value_or(kNaN); }
 
 // The figures compared, in the order shown. `higher_is_worse`: a rise is the regression (the
 // share resumed right after the checkpoint regresses when it falls).
-struct FigureSpec {
+struct RecoveryFigureSpec {
   const char* figure;
   const char* field;
   bool higher_is_worse;
   bool gates;
   double (*value)(const RecoveryTotals&);
 };
-constexpr std::array<FigureSpec, 8> kFigures = {{
+constexpr std::array<RecoveryFigureSpec, 8> kRecoveryFigures = {{
     {"failures", "failures", true, false,
      [](const RecoveryTotals& t) { return static_cast<double>(t.failures); }},
     {"detect s, median", "detect_seconds_median", true, true,
@@ -50,12 +49,6 @@ constexpr std::array<FigureSpec, 8> kFigures = {{
     {"resumed after checkpoint", "resumed_after_checkpoint_ratio", false, true,
      [](const RecoveryTotals& t) { return or_nan(t.resumed_ratio); }},
 }};
-
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
 
 // Beyond the threshold in the worse direction: a regression; from 0 to more (or less), whatever
 // the threshold.
@@ -95,7 +88,7 @@ std::map<std::string, std::vector<double>> step_seconds(const supervise::Recover
   return out;
 }
 
-double median(const std::vector<double>* v) {
+double median_if_any(const std::vector<double>* v) {
   return v == nullptr || v->empty() ? kNaN : percentile(*v, 50);
 }
 
@@ -111,15 +104,12 @@ std::vector<RecoveryFigureDiff> step_diffs(const supervise::RecoveryBaseline& a,
   for (const std::string& name : names) {
     const auto ia = sa.find(name);
     const auto ib = sb.find(name);
-    out.push_back(figure_diff(name.c_str(), name.c_str(),
-                              median(ia == sa.end() ? nullptr : &ia->second),
-                              median(ib == sb.end() ? nullptr : &ib->second), true, false,
-                              threshold));
+    out.push_back(figure_diff(
+        name.c_str(), name.c_str(), median_if_any(ia == sa.end() ? nullptr : &ia->second),
+        median_if_any(ib == sb.end() ? nullptr : &ib->second), true, false, threshold));
   }
   return out;
 }
-
-RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
 
 }  // namespace
 
@@ -143,7 +133,7 @@ RecoveryDiff recovery_diff(const Record& a, const Record& b, const DiffOptions& 
   d.result_a = ra.result;
   d.result_b = rb.result;
   d.threshold = options.threshold;
-  for (const FigureSpec& f : kFigures) {
+  for (const RecoveryFigureSpec& f : kRecoveryFigures) {
     d.figures.push_back(figure_diff(f.figure, f.field, f.value(ta), f.value(tb), f.higher_is_worse,
                                     f.gates, d.threshold));
   }
@@ -162,12 +152,6 @@ int RecoveryDiff::exit_code() const {
 }
 
 namespace {
-
-json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
-json ref_json(const RecordRef& r) {
-  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};
-}
 
 json values_json(const RecoveryFigureDiff& f) {
   return {{"a", number_or_null(f.a)}, {"b", number_or_null(f.b)},

@@ -13,7 +13,6 @@
 namespace plumb::baseline {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kMostRepeatsAdvised = 30;  // beyond, the advice is a quieter server
 // Two rates closer than this (relative) are the same load point (written and read back as text).
 constexpr double kSameRate = 1e-9;
@@ -21,7 +20,7 @@ constexpr double kSameRate = 1e-9;
 using serve::ServeRun;
 using serve::ServeSummary;
 
-struct FigureSpec {
+struct ServeFigureSpec {
   const char* figure;
   const char* field;
   const char* unit;
@@ -33,15 +32,23 @@ struct FigureSpec {
 // A latency of a distribution that measured nothing (no request completed) is missing, never 0 ms.
 double measured(const serve::Distribution& d, double figure) { return d.count == 0 ? kNaN : figure; }
 
-constexpr FigureSpec kFigures[] = {
-    {"ttft p50", "ttft_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p50); }},
-    {"ttft p99", "ttft_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p99); }},
-    {"tpot p50", "tpot_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p50); }},
-    {"tpot p99", "tpot_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p99); }},
-    {"itl p50", "itl_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p50); }},
-    {"itl p99", "itl_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p99); }},
-    {"e2e p50", "e2e_ms.p50", "ms", true, false, [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p50); }},
-    {"e2e p99", "e2e_ms.p99", "ms", true, false, [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p99); }},
+constexpr ServeFigureSpec kServeFigures[] = {
+    {"ttft p50", "ttft_ms.p50", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p50); }},
+    {"ttft p99", "ttft_ms.p99", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.ttft_ms, s.ttft_ms.p99); }},
+    {"tpot p50", "tpot_ms.p50", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p50); }},
+    {"tpot p99", "tpot_ms.p99", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.tpot_ms, s.tpot_ms.p99); }},
+    {"itl p50", "itl_ms.p50", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p50); }},
+    {"itl p99", "itl_ms.p99", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.itl_ms, s.itl_ms.p99); }},
+    {"e2e p50", "e2e_ms.p50", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p50); }},
+    {"e2e p99", "e2e_ms.p99", "ms", true, false,
+     [](const ServeSummary& s) { return measured(s.e2e_ms, s.e2e_ms.p99); }},
     {"output tokens/s", "output_tokens_per_second", "tok/s", false, false,
      [](const ServeSummary& s) { return s.output_tokens_per_second; }},
     {"goodput", "goodput_requests_per_second", "req/s", false, true,
@@ -52,21 +59,21 @@ bool has_noise(const ServeRun& r) {
   return r.repeats.size() >= static_cast<size_t>(kMinRepeatsForNoise);
 }
 
-std::vector<double> repeat_values(const FigureSpec& f, const ServeRun& r) {
+std::vector<double> repeat_values(const ServeFigureSpec& f, const ServeRun& r) {
   std::vector<double> out;
   for (const ServeSummary& s : r.repeats) out.push_back(f.get(s));
   return out;
 }
 
 // The median over the repetitions where there are enough to have a spread, else the pooled run.
-double value_of(const FigureSpec& f, const ServeRun& r, bool has_slo) {
+double value_of(const ServeFigureSpec& f, const ServeRun& r, bool has_slo) {
   if (f.needs_slo && !has_slo) return kNaN;
   const ServeSummary& s = r.summary;
   if (s.completed == 0 && s.errors == 0 && r.repeats.empty()) return kNaN;
   return has_noise(r) ? median(repeat_values(f, r)) : f.get(s);
 }
 
-double noise_of(const FigureSpec& f, const ServeRun& a, const ServeRun& b, double base) {
+double noise_of(const ServeFigureSpec& f, const ServeRun& a, const ServeRun& b, double base) {
   if (!has_noise(a) || !has_noise(b) || !(base > 0)) return 0;
   const std::vector<double> va = repeat_values(f, a), vb = repeat_values(f, b);
   const double sa = median_sigma_per_mad_of(static_cast<int>(va.size())) * median_absolute_deviation(va) / base;
@@ -74,7 +81,7 @@ double noise_of(const FigureSpec& f, const ServeRun& a, const ServeRun& b, doubl
   return kNoiseSigmas * std::hypot(sa, sb);
 }
 
-ServeFigureDiff figure_diff(const FigureSpec& f, const ServeRun& a, const ServeRun& b,
+ServeFigureDiff figure_diff(const ServeFigureSpec& f, const ServeRun& a, const ServeRun& b,
                             bool slo_a, bool slo_b, double threshold) {
   ServeFigureDiff d{f.figure, f.field, f.unit, f.lower_is_better, value_of(f, a, slo_a),
                     value_of(f, b, slo_b), kNaN, 0, Verdict::kSame};
@@ -125,7 +132,7 @@ ServeRunDiff run_diff(const ServeRun& a, const ServeRun& b, bool slo_a, bool slo
   ServeRunDiff d = unmatched(a, Verdict::kSame);
   d.repeats_a = static_cast<int>(a.repeats.size());
   d.repeats_b = static_cast<int>(b.repeats.size());
-  for (const FigureSpec& f : kFigures) {
+  for (const ServeFigureSpec& f : kServeFigures) {
     d.figures.push_back(figure_diff(f, a, b, slo_a, slo_b, threshold));
     if (severity(d.figures.back().verdict) > severity(d.verdict)) d.verdict = d.figures.back().verdict;
   }

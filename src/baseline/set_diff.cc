@@ -25,20 +25,12 @@ struct Finding {
   std::string text;
 };
 
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
-
 // "a", "a and b", "a, b and c".
 std::string join_and(const std::vector<std::string>& items) {
   if (items.size() <= 1) return items.empty() ? "" : items[0];
   const std::vector<std::string> head(items.begin(), items.end() - 1);
   return join(head, ", ") + " and " + items.back();
 }
-
-std::string percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
 
 PartVerdict verdict_of_exit(int exit_code, const std::vector<Finding>& findings) {
   if (exit_code == static_cast<int>(ExitCode::kCheckFailed)) return PartVerdict::kRegression;
@@ -299,7 +291,7 @@ std::string variable_text(const VariableDiff& v) {
   return fmt::format("{} {} {} → {}", v.kind, v.name, v.a, v.b);
 }
 
-RecordRef ref_of(const Record& r, const std::string& given) {
+RecordRef named_ref_of(const Record& r, const std::string& given) {
   RecordRef ref{r.id, r.label, r.created, r.source, 0};
   ref.name = name_of(r, given);
   return ref;
@@ -325,8 +317,8 @@ SetDiff set_diff(const Record& a, const Record& b, const DiffOptions& options,
                  const PartReaders& readers) {
   check_same_kind(a, b, options);
   SetDiff d;
-  d.a = ref_of(a, options.a_name);
-  d.b = ref_of(b, options.b_name);
+  d.a = named_ref_of(a, options.a_name);
+  d.b = named_ref_of(b, options.b_name);
   d.threshold = options.threshold;
   d.variables = context_diffs(a, b);
   d.unrecorded = unrecorded_context(a, b);
@@ -426,11 +418,10 @@ std::string SetDiff::go_line() const {
 
 namespace {
 
-json text_or_null(const std::string& t) { return t.empty() ? json(nullptr) : json(t); }
-
-json ref_json(const RecordRef& r) {
-  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source},
-          {"name", r.name}};
+json ref_with_name_json(const RecordRef& r) {
+  json j = ref_json(r);
+  j["name"] = r.name;
+  return j;
 }
 
 json part_json(const SetPart& p) {
@@ -449,8 +440,8 @@ json set_diff_json(const SetDiff& d) {
     variables.push_back({{"kind", v.kind}, {"name", v.name}, {"a", v.a}, {"b", v.b}});
   }
   return {{"schema", kSetDiffSchema},
-          {"a", ref_json(d.a)},
-          {"b", ref_json(d.b)},
+          {"a", ref_with_name_json(d.a)},
+          {"b", ref_with_name_json(d.b)},
           {"threshold", d.threshold},
           {"parts", parts},
           {"variables", variables},

@@ -18,21 +18,19 @@ namespace plumb::baseline {
 namespace {
 
 using nlohmann::json;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr const char* kStepSchema = "plumb.step/1";
 constexpr int kMostStepsAdvised = 10'000;
 
 // The per-step figures compared, in the order shown. `gates`: judged into the exit status.
 // `zero_base_is_step`: when A's figure is 0 (all communication overlapped), the change is taken
 // relative to A's step time instead.
-struct FigureSpec {
+struct StepFigureSpec {
   const char* figure;
   const char* field;
   bool gates;
   bool zero_base_is_step;
 };
-constexpr std::array<FigureSpec, 3> kFigures = {{
+constexpr std::array<StepFigureSpec, 3> kStepFigures = {{
     {"step time", "step_time_us", true, false},
     {"exposed communication", "exposed_communication_us", true, true},
     {"compute", "compute_us", false, true},
@@ -44,7 +42,7 @@ struct StepRecord {
   int world_size = -1;
   int ranks = 0;
   // Per figure: the slowest rank's value in each step, by step.
-  std::array<std::map<int64_t, double>, kFigures.size()> slowest;
+  std::array<std::map<int64_t, double>, kStepFigures.size()> slowest;
   std::set<int64_t> steps;
   std::map<std::string, std::vector<double>> busbw;  // by collective kind
   StepStraggler straggler;
@@ -83,8 +81,8 @@ class StepReader : JsonFields {
       const int64_t step = integer(steps[i], at_step, "step", std::numeric_limits<int64_t>::min(),
                                    std::numeric_limits<int64_t>::max());
       r.steps.insert(step);
-      for (size_t f = 0; f < kFigures.size(); ++f) {
-        const double v = number_or_null(steps[i], at_step, kFigures[f].field);
+      for (size_t f = 0; f < kStepFigures.size(); ++f) {
+        const double v = number_or_null(steps[i], at_step, kStepFigures[f].field);
         if (std::isnan(v)) continue;
         auto [it, fresh] = r.slowest[f].try_emplace(step, v);
         if (!fresh) it->second = std::max(it->second, v);
@@ -139,7 +137,7 @@ double noise_of(const std::vector<double>& a, const std::vector<double>& b, doub
 }
 
 StepFigureDiff figure_diff(size_t f, const StepRecord& a, const StepRecord& b, double threshold) {
-  const FigureSpec& spec = kFigures[f];
+  const StepFigureSpec& spec = kStepFigures[f];
   const std::vector<double> va = values(a.slowest[f]);
   const std::vector<double> vb = values(b.slowest[f]);
   StepFigureDiff d;
@@ -189,14 +187,6 @@ std::vector<StepCollectiveDiff> collective_diffs(const StepRecord& a, const Step
   return out;
 }
 
-std::string name_of(const Record& r, const std::string& given) {
-  if (!given.empty()) return given;
-  if (r.id > 0) return fmt::format("baseline {}", r.id);
-  return r.source.empty() ? std::string("a record without source") : r.source;
-}
-
-RecordRef ref_of(const Record& r) { return {r.id, r.label, r.created, r.source, 0}; }
-
 void add_notes(StepDiff& d) {
   for (const auto& [name, steps] : {std::pair{"A", d.steps_a}, std::pair{"B", d.steps_b}}) {
     if (steps < kMinStepsForNoise) {
@@ -217,8 +207,8 @@ StepSummary summarize_step(const nlohmann::json& step, const std::string& name) 
   s.world_size = r.world_size;
   s.ranks = r.ranks;
   s.steps = static_cast<int>(r.steps.size());
-  for (size_t f = 0; f < kFigures.size(); ++f) {
-    s.figures.push_back({kFigures[f].figure, median(values(r.slowest[f]))});
+  for (size_t f = 0; f < kStepFigures.size(); ++f) {
+    s.figures.push_back({kStepFigures[f].figure, median(values(r.slowest[f]))});
   }
   for (const auto& [kind, busbw] : r.busbw) {
     s.collectives.push_back({kind, static_cast<int>(busbw.size()), median(busbw)});
@@ -243,7 +233,8 @@ StepDiff step_diff(const Record& a, const Record& b, const DiffOptions& options)
   d.steps_a = static_cast<int>(sa.steps.size());
   d.steps_b = static_cast<int>(sb.steps.size());
   d.threshold = options.threshold;
-  for (size_t f = 0; f < kFigures.size(); ++f) d.figures.push_back(figure_diff(f, sa, sb, d.threshold));
+  for (size_t f = 0; f < kStepFigures.size(); ++f)
+    d.figures.push_back(figure_diff(f, sa, sb, d.threshold));
   d.collectives = collective_diffs(sa, sb, d.threshold);
   d.straggler_a = sa.straggler;
   d.straggler_b = sb.straggler;
@@ -311,12 +302,6 @@ std::string StepDiff::attribution_warning() const {
 }
 
 namespace {
-
-json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
-json ref_json(const RecordRef& r) {
-  return {{"id", r.id}, {"label", r.label}, {"created", r.created}, {"source", r.source}};
-}
 
 json straggler_json(const StepStraggler& s) {
   if (s.rank < 0) return nullptr;

@@ -17,23 +17,23 @@ namespace {
 
 using nlohmann::json;
 
-struct KindInfo {
+struct IssueKindInfo {
   IssueKind kind;
   std::string_view name;   // JSON
   std::string_view words;  // in a sentence: "run.log:3: wrong results: ..."
   std::string_view mark;   // plumb show / list / diff
 };
-constexpr std::array<KindInfo, 3> kKinds = {{
+constexpr std::array<IssueKindInfo, 3> kIssueKinds = {{
     {IssueKind::kWrongResults, "wrong-results", "wrong results", "WRONG RESULTS"},
     {IssueKind::kFailedCheck, "failed-check", "failed check", "FAILED CHECK"},
     {IssueKind::kIncomplete, "incomplete", "incomplete", "INCOMPLETE"},
 }};
 
-const KindInfo& info(IssueKind kind) {
-  for (const KindInfo& k : kKinds) {
+const IssueKindInfo& info(IssueKind kind) {
+  for (const IssueKindInfo& k : kIssueKinds) {
     if (k.kind == kind) return k;
   }
-  return kKinds.front();
+  return kIssueKinds.front();
 }
 
 // The store's INTEGER: a size beyond it was never stored.
@@ -200,7 +200,7 @@ class IssueReader : JsonFields {
  private:
   IssueKind kind(const std::string& name, const std::string& path) const {
     std::vector<std::string> names;
-    for (const KindInfo& k : kKinds) {
+    for (const IssueKindInfo& k : kIssueKinds) {
       if (k.name == name) return k.kind;
       names.emplace_back(k.name);
     }

@@ -29,7 +29,7 @@ std::optional<unsigned long> hex_value(const std::optional<std::string>& text) {
   return value;
 }
 
-int rank(Status status) {  // severity order for the findings: ok < warning < critical
+int severity_level(Status status) {  // severity order for the findings: ok < warning < critical
   return status == Status::kCritical ? 2 : status == Status::kWarning ? 1 : 0;
 }
 
@@ -167,7 +167,7 @@ std::string npu_name(const sysinfo::NpuSmiInfo& info, const sysinfo::NpuChip& ch
 }
 
 void Findings::add(Status status, std::string line, std::string_view action_if_worst) {
-  if (rank(status) > rank(worst)) {
+  if (severity_level(status) > severity_level(worst)) {
     worst = status;
     action = std::string(action_if_worst);
   }

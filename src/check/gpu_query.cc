@@ -15,7 +15,6 @@
 namespace plumb::check {
 namespace {
 
-constexpr size_t kQuoteLimit = 120;  // characters of a bad line quoted in an error
 // Printed instead of the CSV rows for a GPU the driver lost (NVML's "Unknown Error" on the handle).
 constexpr std::string_view kLostPrefix = "Unable to determine the device handle for ";
 constexpr size_t kPciDomainDigits = 4;  // sysfs names domains with at least 4 hex digits

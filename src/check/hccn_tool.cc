@@ -8,9 +8,8 @@
 namespace plumb::check {
 namespace {
 
-// DSCP is 6 bits (RFC 2474); hccn_tool's traffic classes are 802.1p's 8 (it refuses tc > 3 on
-// 910B, "value out of valid range").
-constexpr long kMaxDscp = 63;
+// hccn_tool's traffic classes are 802.1p's 8 (it refuses tc > 3 on 910B, "value out of valid
+// range"); DSCP: kMaxDscp (probe_text.h).
 constexpr long kMaxTrafficClass = 7;
 constexpr size_t kExcerptChars = 60;
 

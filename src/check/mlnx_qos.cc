@@ -6,9 +6,6 @@
 namespace plumb::check {
 namespace {
 
-constexpr long kMaxDscp = 63;   // 6 bits, RFC 2474
-constexpr long kMaxPriority = 7;  // IEEE 802.1p
-
 // "prio:3" -> 3
 std::optional<long> tagged(std::string_view word, std::string_view tag) {
   if (word.substr(0, tag.size()) != tag) return std::nullopt;

@@ -104,9 +104,6 @@ std::optional<std::vector<long>> table_row(std::string_view line, std::string_vi
   return values;
 }
 
-// PFC has one bit per IEEE 802.1p priority: 0..7.
-constexpr long kMaxPriority = 7;
-
 std::optional<std::vector<int>> zip_rows(const std::vector<long>& priority,
                                          const std::vector<long>& enabled) {
   if (priority.size() != enabled.size()) return std::nullopt;

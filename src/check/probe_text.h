@@ -8,6 +8,9 @@
 
 namespace plumb::check {
 
+inline constexpr int kMaxDscp = 63;     // DSCP is 6 bits (RFC 2474)
+inline constexpr int kMaxPriority = 7;  // IEEE 802.1p priorities (PFC has one bit each): 0..7
+
 // The whitespace-separated words of `text` (spaces, tabs, CR, LF).
 std::vector<std::string_view> words(std::string_view text);
 // The lines of `text`, without their '\n' (and a '\r' before it).

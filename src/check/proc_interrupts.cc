@@ -9,7 +9,7 @@ namespace {
 // CONFIG_SPARSE_IRQ); anything larger is not a vector line.
 constexpr long kMaxIrq = 1L << 24;
 
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool blank_in_line(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 // The CPU columns of the header line ("CPU0 CPU1 ..."); 0 when it is not one.
 size_t cpu_columns(std::string_view header) {
@@ -23,9 +23,9 @@ double take_counts(std::string_view& rest, size_t cpus) {
   double total = 0;
   for (size_t i = 0; i < cpus; ++i) {
     size_t start = 0;
-    while (start < rest.size() && blank(rest[start])) ++start;
+    while (start < rest.size() && blank_in_line(rest[start])) ++start;
     size_t end = start;
-    while (end < rest.size() && !blank(rest[end])) ++end;
+    while (end < rest.size() && !blank_in_line(rest[end])) ++end;
     const std::optional<long> n = to_long(rest.substr(start, end - start));
     if (!n || *n < 0) break;
     total += static_cast<double>(*n);
@@ -35,8 +35,8 @@ double take_counts(std::string_view& rest, size_t cpus) {
 }
 
 std::string trimmed(std::string_view text) {
-  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  while (!text.empty() && blank_in_line(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank_in_line(text.back())) text.remove_suffix(1);
   return std::string(text);
 }
 

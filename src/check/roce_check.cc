@@ -33,8 +33,6 @@ struct RoceExpected {
   std::map<int, int> dscp_to_prio;
 };
 
-constexpr int kMaxDscp = 63;
-constexpr int kMaxPriority = 7;
 constexpr int kMaxDevices = 4096;
 
 int small_int(const std::string& text, int most, const CheckSection& s, const std::string& key) {

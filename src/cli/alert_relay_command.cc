@@ -1,5 +1,6 @@
 #include "cli/alert_relay_command.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 
 #include <fmt/format.h>

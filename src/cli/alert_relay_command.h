@@ -3,10 +3,12 @@
 // KIND:URL, any number), with retries and back-off on a worker thread. See docs/alert-relay.md.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

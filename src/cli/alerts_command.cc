@@ -1,5 +1,7 @@
 #include "cli/alerts_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "common/output_file.h"
 #include "exporter/rule_tests.h"
 

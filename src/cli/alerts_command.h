@@ -3,11 +3,13 @@
 // same thresholds (docs/alerts.md).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "exporter/rules.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

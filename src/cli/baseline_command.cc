@@ -31,6 +31,7 @@
 #include "common/error.h"
 #include "common/output_file.h"
 #include "common/progress.h"
+#include "common/steady_time.h"
 #include "common/strings.h"
 #include "report/baseline_reporter.h"
 #include "report/comm_reporter.h"
@@ -217,10 +218,6 @@ int finish(const BaselineOptions& o, Sinks& sinks, baseline::Record record, doub
     if (code == 0) code = verdict;  // wrong elements (1) outrank a too-noisy comparison (3)
   }
   return code;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // What rank 0 writes while measuring: the console tables a line per size (through mpirun to the

@@ -3,8 +3,6 @@
 // in rounds; rank 0 stores one record, writes the HTML report and prints where everything went.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <signal.h>
 
 #include <string>
@@ -13,6 +11,10 @@
 #include "baseline/store.h"
 #include "cli/run_command.h"
 #include "cli/serve_run.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -7,13 +7,15 @@
 // inference server (the serving part); stored as one record.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <set>
 #include <string>
 
 #include "cli/baseline_command.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

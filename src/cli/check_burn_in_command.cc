@@ -26,12 +26,10 @@
 namespace plumb::cli {
 namespace {
 
-// The monitoring plugins' UNKNOWN: the check could not run (docs/check.md, "Exit codes").
-constexpr ExitCode kCouldNotRun = static_cast<ExitCode>(3);
 // Azure's aznhc judges an 8×H100 node's NCCL all-reduce at 8 GiB-scale messages; on the CPU
 // backend a message that large takes minutes, so the default is the size where plumb comm's
 // summary counts busbw (1 MiB and above, docs/comm.md) times 64.
-constexpr const char* kDefaultBytes = "64M";
+constexpr const char* kBurnInDefaultBytes = "64M";
 
 struct BurnInOptions {
   std::string config;
@@ -85,7 +83,7 @@ check::BurnInRun make_run(const BurnInOptions& o) {
   check::BurnInRun run;
   run.judgement.collective = std::string(
       comm::find_collective(text_of(o.collective, b, "collective", "allreduce"), "--collective").name());
-  run.judgement.bytes = parse_bytes(text_of(o.bytes, b, "bytes", kDefaultBytes), "--bytes");
+  run.judgement.bytes = parse_bytes(text_of(o.bytes, b, "bytes", kBurnInDefaultBytes), "--bytes");
   if (run.judgement.bytes == 0) throw Error("--bytes must be 1 or more, got 0");
   run.judgement.busbw_gbps = number_of(o.busbw_gbps, b, "busbw_gbps", kGbpsRange, 0);
   run.judgement.baseline_share =
@@ -136,7 +134,7 @@ int run_burn_in(const BurnInOptions& o) {
     try {
       report = check::run_burn_in(*world, run);
     } catch (const std::exception& e) {  // mid-measurement: the other ranks may be blocked
-      comm::abort_all(static_cast<int>(kCouldNotRun), e.what());
+      comm::abort_all(static_cast<int>(kCheckCouldNotRun), e.what());
     }
     int code = 0;
     comm::agree(*control, [&] {
@@ -144,7 +142,7 @@ int run_burn_in(const BurnInOptions& o) {
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {
-    return comm::exit_agreed(*control, Error(e.what(), kCouldNotRun));
+    return comm::exit_agreed(*control, Error(e.what(), kCheckCouldNotRun));
   }
 }
 

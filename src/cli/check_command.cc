@@ -1,15 +1,11 @@
 #include "cli/check_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/check_subcommands.h"
 #include "common/error.h"
 
 namespace plumb::cli {
-namespace {
-
-// The monitoring plugins' UNKNOWN: the check could not run (docs/check.md, "Exit codes").
-constexpr ExitCode kCheckCouldNotRun = static_cast<ExitCode>(3);
-
-}  // namespace
 
 void setup_check(CLI::App& app, CheckOptions& options) {
   app.require_subcommand(1);

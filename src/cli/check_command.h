@@ -3,9 +3,11 @@
 // lives in its own file and declares itself on `plumb check` (check_subcommands.h).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 // plumb check history: each node's last runs and the repeat offenders, the nodes that fail the
 // same check in k of their last n runs (docs/check.md, "History").
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

@@ -25,19 +25,17 @@
 namespace plumb::cli {
 namespace {
 
-// The monitoring plugins' UNKNOWN: the check could not run (docs/check.md, "Exit codes").
-constexpr ExitCode kCouldNotRun = static_cast<ExitCode>(3);
 // Shifts of the shift pattern when --shifts is not given: three rails' worth of partners.
 constexpr int kDefaultShiftCount = 3;
 // A pair's message: large enough to reach a link's bandwidth on every fabric plumb comm measures
 // (NCCL's busbw flattens above a few MiB on NVLink and IB; docs/comm.md), small enough that
 // log2(N) rounds take seconds.
-constexpr const char* kDefaultBytes = "1M";
+constexpr const char* kLinksDefaultBytes = "1M";
 
 struct LinksOptions {
   std::string pattern = "bisection";
   std::vector<int> shifts;
-  std::string bytes = kDefaultBytes;
+  std::string bytes = kLinksDefaultBytes;
   int iters = 20;
   int warmup = 3;
   int repeat = 3;
@@ -132,7 +130,7 @@ std::vector<check::PairResult> measure(const LinksOptions& o, const check::LinkM
     progress.clear();
     return pairs;
   } catch (const std::exception& e) {  // mid-measurement: the partners may be blocked
-    comm::abort_all(static_cast<int>(kCouldNotRun), e.what());
+    comm::abort_all(static_cast<int>(kCheckCouldNotRun), e.what());
   }
 }
 
@@ -153,7 +151,7 @@ int run_links(const LinksOptions& o) {
     });
     return control->broadcast_int(code, 0);
   } catch (const Error& e) {
-    return comm::exit_agreed(*control, Error(e.what(), kCouldNotRun));
+    return comm::exit_agreed(*control, Error(e.what(), kCheckCouldNotRun));
   }
 }
 

@@ -1,4 +1,5 @@
 // plumb check node, genconf and list (docs/check.md).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -140,7 +141,7 @@ int run_genconf(const GenconfOptions& o) {
   return 0;
 }
 
-int run_list() {
+int run_check_list() {
   for (const check::CheckSpec& spec : check::node_checks()) {
     const std::string keys = spec.keys.empty() ? "" : " [" + join(spec.keys, ", ") + "]";
     fmt::print("{:<22} {}{}\n", spec.name, spec.summary, keys);
@@ -187,7 +188,7 @@ void setup_check_genconf(CLI::App& check, std::function<int()>& selected) {
 
 void setup_check_list(CLI::App& check, std::function<int()>& selected) {
   CLI::App* sub = check.add_subcommand("list", "Every node check, what it compares, and its check-file keys");
-  sub->callback([&selected] { selected = [] { return run_list(); }; });
+  sub->callback([&selected] { selected = [] { return run_check_list(); }; });
 }
 
 }  // namespace plumb::cli

@@ -1,5 +1,6 @@
 #include "cli/check_scheduler.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

@@ -5,12 +5,14 @@
 // docs/check.md.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <ostream>
 #include <string>
 
 #include "check/node_run.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/checkpoint_command.h"
 
+#include <CLI/CLI.hpp>
 #include <dirent.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -16,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/steady_time.h"
 #include "common/units.h"
 #include "supervise/checkpoint.h"
 #include "supervise/checkpoint_format.h"
@@ -72,10 +74,6 @@ std::string files_and_bytes(const supervise::Manifest& manifest) {
 std::string hash_speed(const supervise::Manifest& manifest, double seconds) {
   const double mb = static_cast<double>(total_bytes(manifest)) / kBytesPerMB;
   return fmt::format("hashed in {:.2f} s ({:.1f} MB/s)", seconds, mb / std::max(seconds, 1e-6));
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // --step, else the number DIR's name ends with (iter_0000300, global_step1000, step_1200).

@@ -3,10 +3,12 @@
 // `plumb run --checkpoint-dir DIR` would resume from (docs/run.md, "plumb checkpoint").
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

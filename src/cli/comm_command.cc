@@ -52,7 +52,7 @@ void collect(std::vector<std::string>& problems, Fn&& parse) {
 // and the partial files beside the targets (partial_path: "out.json.partial", docs/outputs.md)
 // get every size's rows as they are measured; each partial file is removed once its target is
 // written. "-" is standard output.
-struct Outputs {
+struct CommOutputs {
   std::optional<OutputFile> json;
   std::optional<OutputFile> csv;
   std::ostream* console = &std::cout;
@@ -80,8 +80,8 @@ std::vector<NamedPath> output_paths(const CommOptions& o) {
   return outputs;
 }
 
-std::unique_ptr<Outputs> open_outputs(const CommOptions& o) {
-  auto out = std::make_unique<Outputs>();
+std::unique_ptr<CommOutputs> open_outputs(const CommOptions& o) {
+  auto out = std::make_unique<CommOutputs>();
   if (o.json == "-" && o.csv == "-") throw Error("--json - and --csv - cannot both use standard output");
   const std::vector<NamedPath> inputs = {{"--cluster", o.cluster}};
   refuse_overlapping_paths(output_paths(o), inputs);
@@ -160,7 +160,7 @@ void commit(std::optional<OutputFile>& file, const std::unique_ptr<Partial>& par
 }
 
 // Returns the exit code: 1 when any element was wrong.
-int write_reports(const comm::Result& result, Outputs& out) {
+int write_reports(const comm::Result& result, CommOutputs& out) {
   if (result.ranks == 1) {
     fmt::print(std::cerr, "plumb: note: only 1 rank: no data crosses a link; start plumb under an "
                        "MPI launcher, e.g. mpirun -np 4 plumb comm\n");
@@ -375,7 +375,7 @@ int run_comm(const CommOptions& o) {
   auto control = comm::MpiCommunicator::world();
   const bool leader = control->rank() == 0;
   try {
-    std::unique_ptr<Outputs> outputs;
+    std::unique_ptr<CommOutputs> outputs;
     const comm::Result result = measure_comm(
         o, sweep, *control, [&] { outputs = open_outputs(o); }, !o.quiet,
         [&] { return outputs->streams(); });

@@ -3,11 +3,13 @@
 // argv.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <span>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -2,9 +2,11 @@
 // option of the command table), printed to standard output. The Debian package installs both.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,7 @@
 #include "cli/dashboard_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "common/output_file.h"
 
 namespace plumb::cli {

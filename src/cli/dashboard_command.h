@@ -2,11 +2,13 @@
 // dashboard"); its threshold lines take the same options as plumb alerts rules.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "exporter/dashboard.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/diff_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -30,13 +31,6 @@ namespace {
 void write_json(const nlohmann::json& doc, OutputFile& file) {
   file.stream() << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   file.commit();
-}
-
-// How errors name a record: the file given, or the stored baseline.
-std::string record_name(const std::string& what, const baseline::Record& record) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(what, ec)) return "file " + what;
-  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
 }
 
 // Two step records (plumb step --save): step time, exposed communication, straggler.

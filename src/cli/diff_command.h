@@ -3,9 +3,11 @@
 // when the runs are too noisy to judge a change, 2 when there is nothing to compare.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -4,11 +4,13 @@
 // last good values, never waiting for a slow source (exporter/exporter.h).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "exporter/source_table.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

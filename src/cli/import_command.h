@@ -1,10 +1,12 @@
 // plumb import: other tools' logs into baseline records.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

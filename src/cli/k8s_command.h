@@ -3,11 +3,13 @@
 // (docs/k8s.md). Writes YAML; applies nothing.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "k8s/job_spec.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

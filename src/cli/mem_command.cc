@@ -1,5 +1,6 @@
 #include "cli/mem_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -182,7 +183,7 @@ int run_replay(const MemOptions& o) {
 
 
 // The analysis and the policy comparison on one page; every input is checked before the work.
-int run_report(const MemOptions& o) {
+int run_mem_report(const MemOptions& o) {
   const mem::InputBytes input = mem::load_input(o.file);
   refuse_stats(o, input, "report");
   const mem::AnalyzeOptions options = analyze_options(o);
@@ -271,7 +272,7 @@ void setup_replay(CLI::App& app, MemOptions& o) {
   replay->callback([&o] { o.mode = MemMode::kReplay; });
 }
 
-void setup_report(CLI::App& app, MemOptions& o) {
+void setup_mem_report(CLI::App& app, MemOptions& o) {
   CLI::App* report = app.add_subcommand(
       "report", "One self-contained HTML page: the timeline by category, fragmentation, creep and "
                 "the policy comparison");
@@ -308,7 +309,7 @@ void setup_mem(CLI::App& app, MemOptions& o) {
                       "Write allocated/active/reserved after every event here (CSV)");
   analyze->callback([&o] { o.mode = MemMode::kAnalyze; });
   setup_replay(app, o);
-  setup_report(app, o);
+  setup_mem_report(app, o);
   setup_creep(app, o);
 }
 
@@ -317,7 +318,8 @@ int run_mem(const MemOptions& o) {
   switch (o.mode) {
     case MemMode::kAnalyze: return run_analyze(o);
     case MemMode::kReplay: return run_replay(o);
-    case MemMode::kReport: return run_report(o);
+    case MemMode::kReport:
+      return run_mem_report(o);
     case MemMode::kCreep: return run_creep(o);
     case MemMode::kNone: break;
   }

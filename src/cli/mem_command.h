@@ -5,10 +5,12 @@
 // lines: each rank's settled level, creep per step with its 95% interval, and the checkpoint check.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

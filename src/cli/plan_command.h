@@ -4,11 +4,13 @@
 // puts chips side by side for one run (days, energy, cost bought and rented).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -93,15 +93,15 @@ std::vector<NamedPath> inputs_of(const PrecisionOptions& o) {
   return {{"A", o.a}, {"B", o.b}};
 }
 
-struct Outputs {
+struct PrecisionOutputs {
   std::optional<OutputFile> json, csv, html;
 };
 
 // Created before the work, so that a path that cannot be written fails at once.
-std::unique_ptr<Outputs> open_outputs(const PrecisionOptions& o) {
+std::unique_ptr<PrecisionOutputs> open_outputs(const PrecisionOptions& o) {
   const std::vector<NamedPath> outputs = {{"--json", o.json}, {"--csv", o.csv}, {"--html", o.html}};
   refuse_overlapping_paths(outputs, inputs_of(o));
-  auto out = std::make_unique<Outputs>();
+  auto out = std::make_unique<PrecisionOutputs>();
   if (!o.json.empty()) out->json.emplace("--json", o.json);
   if (!o.csv.empty()) out->csv.emplace("--csv", o.csv);
   if (!o.html.empty()) out->html.emplace("--html", o.html);

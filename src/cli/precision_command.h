@@ -6,13 +6,15 @@
 // Exit 1 when a pair fails, 2 on bad input.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "precision/compare.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -25,12 +25,6 @@ bool is_file(const std::string& what) {
   return std::filesystem::is_regular_file(what, ec);
 }
 
-// How errors name a record: the file given, or the stored baseline.
-std::string record_name(const std::string& what, const baseline::Record& record) {
-  if (is_file(what)) return "file " + what;
-  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
-}
-
 // A plumb.comm/1 file that says "complete": false is the partial form plumb comm writes while it
 // measures (docs/outputs.md): taken as a result, its missing sizes would read as a finished sweep.
 baseline::Record read_finished_record(const std::string& path) {
@@ -98,6 +92,11 @@ std::string describe_record(const baseline::Record& record) {
   if (!record.label.empty()) parts.push_back(record.label);
   if (parts.empty()) return "baseline";
   return join(parts, " · ");
+}
+
+std::string record_name(const std::string& what, const baseline::Record& record) {
+  if (is_file(what)) return "file " + what;
+  return record.id > 0 ? fmt::format("baseline {}", record.id) : what;
 }
 
 }  // namespace plumb::cli

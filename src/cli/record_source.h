@@ -33,4 +33,7 @@ std::vector<NamedPath> record_inputs(std::initializer_list<std::string_view> wha
 // source ("nccl-tests run.log"). Empty parts are left out.
 std::string describe_record(const baseline::Record& record);
 
+// How errors name a record: "file <what>" for a file, else "baseline <id>" (else `what`).
+std::string record_name(const std::string& what, const baseline::Record& record);
+
 }  // namespace plumb::cli

@@ -1,5 +1,6 @@
 #include "cli/recover_command.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace {
 
 std::atomic<bool> g_recover_stop{false};
 
-void on_stop(int) { g_recover_stop = true; }
+void on_recover_stop(int) { g_recover_stop = true; }
 
 }  // namespace
 
@@ -30,7 +31,7 @@ int run_recover(const RecoverOptions& o) {
   const std::optional<supervise::RecoveryPlan> plan = recovery_plan(o.recovery);
   if (!plan) throw Error("nothing to do: give --recover STEPS and/or --on-failure CMD");
   struct sigaction sa{};
-  sa.sa_handler = on_stop;
+  sa.sa_handler = on_recover_stop;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);

@@ -4,9 +4,11 @@
 // "plumb: unusable host NAME", the line `plumb run` reads from an --on-failure command.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include "cli/recovery_options.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

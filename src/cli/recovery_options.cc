@@ -1,5 +1,6 @@
 #include "cli/recovery_options.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "common/strings.h"

@@ -4,8 +4,11 @@
 // (report/set_html.h).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -2,13 +2,15 @@
 // or a fatal line, stops its whole process tree, restarts it (docs/run.md).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cli/recovery_options.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -2,6 +2,7 @@
 // load point its own run, in order, --repeat times), reported on the console and as plumb.serve/1
 // (docs/serve.md). Exit 0; 1 when a request failed or the client fell behind (the last line
 // says which); 2 for bad usage or input.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>

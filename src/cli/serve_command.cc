@@ -1,5 +1,7 @@
 #include "cli/serve_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/serve_subcommands.h"
 
 namespace plumb::cli {

@@ -4,9 +4,11 @@
 // are programmed (the tests' reference, and a way to try plumb serve without a model).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

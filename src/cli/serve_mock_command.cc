@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "serve/mock_server.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <array>

@@ -4,6 +4,7 @@
 #include "common/number_range.h"
 #include "common/strings.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>

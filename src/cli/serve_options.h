@@ -2,14 +2,16 @@
 // is reported (docs/serve.md, "Options").
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "serve/client.h"
 #include "serve/workload.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

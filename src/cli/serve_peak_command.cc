@@ -23,6 +23,7 @@
 #include "serve/peak.h"
 #include "serve/workload.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>

@@ -2,9 +2,11 @@
 // `serve` and sets `selected` to what runs it once argv is parsed.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/step_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

@@ -3,10 +3,12 @@
 // the gap to the plan (docs/step.md).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

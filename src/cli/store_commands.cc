@@ -1,5 +1,6 @@
 #include "cli/store_commands.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

@@ -1,9 +1,11 @@
 // plumb list, plumb show ID|latest, plumb export ID|latest: reading the store.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/supervision.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <sys/prctl.h>
 
@@ -29,9 +30,9 @@ namespace fs = std::filesystem;
 
 // Set by SIGINT/SIGTERM: the supervisor stops the job and does not count it as a failure. A
 // signal handler can reach nothing else.
-std::atomic<bool> g_stop{false};
+std::atomic<bool> g_supervised_stop{false};
 
-void on_stop(int) { g_stop = true; }
+void on_supervised_stop(int) { g_supervised_stop = true; }
 
 // SIGINT, SIGTERM and SIGHUP stop the job. SIGPIPE and SIGXFSZ are ignored: a closed pipe on
 // plumb's stdout or stderr (`plumb run ... | head -1`) or a file size limit on the events file
@@ -39,7 +40,7 @@ void on_stop(int) { g_stop = true; }
 // reported instead (the job gets both back at their defaults: attempt.cc).
 void install_signal_handlers() {
   struct sigaction sa{};
-  sa.sa_handler = on_stop;
+  sa.sa_handler = on_supervised_stop;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
@@ -249,7 +250,7 @@ supervise::SuperviseOptions supervise_options(const RunOptions& o) {
                                 supervise::default_progress_patterns());
   s.attempt.fatal = patterns(o.fatal_regex, "--fatal-regex", supervise::default_fatal_patterns());
   s.attempt.resume = supervise::default_resume_patterns();
-  s.attempt.stop = &g_stop;
+  s.attempt.stop = &g_supervised_stop;
   s.max_restarts = o.max_restarts;
   s.restart_window_s = o.restart_window_s;
   s.backoff_s = o.backoff_s;
@@ -489,13 +490,13 @@ SupervisedRun supervise_job(const RunOptions& o, const JobHooks& hooks) {
     tell(e, o);
     if (hooks.done && !reached && hooks.done(e, drill ? &*drill : nullptr)) {
       reached = true;
-      g_stop = true;
+      g_supervised_stop = true;
     }
   };
   std::vector<std::string> unusable;  // hosts left out of every relaunch
   if (plan) {
     options.recover = [&](int) {
-      supervise::RecoveryOutcome out = supervise::run_recovery(*plan, sink, &g_stop);
+      supervise::RecoveryOutcome out = supervise::run_recovery(*plan, sink, &g_supervised_stop);
       note_unusable(out, o, unusable);
       return out.steps;
     };
@@ -525,7 +526,7 @@ SupervisedRun supervise_job(const RunOptions& o, const JobHooks& hooks) {
   run.reached = reached;
   if (reached) {  // plumb stopped it: its goal, not a signal; the next supervised run starts anew
     run.summary.stopped = false;
-    g_stop = false;
+    g_supervised_stop = false;
   }
   run.drill = drill.has_value();
   run.baseline = baseline_of(o, run.summary, started, drill ? &*drill : nullptr);

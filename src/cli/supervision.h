@@ -3,7 +3,6 @@
 // lines, checkpoint resume, the drill and its verdict, --events and --metrics (docs/run.md).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -16,6 +15,10 @@
 #include "supervise/drill.h"
 #include "supervise/recovery_record.h"
 #include "supervise/supervisor.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

@@ -2,10 +2,12 @@
 // binding -- with a warning and its fix for each rank bound badly.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

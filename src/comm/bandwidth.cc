@@ -7,10 +7,6 @@
 
 namespace plumb::comm {
 
-namespace {
-constexpr double kBytesPerGB = 1.0e9;  // nccl-tests reports GB/s with 1 GB = 1e9 bytes
-}
-
 double algbw_gbps(uint64_t bytes, double seconds) {
   if (seconds <= 0) return 0.0;
   return static_cast<double>(bytes) / kBytesPerGB / seconds;

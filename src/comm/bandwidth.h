@@ -7,6 +7,9 @@
 
 namespace plumb::comm {
 
+// The GB of algbw and busbw: nccl-tests reports GB/s with 1 GB = 1e9 bytes.
+inline constexpr double kBytesPerGB = 1.0e9;
+
 // algbw in GB/s (1 GB = 1e9 bytes): the row's size divided by its time (nccl-tests
 // src/common.cu and doc/PERFORMANCE.md, "Algorithm bandwidth").
 double algbw_gbps(uint64_t bytes, double seconds);

@@ -6,7 +6,6 @@
 namespace plumb {
 namespace {
 
-constexpr size_t kBlockBytes = 64;  // SHA-256's block (RFC 2104's B)
 constexpr uint8_t kInnerPad = 0x36;
 constexpr uint8_t kOuterPad = 0x5c;
 
@@ -16,8 +15,8 @@ std::string_view as_text(const Sha256::Digest& digest) {
 
 // K XOR pad, with K first hashed when longer than a block and zero-filled to one (RFC 2104 2).
 std::string padded_key(std::string_view key, uint8_t pad) {
-  std::array<uint8_t, kBlockBytes> block{};
-  if (key.size() > kBlockBytes) {
+  std::array<uint8_t, Sha256::kBlockBytes> block{};
+  if (key.size() > Sha256::kBlockBytes) {
     Sha256 h;
     h.update(key);
     const Sha256::Digest d = h.finish();
@@ -25,8 +24,8 @@ std::string padded_key(std::string_view key, uint8_t pad) {
   } else {
     std::copy(key.begin(), key.end(), block.begin());
   }
-  std::string out(kBlockBytes, '\0');
-  for (size_t i = 0; i < kBlockBytes; ++i) out[i] = static_cast<char>(block[i] ^ pad);
+  std::string out(Sha256::kBlockBytes, '\0');
+  for (size_t i = 0; i < Sha256::kBlockBytes; ++i) out[i] = static_cast<char>(block[i] ^ pad);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <optional>
 #include <string_view>
@@ -18,6 +19,9 @@ namespace plumb {
 // Deeper documents are refused (docs/outputs.md, "Limits on input"). simdjson's default is 1024;
 // a plumb record nests 6 levels, a Kineto trace 4, an Alertmanager payload 4.
 inline constexpr int kMaxJsonDepth = 512;
+
+// The largest count a JSON integer field may hold: the store's INTEGER is a signed 64-bit one.
+inline constexpr int64_t kMaxJsonCount = std::numeric_limits<int64_t>::max();
 
 // The byte offset of the bracket that opens level max_depth + 1 of `text` (brackets inside
 // strings do not count), or nullopt when the text nests no deeper than max_depth. One pass, no

@@ -92,3 +92,7 @@ void Prefaulter::run() {
 }
 
 }  // namespace plumb
+
+// Its fallbacks for older kernel headers stay in this file (a unity build joins sources).
+#undef MADV_POPULATE_READ
+#undef MADV_POPULATE_WRITE

@@ -23,7 +23,6 @@ constexpr std::array<uint32_t, 64> kRoundConstants = {
 constexpr std::array<uint32_t, 8> kInitialState = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-constexpr size_t kBlockBytes = 64;
 constexpr size_t kLengthBytes = 8;  // the message length in bits, big-endian, ends the padding
 
 uint32_t load_big_endian(const uint8_t* p) {

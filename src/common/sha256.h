@@ -12,6 +12,7 @@ namespace plumb {
 class Sha256 {
  public:
   static constexpr size_t kDigestBytes = 32;
+  static constexpr size_t kBlockBytes = 64;  // FIPS 180-4: 512-bit blocks (RFC 2104's B)
   using Digest = std::array<uint8_t, kDigestBytes>;
 
   Sha256();

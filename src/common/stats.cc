@@ -41,4 +41,10 @@ double median_absolute_deviation(const std::vector<double>& v) {
   return median(deviations);
 }
 
+int64_t lower_median(std::vector<int64_t> values) {
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 }  // namespace plumb

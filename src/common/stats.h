@@ -1,10 +1,15 @@
 // Small statistics used by every measurement: mean, percentiles.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
 namespace plumb {
+
+// A figure not known (an empty input, a division by zero): printed "-", JSON null.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double mean(std::span<const double> values);
 
@@ -22,5 +27,9 @@ double median(std::vector<double> values);
 
 // The median absolute deviation from the median; NaN for an empty input.
 double median_absolute_deviation(const std::vector<double>& values);
+
+// The lower of the middle two for an even count (an element of the input, so exact in integers);
+// the values must not be empty.
+int64_t lower_median(std::vector<int64_t> values);
 
 }  // namespace plumb

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 namespace plumb {
@@ -167,6 +168,12 @@ size_t complete_utf8_prefix(std::string_view text) {
     return need > k ? text.size() - k : text.size();
   }
   return text.size();
+}
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace plumb

@@ -1,6 +1,7 @@
 // String helpers for option lists and "did you mean" suggestions.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,6 +46,12 @@ std::string terminal_safe(std::string_view text, bool keep_layout = false);
 // JSON parts of a record). PostgreSQL refuses both, SQLite keeps them as given, libpq would cut
 // the text at a NUL: a record must read back the same from either store.
 std::string valid_utf8_text(std::string_view text);
+
+// Characters of a bad line or row quoted in an error (then "...").
+inline constexpr size_t kQuoteLimit = 120;
+
+// `text` with ASCII letters in lower case.
+std::string to_lower(std::string_view text);
 
 // The length of `text` without a UTF-8 sequence cut off at its end (for text that arrives in
 // pieces): the cut bytes wait for the next piece.

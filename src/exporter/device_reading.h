@@ -12,6 +12,8 @@
 
 namespace plumb::exporter {
 
+inline constexpr double kPercent = 100.0;  // a tool's percentages over the exporter's ratios
+
 struct DeviceReading {
   std::string device;  // the `device` label: GPU index, NPU id, "NPU-CHIP" on boards of two chips
   std::string vendor;  // "nvidia", "ascend"

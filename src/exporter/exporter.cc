@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/steady_time.h"
 #include "common/strings.h"
 #include "exporter/exposition.h"
 #include "exporter/series.h"
@@ -51,10 +52,6 @@ struct Snapshot {
   double collect_seconds = NAN;
   unsigned long long errors = 0;
 };
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 Labels source_label(const std::string& name) { return {{"source", name}}; }
 

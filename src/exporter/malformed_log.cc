@@ -5,16 +5,12 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/steady_time.h"
 #include "common/strings.h"
 #include "exporter/series.h"
 
 namespace plumb::exporter {
 namespace {
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

@@ -7,8 +7,6 @@
 namespace plumb::exporter {
 namespace {
 
-constexpr double kPercent = 100.0;
-
 bool several_chips_per_npu(const sysinfo::NpuSmiInfo& info) {
   std::set<int> npus;
   for (const sysinfo::NpuChip& chip : info.chips) {

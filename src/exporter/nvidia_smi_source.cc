@@ -5,8 +5,6 @@
 namespace plumb::exporter {
 namespace {
 
-constexpr double kPercent = 100.0;
-
 std::optional<double> times(const std::optional<double>& value, double factor) {
   return value ? std::optional<double>(*value * factor) : std::nullopt;
 }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "baseline/record_json.h"
+#include "comm/bandwidth.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "exporter/device_reading.h"
@@ -16,13 +17,11 @@
 namespace plumb::exporter {
 namespace {
 
-constexpr double kBytesPerGB = 1.0e9;  // plumb.comm/1 busbw_gbps's unit
-
 std::optional<std::string> row_problem(const comm::Row& row, size_t i) {
   const std::string at = fmt::format("probe: results[{}]", i);
   if (const auto problem = layer_problem(row.layer, at + ".layer")) return problem;
-  if (const auto problem =
-          bandwidth_problem(row.algbw_gbps * kBytesPerGB, row.busbw_gbps * kBytesPerGB)) {
+  if (const auto problem = bandwidth_problem(row.algbw_gbps * comm::kBytesPerGB,
+                                             row.busbw_gbps * comm::kBytesPerGB)) {
     return fmt::format("{} ({}, {} bytes, layer {}): {}", at, row.collective, row.bytes,
                        row.layer, *problem);
   }
@@ -56,7 +55,7 @@ Families probe_families(const std::string& host, const std::vector<comm::Row>& r
   std::map<std::tuple<std::string, std::string, uint64_t>, double> lowest;
   for (const comm::Row& row : rows) {
     const auto key = std::make_tuple(row.layer, row.collective, row.bytes);
-    const double busbw = row.busbw_gbps * kBytesPerGB;
+    const double busbw = row.busbw_gbps * comm::kBytesPerGB;
     const auto [it, added] = lowest.emplace(key, busbw);
     if (!added && busbw < it->second) it->second = busbw;
   }

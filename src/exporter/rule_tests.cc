@@ -8,13 +8,13 @@
 #include <map>
 
 #include "common/strings.h"
+#include "exporter/device_reading.h"
 #include "exporter/metrics.h"
 #include "exporter/series.h"
 
 namespace plumb::exporter {
 namespace {
 
-constexpr double kMiB = 1048576;
 constexpr double kStep = kTestIntervalSeconds;
 
 // One input series: a selector and its values, given how many samples the test needs.
@@ -60,12 +60,12 @@ double next_step(double t) { return std::ceil(t / kStep) * kStep; }
 
 double firing_time(const AlertCase& c) { return next_step(c.active_at + for_seconds(c.rule)) + kStep; }
 
-std::string seconds(double t) { return fmt::format("{}s", promql_number(t)); }
+std::string promql_seconds(double t) { return fmt::format("{}s", promql_number(t)); }
 
 // ---- The YAML of one test group.
 
 std::string inputs_yaml(const AlertCase& c, int samples) {
-  std::string out = fmt::format("  - interval: {}\n    input_series:\n", seconds(kStep));
+  std::string out = fmt::format("  - interval: {}\n    input_series:\n", promql_seconds(kStep));
   for (const Input& in : c.inputs) {
     out += fmt::format("      - series: {}\n        values: {}\n", yaml_quoted(in.series),
                        yaml_quoted(in.values(samples)));
@@ -88,10 +88,10 @@ std::string alert_tests_yaml(const AlertCase& c) {
   std::string out = "    alert_rule_test:\n";
   if (for_seconds(c.rule) > c.active_spread) {
     out += fmt::format("      - eval_time: {}\n        alertname: {}\n        exp_alerts: []\n",
-                       seconds(c.active_at), name);
+                       promql_seconds(c.active_at), name);
   }
   out += fmt::format("      - eval_time: {}\n        alertname: {}\n        exp_alerts:\n",
-                     seconds(firing_time(c)), name);
+                     promql_seconds(firing_time(c)), name);
   for (const Firing& f : c.firing) out += exp_alert_yaml(c.rule, f);
   return out;
 }
@@ -106,10 +106,10 @@ std::string sample_yaml(std::string_view metric, const Labels& labels, double va
 std::string expr_tests_yaml(const AlertCase& c) {
   std::string out = "    promql_expr_test:\n";
   if (for_seconds(c.rule) > c.active_spread) {
-    out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples:\n",
-                       yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",alertstate="pending"}})",
-                                          c.rule.name)),
-                       seconds(c.active_at));
+    out += fmt::format(
+        "      - expr: {}\n        eval_time: {}\n        exp_samples:\n",
+        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",alertstate="pending"}})", c.rule.name)),
+        promql_seconds(c.active_at));
     for (const Firing& f : c.firing) {
       Labels labels = {{"alertname", c.rule.name}, {"alertstate", "pending"},
                        {"severity", c.rule.severity}};
@@ -118,10 +118,10 @@ std::string expr_tests_yaml(const AlertCase& c) {
     }
   }
   for (const std::string& host : c.silent_hosts) {
-    out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
-                       yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",host="{}"}})", c.rule.name,
-                                          host)),
-                       seconds(firing_time(c)));
+    out += fmt::format(
+        "      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
+        yaml_quoted(fmt::format(R"(ALERTS{{alertname="{}",host="{}"}})", c.rule.name, host)),
+        promql_seconds(firing_time(c)));
   }
   return out;
 }
@@ -157,7 +157,8 @@ AlertCase hbm_case(const AlertOptions& o, const AlertRule& r) {
   const Labels gpu = {{"gpu", "0"}, {"device", "nvidia0"}, {"hostname", "hbm-full"}};
   const Labels npu = {{"id", "1"}, {"vdie_id", "185011D4-21104518-A0C4ED94-14CC040A-56102003"},
                       {"pcie_bus_info", "0000:61:00.0"}, {"instance", "hbm-ok:8082"}};
-  const double ratio = (used * kMiB) / (((used + (total - used - reserved)) + reserved) * kMiB);
+  const double ratio =
+      (used * kBytesPerMiB) / (((used + (total - used - reserved)) + reserved) * kBytesPerMiB);
   // dcgm-exporter 4.9: bytes, the capacity exported as such.
   const double capacity = 85362475008, used_bytes = (o.hbm_ratio + 0.05) * capacity;
   return {r,
@@ -499,19 +500,36 @@ std::string recording_case() {
   const Device a{"dcgm-new", "0"}, b{"dcgm-old", "1"}, c{"dcgm-compat", "0"}, d{"npu-old", "0"},
       e{"npu-new", "1"}, p{"plumb-host", "0"}, f{"dcgm-49", "0"}, g{"dcgm-49", "1"};
   const std::vector<Record> records = {
-      {series::kRecHbmUsed, {{a, 40960 * kMiB}, {b, 1024 * kMiB}, {c, 2048 * kMiB}, {d, 3133 * kMiB}, {e, 29954 * kMiB}, {p, 1e9},
-                             {f, 42949672960}, {g, 1073741824}}},
-      {series::kRecHbmTotal, {{a, 81920 * kMiB}, {b, 81920 * kMiB}, {c, 16384 * kMiB}, {d, 65536 * kMiB}, {e, 65536 * kMiB}, {p, 85899345920},
-                              {f, 85362475008}, {g, 85362475008}}},
-      {series::kRecTemperature, {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}, {f, 62}, {g, 38}}},
-      {series::kRecPower, {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
-      {series::kRecUtilization, {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
+      {series::kRecHbmUsed,
+       {{a, 40960 * kBytesPerMiB},
+        {b, 1024 * kBytesPerMiB},
+        {c, 2048 * kBytesPerMiB},
+        {d, 3133 * kBytesPerMiB},
+        {e, 29954 * kBytesPerMiB},
+        {p, 1e9},
+        {f, 42949672960},
+        {g, 1073741824}}},
+      {series::kRecHbmTotal,
+       {{a, 81920 * kBytesPerMiB},
+        {b, 81920 * kBytesPerMiB},
+        {c, 16384 * kBytesPerMiB},
+        {d, 65536 * kBytesPerMiB},
+        {e, 65536 * kBytesPerMiB},
+        {p, 85899345920},
+        {f, 85362475008},
+        {g, 85362475008}}},
+      {series::kRecTemperature,
+       {{a, 61}, {b, 40}, {c, 35}, {d, 45}, {e, 50}, {p, 55}, {f, 62}, {g, 38}}},
+      {series::kRecPower,
+       {{a, 512.5}, {b, 70}, {c, 25.5}, {d, 93.5}, {e, 180}, {p, 300}, {f, 455.25}, {g, 71.5}}},
+      {series::kRecUtilization,
+       {{a, 87.0 / 100}, {b, 0}, {c, 0.5}, {d, 0.25}, {e, 0.75}, {p, 0.5}, {f, 0.73}, {g, 0}}},
       {series::kRecHealthy, {{a, 1}, {b, 1}, {c, 0}, {d, 1}, {e, 0}, {p, 1}, {f, 1}, {g, 0}}},
       {kRecXidCode, {{a, 0}, {b, 0}, {c, 43}, {f, 0}, {g, 0}}},
       {kRecRowRemapFailed, {{a, 0}, {f, 0}, {g, 1}}},
   };
   std::string out = fmt::format("  # the recording rules\n  - interval: {}\n    input_series:\n",
-                                seconds(kStep));
+                                promql_seconds(kStep));
   for (const auto& [s, v] : in) {
     out += fmt::format("      - series: {}\n        values: {}\n", yaml_quoted(s),
                        yaml_quoted(fmt::format("{}x4", promql_number(v))));
@@ -519,7 +537,7 @@ std::string recording_case() {
   out += "    promql_expr_test:\n";
   for (const Record& r : records) {
     out += fmt::format("      - expr: {}\n        eval_time: {}\n        exp_samples:\n", r.name,
-                       seconds(2 * kStep));
+                       promql_seconds(2 * kStep));
     for (const auto& [dev, v] : r.samples) {
       out += sample_yaml(r.name, {{"host", dev.host}, {"device", dev.device}}, v);
     }
@@ -554,7 +572,7 @@ std::string rule_tests_yaml(const AlertOptions& o, const std::string& rules_file
       "# Written by plumb alerts test. Run: promtool test rules FILE\n"
       "rule_files:\n  - {}\nevaluation_interval: {}\n"
       "group_eval_order:\n  - plumb-normalise\n  - plumb-alerts\ntests:\n",
-      yaml_quoted(rules_file), seconds(kStep));
+      yaml_quoted(rules_file), promql_seconds(kStep));
   out += recording_case();
   for (const AlertCase& c : cases) out += case_yaml(c);
   return out;

@@ -1,5 +1,6 @@
 #include "exporter/rules.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <array>
@@ -38,7 +39,7 @@ struct Normalised {
 
 // MiB to bytes: dcgm-exporter's framebuffer fields and npu-exporter's HBM fields (the npu-smi
 // "MB" column is MiB: 65536 MB on a 64 GiB part).
-constexpr const char* kMiB = " * 1048576";
+constexpr const char* kTimesMiB = " * 1048576";
 
 // `host` from, in order, a `host` label (plumb exporter, or set by relabelling), dcgm-exporter's
 // `hostname` (newer) or `Hostname` (older), else `instance` without its port. label_join puts
@@ -85,33 +86,38 @@ std::vector<Normalised> normalised_table() {
   namespace s = series;
   const std::string fb_total =
       std::string("(DCGM_FI_DEV_FB_TOTAL or DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + ") +
-      "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kMiB;
+      "(DCGM_FI_DEV_FB_RESERVED or DCGM_FI_DEV_FB_USED * 0))" + kTimesMiB;
   return {
-      {s::kRecHbmUsed, "max",
+      {s::kRecHbmUsed,
+       "max",
        {{"DCGM_FI_DEV_FB_USED_BYTES", "gpu"},
-        {std::string("DCGM_FI_DEV_FB_USED") + kMiB, "gpu"},
-        {std::string("dcgm_fb_used") + kMiB, "gpu"},
-        {std::string("npu_chip_info_hbm_used_memory") + kMiB, "id"},
+        {std::string("DCGM_FI_DEV_FB_USED") + kTimesMiB, "gpu"},
+        {std::string("dcgm_fb_used") + kTimesMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_used_memory") + kTimesMiB, "id"},
         {s::kHbmUsed, "device"}}},
-      {s::kRecHbmTotal, "max",
+      {s::kRecHbmTotal,
+       "max",
        {{dcgm49_fb_total(), "gpu"},
         {fb_total, "gpu"},
-        {std::string("(dcgm_fb_used + dcgm_fb_free)") + kMiB, "gpu"},
-        {std::string("npu_chip_info_hbm_total_memory") + kMiB, "id"},
+        {std::string("(dcgm_fb_used + dcgm_fb_free)") + kTimesMiB, "gpu"},
+        {std::string("npu_chip_info_hbm_total_memory") + kTimesMiB, "id"},
         {s::kHbmTotal, "device"}}},
-      {s::kRecTemperature, "max",
+      {s::kRecTemperature,
+       "max",
        {{"DCGM_FI_DEV_GPU_TEMP_CELSIUS", "gpu"},
         {"DCGM_FI_DEV_GPU_TEMP", "gpu"},
         {"dcgm_gpu_temp", "gpu"},
         {"npu_chip_info_temperature", "id"},
         {s::kTemperature, "device"}}},
-      {s::kRecPower, "max",
+      {s::kRecPower,
+       "max",
        {{"DCGM_FI_DEV_BOARD_POWER_WATTS", "gpu"},
         {"DCGM_FI_DEV_POWER_USAGE", "gpu"},
         {"dcgm_power_usage", "gpu"},
         {"npu_chip_info_power", "id"},
         {s::kPower, "device"}}},
-      {s::kRecUtilization, "max",
+      {s::kRecUtilization,
+       "max",
        {{"DCGM_FI_DEV_GPU_UTIL_RATIO", "gpu"},
         {"DCGM_FI_DEV_GPU_UTIL / 100", "gpu"},
         {"dcgm_gpu_utilization / 100", "gpu"},
@@ -119,7 +125,8 @@ std::vector<Normalised> normalised_table() {
         {s::kUtilization, "device"}}},
       // npu-exporter: 1 healthy, 0 unhealthy, -1 (26.1.0 and later) the DCMI call failed, which
       // says nothing about the device: such a device has no plumb:device_healthy.
-      {s::kRecHealthy, "min",
+      {s::kRecHealthy,
+       "min",
        {{dcgm_health("DCGM_FI_DEV_XID_ERROR", "DCGM_FI_DEV_ROW_REMAP_FAILED"), "gpu"},
         {dcgm_health("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"), "gpu"},
         {"dcgm_xid_errors == bool 0", "gpu"},
@@ -128,19 +135,21 @@ std::vector<Normalised> normalised_table() {
       // The fault series (docs/alerts.md, "Faults"). dcgm-exporter's XID field is a gauge holding
       // the last Xid the GPU reported; npu-exporter has no Xid (its error codes are Ascend's
       // own, read by PlumbDeviceUnhealthy through the health status), plumb exporter neither.
-      {kRecXidCode, "max",
+      {kRecXidCode,
+       "max",
        {{"DCGM_FI_DEV_XID_ERROR", "gpu"},
         {"DCGM_FI_DEV_XID_ERRORS", "gpu"},
         {"dcgm_xid_errors", "gpu"}}},
       // Volatile double-bit errors: counted since the driver loaded (a GPU reset clears them);
       // npu-exporter's HBM double-bit error count.
-      {kRecEccUncorrectable, "max",
+      {kRecEccUncorrectable,
+       "max",
        {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "gpu"},
         {"dcgm_ecc_dbe_volatile_total", "gpu"},
         {"npu_chip_info_hbm_ecc_double_bit_error_cnt", "id"}}},
-      {kRecRowRemapFailed, "max",
-       {{"DCGM_FI_DEV_ROW_REMAP_FAILED", "gpu"},
-        {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpu"}}},
+      {kRecRowRemapFailed,
+       "max",
+       {{"DCGM_FI_DEV_ROW_REMAP_FAILED", "gpu"}, {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpu"}}},
   };
 }
 

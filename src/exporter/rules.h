@@ -6,13 +6,15 @@
 // (dashboard.h) follow the same numbers. docs/alerts.md explains each rule and its source.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::exporter {
 

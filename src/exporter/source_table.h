@@ -2,14 +2,16 @@
 // options (device fallbacks nvidia-smi / npu-smi, the training events file, the comm probe).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "exporter/source.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::exporter {
 

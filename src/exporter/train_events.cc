@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kBytesPerGB = 1.0e9;  // comm::algbw_gbps's unit
-
 std::string type_name(const json& value) {
   if (value.is_string()) return "a string";
   if (value.is_boolean()) return "a boolean";
@@ -108,8 +106,9 @@ void read_operators(const json& operators, TrainEvent& event) {
 void set_busbw(TrainCollective& c, const comm::Collective& collective, const std::string& at) {
   const double algbw_gbps = comm::algbw_gbps(c.bytes, c.seconds);
   c.busbw_bytes_per_second =
-      comm::busbw_gbps(algbw_gbps, collective.bus_factor(c.ranks)) * kBytesPerGB;
-  if (const auto problem = bandwidth_problem(algbw_gbps * kBytesPerGB, c.busbw_bytes_per_second)) {
+      comm::busbw_gbps(algbw_gbps, collective.bus_factor(c.ranks)) * comm::kBytesPerGB;
+  if (const auto problem =
+          bandwidth_problem(algbw_gbps * comm::kBytesPerGB, c.busbw_bytes_per_second)) {
     throw Error(fmt::format("'{}': {} bytes in {:g} s over {} ranks is {}", at, c.bytes, c.seconds,
                             c.ranks, *problem));
   }

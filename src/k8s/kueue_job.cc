@@ -8,9 +8,7 @@
 namespace plumb::k8s {
 namespace {
 
-constexpr int kVerdictCodes[] = {1, 3};  // plumb's verdicts: not restarted (see volcano_job.cc)
-
-void emit_metadata(YAML::Emitter& out, const JobSpec& spec) {
+void emit_jobset_metadata(YAML::Emitter& out, const JobSpec& spec) {
   key(out, "metadata");
   out << YAML::BeginMap;
   text(out, "name", spec.name);
@@ -85,7 +83,7 @@ void emit_replicated_job(YAML::Emitter& out, const JobSpec& spec, const char* na
   out << YAML::EndMap;  // the replicated Job
 }
 
-void emit_spec(YAML::Emitter& out, const JobSpec& spec) {
+void emit_jobset_spec(YAML::Emitter& out, const JobSpec& spec) {
   key(out, "spec");
   out << YAML::BeginMap;
   flag(out, "suspend", true);  // Kueue starts it once admitted
@@ -125,8 +123,8 @@ void emit_kueue_jobset(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::BeginMap;
   text(out, "apiVersion", "jobset.x-k8s.io/v1alpha2");
   text(out, "kind", "JobSet");
-  emit_metadata(out, spec);
-  emit_spec(out, spec);
+  emit_jobset_metadata(out, spec);
+  emit_jobset_spec(out, spec);
   out << YAML::EndMap;
 }
 

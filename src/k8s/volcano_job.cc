@@ -8,11 +8,7 @@
 namespace plumb::k8s {
 namespace {
 
-// plumb's verdicts: 1 wrong elements or a regression, 3 too noisy to judge. The run did what it
-// was asked; restarting it would only measure again.
-constexpr int kVerdictCodes[] = {1, 3};
-
-void emit_metadata(YAML::Emitter& out, const JobSpec& spec) {
+void emit_volcano_metadata(YAML::Emitter& out, const JobSpec& spec) {
   key(out, "metadata");
   out << YAML::BeginMap;
   text(out, "name", spec.name);
@@ -95,7 +91,7 @@ void emit_task(YAML::Emitter& out, const JobSpec& spec, const char* name, int re
   out << YAML::EndMap << YAML::EndMap;
 }
 
-void emit_spec(YAML::Emitter& out, const JobSpec& spec) {
+void emit_volcano_spec(YAML::Emitter& out, const JobSpec& spec) {
   key(out, "spec");
   out << YAML::BeginMap;
   text(out, "schedulerName", "volcano");
@@ -124,8 +120,8 @@ void emit_volcano_job(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::BeginMap;
   text(out, "apiVersion", "batch.volcano.sh/v1alpha1");
   text(out, "kind", "Job");
-  emit_metadata(out, spec);
-  emit_spec(out, spec);
+  emit_volcano_metadata(out, spec);
+  emit_volcano_spec(out, spec);
   out << YAML::EndMap;
 }
 

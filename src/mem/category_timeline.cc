@@ -8,15 +8,6 @@
 namespace plumb::mem {
 namespace {
 
-// As timeline.cc: torch_npu's workspace blocks are never allocated in the statistics' sense.
-AddressSet workspace_blocks(const Trace& t) {
-  AddressSet w;
-  for (const Event& e : t.events) {
-    if (e.action == Action::kWorkspaceSnapshot) w.insert(e.addr);
-  }
-  return w;
-}
-
 // Category names to rows of CategoryTimeline::bytes, added as they are first asked for.
 class Rows {
  public:
@@ -38,9 +29,7 @@ class Rows {
   std::unordered_map<std::string, size_t> index_;
 };
 
-uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
-
-struct Live {
+struct LiveRow {
   uint64_t size = 0;
   size_t row = 0;
 };
@@ -60,7 +49,7 @@ CategoryTimeline category_timeline(const Trace& t, const Timeline& tl, const Cat
   const AddressSet workspace = workspace_blocks(t);
   std::vector<uint64_t> now(out.categories.size(), 0);
   now[before] = tl.initial.allocated;
-  AddressMap<Live> live;  // addr → block allocated in the trace, still held
+  AddressMap<LiveRow> live;  // addr → block allocated in the trace, still held
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
     if (e.action == Action::kAlloc && !workspace.contains(e.addr)) {
@@ -69,7 +58,7 @@ CategoryTimeline category_timeline(const Trace& t, const Timeline& tl, const Cat
       live[e.addr] = {e.size, row};
       now[row] += e.size;
     } else if (e.action == Action::kFreeRequested && !workspace.contains(e.addr)) {
-      const Live* l = live.find(e.addr);
+      const LiveRow* l = live.find(e.addr);
       if (l == nullptr) {
         now[before] = minus(now[before], e.size);  // allocated before the trace began
       } else {

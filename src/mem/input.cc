@@ -148,3 +148,6 @@ InputBytes input_from_string(std::string bytes, std::string name) {
 }
 
 }  // namespace plumb::mem
+
+// Its fallbacks for older kernel headers stay in this file (a unity build joins sources).
+#undef MADV_POPULATE_READ

@@ -9,7 +9,7 @@
 namespace plumb::mem {
 namespace {
 
-struct Live {
+struct LiveBlock {
   uint64_t size = 0;
   uint32_t stack = kNoStack;
 };
@@ -25,7 +25,7 @@ size_t slot(uint32_t stack, size_t stacks) { return stack == kNoStack ? stacks :
 SiteSamples sample(const Trace& t, const std::vector<size_t>& starts) {
   const size_t slots = t.stacks.size() + 1;
   std::vector<uint64_t> bytes(slots, 0), count(slots, 0);
-  AddressMap<Live> live;  // open addressing: a node per allocation made this pass slow
+  AddressMap<LiveBlock> live;  // open addressing: a node per allocation made this pass slow
   SiteSamples s;
   size_t next = 0;
   for (size_t i = 0; i <= t.events.size() && next < starts.size(); ++i) {
@@ -37,12 +37,12 @@ SiteSamples sample(const Trace& t, const std::vector<size_t>& starts) {
     if (i == t.events.size()) break;
     const Event& e = t.events[i];
     if (e.action == Action::kAlloc) {
-      const Live l{e.size, e.stack < t.stacks.size() ? e.stack : kNoStack};
+      const LiveBlock l{e.size, e.stack < t.stacks.size() ? e.stack : kNoStack};
       live[e.addr] = l;
       bytes[slot(l.stack, t.stacks.size())] += l.size;
       ++count[slot(l.stack, t.stacks.size())];
     } else if (e.action == Action::kFreeRequested) {
-      const Live* l = live.find(e.addr);
+      const LiveBlock* l = live.find(e.addr);
       if (l == nullptr) continue;  // allocated before the trace began
       const size_t k = slot(l->stack, t.stacks.size());
       bytes[k] -= l->size;

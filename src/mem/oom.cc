@@ -14,7 +14,7 @@ int64_t step_of(const Steps& steps, size_t event) {
   return it == steps.starts.begin() ? -1 : static_cast<int64_t>(it - steps.starts.begin()) - 1;
 }
 
-uint64_t median(std::vector<uint64_t> v) {
+uint64_t median_bytes(std::vector<uint64_t> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
@@ -94,7 +94,8 @@ std::vector<Oom> classify_ooms(const Trace& t, const Timeline& tl, const Steps& 
     o.reserved_bytes = s.reserved;
     if (o.step > 0) {
       const size_t before = std::min<size_t>(static_cast<size_t>(o.step), creep.step_peak.size());
-      o.usual_step_peak_bytes = median({creep.step_peak.begin(), creep.step_peak.begin() + before});
+      o.usual_step_peak_bytes =
+          median_bytes({creep.step_peak.begin(), creep.step_peak.begin() + before});
     }
     decide(o, creep);
     out.push_back(o);

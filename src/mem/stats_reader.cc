@@ -72,9 +72,9 @@ std::string_view first_content_line(std::string_view text, size_t& pos, size_t& 
   return {};
 }
 
-class Reader {
+class StatsReader {
  public:
-  explicit Reader(const std::string& name) { series_.source = name; }
+  explicit StatsReader(const std::string& name) { series_.source = name; }
 
   void line(std::string_view raw, size_t number) {
     std::string why;
@@ -232,7 +232,7 @@ bool is_memory_stats_file(const std::string& path) {
 }
 
 StatsSeries parse_memory_stats(std::string_view text, const std::string& name) {
-  Reader reader(name);
+  StatsReader reader(name);
   size_t pos = 0, number = 0;
   for (;;) {
     const std::string_view line = first_content_line(text, pos, number);

@@ -28,17 +28,6 @@ Seen seen_in_trace(const Trace& t) {
   return s;
 }
 
-// Blocks torch_npu hands to its operators' workspace: the snapshot lists a workspace_snapshot, a
-// segment_alloc and an alloc for each, but they are never allocated in the statistics' sense
-// (the block stays inactive): they count as reserved only.
-AddressSet workspace_blocks(const Trace& t) {
-  AddressSet w;
-  for (const Event& e : t.events) {
-    if (e.action == Action::kWorkspaceSnapshot) w.insert(e.addr);
-  }
-  return w;
-}
-
 // What was there before the first event, in order: a free of a block the trace has not
 // allocated (so far) frees one allocated before it; a completion without its request, a block
 // already pending; a segment freed without being allocated, one reserved before. Live blocks and
@@ -90,9 +79,6 @@ Sample initial_state(const Trace& t, const AddressSet& workspace, uint64_t& drop
   return s;
 }
 
-// Subtracts without wrapping: a trace whose frees outnumber what it could know of stays at 0.
-uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
-
 // Workspace blocks are looked up only in traces that have any (torch_npu's).
 void apply(const Event& e, Sample& s, bool has_completions, const AddressSet& workspace,
            bool any_workspace) {
@@ -115,11 +101,6 @@ void apply(const Event& e, Sample& s, bool has_completions, const AddressSet& wo
       s.reserved = reserved_after(e, s.reserved);
       break;
   }
-}
-
-bool has_completions(const Trace& t) {
-  return std::any_of(t.events.begin(), t.events.end(),
-                     [](const Event& e) { return e.action == Action::kFreeCompleted; });
 }
 
 }  // namespace
@@ -338,6 +319,19 @@ std::vector<uint64_t> largest_free_block_series(const Trace& t) {
     series.push_back(ranges.largest());
   }
   return series;
+}
+
+AddressSet workspace_blocks(const Trace& t) {
+  AddressSet w;
+  for (const Event& e : t.events) {
+    if (e.action == Action::kWorkspaceSnapshot) w.insert(e.addr);
+  }
+  return w;
+}
+
+bool has_completions(const Trace& t) {
+  return std::any_of(t.events.begin(), t.events.end(),
+                     [](const Event& e) { return e.action == Action::kFreeCompleted; });
 }
 
 }  // namespace plumb::mem

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mem/address_map.h"
 #include "mem/trace.h"
 
 namespace plumb::mem {
@@ -149,5 +150,14 @@ FreeSpace free_space_before(const Trace& trace, size_t index);
 // fragmentation OOM (docs/mem-report.md): the largest block falling under the request while the
 // free total stays above it.
 std::vector<uint64_t> largest_free_block_series(const Trace& trace);
+
+// The addresses of the trace's workspace blocks (torch_npu's kWorkspaceSnapshot events).
+AddressSet workspace_blocks(const Trace& t);
+
+// Whether the trace says when frees complete (kFreeCompleted events).
+bool has_completions(const Trace& t);
+
+// a − b, or 0 where b ≥ a.
+inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 }  // namespace plumb::mem

@@ -31,9 +31,9 @@ bool rank_before(const RankSeries& a, const RankSeries& b) {
   return a.rank < b.rank;
 }
 
-class Reader {
+class TrainMemoryReader {
  public:
-  explicit Reader(std::string name) { series_.source = std::move(name); }
+  explicit TrainMemoryReader(std::string name) { series_.source = std::move(name); }
 
   void line(std::string_view text, size_t number, bool torn) {
     try {
@@ -79,7 +79,7 @@ class Reader {
 }  // namespace
 
 MemorySeries parse_memory_series(std::string_view text, const std::string& name) {
-  Reader reader(name);
+  TrainMemoryReader reader(name);
   size_t pos = 0, number = 0;
   while (pos < text.size()) {
     const size_t end = text.find('\n', pos);

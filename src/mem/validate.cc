@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "mem/address_map.h"
+#include "mem/timeline.h"
 
 namespace plumb::mem {
 namespace {
@@ -264,11 +265,6 @@ class Validator {
   AddressMap<BlockAt> blocks_;
   LiveRanges live_;
 };
-
-bool has_completions(const Trace& trace) {
-  return std::any_of(trace.events.begin(), trace.events.end(),
-                     [](const Event& e) { return e.action == Action::kFreeCompleted; });
-}
 
 }  // namespace
 

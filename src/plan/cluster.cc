@@ -29,8 +29,8 @@ const std::vector<std::string> kKeys = {"name",
                                         "efficiency"};
 const std::vector<std::string> kLayers = {"node", "rail", "spine"};
 // devices_per_node, nodes_per_rack: far above any real cluster, low enough for an int.
-constexpr int kMaxCount = 1'000'000;
-constexpr NumberRange kCount{1, kMaxCount, false, true};
+constexpr int kMaxClusterCount = 1'000'000;
+constexpr NumberRange kCount{1, kMaxClusterCount, false, true};
 // Bandwidths per device, GB/s: far above any link built (NVLink 5: 900 GB/s one way), and no
 // slower than 10 MB/s, which keeps every time the planner derives printable.
 constexpr NumberRange kGbps{1e-2, 1e6};

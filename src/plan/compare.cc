@@ -18,8 +18,6 @@
 namespace plumb::plan {
 namespace {
 
-constexpr double kHoursPerDay = 24;
-constexpr double kWattHoursPerMWh = 1e6;
 constexpr const char* kFallbackPrecision = "bf16";
 
 // What stops a chip from being planned at all, before any search: the links the default cluster

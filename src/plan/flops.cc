@@ -3,8 +3,6 @@
 namespace plumb::plan {
 namespace {
 
-double d(int64_t v) { return static_cast<double>(v); }
-
 double ffn_forward_flops(const ModelSpec& m, int layer) {
   if (!m.moe || layer < m.moe->first_dense_layers) return 2 * d(ffn_params(m, m.ffn_hidden));
   const int active = m.moe->top_k + m.moe->shared_experts;

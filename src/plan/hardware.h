@@ -8,6 +8,10 @@
 
 namespace plumb::plan {
 
+// Energy and time over a run or a purchase: the TDP's watts over hours, in MWh.
+inline constexpr double kHoursPerDay = 24;
+inline constexpr double kWattHoursPerMWh = 1e6;
+
 struct HardwareSpec {
   std::string name;
   std::map<std::string, double> peak_tflops;  // dense TFLOP/s by precision: bf16, fp16, fp8, fp4

@@ -5,8 +5,6 @@
 namespace plumb::plan {
 namespace {
 
-double d(int64_t v) { return static_cast<double>(v); }
-
 // Weights of the routed experts of one MoE layer.
 double layer_expert_params(const ModelSpec& m) {
   return m.moe ? d(m.moe->experts) * d(ffn_params(m, m.moe->expert_ffn_hidden)) : 0;

@@ -17,7 +17,7 @@ namespace {
 // Upper bounds: counts (layers, heads, experts) and sizes (hidden, vocab, sequence) far above any
 // published model. They catch a mistyped value early; the products the planner forms from them
 // are kept inside int64 by kMaxParameters.
-constexpr int kMaxCount = 1'000'000;
+constexpr int kMaxModelCount = 1'000'000;
 constexpr int64_t kMaxSize = 1'000'000'000;
 
 const std::vector<std::string> kModelKeys = {
@@ -106,12 +106,12 @@ MoeSpec read_moe(const YAML::Node& node, const std::string& path, Problems& prob
   }
   Reader r(node, path, path + ": moe", problems);
   r.check_keys(kMoeKeys, "moe");
-  moe.experts = r.whole<int>("experts", 1, kMaxCount);
-  moe.top_k = r.whole<int>("top_k", 1, kMaxCount);
-  moe.shared_experts = r.whole<int>("shared_experts", 0, kMaxCount, false);
+  moe.experts = r.whole<int>("experts", 1, kMaxModelCount);
+  moe.top_k = r.whole<int>("top_k", 1, kMaxModelCount);
+  moe.shared_experts = r.whole<int>("shared_experts", 0, kMaxModelCount, false);
   moe.expert_ffn_hidden = r.whole<int64_t>("expert_ffn_hidden", 1, kMaxSize);
-  moe.first_dense_layers = r.whole<int>("first_dense_layers", 0, kMaxCount, false);
-  moe.max_nodes_per_token = r.whole<int>("max_nodes_per_token", 0, kMaxCount, false);
+  moe.first_dense_layers = r.whole<int>("first_dense_layers", 0, kMaxModelCount, false);
+  moe.max_nodes_per_token = r.whole<int>("max_nodes_per_token", 0, kMaxModelCount, false);
   if (moe.top_k > moe.experts) {
     problems.push_back(fmt::format("{}: moe: top_k {} exceeds experts {}", path, moe.top_k,
                                    moe.experts));
@@ -174,10 +174,10 @@ ModelSpec read_model(const YAML::Node& root, const std::string& path, Problems& 
   r.check_keys(kModelKeys);
   ModelSpec m;
   m.name = r.get<std::string>("name");
-  m.layers = r.whole<int>("layers", 1, kMaxCount);
+  m.layers = r.whole<int>("layers", 1, kMaxModelCount);
   m.hidden = r.whole<int64_t>("hidden", 1, kMaxSize);
-  m.heads = r.whole<int>("heads", 1, kMaxCount);
-  m.kv_heads = r.whole<int>("kv_heads", 1, kMaxCount);
+  m.heads = r.whole<int>("heads", 1, kMaxModelCount);
+  m.kv_heads = r.whole<int>("kv_heads", 1, kMaxModelCount);
   m.ffn_hidden = r.whole<int64_t>("ffn_hidden", 1, kMaxSize);
   m.vocab = r.whole<int64_t>("vocab", 1, kMaxSize);
   m.seq_len = r.whole<int64_t>("seq_len", 1, kMaxSize);
@@ -187,7 +187,7 @@ ModelSpec read_model(const YAML::Node& root, const std::string& path, Problems& 
   if (root["moe"]) m.moe = read_moe(root["moe"], path, problems);
   m.head_dim = r.whole<int64_t>("head_dim", 1, kMaxSize, false);
   if (root["mla"]) m.mla = read_mla(root["mla"], path, problems);
-  m.mtp_layers = r.whole<int>("mtp_layers", 0, kMaxCount, false);
+  m.mtp_layers = r.whole<int>("mtp_layers", 0, kMaxModelCount, false);
   check_model(m, path, problems);
   return m;
 }

@@ -7,6 +7,9 @@
 
 namespace plumb::plan {
 
+// A count of the model (hidden, vocab, parameters) as the formulas' floating point.
+inline double d(int64_t v) { return static_cast<double>(v); }
+
 struct MoeSpec {
   int experts = 0;             // routed experts per MoE layer
   int top_k = 0;               // routed experts per token

@@ -5,14 +5,13 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "plan/hardware.h"
 
 namespace plumb::plan {
 namespace {
 
 constexpr double kBytesPerGB = 1e9;
 constexpr double kSecondsPerHour = 3600;
-constexpr double kHoursPerDay = 24;
-constexpr double kWattHoursPerMWh = 1e6;
 
 }  // namespace
 

@@ -15,8 +15,6 @@
 namespace plumb::plan {
 namespace {
 
-double d(int64_t v) { return static_cast<double>(v); }
-
 // Bytes of HBM traffic per byte of activation a layer keeps: each kept tensor is written by one
 // operation and read by the next (docs/plan.md, "Memory-bound operations").
 constexpr double kTrafficPerActivationByte = 2;

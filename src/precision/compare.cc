@@ -39,7 +39,7 @@ struct Input {
   std::vector<std::string> dump_dirs;  // kDump: relative to path ("" for path itself)
 };
 
-std::string_view describe(InputKind kind) {
+std::string_view kind_text(InputKind kind) {
   switch (kind) {
     case InputKind::kFile: return "a tensor file";
     case InputKind::kDirectory: return "a directory with no dump.json (in it, in rank*/ or in step*/rank*/)";
@@ -457,9 +457,10 @@ CompareResult compare(const std::string& a, const std::string& b, const CompareO
   } else if (is_dump(ia.kind) && is_dump(ib.kind)) {
     r = compare_dumps(ia, ib, options, rule);
   } else {
-    throw Error(fmt::format("{} is {} and {} {}; plumb compares two tensor files, two directories of them, or two "
-                            "msprobe dumps",
-                            a, describe(ia.kind), b, describe(ib.kind)));
+    throw Error(fmt::format(
+        "{} is {} and {} {}; plumb compares two tensor files, two directories of them, or two "
+        "msprobe dumps",
+        a, kind_text(ia.kind), b, kind_text(ib.kind)));
   }
   for (size_t i = 0; i < r.pairs.size(); ++i) r.pairs[i].order = i;
   r.a = a;

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "common/strings.h"
+
 namespace plumb::precision {
 namespace {
 
@@ -84,18 +86,12 @@ std::optional<DType> find_spelling(std::string_view key, std::span<const Spellin
   return std::nullopt;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const DTypeInfo& dtype_info(DType dtype) { return kInfo[static_cast<size_t>(dtype)]; }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
-  std::string key = lower(name);
+  std::string key = to_lower(name);
   constexpr std::string_view kTorch = "torch.";
   if (!key.starts_with(kTorch)) return find_spelling(key, kSpellings);
   key.erase(0, kTorch.size());

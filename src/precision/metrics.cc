@@ -471,14 +471,14 @@ constexpr double kSafeSumLow = 0x1p-600;
 constexpr double kSafeSumHigh = 0x1p600;
 
 // One side's bytes and how to widen them.
-struct Side {
+struct WideningSide {
   const std::byte* data;
   WidenFn widen;
 };
 
 // The largest magnitude of a side's first n components. NaN and Inf count as 0: where the cosine is
 // computed they sit at the same places on both sides, and msprobe's handle_inf_nan zeroes them.
-double largest_magnitude(Side side, uint64_t n) {
+double largest_magnitude(WideningSide side, uint64_t n) {
   std::array<double, kBlock> x;
   double largest = 0;
   for (uint64_t start = 0; start < n; start += kBlock) {
@@ -496,7 +496,7 @@ struct CosineSums {
 };
 
 // Σxy, Σx², Σy² with x and y scaled by 2^ea and 2^eb (exact: powers of two), NaN and Inf as 0.
-CosineSums scaled_sums(Side a, int ea, Side b, int eb, uint64_t n) {
+CosineSums scaled_sums(WideningSide a, int ea, WideningSide b, int eb, uint64_t n) {
   std::array<double, kBlock> x, y;
   Sum dot, sxx, syy;
   for (uint64_t start = 0; start < n; start += kBlock) {
@@ -520,7 +520,7 @@ CosineSums scaled_sums(Side a, int ea, Side b, int eb, uint64_t n) {
 // every element is 0, and computes every other cosine with each side scaled by its largest
 // magnitude first (the totals' unscaled sums where they are safely in range, as they always are
 // for float32 and narrower types), so that tiny or huge values neither underflow nor overflow.
-void set_cosine(Metrics& m, const Totals& t, Side a, Side b, uint64_t n) {
+void set_cosine(Metrics& m, const Totals& t, WideningSide a, WideningSide b, uint64_t n) {
   CosineSums c{t.dot.value(), t.sxx.value(), t.syy.value()};
   int scale = 0;  // ‖N‖₂ / ‖B‖₂ = √(sxx / syy) · 2^scale
   const auto safe = [](double v) { return v >= kSafeSumLow && v <= kSafeSumHigh; };

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 // Deeper than any dump msprobe writes (its compare stops at Const.MAX_DEPTH, far less), and
 // shallow enough that walking the tree cannot exhaust the stack.
-constexpr size_t kMaxDepth = 64;
+constexpr size_t kMaxDumpDepth = 64;
 
 // A JSON value with its object members in the file's order (nlohmann's json sorts them, and its
 // ordered_json looks every key up on insertion: quadratic in a 10,000-call `data`).
@@ -110,8 +110,8 @@ class TreeBuilder {
     return &parent->items.back();
   }
   bool open(JNode::Kind kind) {
-    if (stack_.size() >= kMaxDepth) {
-      error_ = fmt::format("values nested deeper than {} levels", kMaxDepth);
+    if (stack_.size() >= kMaxDumpDepth) {
+      error_ = fmt::format("values nested deeper than {} levels", kMaxDumpDepth);
       return false;
     }
     stack_.push_back(put(node_of(kind)));
@@ -178,10 +178,10 @@ std::string parse_error_text(const std::string& what) {
 JNode parse_tree(std::string_view text, const std::string& path) {
   std::vector<size_t> inserted;
   const std::optional<std::string> quoted = quote_bare_words(text, inserted);
-  const std::string_view json = quoted ? std::string_view(*quoted) : text;
+  const std::string_view json_text = quoted ? std::string_view(*quoted) : text;
   JNode root;
   TreeBuilder builder(&root);
-  if (nlohmann::json::sax_parse(json.begin(), json.end(), &builder)) return root;
+  if (nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &builder)) return root;
   if (builder.error_at_) {
     // nlohmann's position is one past the byte it stopped at.
     const size_t at = original_offset(*builder.error_at_ > 0 ? *builder.error_at_ - 1 : 0, inserted);

@@ -76,7 +76,7 @@ const mem::PickleObjects& allowed_objects() {
 }
 
 // How deep data.pkl's containers may nest: a state dict is 2 or 3 deep; the walk recurses.
-constexpr size_t kMaxDepth = 256;
+constexpr size_t kMaxPickleDepth = 256;
 
 // The copies of views that repeat their storage's elements may reach, together, this much plus
 // this many times the file's size: beyond, a tiny file could ask for terabytes.
@@ -143,8 +143,9 @@ class PtReader {
   // ---- the value tree
   // `depth` counts the containers above v: 0 for the whole object, whose keys are "path:key".
   void walk(Value v, const std::string& name, size_t depth) {
-    if (depth > kMaxDepth) {
-      fail(input_.name(), fmt::format("data.pkl nests containers more than {} deep", kMaxDepth));
+    if (depth > kMaxPickleDepth) {
+      fail(input_.name(),
+           fmt::format("data.pkl nests containers more than {} deep", kMaxPickleDepth));
     }
     const auto child = [&](std::string_view key) {
       return fmt::format("{}{}{}", name, depth == 0 ? ":" : ".", key);

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::precision {
 namespace {
@@ -50,15 +51,9 @@ bool sniff_safetensors(std::string_view head) {
 
 bool sniff_never(std::string_view /*head*/) { return false; }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Whether the path ends with one of the space-separated extensions.
 bool has_extension(const std::string& path, std::string_view extensions) {
-  const std::string name = lower(path);
+  const std::string name = to_lower(path);
   size_t at = 0;
   while (at < extensions.size()) {
     size_t end = extensions.find(' ', at);

@@ -57,7 +57,7 @@ struct Entry {
 
 // A header value for a message: short values as JSON, a nested or long one by its kind (never a
 // recursive dump of whatever a file nests).
-std::string describe(const json& value) {
+std::string json_kind_text(const json& value) {
   constexpr size_t kShort = 60;
   const bool flat = value.is_primitive() ||
                     (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) {
@@ -123,7 +123,8 @@ class HeaderReader {
     const json& offsets = field(key, value, "data_offsets");
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned() || offsets[0].get<uint64_t>() > offsets[1].get<uint64_t>()) {
-      fail(key, fmt::format("'data_offsets' is {}, not [begin, end] with begin <= end", describe(offsets)));
+      fail(key, fmt::format("'data_offsets' is {}, not [begin, end] with begin <= end",
+                            json_kind_text(offsets)));
     }
     out.begin = offsets[0].get<uint64_t>();
     out.end = offsets[1].get<uint64_t>();
@@ -144,7 +145,8 @@ class HeaderReader {
   }
 
   DType dtype(const std::string& key, const json& value) const {
-    if (!value.is_string()) fail(key, fmt::format("'dtype' is {}, not a name", describe(value)));
+    if (!value.is_string())
+      fail(key, fmt::format("'dtype' is {}, not a name", json_kind_text(value)));
     const std::string name = value.get<std::string>();
     for (const SafetensorsType& type : kTypes) {
       if (type.name == name) return type.dtype;
@@ -152,8 +154,9 @@ class HeaderReader {
     const bool plain = name.size() <= 16 && std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });
-    fail(key, fmt::format("'dtype' is {}{}; plumb reads {}", plain ? "'" + name + "'" : describe(value),
-                          unread_type(name), kReadTypes));
+    fail(key, fmt::format("'dtype' is {}{}; plumb reads {}",
+                          plain ? "'" + name + "'" : json_kind_text(value), unread_type(name),
+                          kReadTypes));
   }
 
   std::vector<int64_t> shape(const std::string& key, const json& value) const {
@@ -161,7 +164,7 @@ class HeaderReader {
     const bool sizes = value.is_array() && std::all_of(value.begin(), value.end(), [](const json& dim) {
       return dim.is_number_unsigned() && dim.get<uint64_t>() <= uint64_t{INT64_MAX};
     });
-    if (!sizes) fail(key, fmt::format("'shape' is {}, not a list of sizes", describe(value)));
+    if (!sizes) fail(key, fmt::format("'shape' is {}, not a list of sizes", json_kind_text(value)));
     for (const json& dim : value) out.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     return out;
   }

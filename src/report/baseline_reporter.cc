@@ -16,14 +16,13 @@ namespace plumb::report {
 namespace {
 
 // Every string shown here may come from an imported file: escaped for the terminal.
-std::string safe(std::string_view text) { return terminal_safe(text); }
 
 std::string safe_hosts(const std::vector<std::string>& hosts, std::string_view sep) {
-  return safe(join(hosts, sep));
+  return terminal_safe(join(hosts, sep));
 }
 
 std::string safe_value(const nlohmann::json& value) {
-  return safe(value.is_string() ? value.get<std::string>() : value.dump());
+  return terminal_safe(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
 std::string counted(int64_t n, std::string_view what) {
@@ -71,8 +70,9 @@ void print_list_line(std::ostream& out, const Columns&... columns) {
 void print_baseline_list(const std::vector<baseline::Entry>& entries, std::ostream& out) {
   print_list_line(out, "id", "created", "label", "parts", "holds", "source", "hosts");
   for (const baseline::Entry& e : entries) {
-    print_list_line(out, e.id, safe(e.created), e.label.empty() ? "-" : safe(e.label),
-                    parts_text(e), holdings(e), safe(e.source), safe_hosts(e.hosts, ","));
+    print_list_line(out, e.id, terminal_safe(e.created),
+                    e.label.empty() ? "-" : terminal_safe(e.label), parts_text(e), holdings(e),
+                    terminal_safe(e.source), safe_hosts(e.hosts, ","));
   }
 }
 
@@ -80,7 +80,7 @@ std::string job_summary(const nlohmann::json& part) {
   if (!part.is_object() || !part.contains("job") || !part["job"].is_object()) return "";
   const nlohmann::json& j = part["job"];
   const auto text = [&](const char* key) {
-    return j.contains(key) && j[key].is_string() ? safe(j[key].get<std::string>()) : "";
+    return j.contains(key) && j[key].is_string() ? terminal_safe(j[key].get<std::string>()) : "";
   };
   const auto count = [&](const char* key) {
     return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : 0;
@@ -99,12 +99,12 @@ void print_validity(const baseline::Record& r, std::ostream& out) {
   const baseline::ValiditySummary v = baseline::summarize_validity(r.validity, r.rows);
   if (v.valid()) return;
   fmt::print(out, "{}\n", join(v.marks, " · "));
-  for (const std::string& line : v.lines) fmt::print(out, "  {}\n", safe(line));
+  for (const std::string& line : v.lines) fmt::print(out, "  {}\n", terminal_safe(line));
 }
 
 void print_record_header(const baseline::Record& r, std::ostream& out) {
-  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
-             r.label.empty() ? "" : " · " + safe(r.label));
+  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created),
+             terminal_safe(r.source), r.label.empty() ? "" : " · " + terminal_safe(r.label));
   print_validity(r, out);
   fmt::print(out, "# hosts: {}\n", safe_hosts(r.hosts, ", "));
   if (const std::string job = job_summary(r.comm); !job.empty()) fmt::print(out, "# {}\n", job);
@@ -113,20 +113,22 @@ void print_record_header(const baseline::Record& r, std::ostream& out) {
 void print_versions(const baseline::Record& r, std::ostream& out) {
   if (!r.env.is_object() || !r.env.contains("versions") || !r.env["versions"].is_object()) return;
   for (const auto& [name, value] : r.env["versions"].items()) {
-    if (!value.is_null()) fmt::print(out, "# {:<14} {}\n", safe(name), safe_value(value));
+    if (!value.is_null()) fmt::print(out, "# {:<14} {}\n", terminal_safe(name), safe_value(value));
   }
 }
 
 void print_comm_summary(const baseline::Record& r, std::ostream& out) {
   for (const comm::Summary& s : comm::summarize(r.rows)) {
     if (s.sizes == 0) {
-      fmt::print(out, "{} @ {}: no size ≥ 1 MiB\n", safe(s.collective), safe(s.layer));
+      fmt::print(out, "{} @ {}: no size ≥ 1 MiB\n", terminal_safe(s.collective),
+                 terminal_safe(s.layer));
       continue;
     }
-    fmt::print(out, "{} @ {}: avg busbw {:.2f} GB/s over {} size(s) ≥ 1 MiB (slowest group {}: "
-                    "{:.2f} GB/s)\n",
-               safe(s.collective), safe(s.layer), s.avg_busbw_gbps, s.sizes, safe(s.slowest_group),
-               s.slowest_busbw_gbps);
+    fmt::print(out,
+               "{} @ {}: avg busbw {:.2f} GB/s over {} size(s) ≥ 1 MiB (slowest group {}: "
+               "{:.2f} GB/s)\n",
+               terminal_safe(s.collective), terminal_safe(s.layer), s.avg_busbw_gbps, s.sizes,
+               terminal_safe(s.slowest_group), s.slowest_busbw_gbps);
   }
 }
 

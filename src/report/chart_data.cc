@@ -7,10 +7,10 @@
 #include <string_view>
 #include <utility>
 
+#include "common/stats.h"
+
 namespace plumb::report {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using ChartKey = std::pair<std::string_view, std::string_view>;
 

@@ -8,10 +8,10 @@
 #include <limits>
 #include <utility>
 
+#include "common/stats.h"
+
 namespace plumb::report {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using Key = std::pair<std::string, std::string>;  // (layer, collective)
 

@@ -13,15 +13,7 @@
 namespace plumb::report {
 namespace {
 
-std::string number(double v, const char* spec) {
-  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
-}
-
-std::string percent(double change) {
-  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
-}
-
-std::string ref_text(const baseline::RecordRef& r) {
+std::string raw_ref_text(const baseline::RecordRef& r) {
   std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : r.source;
   if (!r.label.empty()) text += " · " + r.label;
   if (!r.created.empty()) text += " · " + r.created;
@@ -64,7 +56,7 @@ void print_groups(const baseline::Diff& d, std::ostream& out) {
 
 // What makes a record not valid, before anything else: "WRONG RESULTS in B (file b.json): ..."
 // and the issues, one a line.
-void print_validity(const baseline::Diff& d, std::ostream& out) {
+void print_diff_validity(const baseline::Diff& d, std::ostream& out) {
   for (const auto& [side, ref] : {std::pair{"A", &d.a}, std::pair{"B", &d.b}}) {
     if (ref->validity.valid()) continue;
     fmt::print(out, "{} in {} ({})\n", join(ref->validity.marks, " · "), side,
@@ -135,8 +127,8 @@ void print_variables(const baseline::Diff& d, std::ostream& out) {
 }  // namespace
 
 void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
-  print_validity(d, out);
-  fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
+  print_diff_validity(d, out);
+  fmt::print(out, "# A: {}\n# B: {}\n", raw_ref_text(d.a), raw_ref_text(d.b));
   fmt::print(out, "# regression: busbw lower by more than {:.0f}% and by more than the noise ({} "
                   "standard deviations of the change, from the runs' own spread), or by {}× or "
                   "more whatever the noise\n",
@@ -146,6 +138,22 @@ void print_diff(const baseline::Diff& d, bool all, std::ostream& out) {
   print_average_busbw(d.summary_a, d.summary_b, out);
   print_variables(d, out);
   print_verdict(d, out);
+}
+
+std::string number(double v, const char* spec) {
+  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
+}
+
+std::string percent(double change) {
+  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
+}
+
+// Every string shown may come from a record read from a file: escaped for the terminal.
+std::string ref_text(const baseline::RecordRef& r) {
+  std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : terminal_safe(r.source);
+  if (!r.label.empty()) text += " · " + terminal_safe(r.label);
+  if (!r.created.empty()) text += " · " + terminal_safe(r.created);
+  return text;
 }
 
 }  // namespace plumb::report

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "baseline/diff.h"
 
@@ -11,5 +12,12 @@ namespace plumb::report {
 
 // `all`: also the rows whose verdict is "same" (otherwise they are counted, not listed).
 void print_diff(const baseline::Diff& diff, bool all, std::ostream& out);
+
+// The diffs' console text (comm, model step, recovery, serving): a number in `spec` and a relative
+// change as "+12.3%", "-" where unknown (NaN); a record as "baseline 3 · label · created", its
+// strings escaped for the terminal.
+std::string number(double v, const char* spec);
+std::string percent(double change);
+std::string ref_text(const baseline::RecordRef& r);
 
 }  // namespace plumb::report

@@ -31,7 +31,7 @@ DiffIndex regressions_of(const baseline::Diff* diff) {
   return index;
 }
 
-std::string size_text(uint64_t bytes) {
+std::string size_with_bytes(uint64_t bytes) {
   return fmt::format("{} ({} B)", size_label(static_cast<double>(bytes)), bytes);
 }
 
@@ -72,11 +72,12 @@ std::string spread_tip(double spread) {
 // deviation).
 ChartPoint busbw_point(const SeriesContext& c, const CurvePoint& p) {
   const baseline::RowDiff* reg = regression_at(c, p);
-  ChartPoint point{static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
-                   fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): "
-                               "{}{}{}",
-                               c.letter, c.curve.dtype, size_text(p.bytes), p.busbw_gbps, p.groups,
-                               p.busbw_group, spread_tip(p.busbw_spread), regression_text(reg))};
+  ChartPoint point{
+      static_cast<double>(p.bytes), p.busbw_gbps, reg != nullptr,
+      fmt::format("{} · {} · {} · busbw {:.3f} GB/s · slowest of {} group(s): "
+                  "{}{}{}",
+                  c.letter, c.curve.dtype, size_with_bytes(p.bytes), p.busbw_gbps, p.groups,
+                  p.busbw_group, spread_tip(p.busbw_spread), regression_text(reg))};
   if (std::isfinite(p.busbw_spread) && p.busbw_spread > 0) {
     point.y_low = p.busbw_gbps * (1 - p.busbw_spread);
     point.y_high = p.busbw_gbps * (1 + p.busbw_spread);
@@ -91,7 +92,7 @@ ChartPoint p99_point(const SeriesContext& c, const CurvePoint& p) {
   const bool p99_worse = reg != nullptr && reg->p99_change >= c.threshold;
   return {static_cast<double>(p.bytes), p.p99_us, p99_worse,
           fmt::format("{} · {} · {} · p99 {:.4g} µs · highest of {} group(s): {}{}", c.letter,
-                      c.curve.dtype, size_text(p.bytes), p.p99_us, p.groups, p.p99_group,
+                      c.curve.dtype, size_with_bytes(p.bytes), p.p99_us, p.groups, p.p99_group,
                       regression_text(reg))};
 }
 

@@ -199,10 +199,10 @@ struct Cell {
   std::string value;
   std::string source;
 };
-using Column = std::map<std::string, Cell>;
+using EnvColumn = std::map<std::string, Cell>;
 
-Column env_column(const json& env, const char* key) {
-  Column out;
+EnvColumn env_column(const json& env, const char* key) {
+  EnvColumn out;
   if (!env.is_object() || !env.contains(key) || !env[key].is_object()) return out;
   const json* sources =
       env.contains("sources") && env["sources"].is_object() ? &env["sources"] : nullptr;
@@ -218,7 +218,7 @@ Column env_column(const json& env, const char* key) {
   return out;
 }
 
-void append_cell(const Column& column, const std::string& name, fmt::memory_buffer& out) {
+void append_cell(const EnvColumn& column, const std::string& name, fmt::memory_buffer& out) {
   const auto it = column.find(name);
   if (it == column.end()) return put(out, "<td class=\"absent\">(absent)</td>");
   put(out, "<td title=\"");
@@ -228,13 +228,13 @@ void append_cell(const Column& column, const std::string& name, fmt::memory_buff
   put(out, "</td>");
 }
 
-std::string value_of(const Column& column, const std::string& name) {
+std::string value_of(const EnvColumn& column, const std::string& name) {
   const auto it = column.find(name);
   return it == column.end() ? std::string(kAbsent) : it->second.value;
 }
 
 // name | A | B, the rows whose values differ marked; one value column with one baseline.
-void append_compare_table(std::string_view title, const Column& a, const Column* b,
+void append_compare_table(std::string_view title, const EnvColumn& a, const EnvColumn* b,
                           fmt::memory_buffer& out) {
   std::map<std::string, int> names;
   for (const auto& [name, cell] : a) names[name];
@@ -283,14 +283,14 @@ void append_environment_tables(const baseline::Record& a, const baseline::Record
                                fmt::memory_buffer& out) {
   append_env_origin('A', a, out);
   if (b != nullptr) append_env_origin('B', *b, out);
-  const Column va = env_column(a.env, "versions");
-  const Column ea = env_column(a.env, "env");
+  const EnvColumn va = env_column(a.env, "versions");
+  const EnvColumn ea = env_column(a.env, "env");
   if (b == nullptr) {
     append_compare_table("Versions", va, nullptr, out);
     append_compare_table("Variables", ea, nullptr, out);
   } else {
-    const Column vb = env_column(b->env, "versions");
-    const Column eb = env_column(b->env, "env");
+    const EnvColumn vb = env_column(b->env, "versions");
+    const EnvColumn eb = env_column(b->env, "env");
     append_compare_table("Versions", va, &vb, out);
     append_compare_table("Variables", ea, &eb, out);
   }

@@ -27,7 +27,7 @@ namespace plumb::report {
 namespace {
 
 // After kPageStyle (html_style.h). Colours: A blue, B orange, red rings.
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kReportStyle = R"(
 table.kv>tbody>tr>th{background:#f6f6f6;font-weight:600}
 tr.differs{background:#fff4d6}td.absent{color:#999}
 tr.v-regression{background:#fde2e2}tr.v-improvement{background:#e3f4e1}tr.v-too-noisy-to-judge{background:#fff4d6}
@@ -57,7 +57,7 @@ std::string micros(double v) {
   if (std::isnan(v)) return "—";
   return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
 }
-std::string percent(double change) {
+std::string percent_cell(double change) {
   return std::isnan(change) ? "—" : fmt::format("{:+.1f}%", change * 100);
 }
 
@@ -73,7 +73,7 @@ void append_head(const baseline::Record& a, const baseline::Record* b, fmt::memo
   }
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kReportStyle);
   put(out, "</style></head><body>\n");
 }
 
@@ -169,7 +169,7 @@ void append_summary(const baseline::Record& a, const baseline::Record* b, fmt::m
     if (b != nullptr) {
       const double vb = average_of(sb, key);
       fmt::format_to(std::back_inserter(out), "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                     average(vb), percent(va > 0 ? (vb - va) / va : std::nan("")));
+                     average(vb), percent_cell(va > 0 ? (vb - va) / va : std::nan("")));
     }
     put(out, "</tr>");
   }
@@ -194,8 +194,8 @@ void append_diff_row(const baseline::RowDiff& r, fmt::memory_buffer& out) {
                  "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                  "<td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>",
                  size_label(static_cast<double>(r.bytes)), fixed(r.busbw_a), fixed(r.busbw_b),
-                 percent(r.busbw_change), micros(r.p99_a), micros(r.p99_b), percent(r.p99_change),
-                 r.noise * 100, baseline::verdict_name(r.verdict));
+                 percent_cell(r.busbw_change), micros(r.p99_a), micros(r.p99_b),
+                 percent_cell(r.p99_change), r.noise * 100, baseline::verdict_name(r.verdict));
 }
 
 constexpr std::string_view kDiffHeader =
@@ -382,7 +382,7 @@ void append_results(const std::vector<ChartData>& charts, const baseline::Record
 
 }  // namespace
 
-std::string_view report_style() { return kStyle; }
+std::string_view report_style() { return kReportStyle; }
 
 void append_comm_sections(const baseline::Record& a, const baseline::Record* b,
                           const baseline::Diff* diff, fmt::memory_buffer& out) {

@@ -19,7 +19,7 @@ namespace {
 
 // After kPageStyle (html_style.h), as the baseline report. k0..k10 are
 // the series colours (svg_chart.h); red is kept for OOMs and the creep fit.
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kMemoryStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}
 code{background:#f3f3f3;padding:0 3px}
@@ -138,7 +138,7 @@ void append_head(const mem::Analysis& a, fmt::memory_buffer& out) {
   put_escaped(out, a.source);
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kMemoryStyle);
   put(out, "</style></head><body>\n");
 }
 
@@ -322,15 +322,6 @@ void add_peak_marks(const mem::Analysis& a, const EventAxis& axis, LinearChart& 
                      false, true});
 }
 
-void append_figure(const LinearChart& c, std::string_view caption, fmt::memory_buffer& out) {
-  put(out, "<figure class=\"chart\"><figcaption>");
-  put(out, caption);
-  put(out, "</figcaption>");
-  append_linear_legend(c, out);
-  draw_linear_chart(c, out);
-  put(out, "</figure>");
-}
-
 void append_timeline(const mem::Trace& t, const mem::Analysis& a, const EventAxis& axis,
                      const MemHtmlOptions& o, fmt::memory_buffer& out) {
   put(out,
@@ -376,7 +367,7 @@ void append_timeline(const mem::Trace& t, const mem::Analysis& a, const EventAxi
            t.events.size(), buckets.size());
     }
   }
-  append_figure(c, "Memory timeline", out);
+  append_linear_figure(c, "Memory timeline", out);
   put(out, "</section>\n");
 }
 
@@ -445,7 +436,7 @@ void append_largest_free_block(const mem::Trace& t, const mem::Analysis& a,
   if (!s.x.empty()) c.series.push_back(std::move(s));
   add_rules(a, axis, c);
   add_oom_request(a, axis, c);
-  append_figure(c, "Largest free block and the OOM request", out);
+  append_linear_figure(c, "Largest free block and the OOM request", out);
 }
 
 void append_fragmentation(const mem::Trace& t, const mem::Analysis& a, const EventAxis& axis,
@@ -484,7 +475,7 @@ void append_fragmentation(const mem::Trace& t, const mem::Analysis& a, const Eve
   }
   if (!s.x.empty()) c.series.push_back(std::move(s));
   add_rules(a, axis, c);
-  append_figure(c, "Fragmentation", out);
+  append_linear_figure(c, "Fragmentation", out);
   if (!a.ooms.empty() && !t.events.empty()) append_largest_free_block(t, a, axis, o, out);
   put(out, "</section>\n");
 }
@@ -579,7 +570,7 @@ void append_steps(const mem::Analysis& a, const MemHtmlOptions& o, fmt::memory_b
     }
     c.series.push_back(std::move(fit));
   }
-  append_figure(c, "Per-step minimum and creep", out);
+  append_linear_figure(c, "Per-step minimum and creep", out);
   put(out, "</section>\n");
 }
 
@@ -673,7 +664,7 @@ void append_policy_chart(const mem::Analysis& a, const EventAxis& axis,
     c.hover_tips.push_back(std::move(tip));
   }
   if (on_axis) add_rules(a, axis, c);
-  append_figure(c, "Reserved bytes per policy", out);
+  append_linear_figure(c, "Reserved bytes per policy", out);
 }
 
 void append_policies(const mem::Analysis& a, const EventAxis& axis,

@@ -143,8 +143,6 @@ json memory_baseline_json(const mem::MemoryBaseline& b) {
 
 namespace {
 
-constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
-
 // The reader of the memory part: the inverse of memory_baseline_json.
 class MemoryPartReader : JsonFields {
  public:
@@ -170,7 +168,7 @@ class MemoryPartReader : JsonFields {
 
  private:
   size_t count(const json& doc, const std::string& path, const char* key) const {
-    return static_cast<size_t>(integer(doc, path, key, 0, kMaxCount));
+    return static_cast<size_t>(integer(doc, path, key, 0, kMaxJsonCount));
   }
   std::optional<double> maybe(const json& doc, const std::string& path, const char* key) const {
     if (member(doc, path, key).is_null()) return std::nullopt;
@@ -180,7 +178,7 @@ class MemoryPartReader : JsonFields {
   }
   std::optional<int64_t> maybe_step(const json& doc, const std::string& path, const char* key) const {
     if (member(doc, path, key).is_null()) return std::nullopt;
-    return integer(doc, path, key, std::numeric_limits<int64_t>::min(), kMaxCount);
+    return integer(doc, path, key, std::numeric_limits<int64_t>::min(), kMaxJsonCount);
   }
   std::string optional_text(const json& doc, const std::string& path, const char* key) const {
     return member(doc, path, key).is_null() ? std::string() : text(doc, path, key);

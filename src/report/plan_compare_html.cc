@@ -19,7 +19,7 @@ namespace {
 
 // After kPageStyle (html_style.h), as the other reports. k0..k9: one colour per chip (the mem
 // report's palette).
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kPlanCompareStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 td.best{background:#e3f4e1;font-weight:600}td.none{color:#888}td.chip{white-space:nowrap}
 td.layout{min-width:18em}
@@ -32,7 +32,7 @@ svg.lchart{width:100%;max-width:1300px;height:auto;display:block}
 .plabel{font-size:11px;fill:#333;paint-order:stroke;stroke:#fff;stroke-width:3px}
 )";
 constexpr int kColours = 10;
-constexpr double kChartHeight = 300;
+constexpr double kCompareChartHeight = 300;
 constexpr double kMillion = 1e6;
 // Room inside each edge of a chart's plot for a point (radius 3.5) and its label beside it.
 constexpr double kChartEdgePad = 16;
@@ -40,7 +40,7 @@ constexpr double kChartEdgePad = 16;
 // One figure of the table or a chart, read from a row's costs.
 using CostField = std::function<std::optional<double>(const plan::CompareCosts&)>;
 
-struct Column {
+struct CompareColumn {
   const char* title;
   CostField field;
   const char* format;  // of the cell; money goes through usd_short
@@ -50,8 +50,8 @@ struct Column {
   bool highlight_under_budget = true;
 };
 
-const std::vector<Column>& cost_columns() {
-  static const std::vector<Column> columns = {
+const std::vector<CompareColumn>& cost_columns() {
+  static const std::vector<CompareColumn> columns = {
       {"days", [](const plan::CompareCosts& k) { return std::optional(k.days); }, "{:.1f}"},
       {"device-hours", [](const plan::CompareCosts& k) { return std::optional(k.device_hours); },
        "", false},
@@ -65,7 +65,7 @@ const std::vector<Column>& cost_columns() {
   return columns;
 }
 
-std::string cell_text(const Column& col, double v) {
+std::string cell_text(const CompareColumn& col, double v) {
   if (col.money) return usd_short(v);
   if (*col.format == '\0') return count_short(v);
   return fmt::format(fmt::runtime(col.format), v);
@@ -77,7 +77,8 @@ double group_of(const plan::CompareRow& r) {
 }
 
 // The best value of a column in each group, for the highlight.
-std::optional<double> best_in_group(const plan::Comparison& c, const Column& col, double group) {
+std::optional<double> best_in_group(const plan::Comparison& c, const CompareColumn& col,
+                                    double group) {
   std::optional<double> best;
   for (const plan::ChipComparison& chip : c.chips) {
     for (const plan::CompareRow& r : chip.rows) {
@@ -101,7 +102,7 @@ void append_head(const plan::Comparison& c, fmt::memory_buffer& out) {
   append_escaped(out, c.model);
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kPlanCompareStyle);
   put(out, "</style></head><body>\n");
 }
 
@@ -136,7 +137,7 @@ void append_header(const plan::Comparison& c, fmt::memory_buffer& out) {
 
 void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r,
                        fmt::memory_buffer& out) {
-  for (const Column& col : cost_columns()) {
+  for (const CompareColumn& col : cost_columns()) {
     const std::optional<double> v = r.costs ? col.field(*r.costs) : std::nullopt;
     if (!v) {
       put(out, "<td class=\"num none\">—</td>");
@@ -180,7 +181,7 @@ void append_table(const plan::Comparison& c, fmt::memory_buffer& out) {
       "power; rent is the run's device-hours at the catalog's hourly rate.</p>"
       "<table><tr><th>chip</th><th>precision</th><th>devices</th><th>budget</th>"
       "<th>best layout</th><th>MFU</th><th>goodput</th>");
-  for (const Column& col : cost_columns()) putf(out, "<th>{}</th>", col.title);
+  for (const CompareColumn& col : cost_columns()) putf(out, "<th>{}</th>", col.title);
   put(out, "</tr>");
   for (const plan::ChipComparison& chip : c.chips) {
     for (const plan::CompareRow& r : chip.rows) append_row(c, chip, r, out);
@@ -217,7 +218,7 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
   chart.x_title = "time to train (days)";
   chart.empty_note = std::move(empty_note);
   chart.y_bytes = false;
-  chart.height = kChartHeight;
+  chart.height = kCompareChartHeight;
   chart.edge_pad = kChartEdgePad;
   for (size_t i = 0; i < c.chips.size(); ++i) {
     const plan::ChipComparison& chip = c.chips[i];
@@ -246,33 +247,27 @@ LinearChart days_chart(const plan::Comparison& c, std::string title, const CostF
   return chart;
 }
 
-void append_figure(const LinearChart& chart, std::string_view caption, fmt::memory_buffer& out) {
-  put(out, "<figure class=\"chart\"><figcaption>");
-  put(out, caption);
-  put(out, "</figcaption>");
-  append_linear_legend(chart, out);
-  draw_linear_chart(chart, out);
-  put(out, "</figure>");
-}
-
-void append_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
+void append_compare_charts(const plan::Comparison& c, fmt::memory_buffer& out) {
   put(out,
       "<section id=\"charts\"><h2>Time to train against money and energy</h2><p class=\"note\">"
       "One line per chip through its device counts, each point labelled with its device count "
       "(where the label has room): left is faster, lower is cheaper. Hover a point for its "
       "layout and figures.</p>");
-  append_figure(days_chart(c, "rent for the run (million USD)",
+  append_linear_figure(days_chart(
+                           c, "rent for the run (million USD)",
                            [](const plan::CompareCosts& k) { return k.rent_usd; }, kMillion,
                            "no chip has a rent_usd_per_hour"),
-                "Days and rent", out);
-  append_figure(days_chart(c, "price of the devices (million USD)",
+                       "Days and rent", out);
+  append_linear_figure(days_chart(
+                           c, "price of the devices (million USD)",
                            [](const plan::CompareCosts& k) { return k.buy_usd; }, kMillion,
                            "no chip has a price_usd"),
-                "Days and purchase", out);
-  append_figure(days_chart(c, "energy (MWh, at TDP × PUE)",
-                           [](const plan::CompareCosts& k) { return k.energy_mwh; }, 1,
-                           "no chip has a tdp_w"),
-                "Days and energy", out);
+                       "Days and purchase", out);
+  append_linear_figure(
+      days_chart(
+          c, "energy (MWh, at TDP × PUE)", [](const plan::CompareCosts& k) { return k.energy_mwh; },
+          1, "no chip has a tdp_w"),
+      "Days and energy", out);
   put(out, "</section>\n");
 }
 
@@ -330,7 +325,7 @@ void render_compare_html(const plan::Comparison& c, fmt::memory_buffer& out) {
   append_head(c, out);
   append_header(c, out);
   append_table(c, out);
-  append_charts(c, out);
+  append_compare_charts(c, out);
   append_prices(c, out);
   out.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());
 }

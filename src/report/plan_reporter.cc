@@ -8,8 +8,6 @@
 namespace plumb::report {
 namespace {
 
-constexpr double kGB = 1e9;
-
 double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
 void print_header(const PlanContext& c, const plan::Prediction& p, std::ostream& out) {

@@ -18,6 +18,8 @@
 
 namespace plumb::report {
 
+inline constexpr double kGB = 1e9;  // memory in the plan's tables: decimal GB
+
 // What a plan was predicted on, for the header and the JSON.
 struct PlanContext {
   std::string model;

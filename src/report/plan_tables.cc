@@ -13,8 +13,6 @@
 namespace plumb::report {
 namespace {
 
-constexpr double kGB = 1e9;
-
 void print_context(const PlanContext& c, std::ostream& out) {
   if (c.devices > 0) {
     fmt::print(out, "# {} on {} × {} · cluster {}\n", c.model, c.devices, c.hardware, c.cluster);

@@ -20,8 +20,6 @@ namespace {
 using precision::PairResult;
 using precision::Verdict;
 
-bool statistics_mode(const precision::CompareResult& r) { return r.mode == "dump-statistics"; }
-
 int verdict_rank(Verdict v) {
   switch (v) {
     case Verdict::kFail: return 0;
@@ -254,5 +252,7 @@ void print_precision_stats(const StatsReport& report, std::ostream& out) {
   }
   table.print(out);
 }
+
+bool statistics_mode(const precision::CompareResult& r) { return r.mode == "dump-statistics"; }
 
 }  // namespace plumb::report

@@ -103,7 +103,7 @@ std::string err_message(const PairResult& p) {
   return text_cell(p.judgement.why);
 }
 
-std::vector<std::string> tensor_row(const PairResult& p) {
+std::vector<std::string> tensor_csv_row(const PairResult& p) {
   std::vector<std::string> row;
   basic_info(p, row);
   const precision::Metrics m = p.metrics.value_or(precision::Metrics{});
@@ -124,7 +124,7 @@ std::vector<std::string> tensor_row(const PairResult& p) {
 }
 
 // StatDiffs holds a − b and |a − b| / |b| (verdict.h), as msprobe's columns: NPU − Bench.
-std::vector<std::string> statistics_row(const PairResult& p) {
+std::vector<std::string> statistics_csv_row(const PairResult& p) {
   std::vector<std::string> row;
   basic_info(p, row);
   if (p.stat_diffs) {
@@ -161,7 +161,7 @@ void PrecisionCsvReporter::report(const precision::CompareResult& r, std::ostrea
   const bool statistics = r.mode == "dump-statistics";
   out << precision_csv_header(statistics) << "\n";
   for (const PairResult& p : r.pairs) {
-    const std::vector<std::string> row = statistics ? statistics_row(p) : tensor_row(p);
+    const std::vector<std::string> row = statistics ? statistics_csv_row(p) : tensor_csv_row(p);
     for (size_t c = 0; c < row.size(); ++c) out << (c > 0 ? "," : "") << row[c];
     out << "\n";
   }

@@ -25,7 +25,7 @@ using precision::Verdict;
 
 // After kPageStyle. Pass blue, fail red, unmatched grey: the same in the bars, marks and table.
 // Operator names are monospace as in the table, so that their width is known (0.6 em a glyph).
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kPrecisionStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 svg.bars{width:100%;max-width:1300px;height:auto;display:block}
 .bar.pass rect{fill:#1f6fb4}.bar.fail rect{fill:#d62728}.bar:hover rect{fill:#000}
@@ -40,10 +40,10 @@ tr.fail td{color:#a40000}tr.unmatched td{color:#777}td.name{font-family:monospac
 td.num{white-space:nowrap}td.why:not(:empty){min-width:20em}
 )";
 
-constexpr double kWidth = 1100;
-constexpr double kLeft = 72;     // y tick labels
-constexpr double kRight = 170;   // the threshold lines' labels, and the last names' slant
-constexpr double kTop = 32;      // the fail marks, and above them the first failure's label
+constexpr double kBarChartWidth = 1100;
+constexpr double kBarChartLeft = 72;    // y tick labels
+constexpr double kBarChartRight = 170;  // the threshold lines' labels, and the last names' slant
+constexpr double kBarChartTop = 32;     // the fail marks, and above them the first failure's label
 constexpr double kPlotHeight = 220;
 constexpr double kMarkSize = 4;
 constexpr double kMinBarWidth = 0.4;   // thinner bars are still drawn this wide
@@ -60,8 +60,6 @@ constexpr double kNameSpacing = 16;    // slanted names closer than this overlap
 constexpr double kSin45 = 0.7071;
 constexpr double kTickLength = 4;
 constexpr double kThresholdLabelLines = 24;  // two 11 px lines, and a gap
-
-bool statistics_mode(const precision::CompareResult& r) { return r.mode == "dump-statistics"; }
 
 std::string_view verdict_class(Verdict v) { return precision::verdict_name(v); }
 
@@ -86,12 +84,12 @@ struct BarChart {
   std::string also_fails;  // what fails a pair besides the lines
   std::vector<double> values;
 
-  double plot_width() const { return kWidth - kLeft - kRight; }
+  double plot_width() const { return kBarChartWidth - kBarChartLeft - kBarChartRight; }
   double y(double v) const {
     double share = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
                        : (v - lo) / (hi - lo);
     share = std::clamp(std::isnan(share) ? 0.0 : share, 0.0, 1.0);
-    return kTop + kPlotHeight * (1 - share);
+    return kBarChartTop + kPlotHeight * (1 - share);
   }
 };
 
@@ -339,12 +337,12 @@ void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
     putf(out,
          "<line class=\"grid\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\"/>"
          "<text class=\"tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.4g}</text>",
-         kLeft, c.y(v), kWidth - kRight, kLeft - 4, c.y(v) + 4, v);
+         kBarChartLeft, c.y(v), kBarChartWidth - kBarChartRight, kBarChartLeft - 4, c.y(v) + 4, v);
   }
   putf(out,
        "<text class=\"axis\" transform=\"translate(14 {:.1f}) rotate(-90)\" "
        "text-anchor=\"middle\">",
-       kTop + kPlotHeight / 2);
+       kBarChartTop + kPlotHeight / 2);
   put_escaped(out, c.y_title);
   put(out, "</text>");
 }
@@ -352,10 +350,10 @@ void append_y_axis(const BarChart& c, fmt::memory_buffer& out) {
 // Each named pair: a tick and its name slanted down to the right, the whole name on hover.
 void append_x_axis(const BarChart& c, const std::vector<const PairResult*>& pairs,
                    const XNames& x, fmt::memory_buffer& out) {
-  const double bottom = kTop + kPlotHeight;
+  const double bottom = kBarChartTop + kPlotHeight;
   const double step = c.plot_width() / static_cast<double>(std::max<size_t>(pairs.size(), 1));
   for (size_t i : x.named) {
-    const double mid = kLeft + (static_cast<double>(i) + 0.5) * step;
+    const double mid = kBarChartLeft + (static_cast<double>(i) + 0.5) * step;
     const double y = bottom + kTickLength + 6;
     putf(out,
          "<line class=\"xtick\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
@@ -371,7 +369,8 @@ void append_x_axis(const BarChart& c, const std::vector<const PairResult*>& pair
        "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
        "<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">operator, in "
        "execution order{}</text>",
-       kLeft, kTop, c.plot_width(), kPlotHeight, kLeft + c.plot_width() / 2, bottom + x.height - 6,
+       kBarChartLeft, kBarChartTop, c.plot_width(), kPlotHeight, kBarChartLeft + c.plot_width() / 2,
+       bottom + x.height - 6,
        x.every > 1 ? fmt::format(" (one in {} named; hover a bar for its name)", x.every) : "");
 }
 
@@ -384,13 +383,13 @@ void append_thresholds(const BarChart& c, fmt::memory_buffer& out) {
   }
   std::sort(shown.begin(), shown.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  const double right = kWidth - kRight;
+  const double right = kBarChartWidth - kBarChartRight;
   std::vector<double> label_y;  // each label's first baseline: at its line, below the one above
   for (const auto& [y, t] : shown) {
     label_y.push_back(label_y.empty() ? y + 4 : std::max(y + 4, label_y.back() + kThresholdLabelLines));
   }
   // Not below the plot, where the last names slant into the margin: all move up together.
-  const double excess = label_y.empty() ? 0 : label_y.back() + 12 - (kTop + kPlotHeight);
+  const double excess = label_y.empty() ? 0 : label_y.back() + 12 - (kBarChartTop + kPlotHeight);
   for (double& l : label_y) l -= std::max(0.0, excess);
   for (size_t k = 0; k < shown.size(); ++k) {
     const auto& [y, t] = shown[k];
@@ -398,21 +397,22 @@ void append_thresholds(const BarChart& c, fmt::memory_buffer& out) {
          "<line class=\"threshold\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\"/>"
          "<text class=\"tlabel\" x=\"{3}\" y=\"{4:.1f}\">{5}<tspan class=\"tsource\" x=\"{3}\" "
          "dy=\"12\">{6}</tspan></text>",
-         kLeft, y, right + 4, right + 8, label_y[k], t->label, t->source);
+         kBarChartLeft, y, right + 4, right + 8, label_y[k], t->label, t->source);
   }
 }
 
 // The first failure's column: a pale band behind the bars and its label above the fail marks.
 void append_first_failure(const XNames& x, double step, fmt::memory_buffer& out) {
   if (!x.first_fail) return;
-  const double left = kLeft + static_cast<double>(*x.first_fail) * step;
+  const double left = kBarChartLeft + static_cast<double>(*x.first_fail) * step;
   const double mid = left + step / 2;
-  const bool right_half = mid > kLeft + (kWidth - kLeft - kRight) / 2;
+  const bool right_half =
+      mid > kBarChartLeft + (kBarChartWidth - kBarChartLeft - kBarChartRight) / 2;
   putf(out,
        "<rect class=\"first-fail\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\"/>"
        "<text class=\"first-fail-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">first failure"
        "</text>",
-       left, kTop, std::max(step, 1.0), kPlotHeight, mid, kTop - 16,
+       left, kBarChartTop, std::max(step, 1.0), kPlotHeight, mid, kBarChartTop - 16,
        right_half ? "end" : "start");
 }
 
@@ -421,17 +421,17 @@ void append_bar(const BarChart& c, const PairResult& p, size_t i, double step,
                 fmt::memory_buffer& out) {
   const double v = c.values[i];
   const double gap = step > kGapFrom ? step * kGapShare : 0;
-  const double x = kLeft + static_cast<double>(i) * step + gap / 2;
+  const double x = kBarChartLeft + static_cast<double>(i) * step + gap / 2;
   const double width = std::max(step - gap, kMinBarWidth);
   const double mid = x + width / 2;
-  const double bottom = kTop + kPlotHeight;
+  const double bottom = kBarChartTop + kPlotHeight;
   const Verdict verdict = p.judgement.verdict;
   putf(out, "<g class=\"bar {}\"><title>", verdict_class(verdict));
   put_escaped(out, tip(p));
   put(out, "</title>");
   if (std::isnan(v) && verdict != Verdict::kUnmatched) {
     putf(out, "<line class=\"undefined\" x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\"/>",
-         mid, kTop, bottom);
+         mid, kBarChartTop, bottom);
   } else if (!std::isnan(v)) {
     const double top = (c.log && v <= 0) ? bottom - 1 : std::min(c.y(v), bottom - 1);
     putf(out, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\"/>", x, top, width,
@@ -439,7 +439,7 @@ void append_bar(const BarChart& c, const PairResult& p, size_t i, double step,
   }
   if (verdict == Verdict::kFail) {
     putf(out, "<path class=\"mark-fail\" d=\"M{:.2f} {:.1f}l{} 0l-{} {}z\"/>", mid - kMarkSize,
-         kTop - kMarkSize - 6, 2 * kMarkSize, kMarkSize, kMarkSize + 2);
+         kBarChartTop - kMarkSize - 6, 2 * kMarkSize, kMarkSize, kMarkSize + 2);
   } else if (verdict == Verdict::kUnmatched) {
     putf(out, "<circle class=\"mark-unmatched\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"{}\"/>", mid,
          bottom - kMarkSize, kMarkSize / 2 + 1);
@@ -501,8 +501,8 @@ void append_chart(const BarChart& c, const std::vector<const PairResult*>& pairs
   put_escaped(out, c.caption);
   put(out, "</figcaption>");
   append_legend(c, x, out);
-  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kWidth,
-       kTop + kPlotHeight + x.height);
+  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kBarChartWidth,
+       kBarChartTop + kPlotHeight + x.height);
   append_first_failure(x, step, out);
   append_y_axis(c, out);
   append_x_axis(c, pairs, x, out);
@@ -521,7 +521,7 @@ void append_head(const precision::CompareResult& r, fmt::memory_buffer& out) {
   put_escaped(out, summary_line(r));
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kPrecisionStyle);
   put(out, "</style></head><body>\n");
 }
 
@@ -540,8 +540,8 @@ void append_header(const precision::CompareResult& r, fmt::memory_buffer& out) {
       "divergence</a><a href=\"#pairs\">Pairs</a></nav></header>\n");
 }
 
-void append_charts(const precision::CompareResult& r, const PrecisionHtmlOptions& o,
-                   fmt::memory_buffer& out) {
+void append_precision_charts(const precision::CompareResult& r, const PrecisionHtmlOptions& o,
+                             fmt::memory_buffer& out) {
   put(out, "<section id=\"charts\"><h2>Per operator</h2>");
   const std::vector<const PairResult*> pairs = in_execution_order(r);
   if (pairs.empty()) {
@@ -662,7 +662,7 @@ void write_precision_html(const precision::CompareResult& result,
   fmt::memory_buffer page;
   append_head(result, page);
   append_header(result, page);
-  append_charts(result, options, page);
+  append_precision_charts(result, options, page);
   append_first_divergence(result, page);
   append_table(result, page);
   page.append(kPageEnd.data(), kPageEnd.data() + kPageEnd.size());

@@ -15,13 +15,15 @@
 namespace plumb::report {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 using precision::PairResult;
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+ordered_json number_json(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
 
 // A count that is known only where something was read: metrics, else the side's statistics.
-json nan_count(const PairResult& p, bool a_side) {
+ordered_json nan_count(const PairResult& p, bool a_side) {
   if (p.metrics) return a_side ? p.metrics->nan_a : p.metrics->nan_b;
   const std::optional<precision::Side>& side = a_side ? p.a : p.b;
   if (side && side->stats) return side->stats->nan;
@@ -38,30 +40,35 @@ std::string_view role_name(precision::PairRole role) {
   return "tensor";
 }
 
-json stats_json(const precision::TensorStats& s) {
-  return {{"elements", s.elements}, {"nan", s.nan},          {"inf", s.inf},
-          {"min", number(s.min)},   {"max", number(s.max)},  {"mean", number(s.mean)},
-          {"std", number(s.std)},   {"l2norm", number(s.l2norm)}};
+ordered_json stats_json(const precision::TensorStats& s) {
+  return {{"elements", s.elements},
+          {"nan", s.nan},
+          {"inf", s.inf},
+          {"min", number_json(s.min)},
+          {"max", number_json(s.max)},
+          {"mean", number_json(s.mean)},
+          {"std", number_json(s.std)},
+          {"l2norm", number_json(s.l2norm)}};
 }
 
-json stat_diffs_json(const precision::StatDiffs& d) {
-  return {{"max_diff", number(d.max_diff)},   {"min_diff", number(d.min_diff)},
-          {"mean_diff", number(d.mean_diff)}, {"norm_diff", number(d.norm_diff)},
-          {"max_rel", number(d.max_rel)},     {"min_rel", number(d.min_rel)},
-          {"mean_rel", number(d.mean_rel)},   {"norm_rel", number(d.norm_rel)}};
+ordered_json stat_diffs_json(const precision::StatDiffs& d) {
+  return {{"max_diff", number_json(d.max_diff)},   {"min_diff", number_json(d.min_diff)},
+          {"mean_diff", number_json(d.mean_diff)}, {"norm_diff", number_json(d.norm_diff)},
+          {"max_rel", number_json(d.max_rel)},     {"min_rel", number_json(d.min_rel)},
+          {"mean_rel", number_json(d.mean_rel)},   {"norm_rel", number_json(d.norm_rel)}};
 }
 
 // The keys first, each present in every pair.
-json fixed_keys(const PairResult& p) {
+ordered_json fixed_keys(const PairResult& p) {
   const precision::Side* side = described(p.a) ? described(p.a) : described(p.b);
   const std::optional<precision::Metrics>& m = p.metrics;
   auto metric = [&m](double precision::Metrics::*field) {
-    return m ? number((*m).*field) : json(nullptr);
+    return m ? number_json((*m).*field) : ordered_json(nullptr);
   };
-  json j;
+  ordered_json j;
   j["name"] = p.name;
-  j["dtype"] = side ? json(side->dtype) : json(nullptr);
-  j["shape"] = side ? json(side->shape) : json(nullptr);
+  j["dtype"] = side ? ordered_json(side->dtype) : ordered_json(nullptr);
+  j["shape"] = side ? ordered_json(side->shape) : ordered_json(nullptr);
   j["cosine"] = metric(&precision::Metrics::cosine);
   j["max_abs_err"] = metric(&precision::Metrics::max_abs_err);
   j["max_rel_err"] = metric(&precision::Metrics::max_rel_err);
@@ -76,22 +83,22 @@ json fixed_keys(const PairResult& p) {
   return j;
 }
 
-void add_extras(const PairResult& p, bool first_divergence, json& j) {
+void add_extras(const PairResult& p, bool first_divergence, ordered_json& j) {
   j["why"] = p.judgement.why;
   j["api"] = p.api;
   j["role"] = role_name(p.role);
   j["order"] = p.order;
   j["first_divergence"] = first_divergence;
-  j["a_source"] = p.a ? json(p.a->source) : json(nullptr);
-  j["b_source"] = p.b ? json(p.b->source) : json(nullptr);
+  j["a_source"] = p.a ? ordered_json(p.a->source) : ordered_json(nullptr);
+  j["b_source"] = p.b ? ordered_json(p.b->source) : ordered_json(nullptr);
   const precision::Side* b = described(p.b);
-  j["b_dtype"] = b ? json(b->dtype) : json(nullptr);
-  j["b_shape"] = b ? json(b->shape) : json(nullptr);
+  j["b_dtype"] = b ? ordered_json(b->dtype) : ordered_json(nullptr);
+  j["b_shape"] = b ? ordered_json(b->shape) : ordered_json(nullptr);
   if (p.metrics) {
     const precision::Metrics& m = *p.metrics;
     j["elements"] = m.elements;
     j["max_ulp"] = m.max_ulp;
-    j["ulp_beyond_share"] = number(m.ulp_beyond_share);
+    j["ulp_beyond_share"] = number_json(m.ulp_beyond_share);
     j["not_close"] = m.not_close;
     j["inf_a"] = m.inf_a;
     j["inf_b"] = m.inf_b;
@@ -109,15 +116,15 @@ std::vector<bool> divergent_pairs(const precision::CompareResult& r) {
   return divergent;
 }
 
-json pair_json(const PairResult& p, bool divergent) {
-  json j = fixed_keys(p);
+ordered_json pair_json(const PairResult& p, bool divergent) {
+  ordered_json j = fixed_keys(p);
   add_extras(p, divergent, j);
   return j;
 }
 
 // Every key but "pairs", in the order the reporter writes them.
-std::vector<std::pair<std::string, json>> head(const precision::CompareResult& r) {
-  json first = json::array();
+std::vector<std::pair<std::string, ordered_json>> head(const precision::CompareResult& r) {
+  ordered_json first = ordered_json::array();
   for (size_t i : r.first_divergence) {
     if (i < r.pairs.size()) first.push_back(r.pairs[i].name);
   }
@@ -136,15 +143,17 @@ std::vector<std::pair<std::string, json>> head(const precision::CompareResult& r
           {"first_divergence", first}};
 }
 
-std::string compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string compact(const ordered_json& j) {
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
 
 }  // namespace
 
-json precision_to_json(const precision::CompareResult& r) {
-  json doc;
+ordered_json precision_to_json(const precision::CompareResult& r) {
+  ordered_json doc;
   for (auto& [key, value] : head(r)) doc[key] = std::move(value);
   const std::vector<bool> divergent = divergent_pairs(r);
-  json pairs = json::array();
+  ordered_json pairs = ordered_json::array();
   for (size_t i = 0; i < r.pairs.size(); ++i) pairs.push_back(pair_json(r.pairs[i], divergent[i]));
   doc["pairs"] = std::move(pairs);
   return doc;
@@ -164,11 +173,11 @@ void PrecisionJsonReporter::report(const precision::CompareResult& r, std::ostre
   out << (r.pairs.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
-json precision_stats_json(const StatsReport& report) {
-  json tensors = json::array();
+ordered_json precision_stats_json(const StatsReport& report) {
+  ordered_json tensors = ordered_json::array();
   for (const TensorStatsRow& t : report.tensors) {
-    json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
-    const json stats = stats_json(t.stats);
+    ordered_json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
+    const ordered_json stats = stats_json(t.stats);
     for (auto it = stats.begin(); it != stats.end(); ++it) j[it.key()] = *it;
     tensors.push_back(std::move(j));
   }

@@ -134,4 +134,8 @@ struct StatsReport {
 void print_precision_stats(const StatsReport& report, std::ostream& out);
 nlohmann::ordered_json precision_stats_json(const StatsReport& report);
 
+// Whether the comparison read msprobe's statistics dumps (no tensors): its tables show the
+// statistics' differences instead of the metrics.
+bool statistics_mode(const precision::CompareResult& r);
+
 }  // namespace plumb::report

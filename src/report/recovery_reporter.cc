@@ -10,15 +10,15 @@
 
 #include "common/strings.h"
 #include "report/baseline_reporter.h"
+#include "report/diff_reporter.h"
 #include "supervise/recovery_json.h"
 
 namespace plumb::report {
 namespace {
 
 // Every string shown may come from a record read from a file: escaped for the terminal.
-std::string safe(std::string_view text) { return terminal_safe(text); }
 
-std::string seconds(const std::optional<double>& v) {
+std::string seconds_with_unit(const std::optional<double>& v) {
   return v ? fmt::format("{:.2f} s", *v) : std::string("-");
 }
 
@@ -32,21 +32,21 @@ std::string yes_no(const std::optional<bool>& v) {
 }
 
 std::string step_text(const supervise::RecoveryStepTiming& s) {
-  std::string text = fmt::format("{} {:.2f} s", safe(s.name), s.seconds);
+  std::string text = fmt::format("{} {:.2f} s", terminal_safe(s.name), s.seconds);
   if (!s.ok) text += " FAILED";
-  if (!s.ok && !s.detail.empty()) text += fmt::format(" ({})", safe(s.detail));
+  if (!s.ok && !s.detail.empty()) text += fmt::format(" ({})", terminal_safe(s.detail));
   return text;
 }
 
 void print_failure(size_t i, const supervise::Recovery& r, std::ostream& out) {
-  fmt::print(out, "failure {}: {} ({}) in attempt {}\n", i + 1, safe(r.kind), safe(r.detail),
-             r.attempt);
+  fmt::print(out, "failure {}: {} ({}) in attempt {}\n", i + 1, terminal_safe(r.kind),
+             terminal_safe(r.detail), r.attempt);
   std::vector<std::string> steps;
   for (const supervise::RecoveryStepTiming& s : r.steps) steps.push_back(step_text(s));
   fmt::print(out, "  detect {:.2f} s; recovery {:.2f} s: {}; backoff {:.2f} s; downtime {}\n",
              r.detect_seconds, r.recovery_seconds(),
              steps.empty() ? std::string("no step") : join(steps, ", "), r.backoff_seconds,
-             seconds(r.downtime_seconds));
+             seconds_with_unit(r.downtime_seconds));
   fmt::print(out, "  steps lost {} (last step {}, checkpoint {}, first step after {}); resumed "
                   "after the checkpoint: {}\n",
              or_dash(r.steps_lost), or_dash(r.last_step), or_dash(r.checkpoint_step),
@@ -56,24 +56,9 @@ void print_failure(size_t i, const supervise::Recovery& r, std::ostream& out) {
 std::string kinds_text(const supervise::RecoveryBaseline& b) {
   std::vector<std::string> parts;
   for (const auto& [kind, n] : b.failures_by_kind) {
-    if (n > 0) parts.push_back(fmt::format("{} {}", safe(kind), n));
+    if (n > 0) parts.push_back(fmt::format("{} {}", terminal_safe(kind), n));
   }
   return parts.empty() ? std::string() : " (" + join(parts, ", ") + ")";
-}
-
-std::string number(double v, const char* spec) {
-  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
-}
-
-std::string percent(double change) {
-  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
-}
-
-std::string ref_text(const baseline::RecordRef& r) {
-  std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : safe(r.source);
-  if (!r.label.empty()) text += " · " + safe(r.label);
-  if (!r.created.empty()) text += " · " + safe(r.created);
-  return text;
 }
 
 // Counts and shares as they read best: steps and failures whole, the share as a percentage.
@@ -84,7 +69,7 @@ std::string figure_value(const baseline::RecoveryFigureDiff& f, double v) {
 }
 
 void print_figure(const baseline::RecoveryFigureDiff& f, std::ostream& out) {
-  fmt::print(out, "{:<26} {:>9} {:>9} {:>9}  {}{}\n", safe(f.figure), figure_value(f, f.a),
+  fmt::print(out, "{:<26} {:>9} {:>9} {:>9}  {}{}\n", terminal_safe(f.figure), figure_value(f, f.a),
              figure_value(f, f.b), percent(f.change), baseline::verdict_name(f.verdict),
              f.gates ? "" : " (shown, not judged)");
 }
@@ -93,9 +78,9 @@ void print_figure(const baseline::RecoveryFigureDiff& f, std::ostream& out) {
 
 void print_recovery_record(const baseline::Record& r, const supervise::RecoveryBaseline& b,
                            std::ostream& out) {
-  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, safe(r.created), safe(r.source),
-             r.label.empty() ? "" : " · " + safe(r.label));
-  fmt::print(out, "# hosts: {}\n", safe(join(r.hosts, ", ")));
+  fmt::print(out, "# baseline {} · {} · {}{}\n", r.id, terminal_safe(r.created),
+             terminal_safe(r.source), r.label.empty() ? "" : " · " + terminal_safe(r.label));
+  fmt::print(out, "# hosts: {}\n", terminal_safe(join(r.hosts, ", ")));
   if (const std::string job = job_summary(r.recovery); !job.empty()) fmt::print(out, "# {}\n", job);
   print_recovery_summary(b, out);
   fmt::print(out, "# plumb export {} for the whole record\n", r.id);
@@ -103,23 +88,26 @@ void print_recovery_record(const baseline::Record& r, const supervise::RecoveryB
 
 void print_recovery_summary(const supervise::RecoveryBaseline& b, std::ostream& out) {
   fmt::print(out, "# recovery record: {} attempt(s), {} failure(s){}, {} after {:.1f} s{}\n",
-             b.attempts, b.recoveries.size(), kinds_text(b), safe(b.result), b.wall_seconds,
+             b.attempts, b.recoveries.size(), kinds_text(b), terminal_safe(b.result),
+             b.wall_seconds,
              b.drill ? fmt::format("; a drill of {} fault(s)", b.faults_injected) : "");
   for (size_t i = 0; i < b.recoveries.size(); ++i) print_failure(i, b.recoveries[i], out);
   const supervise::RecoveryTotals t = supervise::recovery_totals(b);
-  fmt::print(out, "detect median {}, max {}; recovery median {}, max {}; downtime median {}, "
-                  "max {}; steps lost {}\n",
-             seconds(t.detect_median), seconds(t.detect_max), seconds(t.recovery_median),
-             seconds(t.recovery_max), seconds(t.downtime_median), seconds(t.downtime_max),
-             t.steps_lost);
+  fmt::print(out,
+             "detect median {}, max {}; recovery median {}, max {}; downtime median {}, "
+             "max {}; steps lost {}\n",
+             seconds_with_unit(t.detect_median), seconds_with_unit(t.detect_max),
+             seconds_with_unit(t.recovery_median), seconds_with_unit(t.recovery_max),
+             seconds_with_unit(t.downtime_median), seconds_with_unit(t.downtime_max), t.steps_lost);
 }
 
 void print_recovery_diff(const baseline::RecoveryDiff& d, std::ostream& out) {
   fmt::print(out, "# A: {}\n# B: {}\n", ref_text(d.a), ref_text(d.b));
-  fmt::print(out, "# recovery records: A {} failure(s) in {} attempt(s), {}; B {} failure(s) in {} "
-                  "attempt(s), {}\n",
-             d.failures_a, d.attempts_a, safe(d.result_a), d.failures_b, d.attempts_b,
-             safe(d.result_b));
+  fmt::print(out,
+             "# recovery records: A {} failure(s) in {} attempt(s), {}; B {} failure(s) in {} "
+             "attempt(s), {}\n",
+             d.failures_a, d.attempts_a, terminal_safe(d.result_a), d.failures_b, d.attempts_b,
+             terminal_safe(d.result_b));
   fmt::print(out, "# regression: a figure worse by more than {:.0f}% (too few failures for a "
                   "noise estimate: the threshold alone judges)\n",
              100 * d.threshold);

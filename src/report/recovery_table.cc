@@ -17,7 +17,7 @@ using supervise::Recovery;
 
 std::string seconds(std::optional<double> s) { return s ? fmt::format("{:.2f}", *s) : "-"; }
 
-std::string number(std::optional<int64_t> n) { return n ? std::to_string(*n) : "-"; }
+std::string count_text(std::optional<int64_t> n) { return n ? std::to_string(*n) : "-"; }
 
 // "5 after 4 ✓", "1 after 4 ✗", "-" when unknown.
 std::string resumed(const Recovery& r) {
@@ -64,10 +64,11 @@ void print_recovery_table(const supervise::RecoveryBaseline& b, std::ostream& ou
              "last step", "steps lost", "resumed at", "recovery steps");
   int n = 0;
   for (const Recovery& r : b.recoveries) {
-    fmt::print(out, "{:>3}  {:<10} {:>9.3f} {:>10.2f} {:>9.2f} {:>13} {:>10} {:>9} {:>10}  {:<18} {}\n",
+    fmt::print(out,
+               "{:>3}  {:<10} {:>9.3f} {:>10.2f} {:>9.2f} {:>13} {:>10} {:>9} {:>10}  {:<18} {}\n",
                ++n, r.kind, r.detect_seconds, r.recovery_seconds(), r.backoff_seconds,
                seconds(r.restart_to_first_step_seconds), seconds(r.downtime_seconds),
-               number(r.last_step), number(r.steps_lost), resumed(r), steps(r));
+               count_text(r.last_step), count_text(r.steps_lost), resumed(r), steps(r));
   }
   print_medians(b, out);
 }

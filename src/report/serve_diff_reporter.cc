@@ -8,18 +8,15 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "report/diff_reporter.h"
 
 namespace plumb::report {
 namespace {
 
 using baseline::Verdict;
 
-std::string number(double v) {
+std::string figure_number(double v) {
   return std::isnan(v) ? std::string("-") : fmt::format("{:.4g}", v);
-}
-
-std::string percent(double change) {
-  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
 }
 
 std::string repeats_text(int n) { return n == 0 ? std::string("one run") : fmt::format("{} repeats", n); }
@@ -33,8 +30,9 @@ void print_run(const baseline::ServeRunDiff& r, std::ostream& out) {
   fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n", "figure", "A", "B", "change", "noise",
              "verdict");
   for (const baseline::ServeFigureDiff& f : r.figures) {
-    fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n", fmt::format("{} ({})", f.figure, f.unit),
-               number(f.a), number(f.b), percent(f.change), fmt::format("{:.0f}%", 100 * f.noise),
+    fmt::print(out, "  {:<26} {:>10} {:>10} {:>8} {:>6}  {}\n",
+               fmt::format("{} ({})", f.figure, f.unit), figure_number(f.a), figure_number(f.b),
+               percent(f.change), fmt::format("{:.0f}%", 100 * f.noise),
                baseline::verdict_name(f.verdict));
   }
 }

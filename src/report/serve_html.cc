@@ -26,7 +26,7 @@ using serve::ServeSummary;
 
 // After kPageStyle (html_style.h): k0 is A, k1 B (as the comm report's s0/s1); the Pareto chart's
 // k2, k4, k5 (met, missed, a sweep's run) as serve_pareto_html has them.
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kServeStyle = R"(
 svg.lchart{width:100%;max-width:1100px;height:auto;display:block}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k1{stroke:#e8710a;fill:#e8710a}.k2{stroke:#2ca02c;fill:#2ca02c}
 .k4{stroke:#d62728;fill:#d62728}.k5{stroke:#8c8c8c;fill:#8c8c8c}
@@ -36,14 +36,14 @@ tr.behind,tr.failed{background:#fde2e2}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}
 .swatch.s0{background:#1f6fb4}.swatch.s1{background:#e8710a}
 )";
-constexpr double kChartHeight = 300;
+constexpr double kServeChartHeight = 300;
 
 std::string ms(double v) { return fmt::format("{:.2f}", v); }
 // A percentile of a distribution that measured nothing (no request completed) is "-", never 0.
 std::string ms(const Distribution& d, double v) { return d.count == 0 ? "-" : ms(v); }
 
 // "0", "3 (connect 2, timeout 1)": as the console.
-std::string errors_text(const ServeSummary& s) {
+std::string errors_cell(const ServeSummary& s) {
   if (s.errors == 0) return "0";
   std::vector<std::string> kinds;
   for (const auto& [kind, n] : s.errors_by_kind) kinds.push_back(fmt::format("{} {}", kind, n));
@@ -101,7 +101,7 @@ void append_run_row(const ServeRun& run, bool goodput, fmt::memory_buffer& out) 
   }
   cell(out, ms(s.dispatch_delay_ms, s.dispatch_delay_ms.p99), "num");
   cell(out, std::to_string(s.completed + s.errors), "num");
-  cell(out, errors_text(s), s.errors > 0 ? "num warning" : "num");
+  cell(out, errors_cell(s), s.errors > 0 ? "num warning" : "num");
   cell(out, keep_up_text(s));
   put(out, "</tr>");
 }
@@ -139,14 +139,14 @@ struct ChartSpec {
 // One figure per latency: p50 solid, p99 dashed, A and B in their colours.
 using Figure = double (*)(const ServeSummary&, bool p99);
 // A run whose distribution measured nothing has no point (NaN), not a point at 0 ms.
-double percentile(const Distribution& d, bool p99) {
+double quantile_ms(const Distribution& d, bool p99) {
   if (d.count == 0) return std::numeric_limits<double>::quiet_NaN();
   return p99 ? d.p99 : d.p50;
 }
-double ttft(const ServeSummary& s, bool p99) { return percentile(s.ttft_ms, p99); }
-double tpot(const ServeSummary& s, bool p99) { return percentile(s.tpot_ms, p99); }
-double itl(const ServeSummary& s, bool p99) { return percentile(s.itl_ms, p99); }
-double e2e(const ServeSummary& s, bool p99) { return percentile(s.e2e_ms, p99); }
+double ttft(const ServeSummary& s, bool p99) { return quantile_ms(s.ttft_ms, p99); }
+double tpot(const ServeSummary& s, bool p99) { return quantile_ms(s.tpot_ms, p99); }
+double itl(const ServeSummary& s, bool p99) { return quantile_ms(s.itl_ms, p99); }
+double e2e(const ServeSummary& s, bool p99) { return quantile_ms(s.e2e_ms, p99); }
 double out_tokens(const ServeSummary& s, bool) { return s.output_tokens_per_second; }
 double requests(const ServeSummary& s, bool) { return s.requests_per_second; }
 double goodput(const ServeSummary& s, bool) { return s.goodput_requests_per_second; }
@@ -211,7 +211,7 @@ void append_chart(const NamedServe& a, const NamedServe& b, const ChartKind& kin
   c.x_title = rate ? "rate (requests/s)" : "concurrency";
   c.empty_note = "no run at a finite concurrency or rate: nothing to draw";
   c.y_bytes = false;
-  c.height = kChartHeight;
+  c.height = kServeChartHeight;
   for (const Line& line : kind.lines) {
     add_series(a, 0, kind, line, c);
     if (b.result != nullptr) add_series(b, 1, kind, line, c);
@@ -243,7 +243,7 @@ void append_head(const NamedServe& a, const NamedServe& b, fmt::memory_buffer& o
   }
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kServeStyle);
   put(out, "</style></head><body>\n<header><h1>plumb report · serving</h1><ul class=\"baselines\">");
   int colour = 0;
   for (const NamedServe& n : records(a, b)) {
@@ -297,7 +297,7 @@ void append_paretos(const NamedServe& a, const NamedServe& b, fmt::memory_buffer
 
 }  // namespace
 
-const char* serve_html_style() { return kStyle.data(); }
+const char* serve_html_style() { return kServeStyle.data(); }
 
 void append_serve_tables(const serve::ServeResult& result, fmt::memory_buffer& out) {
   append_setup(result, out);

@@ -15,7 +15,7 @@ namespace {
 
 // After kPageStyle (html_style.h). k0: the frontier, k2: met the SLO, k4: missed it, k5: a run
 // with no verdict (a sweep's).
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kParetoStyle = R"(
 svg.lchart{width:100%;max-width:1100px;height:auto;display:block}
 .k0{stroke:#1f6fb4;fill:#1f6fb4}.k2{stroke:#2ca02c;fill:#2ca02c}.k4{stroke:#d62728;fill:#d62728}
 .k5{stroke:#8c8c8c;fill:#8c8c8c}.line{fill:none;stroke-width:1.6}td.front{font-weight:600}
@@ -24,7 +24,7 @@ constexpr int kFrontierColour = 0;
 constexpr int kMetColour = 2;
 constexpr int kMissedColour = 4;
 constexpr int kPlainColour = 5;
-constexpr double kChartHeight = 360;
+constexpr double kParetoChartHeight = 360;
 
 std::string tip(const serve::ParetoPoint& p) {
   std::string t = fmt::format("{}\n{:.4g} tok/s per user (mean TPOT {:.4g} ms)\n{:.4g} tok/s per card",
@@ -50,7 +50,7 @@ LinearChart chart_of(const std::vector<serve::ParetoPoint>& points) {
   c.title = "output tokens/s per card";
   c.x_title = "tokens/s per user (1000 / mean TPOT ms)";
   c.y_bytes = false;
-  c.height = kChartHeight;
+  c.height = kParetoChartHeight;
   LinearSeries frontier{"frontier", kFrontierColour, SeriesStyle::kLine, {}, {}, {}};
   LinearSeries met{"met the SLO", kMetColour, SeriesStyle::kPoints, {}, {}, {}};
   LinearSeries missed{"missed the SLO", kMissedColour, SeriesStyle::kPoints, {}, {}, {}};
@@ -114,7 +114,7 @@ std::string pareto_html(const std::vector<serve::ParetoPoint>& points, const std
   append_escaped(out, title);
   put(out, "</title><style>");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kParetoStyle);
   put(out, "</style></head><body>\n<header><h1>plumb serve · ");
   append_escaped(out, title);
   put(out, "</h1></header>\n");

@@ -8,7 +8,7 @@
 namespace plumb::report {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 
 bool present(const json& run, const char* key) {
   return run.contains(key) && !run[key].is_null();

@@ -9,14 +9,13 @@
 #include <limits>
 #include <string>
 
+#include "common/json.h"
 #include "common/strings.h"
 
 namespace plumb::report {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
 
 std::string load_text(const serve::PeakResult& p, double load) {
   return p.axis == "rate" ? fmt::format("{:.4g}/s", load) : fmt::format("{:g}", load);
@@ -101,20 +100,20 @@ serve::BoundTally bound_from(const JsonFields& f, const json& o, const std::stri
   b.metric = f.text(o, path, "metric");
   b.bound_ms = f.number(o, path, "bound_ms");
   b.p99_ms = f.number_or_null(o, path, "p99_ms");
-  b.samples = f.integer(o, path, "samples", 0, kMaxCount);
-  b.misses = f.integer(o, path, "misses", 0, kMaxCount);
+  b.samples = f.integer(o, path, "samples", 0, kMaxJsonCount);
+  b.misses = f.integer(o, path, "misses", 0, kMaxJsonCount);
   b.judged.judgement = judgement_from(f, o, path);
-  b.judged.more_needed = f.integer(o, path, "more_needed", 0, kMaxCount);
+  b.judged.more_needed = f.integer(o, path, "more_needed", 0, kMaxJsonCount);
   return b;
 }
 
 serve::PeakProbe probe_from(const JsonFields& f, const json& o, const std::string& path, size_t runs) {
   serve::PeakProbe q;
   q.load = f.number(o, path, "load");
-  q.requests = f.integer(o, path, "requests", 0, kMaxCount);
-  q.asked = f.integer(o, path, "asked", 0, kMaxCount);
-  q.runs = static_cast<int>(f.integer(o, path, "runs", 1, kMaxCount));
-  q.errors = f.integer(o, path, "errors", 0, kMaxCount);
+  q.requests = f.integer(o, path, "requests", 0, kMaxJsonCount);
+  q.asked = f.integer(o, path, "asked", 0, kMaxJsonCount);
+  q.runs = static_cast<int>(f.integer(o, path, "runs", 1, kMaxJsonCount));
+  q.errors = f.integer(o, path, "errors", 0, kMaxJsonCount);
   q.passed = flag_from(f, o, path, "passed");
   q.confident = flag_from(f, o, path, "confident");
   q.why = f.text(o, path, "why");

@@ -15,7 +15,7 @@
 namespace plumb::report {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 using serve::Distribution;
 using serve::ServeSummary;
 
@@ -55,8 +55,6 @@ constexpr CountField kCounts[] = {
     {"not_released", &ServeSummary::not_released},   {"input_tokens", &ServeSummary::input_tokens},
     {"output_tokens", &ServeSummary::output_tokens},
 };
-
-constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
 
 // Nothing measured (no completed request, no second token): null figures, never a 0 ms latency.
 json distribution_json(const Distribution& d) {
@@ -111,7 +109,7 @@ Distribution distribution_from(const JsonFields& f, const json& parent, const st
   const json& o = f.object(parent, path, key);
   const std::string at = JsonFields::at(path, key);
   Distribution d;
-  d.count = f.integer(o, at, "count", 0, kMaxCount);
+  d.count = f.integer(o, at, "count", 0, kMaxJsonCount);
   if (d.count == 0) return d;  // its figures are null: nothing was measured
   d.mean = f.number(o, at, "mean");
   d.p50 = f.number(o, at, "p50");
@@ -123,11 +121,11 @@ Distribution distribution_from(const JsonFields& f, const json& parent, const st
 
 ServeSummary summary_from(const JsonFields& f, const json& o, const std::string& path) {
   ServeSummary s;
-  for (const auto& c : kCounts) s.*c.field = f.integer(o, path, c.key, 0, kMaxCount);
+  for (const auto& c : kCounts) s.*c.field = f.integer(o, path, c.key, 0, kMaxJsonCount);
   const json& kinds = f.object(o, path, "errors_by_kind");
   const std::string kinds_path = JsonFields::at(path, "errors_by_kind");
   for (const auto& [kind, _] : kinds.items()) {
-    s.errors_by_kind[kind] = f.integer(kinds, kinds_path, kind.c_str(), 0, kMaxCount);
+    s.errors_by_kind[kind] = f.integer(kinds, kinds_path, kind.c_str(), 0, kMaxJsonCount);
   }
   for (const auto& r : kRates) s.*r.field = f.number(o, path, r.key);
   for (const auto& d : kDistributions) s.*d.field = distribution_from(f, o, path, d.key);

@@ -18,7 +18,7 @@ namespace plumb::report {
 namespace {
 
 // Every string shown may come from a record read from a file: escaped for the terminal.
-std::string ref_text(const baseline::RecordRef& r) {
+std::string named_ref_text(const baseline::RecordRef& r) {
   std::string text = terminal_safe(r.name);
   if (!r.label.empty()) text += " · " + terminal_safe(r.label);
   if (!r.created.empty()) text += " · " + terminal_safe(r.created);
@@ -96,8 +96,8 @@ void print_memory_diff(const baseline::MemoryDiff& d, std::ostream& out) {
 }
 
 void print_set_diff(const baseline::SetDiff& d, bool all, std::ostream& out) {
-  fmt::print(out, "# baseline sets · A: {}\n", ref_text(d.a));
-  fmt::print(out, "# baseline sets · B: {}\n", ref_text(d.b));
+  fmt::print(out, "# baseline sets · A: {}\n", named_ref_text(d.a));
+  fmt::print(out, "# baseline sets · B: {}\n", named_ref_text(d.b));
   fmt::print(out, "# each part by its own diff, threshold {:.0f}%{}\n", 100 * d.threshold,
              all ? "; each shown whole under its line" : " (--all shows each whole)");
   for (const baseline::SetPart& p : d.parts) print_part(p, all, out);

@@ -31,11 +31,11 @@ p.missing,td.missing{color:#8a5a00}td.held{color:#1a6b1a}
 tr.leak,tr.fail{background:#fde2e2}
 )";
 
-std::string bytes(const std::optional<double>& v) {
+std::string bytes_cell(const std::optional<double>& v) {
   return v ? format_bytes(static_cast<uint64_t>(std::llround(std::abs(*v)))) : "—";
 }
-std::string micros(double v) { return std::isnan(v) ? "—" : fmt::format("{:.1f}", v); }
-std::string seconds(const std::optional<double>& v) {
+std::string micros_one_decimal(double v) { return std::isnan(v) ? "—" : fmt::format("{:.1f}", v); }
+std::string seconds_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.2f}", *v) : "—";
 }
 template <typename T>
@@ -43,7 +43,7 @@ std::string optional_text(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : "—";
 }
 
-std::string name_of(const baseline::Record& r) {
+std::string name_or_source(const baseline::Record& r) {
   return r.id > 0 ? fmt::format("baseline {}", r.id) : r.source;
 }
 
@@ -70,17 +70,17 @@ void topo_block(const baseline::Record& r, char letter, fmt::memory_buffer& out)
 
 void step_block(const baseline::Record& r, char letter, fmt::memory_buffer& out) {
   heading(r, letter, out);
-  append_step_block(baseline::summarize_step(r.step, name_of(r)), out);
+  append_step_block(baseline::summarize_step(r.step, name_or_source(r)), out);
 }
 
 void memory_block(const baseline::Record& r, char letter, fmt::memory_buffer& out) {
   heading(r, letter, out);
-  append_memory_block(memory_baseline_from_json(r.memory, name_of(r)), out);
+  append_memory_block(memory_baseline_from_json(r.memory, name_or_source(r)), out);
 }
 
 void recovery_block(const baseline::Record& r, char letter, fmt::memory_buffer& out) {
   heading(r, letter, out);
-  append_recovery_block(supervise::recovery_from_json(r.recovery, name_of(r)), out);
+  append_recovery_block(supervise::recovery_from_json(r.recovery, name_or_source(r)), out);
 }
 
 // ---- the parts' sections ----------------------------------------------------------------------
@@ -136,7 +136,7 @@ void serve_section(const Page& p, const SetPart& part, fmt::memory_buffer& out) 
   std::vector<std::pair<std::string, serve::ServeResult>> held;
   for (const auto& [r, letter] : {std::pair{&p.a, 'A'}, std::pair{p.b, 'B'}}) {
     if (r != nullptr && part.held(*r)) {
-      held.emplace_back(baseline_name(letter, *r), serve_from_json(r->serve, name_of(*r)));
+      held.emplace_back(baseline_name(letter, *r), serve_from_json(r->serve, name_or_source(*r)));
     }
   }
   if (held.empty()) return;
@@ -249,7 +249,7 @@ void append_step_block(const baseline::StepSummary& s, fmt::memory_buffer& out) 
   for (const baseline::StepSummary::Figure& f : s.figures) {
     put(out, "<tr>");
     cell(out, f.figure);
-    cell(out, micros(f.median_us), "num");
+    cell(out, micros_one_decimal(f.median_us), "num");
     put(out, "</tr>");
   }
   put(out, "</table>");
@@ -281,9 +281,9 @@ void append_rank_row(const mem::RankMemory& r, fmt::memory_buffer& out) {
   cell(out, r.rank);
   cell(out, std::to_string(r.steps), "num");
   cell(out, std::to_string(r.warmup_steps), "num");
-  cell(out, bytes(r.settled_bytes), "num");
-  cell(out, bytes(r.settled_reserved_bytes), "num");
-  cell(out, bytes(r.peak_bytes), "num");
+  cell(out, bytes_cell(r.settled_bytes), "num");
+  cell(out, bytes_cell(r.settled_reserved_bytes), "num");
+  cell(out, bytes_cell(r.peak_bytes), "num");
   cell(out, judged ? signed_bytes(r.creep.slope_bytes_per_step) : "—", "num");
   cell(out, judged ? fmt::format("{} to {}", signed_bytes(r.creep.ci95_low),
                                  signed_bytes(r.creep.ci95_high))
@@ -298,12 +298,16 @@ void append_checkpoint(const mem::CheckpointCheck& c, fmt::memory_buffer& out) {
            "<th>tolerance</th><th>verdict</th><th>why</th></tr>");
   putf(out, "<tr class=\"{}\">", c.verdict == "fail" ? "fail" : "");
   cell(out, c.rank.empty() ? "(none)" : c.rank);
-  cell(out, bytes(c.before_save_bytes), "num");
-  cell(out, bytes(c.after_save_bytes) + (c.save_step ? fmt::format(" (step {})", *c.save_step) : ""),
-       "num");
-  cell(out, bytes(c.after_load_bytes) + (c.load_step ? fmt::format(" (step {})", *c.load_step) : ""),
-       "num");
-  cell(out, c.before_save_bytes ? bytes(c.tolerance_bytes) : "—", "num");
+  cell(out, bytes_cell(c.before_save_bytes), "num");
+  cell(
+      out,
+      bytes_cell(c.after_save_bytes) + (c.save_step ? fmt::format(" (step {})", *c.save_step) : ""),
+      "num");
+  cell(
+      out,
+      bytes_cell(c.after_load_bytes) + (c.load_step ? fmt::format(" (step {})", *c.load_step) : ""),
+      "num");
+  cell(out, c.before_save_bytes ? bytes_cell(c.tolerance_bytes) : "—", "num");
   cell(out, c.verdict);
   cell(out, c.reason.empty() ? "—" : c.reason);
   put(out, "</tr></table>");
@@ -346,20 +350,21 @@ void append_recovery_block(const supervise::RecoveryBaseline& b, fmt::memory_buf
     putf(out, "<tr><td class=\"num\">{}</td>", i + 1);
     cell(out, r.kind);
     cell(out, r.detail);
-    cell(out, seconds(r.detect_seconds), "num");
-    cell(out, seconds(r.recovery_seconds()), "num");
-    cell(out, seconds(r.restart_to_first_step_seconds), "num");
-    cell(out, seconds(r.downtime_seconds), "num");
+    cell(out, seconds_cell(r.detect_seconds), "num");
+    cell(out, seconds_cell(r.recovery_seconds()), "num");
+    cell(out, seconds_cell(r.restart_to_first_step_seconds), "num");
+    cell(out, seconds_cell(r.downtime_seconds), "num");
     cell(out, optional_text(r.steps_lost), "num");
     cell(out, r.resumed_after_checkpoint ? (*r.resumed_after_checkpoint ? "yes" : "no") : "unknown");
     put(out, "</tr>");
   }
   const supervise::RecoveryTotals t = supervise::recovery_totals(b);
   put(out, "</table>");
-  putf(out, "<p>Detect median {} s, recovery median {} s, downtime median {} s, max {} s; "
-            "steps lost {}.</p>",
-       seconds(t.detect_median), seconds(t.recovery_median), seconds(t.downtime_median),
-       seconds(t.downtime_max), t.steps_lost);
+  putf(out,
+       "<p>Detect median {} s, recovery median {} s, downtime median {} s, max {} s; "
+       "steps lost {}.</p>",
+       seconds_cell(t.detect_median), seconds_cell(t.recovery_median),
+       seconds_cell(t.downtime_median), seconds_cell(t.downtime_max), t.steps_lost);
 }
 
 void render_set_html(const baseline::Record& a, const baseline::Record* b,

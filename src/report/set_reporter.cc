@@ -19,7 +19,7 @@
 namespace plumb::report {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 
 std::string name_of(const baseline::Record& r) { return fmt::format("baseline {}", r.id); }
 

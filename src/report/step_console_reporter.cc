@@ -44,7 +44,7 @@ Slowest slowest_rank(const step::StepResult& r, int64_t number) {
   return out;
 }
 
-std::string percent(double part, double whole) {
+std::string share_percent(double part, double whole) {
   if (!(whole > 0) || std::isnan(part)) return "?";
   return fmt::format("{:.1f}%", 100.0 * part / whole);
 }
@@ -106,7 +106,7 @@ void print_matching(const step::StepResult& r, std::ostream& out) {
 void print_breakdown(const step::StepBreakdown& s, std::ostream& out) {
   const double t = s.step_time_us;
   const auto line = [&](const char* what, double us, const char* remark) {
-    fmt::print(out, "    {:<24} {:>12} {:>7}{}\n", what, step_ms(us), percent(us, t), remark);
+    fmt::print(out, "    {:<24} {:>12} {:>7}{}\n", what, step_ms(us), share_percent(us, t), remark);
   };
   line("compute", s.compute_us, "");
   line("exposed communication", s.exposed_communication_us, "");
@@ -198,7 +198,7 @@ void print_whole_trace(const step::StepResult& r, std::ostream& out) {
   fmt::print(out, "\nwhole trace: the others waited {}\n", list);
 }
 
-void print_plan(const step::StepResult& r, std::ostream& out) {
+void print_step_plan(const step::StepResult& r, std::ostream& out) {
   if (r.plan.empty()) return;
   fmt::print(out, "\nagainst the plan{}:\n",
              r.plan_source.empty() ? "" : fmt::format(" ({})", r.plan_source));
@@ -249,7 +249,7 @@ void StepConsoleReporter::report(const step::StepResult& result, std::ostream& o
   print_matching(result, out);
   for (int64_t number : steps) print_step(result, number, out);
   print_whole_trace(result, out);
-  print_plan(result, out);
+  print_step_plan(result, out);
   print_notes(result, out);
 }
 

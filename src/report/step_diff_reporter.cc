@@ -9,25 +9,10 @@
 
 #include "baseline/context_diff.h"
 #include "common/strings.h"
+#include "report/diff_reporter.h"
 
 namespace plumb::report {
 namespace {
-
-std::string number(double v, const char* spec) {
-  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
-}
-
-std::string percent(double change) {
-  return std::isnan(change) ? std::string("-") : fmt::format("{:+.1f}%", 100 * change);
-}
-
-// Every string shown may come from a record read from a file: escaped for the terminal.
-std::string ref_text(const baseline::RecordRef& r) {
-  std::string text = r.id > 0 ? fmt::format("baseline {}", r.id) : terminal_safe(r.source);
-  if (!r.label.empty()) text += " · " + terminal_safe(r.label);
-  if (!r.created.empty()) text += " · " + terminal_safe(r.created);
-  return text;
-}
 
 void print_figures(const baseline::StepDiff& d, std::ostream& out) {
   fmt::print(out, "{:<22} {:>12} {:>12} {:>9} {:>6}  {}\n", "figure", "A us", "B us", "change",

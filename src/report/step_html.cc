@@ -23,7 +23,7 @@ namespace {
 
 // After kPageStyle (html_style.h). One colour per activity, the same in the bars, the swimlane
 // and the legends; overlapped communication is compute's blue hatched with communication's orange.
-constexpr std::string_view kStyle = R"(
+constexpr std::string_view kStepStyle = R"(
 ul.facts{margin:4px 0 8px;padding-left:20px}
 svg.bars,svg.lanes{width:100%;max-width:1300px;height:auto;display:block}
 .a-compute{fill:#1f6fb4}.a-communication{fill:#e8710a}.a-overlapped{fill:url(#hatch)}
@@ -35,7 +35,7 @@ td.group{white-space:nowrap}.pg{font-size:11px;color:#888}
 td.kernel{font-family:monospace;font-size:12px;word-break:break-all}
 )";
 
-constexpr double kWidth = 960;
+constexpr double kBarsWidth = 960;
 constexpr double kLabelWidth = 150;  // the row labels left of the plot
 constexpr double kRightMargin = 20;
 constexpr double kTopMargin = 8;
@@ -71,7 +71,7 @@ std::string step_text(int64_t step) {
 // A plot of `rows` rows of `row_height` under a time axis: x in ms from 0 to `max_ms`.
 struct Plot {
   double max_ms = 1;
-  double plot_width() const { return kWidth - kLabelWidth - kRightMargin; }
+  double plot_width() const { return kBarsWidth - kLabelWidth - kRightMargin; }
   double x(double us) const {
     return kLabelWidth + plot_width() * std::clamp(us / kMicrosPerMilli / max_ms, 0.0, 1.0);
   }
@@ -102,7 +102,7 @@ void append_head(const step::StepResult& r, fmt::memory_buffer& out) {
   putf(out, "<title>plumb step report · {} rank{}</title><style>", r.ranks.size(),
        r.ranks.size() == 1 ? "" : "s");
   put(out, kPageStyle);
-  put(out, kStyle);
+  put(out, kStepStyle);
   put(out, "</style></head><body>\n");
 }
 
@@ -247,7 +247,7 @@ void append_breakdown(const step::StepResult& r, fmt::memory_buffer& out) {
   const double rows_height = static_cast<double>(bars) * (kBarHeight + kBarGap) +
                              static_cast<double>(groups.size() - 1) * kStepGap;
   const double bottom = kTopMargin + rows_height;
-  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kWidth,
+  putf(out, "<svg class=\"bars\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kBarsWidth,
        bottom + kAxisHeight);
   put(out,
       "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -387,7 +387,7 @@ void append_swimlane(const step::StepResult& r, fmt::memory_buffer& out) {
   const Plot p = plot_for(max_us);
   const double lane_height = std::size(kTracks) * kTrackHeight + kLaneGap;
   const double bottom = kTopMargin + static_cast<double>(r.swimlane.size()) * lane_height;
-  putf(out, "<svg class=\"lanes\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kWidth,
+  putf(out, "<svg class=\"lanes\" viewBox=\"0 0 {} {:.0f}\" role=\"img\">", kBarsWidth,
        bottom + kAxisHeight);
   append_time_axis(p, kTopMargin, bottom, out);
   double y = kTopMargin;
@@ -426,7 +426,7 @@ void append_stragglers(const step::StepResult& r, fmt::memory_buffer& out) {
   put(out, "</table></section>\n");
 }
 
-double baseline_share(const step::CollectiveInstance& c) {
+double finite_baseline_share(const step::CollectiveInstance& c) {
   return c.baseline_busbw_gbps > 0 && std::isfinite(c.busbw_gbps)
              ? c.busbw_gbps / c.baseline_busbw_gbps
              : step::kNaN;
@@ -438,14 +438,14 @@ std::vector<const step::CollectiveInstance*> slow_collectives(const step::StepRe
   std::vector<const step::CollectiveInstance*> with_baseline;
   std::vector<const step::CollectiveInstance*> exposed;
   for (const step::CollectiveInstance& c : r.collectives) {
-    if (!std::isnan(baseline_share(c))) with_baseline.push_back(&c);
+    if (!std::isnan(finite_baseline_share(c))) with_baseline.push_back(&c);
     if (c.exposed_us > 0) exposed.push_back(&c);
   }
   *by_baseline = !with_baseline.empty();
   std::vector<const step::CollectiveInstance*>& list = *by_baseline ? with_baseline : exposed;
   if (*by_baseline) {
     std::stable_sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
-      return baseline_share(*a) < baseline_share(*b);
+      return finite_baseline_share(*a) < finite_baseline_share(*b);
     });
   } else {
     std::stable_sort(list.begin(), list.end(),
@@ -455,7 +455,7 @@ std::vector<const step::CollectiveInstance*> slow_collectives(const step::StepRe
   return list;
 }
 
-std::string gbps(double v) { return std::isnan(v) ? "—" : fmt::format("{:.2f}", v); }
+std::string gbps_cell(double v) { return std::isnan(v) ? "—" : fmt::format("{:.2f}", v); }
 
 // "2 of 8": the ranks of the group the set holds, of all its ranks. A trace that names no ranks
 // for the group: of the world, as the analysis takes it (step/collectives.cc), when the world
@@ -513,11 +513,13 @@ void append_collective_row(const step::CollectiveInstance& c, int world_size, bo
        "<td class=\"num\">{}</td>",
        ranks_seen_text(c, world_size), c.bytes, c.bytes == 0 ? "?" : format_bytes(c.bytes),
        c.last_rank, c.ranks_seen < 2 ? "—" : step_ms(c.start_skew_us), step_ms(c.duration_us),
-       gbps(c.busbw_gbps));
+       gbps_cell(c.busbw_gbps));
   if (baselines) {
     putf(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>",
-         gbps(c.baseline_busbw_gbps),
-         std::isnan(baseline_share(c)) ? "—" : fmt::format("{:.0f}%", 100 * baseline_share(c)));
+         gbps_cell(c.baseline_busbw_gbps),
+         std::isnan(finite_baseline_share(c))
+             ? "—"
+             : fmt::format("{:.0f}%", 100 * finite_baseline_share(c)));
     put_escaped(out, c.baseline_layer);
     put(out, "</td>");
   }

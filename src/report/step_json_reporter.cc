@@ -90,7 +90,7 @@ json collective_json(const step::CollectiveInstance& c) {
               {"name", c.name}};
 }
 
-json plan_json(const std::vector<step::PlanRow>& plan) {
+json step_plan_json(const std::vector<step::PlanRow>& plan) {
   json out = json::array();
   for (const step::PlanRow& p : plan) {
     out.push_back(
@@ -347,7 +347,7 @@ nlohmann::json step_to_json(const step::StepResult& r) {
               {"collectives", std::move(collectives)},
               {"matching", matching_json(r.matching)},
               {"stragglers", std::move(stragglers)},
-              {"plan", plan_json(r.plan)},
+              {"plan", step_plan_json(r.plan)},
               {"notes", r.notes},
               {"baseline", r.baseline},
               {"plan_source", r.plan_source},

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "report/html_escape.h"
+#include "report/html_out.h"
 
 namespace plumb::report {
 namespace {
@@ -678,6 +679,16 @@ void append_linear_legend(const LinearChart& c, fmt::memory_buffer& out) {
     out.append(std::string_view("</span>"));
   }
   out.append(std::string_view("</div>"));
+}
+
+void append_linear_figure(const LinearChart& chart, std::string_view caption,
+                          fmt::memory_buffer& out) {
+  put(out, "<figure class=\"chart\"><figcaption>");
+  put(out, caption);
+  put(out, "</figcaption>");
+  append_linear_legend(chart, out);
+  draw_linear_chart(chart, out);
+  put(out, "</figure>");
 }
 
 }  // namespace plumb::report

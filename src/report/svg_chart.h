@@ -10,6 +10,7 @@
 
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace plumb::report {
@@ -120,6 +121,9 @@ struct LinearChart {
 void draw_linear_chart(const LinearChart& chart, fmt::memory_buffer& out);
 // <div class="legend"> with a key per named series, in order.
 void append_linear_legend(const LinearChart& chart, fmt::memory_buffer& out);
+// <figure class="chart">: the caption, the legend and the chart.
+void append_linear_figure(const LinearChart& chart, std::string_view caption,
+                          fmt::memory_buffer& out);
 
 // Ticks from the multiple of s at or below lo to the first multiple of s at or above hi, with
 // s = 1, 2 or 5 × 10^k × unit (about 5 steps). linear_ticks(hi) is nice_ticks(0, hi, 1).

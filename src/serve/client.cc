@@ -30,12 +30,6 @@ namespace {
 
 using exporter::CurlApi;
 
-Nanos monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return Nanos{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Thousands of streams need thousands of descriptors: the soft limit (often 1,024) is raised to
 // the hard one, as any server does.
 void raise_open_file_limit() {

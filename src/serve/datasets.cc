@@ -12,7 +12,7 @@
 namespace plumb::serve {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 
 // vLLM's sharegpt sampler drops prompts or completions shorter than this many tokens
 // (benchmarks/benchmark_dataset.py, is_valid_sequence: min_len = 4).

@@ -18,14 +18,6 @@
 namespace plumb::serve {
 namespace {
 
-constexpr std::size_t kQuoteMax = 40;
-
-Nanos monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Power at `t` on the line through the samples, held flat beyond the first and last.
 double power_at(const std::vector<std::pair<double, double>>& s, double t) {
   if (t <= s.front().first) return s.front().second;

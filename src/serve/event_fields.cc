@@ -9,7 +9,7 @@
 namespace plumb::serve {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 
 // A step of a value's path: a key the table reads (> 0), any other key (0), or an array index
 // i (-(i + 1)).

@@ -11,7 +11,6 @@
 namespace plumb::serve {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 // A rate search that fails at its start halves the rate at most this many times (start / 1024).
 constexpr int kMostHalvings = 10;
 // A probe shorter than --min-duration is rerun with its request count scaled up by the shortfall
@@ -36,8 +35,6 @@ constexpr MetricSpec kMetrics[] = {
     {"itl", &Slo::itl_ms, &ServeSummary::itl_ms},
     {"e2e", &Slo::e2e_ms, &ServeSummary::e2e_ms},
 };
-
-double ms(Nanos ns) { return static_cast<double>(ns) / kNsPerMs; }
 
 // The samples of one metric in one good request (ms).
 std::vector<double> samples_of(std::string_view metric, const RequestRecord& r) {
@@ -77,7 +74,7 @@ bool holds_observed(const BoundTally& b) {
          static_cast<double>(b.misses) <= (1 - kSloPercentile) * static_cast<double>(b.samples);
 }
 
-std::string join(const std::vector<std::string>& parts) {
+std::string join_parts(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
@@ -91,7 +88,7 @@ ProbeJudgement judge_observed(const std::vector<BoundTally>& bounds) {
     if (!holds_observed(b)) failing.push_back(bound_text(b));
   }
   j.passed = failing.empty();
-  j.why = join(j.passed ? all : failing);
+  j.why = join_parts(j.passed ? all : failing);
   return j;
 }
 
@@ -152,10 +149,10 @@ ProbeJudgement judge_probe(std::vector<BoundTally>& bounds, std::int64_t request
       }
     }
     if (!failing.empty()) {
-      j = {true, false, 0, join(failing) + " (fails at 99% confidence)"};
+      j = {true, false, 0, join_parts(failing) + " (fails at 99% confidence)"};
     } else if (!undecided.empty()) {
       j.decided = false;
-      j.why = join(undecided);
+      j.why = join_parts(undecided);
     } else {
       j.why += " (holds at 99% confidence)";
     }

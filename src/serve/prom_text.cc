@@ -11,7 +11,6 @@ namespace plumb::serve {
 namespace {
 
 constexpr std::string_view kTypes[] = {"counter", "gauge", "histogram", "summary", "untyped"};
-constexpr std::size_t kQuoteMax = 40;  // bytes of a bad line quoted in an error
 
 bool name_start(char c, bool colon) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':');

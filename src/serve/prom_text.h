@@ -6,6 +6,7 @@
 // (fuzz/prom_text.cc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 namespace plumb::serve {
+
+inline constexpr std::size_t kQuoteMax = 40;  // bytes of a bad line quoted in an error
 
 struct PromSample {
   std::string name;

@@ -1,5 +1,7 @@
 #include "serve/request.h"
 
+#include <ctime>
+
 namespace plumb::serve {
 
 std::string_view error_kind_name(ErrorKind kind) {
@@ -22,6 +24,12 @@ std::vector<ErrorKind> error_kinds() {
 
 std::string_view token_source_name(TokenSource source) {
   return source == TokenSource::usage ? "usage" : "chunks";
+}
+
+Nanos monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 }  // namespace plumb::serve

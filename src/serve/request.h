@@ -12,6 +12,13 @@ namespace plumb::serve {
 
 using Nanos = std::int64_t;
 constexpr Nanos kNoTime = -1;
+inline constexpr double kNsPerMs = 1e6;
+
+// Nanoseconds as the milliseconds the summaries show.
+inline double ms(Nanos ns) { return static_cast<double>(ns) / kNsPerMs; }
+
+// Now on CLOCK_MONOTONIC, in nanoseconds.
+Nanos monotonic_ns();
 
 // One request of a workload: what to send and when it is due.
 struct RequestSpec {

@@ -11,12 +11,6 @@
 namespace plumb::serve {
 namespace {
 
-Nanos monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* body = static_cast<std::string*>(user);
   constexpr std::size_t kMaxBody = 64 * 1024 * 1024;  // a /metrics page beyond this is refused

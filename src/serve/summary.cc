@@ -11,10 +11,6 @@
 namespace plumb::serve {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
-
-double ms(Nanos ns) { return static_cast<double>(ns) / kNsPerMs; }
-
 Distribution distribution(std::vector<double> values) {
   Distribution d;
   d.count = static_cast<std::int64_t>(values.size());

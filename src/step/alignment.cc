@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/stats.h"
 #include "step/classify.h"
 
 namespace plumb::step {
@@ -24,8 +25,7 @@ constexpr size_t kDetailedNotes = 3;      // per group; one more note counts the
 // lucky instances must not set a clock offset (kineto-2ranks-of-128's alltoalls, 21-91 ms long,
 // overlap 2 of 4 under a 62.8 ms offset that the same ranks' allreduces and allgathers belie).
 constexpr size_t kMinResyncEvidence = 2;
-constexpr size_t kOffsetsNamed = 4;       // ranks a re-synchronisation note names
-constexpr double kNsPerUs = 1000.0;
+constexpr size_t kOffsetsNamed = 4;  // ranks a re-synchronisation note names
 
 using Offsets = std::vector<int64_t>;
 using Position = std::vector<size_t>;  // per member: its call index, or kNoCall
@@ -39,12 +39,6 @@ struct Score {
   // Enough to change how the rest of the trace is matched (kMinResyncEvidence).
   bool convincing() const { return lined_up >= kMinResyncEvidence && 2 * lined_up > judged; }
 };
-
-int64_t lower_median(std::vector<int64_t> values) {
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
 
 // A way past an instance that does not line up, scored by the instances after it.
 enum class Resync { kKeep, kExtraCall, kMissingCall, kReclock };

@@ -14,8 +14,6 @@
 namespace plumb::step {
 namespace {
 
-constexpr double kNsPerUs = 1000.0;
-
 int64_t earliest_step_start(const std::vector<RankTrace>& traces) {
   int64_t t = std::numeric_limits<int64_t>::max();
   for (const RankTrace& trace : traces) t = std::min(t, trace.steps.front().start_ns);

@@ -304,7 +304,7 @@ ascend::ParallelGroups parallel_groups(Database& db) {
   return rows.step() ? ascend::parallel_groups(rows.column_text(0)) : ascend::ParallelGroups{};
 }
 
-std::string host_name(Database& db) {
+std::string db_host_name(Database& db) {
   if (!columns_of(db, "HOST_INFO").contains("hostName")) return "";
   Statement rows = db.prepare("SELECT hostName FROM HOST_INFO LIMIT 1");
   return rows.step() ? rows.column_text(0) : "";
@@ -330,7 +330,7 @@ RankTrace read_ascend_db(const fs::path& dir, const ReadOptions& options) {
   const ascend::ParallelGroups groups = parallel_groups(db);
   trace.world_size = groups.world_size;
   add_ops(db, out, groups, trace);
-  trace.host = host_name(db);
+  trace.host = db_host_name(db);
   ascend::finish(trace);
   return trace;
 }

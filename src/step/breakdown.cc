@@ -6,7 +6,6 @@
 namespace plumb::step {
 namespace {
 
-constexpr double kNsPerUs = 1000.0;
 // msprof-analyze's and torch_npu's bubble: HCCL ops whose name starts so (pipeline receives).
 constexpr std::string_view kReceiveOpPrefix = "hcom_receive";
 

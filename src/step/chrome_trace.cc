@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "step/trace.h"
 #include "step/json_text.h"
 
 namespace plumb::step {
@@ -28,7 +29,6 @@ namespace {
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
-constexpr int64_t kNsPerUs = 1000;
 constexpr int kNsDigits = 3;  // decimal digits between µs and ns
 
 std::string_view trim(std::string_view text) {

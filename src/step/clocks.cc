@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/stats.h"
 #include "step/chrome_trace.h"
 
 namespace plumb::step {
@@ -26,12 +27,6 @@ std::vector<const CollectiveCall*> calls_in_steps(const RankTrace& trace) {
     return a->start_ns < b->start_ns;
   });
   return out;
-}
-
-int64_t lower_median(std::vector<int64_t> values) {
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
 }
 
 // Times past int64 ns from the reference's: only damaged traces hold them.

@@ -16,10 +16,6 @@
 namespace plumb::step {
 namespace {
 
-constexpr double kNsPerUs = 1000.0;
-constexpr double kBytesPerGB = 1e9;
-constexpr double kUsPerS = 1e6;
-
 // The group key calls are matched under: the group name; when the trace does not name it, the
 // stream the call ran on (each NCCL communicator has its own stream, so calls of two unnamed
 // groups do not interleave), as "\x01stream N" so that no group name can collide with it.
@@ -245,7 +241,7 @@ void match_group(const std::vector<CallsByGroup>& by_rank, const std::string& gr
 double instance_busbw_gbps(CollectiveKind kind, uint64_t bytes, double duration_us, int nranks) {
   if (bytes == 0 || duration_us <= 0 || nranks < 1) return kNaN;
   if (kind == CollectiveKind::kUnknown || kind == CollectiveKind::kBarrier) return kNaN;
-  double algbw = static_cast<double>(bytes) / kBytesPerGB / (duration_us / kUsPerS);
+  double algbw = static_cast<double>(bytes) / comm::kBytesPerGB / (duration_us / kUsPerS);
   double factor = comm::find_collective(kind_name(kind)).bus_factor(nranks);
   return comm::busbw_gbps(algbw, factor);
 }

@@ -10,7 +10,6 @@
 namespace plumb::step {
 namespace {
 
-constexpr double kUsPerS = 1e6;
 constexpr std::array<const char*, 5> kDimensions{"tp", "cp", "ep", "pp", "dp"};
 
 const nlohmann::json& member(const nlohmann::json& object, const char* key,

@@ -13,6 +13,7 @@ namespace plumb::step {
 
 inline constexpr const char* kStepSchema = "plumb.step/1";
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kUsPerS = 1e6;
 
 // One rank's step (docs/step.md, "Per rank and step"). Every device interval is clipped to the
 // step's span [start, end). compute + exposed_communication + memory + idle == step_time.

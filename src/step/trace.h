@@ -12,6 +12,8 @@
 
 namespace plumb::step {
 
+inline constexpr int64_t kNsPerUs = 1000;
+
 // What a span of device time was doing (docs/step.md, "Classification").
 enum class Activity : uint8_t { kCompute, kCommunication, kMemory };
 

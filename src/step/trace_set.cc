@@ -83,7 +83,7 @@ void check_steps(const std::vector<RankTrace>& traces, std::vector<std::string>&
 }
 
 // The step whose span holds `t` (steps sorted by start); nullptr when none does.
-const StepSpan* step_at(const std::vector<StepSpan>& steps, int64_t t) {
+const StepSpan* step_containing(const std::vector<StepSpan>& steps, int64_t t) {
   auto after = std::upper_bound(steps.begin(), steps.end(), t,
                                 [](int64_t x, const StepSpan& s) { return x < s.start_ns; });
   if (after == steps.begin()) return nullptr;
@@ -95,11 +95,11 @@ const StepSpan* step_at(const std::vector<StepSpan>& steps, int64_t t) {
 std::map<int64_t, size_t> events_per_step(const RankTrace& trace) {
   std::map<int64_t, size_t> count;
   for (const DeviceSpan& span : trace.spans) {
-    if (const StepSpan* step = step_at(trace.steps, span.start_ns)) ++count[step->step];
+    if (const StepSpan* step = step_containing(trace.steps, span.start_ns)) ++count[step->step];
   }
   for (const DroppedEvents& dropped : trace.dropped) {
     for (int64_t start : dropped.starts_ns) {
-      if (const StepSpan* step = step_at(trace.steps, start)) ++count[step->step];
+      if (const StepSpan* step = step_containing(trace.steps, start)) ++count[step->step];
     }
   }
   return count;
@@ -114,7 +114,7 @@ std::string dropped_note(const RankTrace& trace, const DroppedEvents& dropped,
   std::map<int64_t, size_t> in_step;
   size_t outside = 0;
   for (int64_t start : dropped.starts_ns) {
-    if (const StepSpan* step = step_at(trace.steps, start)) {
+    if (const StepSpan* step = step_containing(trace.steps, start)) {
       ++in_step[step->step];
     } else {
       ++outside;

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "common/error.h"
+#include "common/steady_time.h"
 
 namespace plumb::supervise {
 namespace {
@@ -49,10 +50,6 @@ void install_sigchld() {
   sa.sa_flags = SA_NOCLDSTOP;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGCHLD, &sa, nullptr);
-}
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 // The processes whose parent is this one: the job, and orphans it left that were handed to this

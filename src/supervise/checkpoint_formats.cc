@@ -33,7 +33,7 @@ constexpr std::string_view kDeepSpeedModelStates = "model_states.pt";
 constexpr std::string_view kDcpMetadata = ".metadata";
 constexpr std::string_view kDcpDataSuffix = ".distcp";
 
-std::optional<int64_t> parse_number(std::string_view digits) {
+std::optional<int64_t> parse_digits(std::string_view digits) {
   int64_t value = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
@@ -46,14 +46,14 @@ std::optional<int64_t> parse_number(std::string_view digits) {
 // "iter_0000300" with prefix "iter_" -> 300.
 std::optional<int64_t> number_after(std::string_view name, std::string_view prefix) {
   if (!name.starts_with(prefix)) return std::nullopt;
-  return parse_number(name.substr(prefix.size()));
+  return parse_digits(name.substr(prefix.size()));
 }
 
 // "step_1200", "checkpoint-1200", "global_step1200" -> 1200; "final" -> none.
 std::optional<int64_t> trailing_number(std::string_view name) {
   size_t start = name.size();
   while (start > 0 && name[start - 1] >= '0' && name[start - 1] <= '9') --start;
-  return parse_number(name.substr(start));
+  return parse_digits(name.substr(start));
 }
 
 std::string_view trim(std::string_view text) {
@@ -340,7 +340,7 @@ PointerText read_megatron_tracker_text(std::string_view text) {
     bound.step = 0;
     return bound;
   }
-  bound.step = parse_number(bound.said);
+  bound.step = parse_digits(bound.said);
   if (!bound.step || *bound.step <= 0) {
     bound.problem = fmt::format("{} holds \"{}\", not an iteration number or \"{}\"",
                                 kMegatronTracker, terminal_safe(bound.said), kMegatronRelease);

@@ -15,6 +15,7 @@
 
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/steady_time.h"
 #include "common/strings.h"
 #include "supervise/recovery_vendors.h"
 
@@ -27,10 +28,6 @@ constexpr size_t kTailLines = 20;          // output_tail: the last lines of the
 constexpr size_t kTailBytes = 2048;        // ... and at most this much of it
 constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr std::string_view kUnusableHostLine = "plumb: unusable host ";
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -14,8 +14,6 @@
 namespace plumb::sysinfo {
 namespace {
 
-constexpr size_t kQuoteLimit = 120;  // characters of a bad row quoted in an error
-
 enum class Table { kNone, kDeviceHeader, kDevices, kProcessHeader, kProcesses };
 
 // "| a  | b |" -> {"a", "b"}
@@ -107,7 +105,7 @@ std::string shown_columns(const std::vector<std::string>& names) {
   return text;
 }
 
-class Parser {
+class NpuSmiParser {
  public:
   void line(std::string_view text, int number) {
     number_ = number;
@@ -249,7 +247,7 @@ class Parser {
 }  // namespace
 
 NpuSmiInfo parse_npu_smi_info(std::string_view text) {
-  Parser parser;
+  NpuSmiParser parser;
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {

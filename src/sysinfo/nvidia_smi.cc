@@ -13,8 +13,6 @@
 namespace plumb::sysinfo {
 namespace {
 
-constexpr size_t kQuoteLimit = 120;  // characters of a bad line quoted in an error
-
 // nvidia-smi's CSV is not quoted (no value it prints holds a comma), so a split on ',' is exact.
 std::vector<std::string_view> values_of(std::string_view line) {
   std::vector<std::string_view> values;
@@ -131,7 +129,7 @@ std::optional<double> number_of(std::string_view value, const std::string& unit)
   return number;
 }
 
-class Parser {
+class NvidiaSmiParser {
  public:
   void line(std::string_view text, int number) {
     text = trim_blanks(text);
@@ -204,7 +202,7 @@ class Parser {
 }  // namespace
 
 std::vector<NvidiaGpu> parse_nvidia_smi_csv(std::string_view text) {
-  Parser parser;
+  NvidiaSmiParser parser;
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {

@@ -13,7 +13,7 @@
 namespace plumb::topo {
 namespace {
 
-using Range = std::pair<int, int>;
+using CpuRange = std::pair<int, int>;
 
 // One CPU index: digits only, at most kMaxCpu.
 bool parse_index(std::string_view text, int& out) {
@@ -23,7 +23,7 @@ bool parse_index(std::string_view text, int& out) {
 }
 
 // "8" or "10-11" (first ≤ last).
-bool parse_range(std::string_view item, Range& out) {
+bool parse_range(std::string_view item, CpuRange& out) {
   const size_t dash = item.find('-');
   if (dash == std::string_view::npos) {
     if (!parse_index(item, out.first)) return false;
@@ -35,10 +35,10 @@ bool parse_range(std::string_view item, Range& out) {
 }
 
 // Ranges sorted and merged, so that filling the set touches each CPU once.
-std::vector<Range> merged(std::vector<Range> ranges) {
+std::vector<CpuRange> merged(std::vector<CpuRange> ranges) {
   std::sort(ranges.begin(), ranges.end());
-  std::vector<Range> out;
-  for (const Range& r : ranges) {
+  std::vector<CpuRange> out;
+  for (const CpuRange& r : ranges) {
     if (!out.empty() && r.first <= out.back().second + 1) {
       out.back().second = std::max(out.back().second, r.second);
     } else {
@@ -62,9 +62,9 @@ std::string format_cpu_list(const CpuSet& cpus) {
 }
 
 CpuSet parse_cpu_list(std::string_view text, std::string_view what) {
-  std::vector<Range> ranges;
+  std::vector<CpuRange> ranges;
   for (const std::string& item : split_list(text)) {
-    Range r;
+    CpuRange r;
     if (!parse_range(item, r)) {
       throw Error(fmt::format("{}: expected a CPU list such as 0-3,8 (indices up to {}), got '{}'",
                               what, kMaxCpu, text));
@@ -72,7 +72,7 @@ CpuSet parse_cpu_list(std::string_view text, std::string_view what) {
     ranges.push_back(r);
   }
   CpuSet cpus;
-  for (const Range& r : merged(std::move(ranges))) {
+  for (const CpuRange& r : merged(std::move(ranges))) {
     for (int cpu = r.first; cpu <= r.second; ++cpu) cpus.insert(cpus.end(), cpu);
   }
   return cpus;

@@ -247,7 +247,7 @@ void check_tiers(Reader& r) {
   }
 }
 
-void throw_problems(const std::string& source, std::vector<SiteProblem> problems) {
+void throw_numbered_problems(const std::string& source, std::vector<SiteProblem> problems) {
   std::stable_sort(problems.begin(), problems.end(),
                    [](const SiteProblem& a, const SiteProblem& b) { return a.line < b.line; });
   std::vector<std::string> lines;
@@ -317,10 +317,10 @@ SiteTopology read_hypernodes(std::string_view text, const std::string& source,
       r.problems.push_back({e.mark.line + 1, fmt::format("not the shape of a HyperNode: {}", e.msg)});
     }
   }
-  if (!r.problems.empty()) throw_problems(source, r.problems);
+  if (!r.problems.empty()) throw_numbered_problems(source, r.problems);
   check_site(r.site);
   check_tiers(r);
-  if (!r.problems.empty()) throw_problems(source, r.problems);
+  if (!r.problems.empty()) throw_numbered_problems(source, r.problems);
   const std::map<std::string, int> heights = site_tiers(r.site);
   if (std::any_of(heights.begin(), heights.end(), [&](const auto& h) { return r.tiers[h.first] != h.second; })) {
     r.site.notes.push_back("the file's tiers skip levels; plumb topo export numbers them from the "

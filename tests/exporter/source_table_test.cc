@@ -2,6 +2,7 @@
 // sources make_sources() builds (auto picks by PATH and says which).
 #include "exporter/source_table.h"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 

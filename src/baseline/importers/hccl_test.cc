@@ -66,9 +66,10 @@ SweepPlan rest_of_sweep(const std::vector<comm::Row>& rows, uint64_t max_bytes) 
   return plan;
 }
 
-class Parser {
+class HcclTestParser {
  public:
-  Parser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+  HcclTestParser(std::string_view file, const ImportOptions& options)
+      : file_(file), options_(options) {}
 
   void line(int number, std::string_view line);
   std::vector<ImportedTest> finish();
@@ -107,7 +108,7 @@ class Parser {
   int last_row_line_ = 0;
 };
 
-void Parser::line(int number, std::string_view line) {
+void HcclTestParser::line(int number, std::string_view line) {
   const std::vector<std::string> cells = split_words(line, "|");
   if (cells.empty() || cells[0] == "Warning:") return;  // "No verification is performed": NULL rows
   std::string_view groups[3];
@@ -133,7 +134,7 @@ void Parser::line(int number, std::string_view line) {
   problems_.attempt([&] { row(number, cells); });  // a bad number does not stop the pass
 }
 
-void Parser::header(int number) {
+void HcclTestParser::header(int number) {
   end_test();
   if (options_.collective.empty()) {
     throw Error(fmt::format("{}: hccl_test logs do not name their collective; pass --collective",
@@ -147,7 +148,7 @@ void Parser::header(int number) {
   tests_.push_back(std::move(t));
 }
 
-void Parser::row(int number, const std::vector<std::string>& cells) {
+void HcclTestParser::row(int number, const std::vector<std::string>& cells) {
   const uint64_t bytes = parse_count(cells[0], "data_size(Bytes)", file_, number);
   const double time = parse_number(cells[1], "avg_time(us)", file_, number);
   parse_number(cells[2], "alg_bandwidth(GB/s)", file_, number);  // validated, recomputed
@@ -167,7 +168,7 @@ void Parser::row(int number, const std::vector<std::string>& cells) {
   last_row_line_ = number;
 }
 
-bool Parser::rank_failed(int number, std::string_view line) {
+bool HcclTestParser::rank_failed(int number, std::string_view line) {
   std::string_view groups[3];
   if (!rank_failed_line().search(line, groups)) return false;
   const uint64_t bytes = parse_count(groups[2], "data_size(Bytes)", file_, number);
@@ -177,7 +178,7 @@ bool Parser::rank_failed(int number, std::string_view line) {
 }
 
 // A short row followed by more of the table was not cut: refused at its own line.
-void Parser::replay_short_row() {
+void HcclTestParser::replay_short_row() {
   if (!short_row_) return;
   problems_.add(fmt::format("{}: expected 4 columns (data_size avg_time alg_bandwidth "
                             "check_result), got {}",
@@ -186,7 +187,7 @@ void Parser::replay_short_row() {
 }
 
 // The sizes hccl_test did not reach: a cut last row, or a next size within maxbytes.
-std::optional<Issue> Parser::incomplete() const {
+std::optional<Issue> HcclTestParser::incomplete() const {
   const std::vector<comm::Row>& rows = tests_.back().rows;
   const uint64_t last = rows.back().bytes;
   const SweepPlan rest = rest_of_sweep(rows, max_bytes_.value_or(0));
@@ -206,7 +207,7 @@ std::optional<Issue> Parser::incomplete() const {
   return issue;
 }
 
-void Parser::end_test() {
+void HcclTestParser::end_test() {
   if (!tests_.empty() && !tests_.back().rows.empty()) {
     ImportedTest& t = tests_.back();
     for (comm::Row& r : t.rows) {
@@ -231,7 +232,7 @@ void Parser::end_test() {
   short_row_.reset();
 }
 
-std::vector<ImportedTest> Parser::finish() {
+std::vector<ImportedTest> HcclTestParser::finish() {
   end_test();
   problems_.throw_if_any();
   if (tests_.empty() || tests_.back().rows.empty()) {
@@ -250,7 +251,7 @@ class HcclTest final : public Importer {
 
   std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
                                   const ImportOptions& options) const override {
-    Parser parser(file, options);
+    HcclTestParser parser(file, options);
     try {  // a structural problem stops the pass, after the rows' problems found before it
       for_each_line(text, [&](int number, std::string_view line) { parser.line(number, line); });
     } catch (const Error& e) {

@@ -14,13 +14,14 @@ namespace plumb::baseline {
 namespace {
 
 // What one row measured; comm::combine_rounds merges rows by (layer, group, collective, size).
-using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, uint64_t>;
+using RoundRowKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, uint64_t>;
 
-Key key_of(const comm::Row& r) {
+RoundRowKey key_of(const comm::Row& r) {
   return {r.layer, r.group, r.collective, r.dtype, r.op, r.requested_bytes};
 }
 
-std::string key_text(const Key& k) {
+std::string key_text(const RoundRowKey& k) {
   return fmt::format("{} {} {} {}", std::get<2>(k), std::get<3>(k), std::get<4>(k),
                      format_bytes(std::get<5>(k)));
 }
@@ -28,8 +29,8 @@ std::string key_text(const Key& k) {
 constexpr const char* kWhy = "several logs make one record only of the same test";
 
 // The keys of a test, each once.
-std::set<Key> keys_of(const ImportedTest& t, const std::string& file) {
-  std::set<Key> keys;
+std::set<RoundRowKey> keys_of(const ImportedTest& t, const std::string& file) {
+  std::set<RoundRowKey> keys;
   std::set<std::tuple<std::string, std::string, std::string, uint64_t>> merged;
   for (const comm::Row& r : t.rows) {
     if (!keys.insert(key_of(r)).second ||
@@ -51,14 +52,14 @@ void check_same_test(const ImportedTest& first, const std::string& first_file,
     throw Error(fmt::format("{}: {} ranks where {} has {}: {}", here, t.ranks, there, first.ranks,
                             kWhy));
   }
-  const std::set<Key> a = keys_of(first, first_file);
-  const std::set<Key> b = keys_of(t, file);
-  for (const Key& k : a) {
+  const std::set<RoundRowKey> a = keys_of(first, first_file);
+  const std::set<RoundRowKey> b = keys_of(t, file);
+  for (const RoundRowKey& k : a) {
     if (b.count(k) == 0) {
       throw Error(fmt::format("{}: no {} row, which {} has: {}", here, key_text(k), there, kWhy));
     }
   }
-  for (const Key& k : b) {
+  for (const RoundRowKey& k : b) {
     if (a.count(k) == 0) {
       throw Error(fmt::format("{}: {} is not in {}: {}", here, key_text(k), there, kWhy));
     }

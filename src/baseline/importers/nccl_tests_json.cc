@@ -34,7 +34,7 @@
 namespace plumb::baseline {
 namespace {
 
-using json = nlohmann::json;
+using nlohmann::json;
 
 // The keys jsonOutputInit() and writeDeviceReport() always write; plumb's own JSON has none.
 bool looks_like_nccl_tests(const json& doc) {

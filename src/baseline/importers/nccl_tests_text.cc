@@ -107,9 +107,10 @@ struct ShortRow {
   std::string text;
 };
 
-class Parser {
+class NcclTestsTextParser {
  public:
-  Parser(std::string_view file, const ImportOptions& options, const Importer::TestSink& sink)
+  NcclTestsTextParser(std::string_view file, const ImportOptions& options,
+                      const Importer::TestSink& sink)
       : file_(file), options_(options), sink_(sink) {}
 
   void line(int number, std::string_view text);
@@ -174,7 +175,7 @@ class Parser {
   Validity orphans_;  // failure lines before any test: kept by the first
 };
 
-void Parser::line(int number, std::string_view raw) {
+void NcclTestsTextParser::line(int number, std::string_view raw) {
   number_ = number;
   std::string_view text = strip_tag(raw);
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
@@ -201,7 +202,7 @@ void Parser::line(int number, std::string_view raw) {
 
 // A row short of columns followed by more of the test was not cut: it is read (and refused when
 // it lacks a column plumb reads) at its own line.
-void Parser::replay_short_row() {
+void NcclTestsTextParser::replay_short_row() {
   if (!checks_.short_row) return;
   const ShortRow cut = std::move(*checks_.short_row);
   checks_.short_row.reset();
@@ -217,7 +218,7 @@ void Parser::replay_short_row() {
 
 // A failure line belongs to the test it is in; between tests, to the one before; before any, to
 // the first.
-void Parser::add_issue(Issue issue) {
+void NcclTestsTextParser::add_issue(Issue issue) {
   if (test_) return test_->validity.push_back(std::move(issue));
   if (ended_) return ended_->validity.push_back(std::move(issue));
   orphans_.push_back(std::move(issue));
@@ -225,7 +226,7 @@ void Parser::add_issue(Issue issue) {
 
 // A problem of the file's structure (a header, a test name, a row without a header) stops the
 // pass, reported after the rows' problems found before it.
-void Parser::stop_on_error(const std::function<void()>& fn) {
+void NcclTestsTextParser::stop_on_error(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const Error& e) {
@@ -234,7 +235,7 @@ void Parser::stop_on_error(const std::function<void()>& fn) {
   }
 }
 
-void Parser::start_test(std::string collective) {
+void NcclTestsTextParser::start_test(std::string collective) {
   end_test();
   hand_over();
   test_ = ImportedTest{};
@@ -249,7 +250,7 @@ void Parser::start_test(std::string collective) {
   columns_.clear();
 }
 
-void Parser::end_test() {
+void NcclTestsTextParser::end_test() {
   if (!test_) return;
   // A short last row with nothing before it is no measurement at all: refused at its line.
   if (test_->rows.empty()) replay_short_row();
@@ -261,7 +262,7 @@ void Parser::end_test() {
   test_.reset();
 }
 
-void Parser::hand_over() {
+void NcclTestsTextParser::hand_over() {
   if (!ended_) return;
   std::stable_sort(ended_->validity.begin(), ended_->validity.end(),
                    [](const Issue& a, const Issue& b) { return a.kind < b.kind; });
@@ -272,7 +273,7 @@ void Parser::hand_over() {
 
 // The test's own checks as issues: wrong rows first, then what the log says in its order, then
 // whether it is complete.
-void Parser::add_checks_to_test() {
+void NcclTestsTextParser::add_checks_to_test() {
   Validity rows;
   checks_.out_of_place.add_issue_to(rows, test_->rows.size());
   checks_.in_place.add_issue_to(rows, test_->rows.size());
@@ -285,7 +286,7 @@ void Parser::add_checks_to_test() {
 // A cut last row, no '# Avg bus bandwidth' line, or a run of rows shorter than the header's
 // sweep: the test did not finish. The sweep named is the first run short of the plan (the last
 // run when none is).
-std::optional<Issue> Parser::incomplete() const {
+std::optional<Issue> NcclTestsTextParser::incomplete() const {
   const uint64_t planned = checks_.plan.size_count();
   const SizeRun* run = &checks_.runs.back();
   for (const SizeRun& r : checks_.runs) {
@@ -316,7 +317,7 @@ std::optional<Issue> Parser::incomplete() const {
 
 // "Rank  3 Group  0 Pid 1234 on host-a device  3 [...]": rank 3 runs on host-a. A rank number
 // beyond any rank count (it would overflow the count) is an Error, not a wrapped-around count.
-void Parser::rank_line(const std::vector<std::string_view>& w) {
+void NcclTestsTextParser::rank_line(const std::vector<std::string_view>& w) {
   if (w.size() < 4 || w[1].find_first_not_of("0123456789") != std::string_view::npos) return;
   auto on = std::find(w.begin() + 2, w.end(), "on");
   if (on == w.end() || on + 2 >= w.end() || *(on + 2) != "device") return;
@@ -333,7 +334,7 @@ void Parser::rank_line(const std::vector<std::string_view>& w) {
   }
 }
 
-void Parser::comment(std::string_view body) {
+void NcclTestsTextParser::comment(std::string_view body) {
   const std::vector<std::string_view> w = words(body);
   if (w.empty()) return;
   if (w[0] == "nccl-tests" && w.size() > 2 && w[1] == "version") {
@@ -359,7 +360,7 @@ void Parser::comment(std::string_view body) {
 // "# Reducing maxBytes to N due to memory limitation" (the sweep ends earlier, by design),
 // "# Out of bounds values : 4 FAILED" and "# Avg bus bandwidth : 30.2993 [FAILED|OK]" (the end
 // marker: nccl-tests prints it when every size ran).
-void Parser::footer(const std::vector<std::string_view>& w) {
+void NcclTestsTextParser::footer(const std::vector<std::string_view>& w) {
   const auto starts = [&](std::initializer_list<std::string_view> head) {
     return w.size() > head.size() && std::equal(head.begin(), head.end(), w.begin());
   };
@@ -381,14 +382,14 @@ void Parser::footer(const std::vector<std::string_view>& w) {
                              0});
 }
 
-std::optional<size_t> Parser::column(const std::string& name) const {
+std::optional<size_t> NcclTestsTextParser::column(const std::string& name) const {
   for (size_t i = 0; i < columns_.size(); ++i) {
     if (columns_[i] == name) return i;
   }
   return std::nullopt;
 }
 
-void Parser::header(const std::vector<std::string_view>& names) {
+void NcclTestsTextParser::header(const std::vector<std::string_view>& names) {
   columns_.clear();
   checks_.width = names.size();
   checks_.in_place_check.reset();
@@ -420,18 +421,20 @@ void Parser::header(const std::vector<std::string_view>& names) {
   }
 }
 
-double Parser::number(const std::vector<std::string_view>& cells, const std::string& name) const {
+double NcclTestsTextParser::number(const std::vector<std::string_view>& cells,
+                                   const std::string& name) const {
   const auto at = column(name);
   if (!at) return std::numeric_limits<double>::quiet_NaN();
   return parse_number(cells[*at], name, file_, number_);
 }
 
-uint64_t Parser::count(const std::vector<std::string_view>& cells, const std::string& name) const {
+uint64_t NcclTestsTextParser::count(const std::vector<std::string_view>& cells,
+                                    const std::string& name) const {
   return parse_count(cells[*column(name)], name, file_, number_);
 }
 
 // -1 when the collective has no root.
-int Parser::root(const std::vector<std::string_view>& cells) const {
+int NcclTestsTextParser::root(const std::vector<std::string_view>& cells) const {
   const auto at = column("root");
   if (!at) return -1;
   const std::string_view cell = cells[*at];
@@ -444,7 +447,7 @@ int Parser::root(const std::vector<std::string_view>& cells) const {
 }
 
 // The numbers of the out-of-place half.
-void Parser::measure(const std::vector<std::string_view>& cells, comm::Row& r) const {
+void NcclTestsTextParser::measure(const std::vector<std::string_view>& cells, comm::Row& r) const {
   r.root = root(cells);
   r.bytes = r.requested_bytes = count(cells, "size");
   r.count = count(cells, "count");
@@ -463,7 +466,7 @@ void Parser::measure(const std::vector<std::string_view>& cells, comm::Row& r) c
 }
 
 // A row that cannot have been measured (table_helpers.h row_problem), named by its column.
-void Parser::check(const comm::Row& r) const {
+void NcclTestsTextParser::check(const comm::Row& r) const {
   const auto problem = row_problem(r);
   if (!problem) return;
   const std::string time = time_column();
@@ -473,7 +476,7 @@ void Parser::check(const comm::Row& r) const {
                    problem->what));
 }
 
-void Parser::row_structure(const std::vector<std::string_view>& cells) const {
+void NcclTestsTextParser::row_structure(const std::vector<std::string_view>& cells) const {
   if (!test_ || columns_.empty()) {
     fail(fmt::format("a result row before any column header: '{}'", cells.front()));
   }
@@ -487,7 +490,7 @@ void Parser::row_structure(const std::vector<std::string_view>& cells) const {
   }
 }
 
-void Parser::row(const std::vector<std::string_view>& cells) {
+void NcclTestsTextParser::row(const std::vector<std::string_view>& cells) {
   comm::Row r;
   r.layer = "world";
   r.group = "world";
@@ -508,7 +511,7 @@ void Parser::row(const std::vector<std::string_view>& cells) {
 
 // What a row adds to the test's checks: its wrong elements, in either half, and the run of sizes
 // it extends.
-void Parser::observe(const std::vector<std::string_view>& cells, const comm::Row& r) {
+void NcclTestsTextParser::observe(const std::vector<std::string_view>& cells, const comm::Row& r) {
   if (r.wrong > 0) {
     const bool counted = column("#wrong").has_value();
     checks_.out_of_place.add(
@@ -529,7 +532,8 @@ void Parser::observe(const std::vector<std::string_view>& cells, const comm::Row
 }
 
 // The in-place half's '#wrong' (a count, or N/A when not checked) or, before 2.13, its 'error'.
-void Parser::wrong_in_place(const std::vector<std::string_view>& cells, const comm::Row& r) {
+void NcclTestsTextParser::wrong_in_place(const std::vector<std::string_view>& cells,
+                                         const comm::Row& r) {
   const auto at = checks_.in_place_check;
   if (!at || *at >= cells.size() || cells[*at] == "N/A") return;
   if (column("#wrong")) {
@@ -545,7 +549,7 @@ void Parser::wrong_in_place(const std::vector<std::string_view>& cells, const co
   }
 }
 
-void Parser::finish() {
+void NcclTestsTextParser::finish() {
   end_test();
   if (ended_) {
     ended_->validity.insert(ended_->validity.end(), orphans_.begin(), orphans_.end());
@@ -575,7 +579,7 @@ class NcclTestsText final : public Importer {
 
   void parse_each(std::string_view text, std::string_view file, const ImportOptions& options,
                   const TestSink& sink) const override {
-    Parser parser(file, options, sink);
+    NcclTestsTextParser parser(file, options, sink);
     text = without_bom(text);
     int number = 0;
     size_t start = 0;

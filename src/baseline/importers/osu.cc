@@ -34,9 +34,9 @@ const Regex& type_line() {
   return kType;
 }
 
-class Parser {
+class OsuParser {
  public:
-  Parser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
+  OsuParser(std::string_view file, const ImportOptions& options) : file_(file), options_(options) {}
 
   void line(int number, std::string_view line);
   std::vector<ImportedTest> finish();
@@ -72,7 +72,7 @@ class Parser {
   std::optional<ShortRow> short_row_;
 };
 
-void Parser::line(int number, std::string_view line) {
+void OsuParser::line(int number, std::string_view line) {
   std::string_view groups[3];
   if (title_line().search(line, groups)) return title(number, line, groups[1], groups[2]);
   if (type_line().search(line, groups)) {
@@ -98,8 +98,8 @@ void Parser::line(int number, std::string_view line) {
   problems_.attempt([&] { row(number, cells); });  // a bad row does not stop the pass
 }
 
-void Parser::title(int number, std::string_view line, std::string_view name,
-                   std::string_view version) {
+void OsuParser::title(int number, std::string_view line, std::string_view name,
+                      std::string_view version) {
   end_test();
   width_ = 0;
   failed_ = WrongRows("failed their check");
@@ -116,7 +116,7 @@ void Parser::title(int number, std::string_view line, std::string_view name,
   tests_.push_back(std::move(t));
 }
 
-void Parser::row(int number, const std::vector<std::string>& cells) {
+void OsuParser::row(int number, const std::vector<std::string>& cells) {
   const uint64_t bytes = parse_count(cells[0], "Size", file_, number);
   if (cells.size() < 2) {
     throw Error(fmt::format("{}: expected a latency after the size", where(number)));
@@ -133,14 +133,14 @@ void Parser::row(int number, const std::vector<std::string>& cells) {
 }
 
 // A short row followed by more of the table was not cut: read (and refused) at its own line.
-void Parser::replay_short_row() {
+void OsuParser::replay_short_row() {
   if (!short_row_) return;
   const ShortRow cut = std::move(*short_row_);
   short_row_.reset();
   problems_.attempt([&] { row(cut.line, cut.cells); });
 }
 
-void Parser::end_test() {
+void OsuParser::end_test() {
   if (tests_.empty()) return;
   ImportedTest& t = tests_.back();
   if (t.rows.empty()) replay_short_row();  // nothing measured: the cut row is an error
@@ -159,7 +159,7 @@ void Parser::end_test() {
                    [](const Issue& a, const Issue& b) { return a.kind < b.kind; });
 }
 
-std::vector<ImportedTest> Parser::finish() {
+std::vector<ImportedTest> OsuParser::finish() {
   end_test();
   problems_.throw_if_any();
   if (tests_.empty() || tests_.back().rows.empty()) {
@@ -178,7 +178,7 @@ class Osu final : public Importer {
 
   std::vector<ImportedTest> parse(std::string_view text, std::string_view file,
                                   const ImportOptions& options) const override {
-    Parser parser(file, options);
+    OsuParser parser(file, options);
     try {  // a structural problem stops the pass, after the rows' problems found before it
       for_each_line(text, [&](int number, std::string_view line) { parser.line(number, line); });
     } catch (const Error& e) {

@@ -30,6 +30,9 @@ std::vector<std::string> split_words(std::string_view line, std::string_view ext
 // The largest byte or element count a row may hold: the store's INTEGER is a signed 64-bit one.
 inline constexpr uint64_t kMaxCount = std::numeric_limits<int64_t>::max();
 
+// The largest value a record's int field (a rank, a world size) may hold.
+inline constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
 // Checked reading with std::from_chars: the whole cell, no sign, at most kMaxCount; nullopt
 // otherwise (a negative or overflowing count is never clamped).
 std::optional<uint64_t> parse_count(std::string_view cell);
