@@ -25,6 +25,7 @@
 #include "cli/baseline_workload.h"
 #include "cli/comm_command.h"
 #include "cli/record_source.h"
+#include "cli/store_option.h"
 #include "comm/agreement.h"
 #include "comm/rounds.h"
 #include "common/environment.h"
@@ -466,7 +467,7 @@ void setup_baseline(CLI::App& app, BaselineOptions& o) {
   app.add_option("--cluster", o.cluster, "Cluster map (YAML; see docs/comm.md)");
   app.add_option("--backend", o.backend, "auto (nccl with NVIDIA GPUs, else mpi), mpi or nccl")
       ->capture_default_str();
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.add_option("-o,--output-dir", o.output_dir, "Where the HTML report goes")->capture_default_str();
   app.add_option("--compare", o.compare, "A baseline (id, latest or JSON) to diff against; exit 1 on a regression");
   app.add_option("-t,--threshold", o.threshold_percent, "Percent, for --compare")->capture_default_str();

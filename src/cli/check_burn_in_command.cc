@@ -13,6 +13,7 @@
 #include "cli/check_subcommands.h"
 #include "cli/comm_command.h"
 #include "cli/record_source.h"
+#include "cli/store_option.h"
 #include "comm/agreement.h"
 #include "comm/backends.h"
 #include "comm/collective.h"
@@ -168,7 +169,7 @@ void setup_check_burn_in(CLI::App& check, std::function<int()>& selected) {
   sub->add_option("--baseline-share", o->baseline_share,
                   "The share of the baseline's busbw to reach (default 0.9)")
       ->check(CLI::Range(0.01, 1.0));
-  sub->add_option("--db", o->db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  sub->add_option("--db", o->db, kStoreOptionHelp);
   sub->add_flag("--store", o->store, "Keep the result in the store as a check record (plumb list)");
   sub->add_option("-n,--iters", o->iters, "Timed iterations")
       ->capture_default_str()->check(whole_number(1, comm::kMaxIters));

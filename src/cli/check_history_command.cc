@@ -12,6 +12,7 @@
 #include "baseline/store.h"
 #include "check/history.h"
 #include "cli/check_subcommands.h"
+#include "cli/store_option.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "common/strings.h"
@@ -94,7 +95,7 @@ void setup_check_history(CLI::App& check, std::function<int()>& selected) {
   CLI::App* sub = check.add_subcommand(
       "history", "Each node's last node checks from the store, and the repeat offenders: nodes "
                  "failing the same check in k of their last n runs (exit 1 when there is one)");
-  sub->add_option("--db", o->db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  sub->add_option("--db", o->db, kStoreOptionHelp);
   sub->add_option("--host", o->host, "Only this node");
   sub->add_option("-k", o->k, "Failures that make a repeat offender")->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("-n", o->n, "Runs looked at per node, newest first")->capture_default_str()->check(CLI::Range(1, 1000));

@@ -13,6 +13,7 @@
 #include "cli/check_scheduler.h"
 #include "cli/check_store.h"
 #include "cli/check_subcommands.h"
+#include "cli/store_option.h"
 #include "common/environment.h"
 #include "common/error.h"
 #include "common/output_file.h"
@@ -170,7 +171,7 @@ void setup_check_node(CLI::App& check, std::function<int()>& selected) {
   sub->add_flag("--store", o->store,
                 "Keep this pass in the store (plumb check history; plumb list) and say when the "
                 "node failed the same check in 3 of its last 5 runs");
-  sub->add_option("--db", o->db, "The store --store writes to: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  sub->add_option("--db", o->db, std::string("--store writes to it. ") + kStoreOptionHelp);
   add_check_scheduler_options(*sub, o->scheduler);
   sub->callback([o, &selected] { selected = [o] { return run_node(*o); }; });
 }

@@ -15,6 +15,7 @@
 #include "baseline/set_diff.h"
 #include "baseline/step_diff.h"
 #include "cli/record_source.h"
+#include "cli/store_option.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/diff_reporter.h"
@@ -113,7 +114,7 @@ constexpr Differ kDiffers[] = {
 void setup_diff(CLI::App& app, DiffOptions& o) {
   app.add_option("A", o.a, "The reference: a baseline id, latest, or a JSON file")->required();
   app.add_option("B", o.b, "The run to judge: a baseline id, latest, or a JSON file")->required();
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.add_option("-t,--threshold", o.threshold_percent,
                  "Percent: a smaller busbw (step time, exposed communication, recovery figure, "
                  "memory level or leak rate) change is never a regression; a halving always is, "

@@ -1,4 +1,5 @@
 #include "cli/import_command.h"
+#include "cli/store_option.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -29,7 +30,7 @@ void setup_import(CLI::App& app, ImportCommandOptions& o) {
   app.add_option("--ranks", o.ranks, "The rank count, for logs that do not list their ranks")
       ->check(CLI::PositiveNumber);
   app.add_option("--label", o.label, "A label for the records");
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.footer("A log that says its results are wrong (nccl-tests' #wrong, 'Out of bounds values : "
              "N FAILED', nwrong, hccl_test's check_result failed, OSU's Validation Fail), that "
              "reports a failed check, or whose sweep ended early (no '# Avg bus bandwidth' line, a "

@@ -13,6 +13,7 @@
 #include "baseline/diff.h"
 #include "baseline/record_kind.h"
 #include "cli/record_source.h"
+#include "cli/store_option.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "report/html_report.h"
@@ -93,7 +94,7 @@ void setup_report(CLI::App& app, ReportOptions& o) {
   app.add_option("B", o.b, "A second one, overlaid on A and judged against it");
   app.add_option("-o,--output", o.output, "The HTML file (- for standard output)")
       ->capture_default_str();
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.add_option("-t,--threshold", o.threshold_percent,
                  "Percent: a smaller busbw change is never a regression")
       ->capture_default_str()

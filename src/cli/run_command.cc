@@ -8,6 +8,7 @@
 #include "baseline/recovery_store.h"
 #include "baseline/store.h"
 #include "cli/supervision.h"
+#include "cli/store_option.h"
 #include "common/error.h"
 
 namespace plumb::cli {
@@ -23,7 +24,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "failures, detection, recovery and downtime here");
   app.add_flag("--save", o.save, "Store the recovery baseline (plumb show, plumb diff)");
   app.add_option("--label", o.label, "Label of the stored record");
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.footer("Exit status: 0 the job finished with 0; 1 gave up after too many failures, or a "
              "drill that could not inject every fault or saw a restart not resume after its "
              "checkpoint; 2 bad usage (no command after --, a command that does not exist, a "

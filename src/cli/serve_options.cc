@@ -1,4 +1,5 @@
 #include "cli/serve_options.h"
+#include "cli/store_option.h"
 
 #include "common/error.h"
 #include "common/number_range.h"
@@ -77,7 +78,7 @@ void add_serve_report_options(CLI::App& app, ServeReportOptions& o) {
   app.add_option("--price", o.price, "Price per card-hour (cost per million output tokens)");
   app.add_option("--hardware", o.hardware, "The plan catalog's card whose rent price to use");
   app.add_flag("--store", o.store, "Keep the result as a serving record in the store");
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.add_option("--label", o.label, "A label for the stored record");
   app.add_flag("-q,--quiet", o.quiet, "No progress line");
 }

@@ -10,6 +10,7 @@
 
 #include "baseline/store.h"
 #include "cli/record_source.h"
+#include "cli/store_option.h"
 #include "common/console.h"
 #include "common/environment.h"
 #include "common/error.h"
@@ -128,7 +129,7 @@ void setup_step(CLI::App& app, StepOptions& o) {
   app.add_option("--html", o.html, "Write a self-contained HTML report here");
   app.add_flag("--save", o.save, "Store the result as a step record (compare with plumb diff)");
   app.add_option("--label", o.label, "Label of the stored record");
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
   app.add_option("-j,--jobs", o.jobs, "Traces read at once (default: one per core)")
       ->check(CLI::Range(1, 1024));
 }

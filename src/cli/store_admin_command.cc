@@ -1,5 +1,6 @@
 #include "cli/store_admin_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -10,6 +11,7 @@
 #include "baseline/store.h"
 #include "baseline/store_copy.h"
 #include "baseline/store_integrity.h"
+#include "cli/store_option.h"
 #include "common/error.h"
 #include "common/progress.h"
 
@@ -73,8 +75,7 @@ void setup_integrity(CLI::App& store, std::function<int()>& selected) {
   CLI::App* sub = store.add_subcommand(
       "check", "A store's schema version and integrity; reads only (exit 1 when a check fails)");
   auto o = std::make_shared<StoreCheckOptions>();
-  sub->add_option("--db", o->db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default "
-                                 "$PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  sub->add_option("--db", o->db, kStoreOptionHelp);
   sub->callback([&selected, o] { selected = [o] { return run_store_check(*o); }; });
 }
 

@@ -3,10 +3,12 @@
 // logic lives in baseline/store_copy.h and baseline/store_integrity.h.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace plumb::cli {
 

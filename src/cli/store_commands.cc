@@ -1,4 +1,5 @@
 #include "cli/store_commands.h"
+#include "cli/store_option.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -24,7 +25,7 @@ namespace plumb::cli {
 namespace {
 
 void add_db(CLI::App& app, StoreOptions& o) {
-  app.add_option("--db", o.db, "The store: a file, or postgresql://USER@HOST:PORT/DB (default $PLUMB_DB, else $XDG_DATA_HOME/plumb/plumb.db; docs/store.md)");
+  app.add_option("--db", o.db, kStoreOptionHelp);
 }
 
 void add_id(CLI::App& app, StoreOptions& o) {
