@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/stats.h"
 #include "common/strings.h"
+#include "serve/measure.h"
 
 namespace plumb::baseline {
 namespace {
@@ -139,16 +140,10 @@ ServeRunDiff run_diff(const ServeRun& a, const ServeRun& b, bool slo_a, bool slo
   return d;
 }
 
-std::string slo_text(const serve::Slo& s) {
-  std::vector<std::string> parts;
-  const auto add = [&](const char* name, const std::optional<double>& v) {
-    if (v) parts.push_back(fmt::format("{}={:g}ms", name, *v));
-  };
-  add("ttft", s.ttft_ms);
-  add("itl", s.itl_ms);
-  add("tpot", s.tpot_ms);
-  add("e2e", s.e2e_ms);
-  return parts.empty() ? "(none)" : join(parts, ",");
+// The SLOs as `plumb serve --slo` takes them (serve::slo_text), "(none)" when there are none.
+std::string slo_or_none(const serve::Slo& s) {
+  const std::string text = serve::slo_text(s);
+  return text.empty() ? "(none)" : text;
 }
 
 std::vector<VariableDiff> setup_diffs(const serve::ServeSetup& a, const serve::ServeSetup& b) {
@@ -160,7 +155,7 @@ std::vector<VariableDiff> setup_diffs(const serve::ServeSetup& a, const serve::S
       {"dataset", {a.dataset, b.dataset}},
       {"seed", {std::to_string(a.seed), std::to_string(b.seed)}},
       {"cards", {std::to_string(a.cards), std::to_string(b.cards)}},
-      {"slo", {slo_text(a.slo), slo_text(b.slo)}},
+      {"slo", {slo_or_none(a.slo), slo_or_none(b.slo)}},
   };
   std::vector<VariableDiff> out;
   for (const auto& [name, values] : fields) {

@@ -12,13 +12,13 @@
 namespace plumb::mem {
 namespace {
 
-constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kNoMark = static_cast<size_t>(-1);
 
 size_t first_mark(const std::vector<MemoryPoint>& points, const char* mark, size_t from = 0) {
   for (size_t i = from; i < points.size(); ++i) {
     if (points[i].checkpoint == mark) return i;
   }
-  return kNone;
+  return kNoMark;
 }
 
 std::string signed_bytes(double bytes) {
@@ -28,19 +28,19 @@ std::string signed_bytes(double bytes) {
 // The levels the check compares; before_save_bytes stays empty when there is no line before it.
 void read_levels(const std::vector<MemoryPoint>& points, size_t save, size_t load,
                  CheckpointCheck& c) {
-  if (save != kNone) {
+  if (save != kNoMark) {
     c.save_step = points[save].step;
     c.after_save_bytes = points[save].allocated;
     if (save > 0) c.before_save_bytes = points[save - 1].allocated;
   }
-  if (load != kNone) {
+  if (load != kNoMark) {
     c.load_step = points[load].step;
     c.after_load_bytes = points[load].allocated;
   }
 }
 
 std::string missing_reason(const std::vector<MemoryPoint>& points, size_t save) {
-  if (save == kNone) {
+  if (save == kNoMark) {
     return "no line marks a checkpoint save (\"checkpoint\": \"saved\"): no level to compare the "
            "load with";
   }
@@ -162,9 +162,9 @@ size_t mser_warmup(const std::vector<double>& y) {
 CheckpointCheck check_checkpoint(const std::vector<MemoryPoint>& points) {
   CheckpointCheck c;
   const size_t save = first_mark(points, "saved");
-  size_t load = save == kNone ? kNone : first_mark(points, "loaded", save + 1);
-  if (load == kNone) load = first_mark(points, "loaded");
-  if (save == kNone && load == kNone) {
+  size_t load = save == kNoMark ? kNoMark : first_mark(points, "loaded", save + 1);
+  if (load == kNoMark) load = first_mark(points, "loaded");
+  if (save == kNoMark && load == kNoMark) {
     c.verdict = "missing";
     c.reason = "no line marks a checkpoint save or load (\"checkpoint\": \"saved\" or \"loaded\")";
     return c;
