@@ -26,6 +26,18 @@ std::vector<std::string> names_of(const std::string& text) {
   return names;
 }
 
+// A pass from a query whose first columns are id, created, host, kind, status, failing.
+CheckEntry check_entry_of(const Query& q) {
+  CheckEntry e;
+  e.id = q.column_int(0);
+  e.created = q.column_text(1);
+  e.host = q.column_text(2);
+  e.kind = q.column_text(3);
+  e.status = q.column_text(4);
+  e.failing = names_of(q.column_text(5));
+  return e;
+}
+
 }  // namespace
 
 // One transaction, run again whole when the server went away; a pass whose write key is stored
@@ -87,16 +99,13 @@ CheckEntry Store::load_check(int64_t id) {
       version_ >= kCheckWriteKeySchema ? "write_key" : "NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no such pass", where));
-  CheckEntry e;
-  e.id = q.column_int(0);
-  e.created = q.column_text(1);
-  e.host = q.column_text(2);
-  e.kind = q.column_text(3);
-  e.status = q.column_text(4);
+  CheckEntry e = check_entry_of(q);
   std::string problem;
   const nlohmann::json failing = parse_json_or_discarded(q.column_text(5), problem);
-  if (!failing.is_array()) throw Error(fmt::format("{}: failing: expected a JSON array of check names{}{}", where, problem.empty() ? "" : ": ", problem));
-  e.failing = names_of(q.column_text(5));
+  if (!failing.is_array()) {
+    throw Error(fmt::format("{}: failing: expected a JSON array of check names{}{}", where,
+                            problem.empty() ? "" : ": ", problem));
+  }
   e.record = parse_json_or_discarded(q.column_text(6), problem);
   if (e.record.is_discarded()) throw Error(fmt::format("{}: record: {}", where, problem));
   e.write_key = q.column_is_null(7) ? std::string() : q.column_text(7);
@@ -115,16 +124,7 @@ std::vector<CheckEntry> Store::recent_checks(int per_host, const std::string& ho
   const int index = 5;
   q.bind(index, static_cast<int64_t>(per_host));
   std::vector<CheckEntry> entries;
-  while (q.step()) {
-    CheckEntry e;
-    e.id = q.column_int(0);
-    e.created = q.column_text(1);
-    e.host = q.column_text(2);
-    e.kind = q.column_text(3);
-    e.status = q.column_text(4);
-    e.failing = names_of(q.column_text(5));
-    entries.push_back(std::move(e));
-  }
+  while (q.step()) entries.push_back(check_entry_of(q));
   return entries;
 }
 

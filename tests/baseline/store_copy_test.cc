@@ -58,14 +58,7 @@ std::string backend_name(Backend b) { return b == Backend::kSqlite ? "Sqlite" : 
 
 // A comm record with what its source said about it, and a row whose tail was not known.
 Record comm_record(const std::string& label, double busbw) {
-  Record r;
-  r.created = "2026-12-02T10:00:00Z";
-  r.label = label;
-  r.hosts = {"gpu-001", "gpu-002"};
-  r.source = "nccl-tests all_reduce_perf.log";
-  r.env = {{"schema", "plumb.env/1"}, {"versions", {{"nccl", "2.18.3"}}}};
-  r.comm = {{"schema", "plumb.comm/1"}, {"backend", "nccl"}, {"ranks", 16}};
-  r.rows = test::set_rows(busbw);
+  Record r = test::comm_record(label, busbw, "nccl-tests all_reduce_perf.log");
   r.rows[0].p99_us = std::nan("");
   r.rows[1].wrong = 3;
   r.validity.push_back({IssueKind::kWrongResults, "run.log:30",

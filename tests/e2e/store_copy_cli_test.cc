@@ -22,18 +22,6 @@ namespace {
 
 const std::string kPlumb = PLUMB_BIN;
 
-baseline::Record comm_record(const std::string& label, double busbw) {
-  baseline::Record r;
-  r.created = "2026-12-02T10:00:00Z";
-  r.label = label;
-  r.hosts = {"gpu-001", "gpu-002"};
-  r.source = "plumb baseline";
-  r.env = {{"schema", "plumb.env/1"}, {"versions", {{"nccl", "2.18.3"}}}};
-  r.comm = {{"schema", "plumb.comm/1"}, {"backend", "nccl"}, {"ranks", 16}};
-  r.rows = test::set_rows(busbw);
-  return r;
-}
-
 baseline::Record serve_record(const std::string& label, double tpot_scale) {
   baseline::Record r;
   r.created = "2026-12-07T04:00:00Z";
@@ -59,7 +47,7 @@ std::string every_kind_store() {
   const std::string path = test::temp_dir("store-copy-cli") + "/plumb.db";
   baseline::Store store(path);
   for (const baseline::Record& r :
-       {comm_record("before", 2.5), comm_record("after", 2.0), test::step_only_record("fsdp"),
+       {test::comm_record("before", 2.5), test::comm_record("after", 2.0), test::step_only_record("fsdp"),
         test::step_only_record("fsdp-again"), test::full_set("clean", 8, 2.5),
         test::full_set("slower", 64, 2.0), serve_record("vllm", 1.0), serve_record("vllm-2", 1.5),
         recovery_record(), test::set_without_recovery("no-drill")}) {

@@ -127,6 +127,20 @@ inline std::vector<comm::Row> set_rows(double busbw) {
   return rows;
 }
 
+// A comm record of two hosts (nccl, 16 ranks) with set_rows(busbw), from `source`.
+inline baseline::Record comm_record(const std::string& label, double busbw,
+                                    const std::string& source = "plumb baseline") {
+  baseline::Record r;
+  r.created = "2026-12-02T10:00:00Z";
+  r.label = label;
+  r.hosts = {"gpu-001", "gpu-002"};
+  r.source = source;
+  r.env = {{"schema", "plumb.env/1"}, {"versions", {{"nccl", "2.18.3"}}}};
+  r.comm = {{"schema", "plumb.comm/1"}, {"backend", "nccl"}, {"ranks", 16}};
+  r.rows = set_rows(busbw);
+  return r;
+}
+
 // All seven parts. `leak_mib`: rank 1's leak per step; `busbw`: the comm rows' bus bandwidth.
 inline baseline::Record full_set(const std::string& label = "clean", int leak_mib = 8,
                                  double busbw = 2.5) {
