@@ -21,14 +21,17 @@ std::vector<std::pair<size_t, size_t>> password_spans(std::string_view url) {
   const size_t at = auth.rfind('@');
   if (at != std::string_view::npos) {
     const size_t colon = auth.substr(0, at).find(':');
-    if (colon != std::string_view::npos) spans.emplace_back(authority + colon + 1, authority + at);
+    // An empty password (`user:@`) hides nothing: shown as written.
+    if (colon != std::string_view::npos && colon + 1 < at) {
+      spans.emplace_back(authority + colon + 1, authority + at);
+    }
   }
   const size_t query = url.find('?', authority);
   for (size_t p = query; p != std::string_view::npos && p < url.size();) {
     const size_t key = p + 1;
     const size_t amp = url.find('&', key);
     const size_t stop = amp == std::string_view::npos ? url.size() : amp;
-    if (url.substr(key, 9) == "password=") spans.emplace_back(key + 9, stop);
+    if (url.substr(key, 9) == "password=" && key + 9 < stop) spans.emplace_back(key + 9, stop);
     p = amp;
   }
   return spans;
@@ -59,7 +62,6 @@ std::vector<std::string> store_url_secrets(std::string_view url) {
   std::vector<std::string> secrets;
   for (const auto& [begin, end] : password_spans(url)) {
     const std::string raw(url.substr(begin, end - begin));
-    if (raw.empty()) continue;
     secrets.push_back(raw);
     if (const std::string decoded = percent_decoded(raw); decoded != raw) secrets.push_back(decoded);
   }

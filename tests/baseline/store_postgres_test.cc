@@ -213,6 +213,9 @@ TEST(StoreUrl, MasksPasswordsOnly) {
   EXPECT_EQ(redact_store_url("postgres://u@db/plumb?password=hunter2&sslmode=require"),
             "postgres://u@db/plumb?password=***&sslmode=require");
   EXPECT_EQ(redact_store_url("postgresql:///plumb?host=/run/pg"), "postgresql:///plumb?host=/run/pg");
+  // An empty password hides nothing: shown as written (found by fuzz_store_location).
+  EXPECT_EQ(redact_store_url("postgresql://u:@db/x?password=&a=b"), "postgresql://u:@db/x?password=&a=b");
+  EXPECT_TRUE(store_url_secrets("postgresql://u:@db/x?password=").empty());
   EXPECT_EQ(mask_store_message("FATAL:  no user p@ss\n\tor pw\n",
                                "postgresql://u:p%40ss@db/x?password=pw"),
             "FATAL: no user *** or ***");
