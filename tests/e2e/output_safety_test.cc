@@ -318,7 +318,9 @@ TEST(TerminalEscapes, ListShowAndErrorsEscapeImportedBytes) {
     baseline::Store store(db);
     baseline::Record r = sample_record("\x1b]0;owned\x07\x1b[2J", 1);
     r.hosts = {"evil\x1b[31mhost"};
-    r.source = "nccl-tests \x9b\xff.log";
+    // A C1 control (CSI, as UTF-8) and a byte that is not UTF-8: the store keeps U+FFFD for the
+    // second (strings.h valid_utf8_text), the listing escapes the first.
+    r.source = "nccl-tests \xc2\x9b\xff.log";
     store.save(r);
   }
   const test::Run list = run_command(kPlumb + " list --db " + db);
@@ -326,7 +328,7 @@ TEST(TerminalEscapes, ListShowAndErrorsEscapeImportedBytes) {
   EXPECT_EQ(list.out.find('\x1b'), std::string::npos);
   EXPECT_NE(list.out.find("\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("evil\\x1b[31mhost"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("nccl-tests \\x9b\\xff.log"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("nccl-tests \\u009b\xEF\xBF\xBD.log"), std::string::npos) << list.out;
   const test::Run show = run_command(kPlumb + " show 1 --db " + db);
   EXPECT_EQ(show.out.find('\x1b'), std::string::npos) << show.out;
   const test::Run error = run_command(kPlumb + " show $(printf 'x\\033[31m') --db " + db);
