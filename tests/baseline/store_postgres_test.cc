@@ -140,7 +140,7 @@ TEST_F(StorePostgres, WritersStartingAtOnceMigrateOnce) {
   }
   for (const pid_t pid : pids) {
     int status = 0;
-    waitpid(pid, &status, 0);
+    status = test::wait_status(pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   EXPECT_EQ(Store(url, StoreMode::kReadOnly).list().size(), static_cast<size_t>(kWriters));
@@ -188,7 +188,7 @@ TEST_F(StorePostgres, ThirtyTwoWritersAndAServerRestartLoseAndDuplicateNothing) 
   pg_->restart();
   for (const pid_t pid : pids) {
     int status = 0;
-    waitpid(pid, &status, 0);
+    status = test::wait_status(pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   EXPECT_EQ(pg_->query(db, "SELECT count(*), count(DISTINCT label) FROM baselines"), "6400|6400\n");

@@ -624,11 +624,11 @@ TEST_P(StoreTest, ConcurrentWritersAndAKilledOne) {
   usleep(50 * 1000);
   kill(victim, SIGKILL);
   int status = 0;
-  waitpid(victim, &status, 0);
+  status = test::wait_status(victim);
   EXPECT_TRUE(WIFSIGNALED(status));
-  waitpid(a, &status, 0);
+  status = test::wait_status(a);
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  waitpid(b, &status, 0);
+  status = test::wait_status(b);
   EXPECT_EQ(WEXITSTATUS(status), 0);
 
   Store store(path);
@@ -797,7 +797,7 @@ TEST_P(StoreTest, WritersOfOneKeyAtOnceStoreOnce) {
   }
   for (const pid_t pid : pids) {
     int status = 0;
-    waitpid(pid, &status, 0);
+    status = test::wait_status(pid);
     EXPECT_EQ(WEXITSTATUS(status), 2);  // every writer got the one record's id
   }
   Store store(path);

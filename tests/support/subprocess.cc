@@ -1,5 +1,7 @@
 #include "support/subprocess.h"
 
+#include <cerrno>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,13 @@ std::string read_file(const std::string& path) {
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
+}
+
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
 }
 
 std::string temp_dir(const std::string& name) {

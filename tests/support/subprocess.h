@@ -1,6 +1,8 @@
 // Runs a shell command for end-to-end tests and captures what it printed and how it exited.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 
@@ -16,6 +18,11 @@ struct Run {
 Run run_command(const std::string& command);
 
 // A fresh empty directory under the build tree's temporary folder.
+// Waits for the child `pid` and returns its wait status, waiting again when a signal interrupted
+// the wait (a SIGCHLD handler an earlier test of the same binary installed without SA_RESTART,
+// as plumb run's supervisor does, makes a bare waitpid return early with EINTR and no status).
+int wait_status(pid_t pid);
+
 std::string temp_dir(const std::string& name);
 
 std::string read_file(const std::string& path);
