@@ -181,9 +181,6 @@ const std::vector<Migration> kMigrations = {
        CREATE UNIQUE INDEX check_records_write_key ON check_records (write_key);)"},
 };
 
-// The first schema with write keys.
-constexpr int kWriteKeySchema = 9;
-
 std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -497,8 +494,12 @@ std::string new_write_key() {
   return fmt::format("{:016x}{:016x}", word(), word());
 }
 
+std::string write_key_or_new(const std::string& given) {
+  return given.empty() ? new_write_key() : given;
+}
+
 int64_t Store::save(const Record& record, RecordId id) {
-  const std::string key = record.write_key.empty() ? new_write_key() : record.write_key;
+  const std::string key = write_key_or_new(record.write_key);
   return with_retries([&] {
     Batch batch(*this);
     const int64_t saved = batch.add_keyed(record, key, id);
@@ -512,7 +513,7 @@ int64_t Store::save(const Record& record, RecordId id) {
 std::vector<int64_t> Store::save_all(const std::vector<Record>& records) {
   std::vector<std::string> keys;
   keys.reserve(records.size());
-  for (const Record& r : records) keys.push_back(r.write_key.empty() ? new_write_key() : r.write_key);
+  for (const Record& r : records) keys.push_back(write_key_or_new(r.write_key));
   return with_retries([&] {
     Batch batch(*this);
     std::vector<int64_t> ids;
@@ -569,8 +570,7 @@ Store::Batch::Batch(Store& store)
 Store::Batch::~Batch() = default;
 
 int64_t Store::Batch::add(const Record& record) {
-  return add_keyed(record, record.write_key.empty() ? new_write_key() : record.write_key,
-                   RecordId::kNew);
+  return add_keyed(record, write_key_or_new(record.write_key), RecordId::kNew);
 }
 
 int64_t Store::Batch::add_keyed(const Record& record, const std::string& write_key, RecordId id) {

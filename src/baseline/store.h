@@ -91,6 +91,8 @@ struct CheckEntry {
 
 // The schema version this build writes; older stores are migrated on open.
 inline constexpr int kStoreSchemaVersion = 9;
+// The first schema with write keys (migration 9); older stores are read without them.
+inline constexpr int kWriteKeySchema = 9;
 
 // The store a command opens and what chose it.
 struct StoreChoice {
@@ -121,6 +123,8 @@ enum class RecordId { kNew, kKept };
 
 // A new write key: 128 random bits in 32 hex digits.
 std::string new_write_key();
+// `given` when a record carries its key (a copy, a retry), else new_write_key().
+std::string write_key_or_new(const std::string& given);
 
 class Store {
  public:

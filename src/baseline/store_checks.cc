@@ -11,9 +11,8 @@
 namespace plumb::baseline {
 namespace {
 
-// The first schema with check records, and with their write keys.
+// The first schema with check records.
 constexpr int kCheckRecordsSchema = 7;
-constexpr int kCheckWriteKeySchema = 9;
 
 std::vector<std::string> names_of(const std::string& text) {
   std::string problem;
@@ -51,7 +50,7 @@ int64_t Store::save_check(const CheckEntry& entry, RecordId id) {
   const std::string host = valid_utf8_text(entry.host);
   const std::string kind = valid_utf8_text(entry.kind);
   const std::string status = valid_utf8_text(entry.status);
-  const std::string key = entry.write_key.empty() ? new_write_key() : entry.write_key;
+  const std::string key = write_key_or_new(entry.write_key);
   return with_retries([&] {
     WriteTransaction t(*db_);
     Query find = db_->prepare("SELECT id FROM check_records WHERE write_key = ?");
@@ -84,7 +83,7 @@ std::vector<int64_t> Store::check_ids() {
 }
 
 std::optional<int64_t> Store::check_with_key(const std::string& write_key) {
-  if (version_ < kCheckWriteKeySchema) return std::nullopt;
+  if (version_ < kWriteKeySchema) return std::nullopt;
   Query q = db_->prepare("SELECT id FROM check_records WHERE write_key = ?");
   q.bind(1, write_key);
   return q.step() ? std::optional<int64_t>(q.column_int(0)) : std::nullopt;
@@ -96,7 +95,7 @@ CheckEntry Store::load_check(int64_t id) {
   if (version_ < kCheckRecordsSchema) throw Error(fmt::format("{}: no such pass", where));
   Query q = db_->prepare(fmt::format(
       "SELECT id, created, host, kind, status, failing, record, {} FROM check_records WHERE id = ?",
-      version_ >= kCheckWriteKeySchema ? "write_key" : "NULL"));
+      version_ >= kWriteKeySchema ? "write_key" : "NULL"));
   q.bind(1, id);
   if (!q.step()) throw Error(fmt::format("{}: no such pass", where));
   CheckEntry e = check_entry_of(q);

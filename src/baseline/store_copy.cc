@@ -69,9 +69,9 @@ void copy_each(const std::vector<int64_t>& ids, Load load, Find find, Save save,
 CopyResult copy_store(const std::string& from_location, const std::string& to_location,
                       const CopyProgress& progress) {
   if (same_store(from_location, to_location)) {
+    // A file path has no password: redact_store_url gives it back as it is.
     throw Error(fmt::format("{}: plumb store copy needs two stores, and FROM and TO name the same "
-                            "one", is_postgres_url(from_location) ? redact_store_url(from_location)
-                                                                  : from_location));
+                            "one", redact_store_url(from_location)));
   }
   Store from(from_location, StoreMode::kReadOnly);
   Store to(to_location, StoreMode::kReadWrite);

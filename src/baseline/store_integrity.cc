@@ -10,10 +10,9 @@
 namespace plumb::baseline {
 namespace {
 
-// The schemas that added step records, recovery records and write keys (store.cc kMigrations).
+// The schemas that added step records and recovery records (store.cc kMigrations).
 constexpr int kStepSchema = 3;
 constexpr int kRecoverySchema = 4;
-constexpr int kWriteKeySchema = 9;
 
 // A damaged store may have a problem in every row: a check lists this many, then counts the rest.
 constexpr size_t kMaxProblemsShown = 20;
