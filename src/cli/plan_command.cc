@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,11 @@
 #include "common/number_option.h"
 #include "common/progress.h"
 #include "common/strings.h"
+#include "common/yaml_strict.h"
+#include "cli/plan_calibrate.h"
+#include "plan/band.h"
 #include "plan/calibration.h"
+#include "plan/step_fit.h"
 #include "plan/catalog.h"
 #include "plan/compare.h"
 #include "plan/outlook.h"
@@ -72,6 +77,7 @@ struct Inputs {
   plan::HardwareSpec hardware;
   plan::ClusterSpec cluster;
   std::unique_ptr<plan::Calibration> calibration;
+  std::optional<plan::StepFit> fit;  // from measured steps; none: the documented efficiencies
   std::unique_ptr<plan::Network> network;
   report::PlanContext context;
 };
@@ -85,8 +91,10 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
                  "Cluster YAML: devices_per_node, nodes_per_rack, rail/spine GB/s, oversubscription, "
                  "latency_us, efficiency");
   app.add_option("--calibrate", o.calibrate,
-                 "A plumb baseline (id, latest, or plumb comm/export JSON): its measured busbw curves "
-                 "replace the analytic network");
+                 "Measurements this cluster gave (repeatable): a comm baseline (id, latest, or plumb "
+                 "comm/export JSON), whose busbw curves replace the analytic network, or measured "
+                 "steps (a record of plumb step --plan PLAN --save, or its --json), which fit the "
+                 "model's efficiencies");
   app.add_option("--db", o.db, "The store --calibrate reads ids from");
   app.add_option("--precision", o.precision, "Peak FLOP/s of this precision")->capture_default_str()
       ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp4"}));
@@ -189,6 +197,19 @@ std::string cluster_text(const plan::ClusterSpec& c) {
                      c.devices_per_node, c.nodes_per_rack, c.node.gbps, c.rail.gbps, c.spine.gbps);
 }
 
+// The file a plan read, kept whole in its JSON (report::PlanInput).
+report::PlanInput plan_input(const std::string& name, const std::string& file, const char* kind) {
+  const std::string path = file.empty() ? plan::preset_path(kind, name) : file;
+  return {file.empty() ? name : "", path, read_text_file(path, kind)};
+}
+
+report::PlanInputs plan_inputs(const PlanOptions& o) {
+  report::PlanInputs in{plan_input(o.model, o.model_file, "models"),
+                        plan_input(o.hardware, o.hardware_file, "hardware"), std::nullopt};
+  if (!o.cluster.empty()) in.cluster = report::PlanInput{"", o.cluster, read_text_file(o.cluster, "cluster")};
+  return in;
+}
+
 Inputs load_inputs(const PlanOptions& o) {
   Inputs in;
   in.model = load_model_option(o);
@@ -197,11 +218,14 @@ Inputs load_inputs(const PlanOptions& o) {
                                  : plan::load_cluster(o.cluster, in.hardware);
   plan::MeasuredBusbw measured;
   in.context.network = "analytic (α–β model of the cluster's links; --calibrate to use measurements)";
-  if (!o.calibrate.empty()) {
-    const baseline::Record record = load_comm_record(
-        o.calibrate, o.db,
-        "plumb plan --calibrate prices links from measured busbw (plumb baseline, plumb comm "
-        "--json, plumb import)");
+  CalibrationSources sources = load_calibration_sources(o.calibrate, o.db);
+  if (!sources.steps.empty()) {
+    in.fit = plan::fit_efficiencies(sources.steps);
+    in.context.fit = in.fit;
+    for (const plan::MeasuredStep& s : sources.steps) in.context.fit_sources.push_back(s.source);
+  }
+  if (sources.comm) {
+    const baseline::Record& record = *sources.comm;
     in.calibration = std::make_unique<plan::Calibration>(plan::Calibration::from_measurement(
         {describe_record(record), record.hosts.size(), record.rows, comm::measured_on(record.comm)}));
     measured = in.calibration->as_measured_busbw();
@@ -214,6 +238,7 @@ Inputs load_inputs(const PlanOptions& o) {
   in.context.hardware = in.hardware.name;
   in.context.seq_len = in.model.seq_len;
   in.context.cluster = cluster_text(in.cluster);
+  in.context.inputs = plan_inputs(o);
   if (!in.hardware.efficiency) {
     in.context.notes.push_back(fmt::format(
         "{} has no measured GEMM efficiency in the catalog: {:.2f} assumed (the median of those "
@@ -320,9 +345,10 @@ plan::OutlookInputs outlook_inputs(const PlanOptions& o) {
   return in;
 }
 
-plan::ComputeModel compute_from(const PlanOptions& o, const plan::HardwareSpec& hw) {
-  plan::ComputeModel c = plan::compute_model(hw);
+plan::ComputeModel compute_from(const PlanOptions& o, const Inputs& in) {
+  plan::ComputeModel c = plan::compute_model(in.hardware);
   c.overlap_dp = !o.no_dp_overlap;
+  if (in.fit) c.tuned = in.fit->after;
   return c;
 }
 
@@ -330,11 +356,11 @@ plan::ComputeModel compute_from(const PlanOptions& o, const plan::HardwareSpec& 
 // of the files the plan reads.
 void check_json_target(const PlanOptions& o) {
   const std::vector<NamedPath> outputs = {{"--json", o.json}};
-  const std::vector<NamedPath> inputs = {{"--model-file", o.model_file},
-                                         {"--hardware-file", o.hardware_file},
-                                         {"--cluster", o.cluster},
-                                         {"--calibrate", o.calibrate},
-                                         {"the store (--db)", o.db}};
+  std::vector<NamedPath> inputs = {{"--model-file", o.model_file},
+                                   {"--hardware-file", o.hardware_file},
+                                   {"--cluster", o.cluster},
+                                   {"the store (--db)", o.db}};
+  for (const std::string& c : o.calibrate) inputs.push_back({"--calibrate", c});
   refuse_overlapping_paths(outputs, inputs);
   if (!o.json.empty()) OutputFile probe("--json", o.json);
 }
@@ -368,13 +394,38 @@ void note_measured_use(Inputs& in) {
                                        "; everything else analytic");
 }
 
+// The band of this plan's class of runs (plan/band.h), centred on the calibrated prediction when
+// measured steps calibrated it. None (and a note) when no validation set can be read.
+void set_band(Inputs& in, int64_t devices) {
+  std::vector<plan::Residual> residuals;
+  try {
+    residuals = plan::shipped_residuals();
+  } catch (const Error& e) {
+    in.context.notes.push_back(fmt::format("no band: the validation sets could not be read: {}", e.what()));
+    return;
+  }
+  plan::BandModel m = plan::band_model(
+      residuals, {in.model.moe.has_value(), plan::vendor_of(in.hardware), devices});
+  if (in.fit) {
+    std::vector<double> errors;
+    for (const plan::StepResidual& r : in.fit->residuals) {
+      if (r.part == plan::StepPart::kStep && r.measured > 0 && r.after > 0) {
+        errors.push_back(std::log(r.after / r.measured));
+      }
+    }
+    m = plan::calibrated(m, errors);
+  }
+  in.context.band = m;
+}
+
 int run_predict(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
   const plan::Layout p = layout_from(o, in.model);
   in.context.devices = p.devices();
+  set_band(in, p.devices());
   warn_calibration_mismatch(in, p.devices());
-  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   const plan::Prediction pred = predictor(p);
   const plan::Outlook outlook = plan::outlook(pred, in.model, in.hardware, outlook_inputs(o));
   note_batch_overshoot(o, p, in.model, in.context);
@@ -448,7 +499,7 @@ int run_search_command(const PlanOptions& o) {
   Inputs in = load_inputs(o);
   in.context.devices = o.devices;
   warn_calibration_mismatch(in, o.devices);
-  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, o.devices), o.top);
   note_measured_use(in);
   if (!o.json.empty()) write_json(report::search_json(in.context, r), o.json);
@@ -462,7 +513,7 @@ int run_scale_command(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
   warn_calibration_mismatch(in, 0);  // several device counts: backend and device kind only
-  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in.hardware));
+  const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   std::vector<report::ScaleRow> rows;
   std::vector<std::string> missing;  // device counts where nothing fits, and why
   for (int64_t devices : o.scale_devices) {

@@ -18,7 +18,8 @@ enum class PlanMode { kPredict, kSearch, kScale, kValidate, kCompare };
 
 struct PlanOptions {
   PlanMode mode = PlanMode::kPredict;
-  std::string model, model_file, hardware, hardware_file, cluster, calibrate, db;
+  std::string model, model_file, hardware, hardware_file, cluster, db;
+  std::vector<std::string> calibrate;  // comm records and measured steps (plan_calibrate.h)
   std::string precision = "bf16";
   std::string algorithm = "auto";
   int64_t devices = 0;

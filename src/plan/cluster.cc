@@ -160,13 +160,26 @@ ClusterSpec read_cluster(const YAML::Node& map, const HardwareSpec& hw, const st
   return c;
 }
 
-ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
-  const YAML::Node root = load_yaml_file(path, "cluster file");
+namespace {
+
+ClusterSpec cluster_from_root(const YAML::Node& root, const std::string& path,
+                              const HardwareSpec& hw) {
   if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of cluster keys", path));
   Problems problems;
   const ClusterSpec c = read_cluster(root, hw, path, {}, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return c;
+}
+
+}  // namespace
+
+ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw) {
+  return cluster_from_root(load_yaml_file(path, "cluster file"), path, hw);
+}
+
+ClusterSpec cluster_from_text(std::string_view text, const std::string& source,
+                              const HardwareSpec& hw) {
+  return cluster_from_root(load_yaml(text, source), source, hw);
 }
 
 Link layer_link(const ClusterSpec& c, NetLayer layer) {

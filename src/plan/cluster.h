@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/collective_cost.h"
@@ -47,6 +48,9 @@ ClusterSpec default_cluster(const HardwareSpec& hw);
 // oversubscription, latency_us {node, rail, spine}, efficiency {node, rail, spine}. Every problem
 // at once, naming the file, line and key.
 ClusterSpec load_cluster(const std::string& path, const HardwareSpec& hw);
+// The same from a file's text; `source` names it in messages.
+ClusterSpec cluster_from_text(std::string_view text, const std::string& source,
+                              const HardwareSpec& hw);
 
 // The keys a cluster map may give, in the order above.
 const std::vector<std::string>& cluster_keys();

@@ -126,10 +126,7 @@ std::string read_date(const YAML::Node& root, const char* key, const std::string
   return {};
 }
 
-}  // namespace
-
-HardwareSpec load_hardware(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "hardware file");
+HardwareSpec hardware_from_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of hardware keys", path));
   Problems problems;
   add_key_problems(root, known_keys(), {}, path, problems);
@@ -151,6 +148,16 @@ HardwareSpec load_hardware(const std::string& path) {
   h.rent_date = read_date(root, "rent_date", path, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return h;
+}
+
+}  // namespace
+
+HardwareSpec load_hardware(const std::string& path) {
+  return hardware_from_root(load_yaml_file(path, "hardware file"), path);
+}
+
+HardwareSpec hardware_from_text(std::string_view text, const std::string& source) {
+  return hardware_from_root(load_yaml(text, source), source);
 }
 
 }  // namespace plumb::plan

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace plumb::plan {
 
@@ -33,5 +34,7 @@ inline constexpr const char* kPrecisions[] = {"bf16", "fp16", "fp8", "fp4"};
 
 // Reads a hardware file; every problem at once in one plumb::Error naming the file and key.
 HardwareSpec load_hardware(const std::string& path);
+// The same from a file's text; `source` names it in messages.
+HardwareSpec hardware_from_text(std::string_view text, const std::string& source);
 
 }  // namespace plumb::plan

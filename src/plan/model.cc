@@ -287,13 +287,24 @@ N count_parameters(const ModelSpec& m) {
 
 double parameter_count_estimate(const ModelSpec& m) { return count_parameters<double>(m); }
 
-ModelSpec load_model(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "model file");
+namespace {
+
+ModelSpec model_from_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw Error(fmt::format("{}: expected a map of model keys", path));
   Problems problems;
   ModelSpec m = read_model(root, path, problems);
   if (!problems.empty()) throw Error(join(problems, "\n"));
   return m;
+}
+
+}  // namespace
+
+ModelSpec load_model(const std::string& path) {
+  return model_from_root(load_yaml_file(path, "model file"), path);
+}
+
+ModelSpec model_from_text(std::string_view text, const std::string& source) {
+  return model_from_root(load_yaml(text, source), source);
 }
 
 int64_t q_width(const ModelSpec& m) { return widths<int64_t>(m).q; }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace plumb::plan {
 
@@ -61,6 +62,8 @@ inline constexpr double kMaxParameters = 1e15;
 // (each key's accepted range), a model beyond kMaxParameters. A directory or an unreadable file is
 // one line saying so.
 ModelSpec load_model(const std::string& path);
+// The same from a file's text (a plan JSON's inputs, plan --calibrate); `source` names it.
+ModelSpec model_from_text(std::string_view text, const std::string& source);
 
 // Attention widths per token. Without MLA, d = head_dim (0: hidden/heads): Q and the attention
 // output are heads·d wide (h when head_dim is 0), K and V each kv_heads·d (h·kv_heads/heads).

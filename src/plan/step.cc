@@ -19,10 +19,9 @@ namespace {
 // operation and read by the next (docs/plan.md, "Memory-bound operations").
 constexpr double kTrafficPerActivationByte = 2;
 // Element-wise kernels of one layer's forward pass (norms, bias, dropout, residual, activation,
-// softmax, rotary) and what each costs beyond its traffic: launch and tail, ~4 µs on current
-// GPUs (NVIDIA Nsight traces of Megatron-LM GPT layers show 20–30 such kernels per layer).
+// softmax, rotary), each costing kKernelOverheadS beyond its traffic (NVIDIA Nsight traces of
+// Megatron-LM GPT layers show 20–30 such kernels per layer).
 constexpr double kKernelsPerLayer = 24;
-constexpr double kKernelOverheadS = 4e-6;
 // Achievable fraction of HBM bandwidth for streaming kernels (STREAM-like copy on A100/H100
 // reaches ~90% of the datasheet figure).
 constexpr double kHbmEfficiency = 0.9;
@@ -56,6 +55,7 @@ struct Ctx {
   double peak = 0;  // FLOP/s
   double peak_bf16 = 0;  // FLOP/s of what stays in bf16 under fp8/fp4: attention scores, logits
   double gemm_efficiency = 0;
+  const Efficiencies& e;
   double layer_flops = 0;  // forward FLOPs per token of an average layer
   int moe_layers = 0;
   double routed_flops = 0;  // forward FLOPs per token of the routed experts, averaged over layers
@@ -89,6 +89,13 @@ double routed_expert_flops(const ModelSpec& m) {
   if (!m.moe) return 0;
   return 2.0 * m.moe->top_k * d(ffn_params(m, m.moe->expert_ffn_hidden)) * moe_layer_count(m) /
          m.layers;
+}
+
+// What of `comm` an overlap with `hiding` seconds of compute leaves exposed: all beyond the
+// compute, and of the rest the share the calibrated overlap does not hide (all hidden unless
+// calibrated).
+double exposed_behind(const Ctx& c, double comm, double hiding) {
+  return comm - c.e.overlap * std::min(comm, std::max(0.0, hiding));
 }
 
 double tokens_per_micro_batch(const Ctx& c) { return d(c.p.micro_batch) * d(c.m.seq_len) / c.p.cp; }
@@ -192,18 +199,22 @@ std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
   if (c.quantised.forward <= 0) return {0, 0};
   const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
   const double kernels =
-      quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * kKernelOverheadS;
+      quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * c.e.kernel_overhead_s;
   const double bytes = kQuantiseBytesPerValue * tokens;
   return {bytes * c.quantised.forward / rate + kernels,
           bytes * c.quantised.backward / rate + kernels};
 }
+
+// The fraction of peak the dense GEMMs (and the output layer's) reach before their width.
+double dense_gemm_efficiency(const Ctx& c) { return c.gemm_efficiency * c.e.gemm; }
 
 // A routed expert's GEMMs: [tokens × h] · [h × f/etp] and back, as slow as the smaller of the
 // expert's width per device and the tokens it gets (a 2,048-wide expert split 8 ways is a
 // 256-wide GEMM; docs/plan.md, "Expert GEMMs").
 double expert_gemm_efficiency(const Ctx& c) {
   const double width = d(c.m.moe->expert_ffn_hidden) / c.p.expert_tp();
-  return c.gemm_efficiency * gemm_width_factor(std::min(width, tokens_per_expert(c)));
+  return c.gemm_efficiency * c.e.expert_gemm *
+         gemm_width_factor(std::min(width, tokens_per_expert(c)));
 }
 
 LayerCompute layer_forward(const Ctx& c) {
@@ -213,16 +224,16 @@ LayerCompute layer_forward(const Ctx& c) {
   Layout no_recompute = c.p;
   no_recompute.recompute = Recompute::kNone;
   LayerCompute t;
-  const double efficiency = c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
+  const double efficiency = dense_gemm_efficiency(c) * gemm_width_factor(d(c.m.hidden) / c.p.tp);
   const double routed = c.routed_flops * tokens / c.p.tp;
   t.gemm = (flops - score_flops - routed) / (c.peak * efficiency);
   if (routed > 0) {
     t.gemm += routed * capacity_padding(c) / (c.peak * expert_gemm_efficiency(c));
     // The einsums' GEMMs are h wide whatever tp: [experts·capacity × tokens] · [tokens × h].
-    const double einsum_rate = c.peak * c.gemm_efficiency * gemm_width_factor(d(c.m.hidden));
+    const double einsum_rate = c.peak * dense_gemm_efficiency(c) * gemm_width_factor(d(c.m.hidden));
     t.gemm += moe_share(c) * einsum_dispatch_flops(c) / einsum_rate;
   }
-  t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency);
+  t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency * c.e.attention);
   double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
   double kernels = kKernelsPerLayer;
   if (c.m.moe) {
@@ -230,7 +241,7 @@ LayerCompute layer_forward(const Ctx& c) {
     kernels += moe_share(c) * kRoutingKernels;
   }
   t.memory = traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
-  t.kernels = kernels * kKernelOverheadS;
+  t.kernels = kernels * c.e.kernel_overhead_s;
   std::tie(t.quantise_forward, t.quantise_backward) = quantise_seconds(c, tokens / c.p.tp);
   return t;
 }
@@ -274,7 +285,7 @@ double layer_tp_seconds(const Ctx& c) {
                       c.net.time(Collective::kReduceScatter, bytes, g).seconds;
   // Attention's pair always; the MLP's only in dense layers (a MoE layer's tokens are gathered
   // over the etp group by its dispatcher, layer_ep_seconds).
-  return (2 - moe_share(c)) * pair * (1 + forward_passes(c.p));
+  return (2 - moe_share(c)) * pair * (1 + forward_passes(c.p)) / c.e.comm_of(CommDim::kTp);
 }
 
 // Bytes per value MoE dispatch sends: bf16 2; fp8 1 and an fp32 scale per 128 values
@@ -325,7 +336,7 @@ double layer_ep_seconds(const Ctx& c) {
     pass += pair;
     backward += pair;
   }
-  return moe_share(c) * (pass * forward_passes(c.p) + backward);
+  return moe_share(c) * (pass * forward_passes(c.p) + backward) / c.e.comm_of(CommDim::kEp);
 }
 
 // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): K and V chunks go round
@@ -337,9 +348,10 @@ double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
   if (c.p.cp <= 1) return 0;
   const double kv = tokens_per_micro_batch(c) * d(k_width(c.m) + v_width(c.m)) / c.p.tp *
                     kActivationBytes;
-  const double ring = c.net.time(Collective::kAllGather, kv * c.p.cp, cp_group(c)).seconds;
-  const double forward = std::max(0.0, ring - f.scores);
-  const double backward = std::max(0.0, 2 * ring - 2 * f.scores);
+  const double ring = c.net.time(Collective::kAllGather, kv * c.p.cp, cp_group(c)).seconds /
+                      c.e.comm_of(CommDim::kCp);
+  const double forward = exposed_behind(c, ring, f.scores);
+  const double backward = exposed_behind(c, 2 * ring, 2 * f.scores);
   return forward * forward_passes(c.p) + backward;
 }
 
@@ -350,7 +362,7 @@ double logits_seconds(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double flops = 3 * 2 * d(c.m.hidden) * d(c.m.vocab) * tokens / c.p.tp;
   const double traffic = 3 * 4 * d(c.m.vocab) * tokens / c.p.tp;
-  return flops / (c.peak_bf16 * c.gemm_efficiency) +
+  return flops / (c.peak_bf16 * dense_gemm_efficiency(c)) +
          traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
@@ -360,7 +372,8 @@ double pp_seconds_per_micro_batch(const Ctx& c) {
   if (c.p.pp <= 1) return 0;
   const double bytes = tokens_per_micro_batch(c) * d(c.m.hidden) * kActivationBytes / c.p.tp;
   const GroupShape g = group_shape(2, c.p.tp * c.p.cp * c.p.dp, c.net.cluster());
-  return 2 * c.p.vpp * c.net.time(Collective::kSendRecv, bytes, g).seconds;
+  return 2 * c.p.vpp * c.net.time(Collective::kSendRecv, bytes, g).seconds /
+         c.e.comm_of(CommDim::kPp);
 }
 
 // What the pacing device runs per micro-batch: its decoder layers (MTP modules counted as layers)
@@ -414,7 +427,7 @@ double shared_expert_seconds(const Ctx& c) {
   if (!c.m.moe || c.m.moe->shared_experts == 0) return 0;
   const double flops = 2.0 * c.m.moe->shared_experts * d(ffn_params(c.m, c.m.moe->expert_ffn_hidden)) *
                        tokens_per_micro_batch(c) / c.p.tp;
-  const double rate = c.peak * c.gemm_efficiency * gemm_width_factor(d(c.m.hidden) / c.p.tp);
+  const double rate = c.peak * dense_gemm_efficiency(c) * gemm_width_factor(d(c.m.hidden) / c.p.tp);
   return flops * (2 + forward_passes(c.p)) / rate;
 }
 
@@ -428,12 +441,12 @@ double shared_expert_seconds(const Ctx& c) {
 void hide_overlapped(const Ctx& c, double moe_compute, double shared_compute, double gemm,
                      MicroBatch& mb) {
   if (c.p.ep_overlap) {
-    mb.ep = std::max(0.0, mb.ep - moe_compute);
+    mb.ep = exposed_behind(c, mb.ep, moe_compute);
   } else if (c.p.shared_expert_overlap) {
-    mb.ep = std::max(0.0, mb.ep - shared_compute);
+    mb.ep = exposed_behind(c, mb.ep, shared_compute);
   }
-  if (c.p.tp_overlap) mb.tp = std::max(0.0, mb.tp - gemm);
-  if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = std::max(0.0, mb.pp - mb.compute);
+  if (c.p.tp_overlap) mb.tp = exposed_behind(c, mb.tp, gemm);
+  if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = exposed_behind(c, mb.pp, mb.compute);
 }
 
 MicroBatch micro_batch_seconds(const Ctx& c) {
@@ -473,9 +486,10 @@ struct DpTimes {
 DpTimes dp_times(const Ctx& c, double params, const GroupShape& g) {
   if (g.ranks <= 1 || params <= 0) return {};
   const double bytes = params * 2;
-  if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, bytes, g).seconds, 0};
-  return {c.net.time(Collective::kReduceScatter, bytes, g).seconds,
-          c.net.time(Collective::kAllGather, bytes, g).seconds};
+  const double rate = c.e.comm_of(CommDim::kDp);
+  if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, bytes, g).seconds / rate, 0};
+  return {c.net.time(Collective::kReduceScatter, bytes, g).seconds / rate,
+          c.net.time(Collective::kAllGather, bytes, g).seconds / rate};
 }
 
 // Gradient reduction: the dense weights over their dp·cp replicas, the experts' over the smaller
@@ -491,11 +505,10 @@ double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
   const double gather = dense.gather + experts.gather;
   if (c.p.zero >= 3) {
     const double per_micro_batch = 2 * gather + reduce;
-    const double exposed = std::max(0.0, per_micro_batch - mb.compute);
-    return exposed * d(c.p.micro_batches());
+    return exposed_behind(c, per_micro_batch, mb.compute) * d(c.p.micro_batches());
   }
   if (!overlap) return reduce + gather;
-  return std::max(0.0, reduce - mb.backward) + std::max(0.0, gather - mb.forward);
+  return exposed_behind(c, reduce, mb.backward) + exposed_behind(c, gather, mb.forward);
 }
 
 // Adam over the parameters this device updates: with ZeRO-1 or more, its shard of each part.
@@ -781,11 +794,12 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 
 MemoryUse Predictor::memory(const Layout& p) const {
   return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
-                        layer_forward_flops_, moe_layers_, routed_flops_, quantised_});
+                        compute_.tuned, layer_forward_flops_, moe_layers_, routed_flops_, quantised_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
-  const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, layer_forward_flops_,
+  const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, compute_.tuned,
+              layer_forward_flops_,
               moe_layers_, routed_flops_, quantised_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());

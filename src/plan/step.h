@@ -82,10 +82,35 @@ inline constexpr double kLowPrecisionGemmSpeedup = 1.5;
 // For a chip whose catalog has no measured efficiency: the median of those that do (0.78).
 inline constexpr double kAssumedMamfEfficiency = 0.78;
 
+// Launch and tail of one element-wise kernel (norms, bias, dropout, residual, activation,
+// softmax, rotary): ~4 µs on current GPUs (NVIDIA Nsight traces of Megatron-LM GPT layers).
+inline constexpr double kKernelOverheadS = 4e-6;
+
+// The dimensions whose communication a measured step can correct, in Breakdown's order.
+enum class CommDim { kTp, kCp, kEp, kPp, kDp };
+inline constexpr size_t kCommDims = 5;
+
+// What `plumb plan --calibrate STEP_RECORD` corrects (plan/step_fit.h; docs/plan.md section 13):
+// multipliers on the rates the model derives from the catalog, 1 as documented, and the cost of
+// one small kernel. A GEMM multiplier scales the fraction of peak the GEMMs of its class reach;
+// a communication multiplier the bandwidth a dimension's collectives reach (its time divides by
+// it); `overlap` the share of what the modelled overlaps hide that they do hide.
+struct Efficiencies {
+  double gemm = 1;         // dense GEMMs: projections, dense FFN, shared experts, logits
+  double expert_gemm = 1;  // the routed experts' grouped GEMMs
+  double attention = 1;    // attention's score FLOPs (Q·Kᵀ, scores·V)
+  double kernel_overhead_s = kKernelOverheadS;
+  std::array<double, kCommDims> comm = {1, 1, 1, 1, 1};  // by CommDim
+  double overlap = 1;
+  double comm_of(CommDim d) const { return comm[static_cast<size_t>(d)]; }
+  bool operator==(const Efficiencies&) const = default;
+};
+
 struct ComputeModel {
   double gemm_efficiency = 0;  // fraction of peak the step's GEMMs reach
   bool efficiency_assumed = false;  // the catalog gave none; kAssumedMamfEfficiency was used
   bool overlap_dp = true;      // gradient reduction overlaps the last micro-batch's backward
+  Efficiencies tuned;          // 1 everywhere unless calibrated from measured steps
 };
 
 ComputeModel compute_model(const HardwareSpec& hw);

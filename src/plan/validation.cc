@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 #include <numeric>
@@ -103,6 +104,21 @@ double spearman(std::span<const double> a, std::span<const double> b) {
   return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0;
 }
 
+std::string vendor_of(const HardwareSpec& hw) {
+  std::string word = hw.name.substr(0, hw.name.find(' '));
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return word;
+}
+
+void describe_run(ValidationRow& row, const ModelSpec& m, const HardwareSpec& hw,
+                  const Prediction& p) {
+  row.moe = m.moe.has_value();
+  row.vendor = vendor_of(hw);
+  row.devices = p.layout.devices();
+  const Breakdown& b = p.breakdown;
+  row.overhead_share = p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
+}
+
 void summarize(ValidationSet& set) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
   double sum = 0;
@@ -140,6 +156,7 @@ ValidationSet validate_megatron_sc21(const std::string& csv, const HardwareSpec&
     const Prediction pred = Predictor(m, a100, net, "bf16", compute)(p);
     set.rows.push_back({group_name(v[0]), fmt::format("tp {} pp {} dp {}", p.tp, p.pp, p.dp),
                         pred.hardware_tflops_per_device, v[8]});
+    describe_run(set.rows.back(), m, a100, pred);
   }
   summarize(set);
   return set;
@@ -171,6 +188,8 @@ ValidationSet validate_vtrain(const std::string& csv, const HardwareSpec& a100) 
     set.rows.push_back({group_name(v[0]),
                         fmt::format("tp {} pp {} dp {} mbs {}", p.tp, p.pp, p.dp, p.micro_batch),
                         pred.step_time_s * 1e3, v[11]});
+    describe_run(set.rows.back(), m, a100, pred);
+    set.rows.back().time_quantity = true;
   }
   summarize(set);
   return set;

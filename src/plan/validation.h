@@ -34,8 +34,29 @@ struct ValidationRow {
   std::string source;    // where the published figure comes from
   std::vector<std::pair<std::string, std::string>> assumed;  // field, why that value (file order)
   std::vector<std::string> notes;  // what plumb itself assumed or found (efficiency, memory)
+  // What the prediction bands compare a plan with (plan/band.h), set by describe_run: the run's
+  // kind and scale, and the share of its predicted step that is not compute.
+  bool moe = false;
+  std::string vendor;          // "nvidia", "huawei": the first word of the device's name
+  int64_t devices = 0;
+  double overhead_share = 0;   // (exposed communication + bubble + optimizer) / step, predicted
+  bool time_quantity = false;  // the figure is a time: higher is slower
+  // Run-set rows: "build" (the rules were shaped on it) or "check" (held out: judged, never
+  // used to change a rule). docs/plan.md section 10.
+  std::string split = "build";
   double error() const { return (predicted - published) / published; }  // relative
+  // Measured over predicted speed: published/predicted, or its inverse for a time.
+  double speed_ratio() const { return time_quantity ? predicted / published : published / predicted; }
 };
+
+struct ModelSpec;
+struct HardwareSpec;
+struct Prediction;
+// Fills a row's moe, vendor, devices and overhead_share from what was predicted.
+void describe_run(ValidationRow& row, const ModelSpec& m, const HardwareSpec& hw,
+                  const Prediction& p);
+// "nvidia" for "NVIDIA H100 SXM", "huawei" for "Huawei Ascend 910B": the name's first word.
+std::string vendor_of(const HardwareSpec& hw);
 
 struct ValidationSet {
   std::string name;

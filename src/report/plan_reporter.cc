@@ -3,18 +3,67 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "common/strings.h"
 
 namespace plumb::report {
 namespace {
 
 double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
+// "−8.8%": a change as a signed share of where it started.
+std::string change_text(double before, double after) {
+  return before != 0 ? fmt::format("{:+.1f}%", 100 * (after / before - 1)) : "";
+}
+
+// Of each part the steps measured, the largest relative error before and after the fit.
+std::map<plan::StepPart, std::pair<double, double>> worst_errors(const plan::StepFit& fit) {
+  std::map<plan::StepPart, std::pair<double, double>> worst;
+  for (const plan::StepResidual& r : fit.residuals) {
+    if (!(r.measured > 0)) continue;
+    auto& [before, after] = worst[r.part];
+    before = std::max(before, std::fabs(r.before / r.measured - 1));
+    after = std::max(after, std::fabs(r.after / r.measured - 1));
+  }
+  return worst;
+}
+
+// What the fit to measured steps changed, one line per efficiency, then how close the fitted
+// model comes to what was measured.
+void print_fit(const plan::StepFit& fit, const std::vector<std::string>& sources,
+               std::ostream& out) {
+  fmt::print(out, "# calibrated from {} measured step{} ({}):\n", sources.size(),
+             sources.size() == 1 ? "" : "s", join(sources, ", "));
+  for (const plan::ParameterChange& c : fit.changes) {
+    if (!c.measured) {
+      fmt::print(out, "#   {:<26} {:>9.4g}  kept: no step measures it ({})\n", c.name, c.before,
+                 c.informs);
+      continue;
+    }
+    fmt::print(out, "#   {:<26} {:>9.4g} → {:<9.4g} {:>7}  from {}{}\n", c.name, c.before, c.after,
+               change_text(c.before, c.after), c.informs, c.at_bound ? " (at its physical bound)" : "");
+  }
+  std::vector<std::string> errors;
+  for (const auto& [part, e] : worst_errors(fit)) {
+    errors.push_back(fmt::format("{} {:.1f}% (was {:.1f}%)", plan::step_part_name(part),
+                                 100 * e.second, 100 * e.first));
+  }
+  fmt::print(out, "#   largest error against the measured steps: {}\n", join(errors, ", "));
+}
+
 void print_header(const PlanContext& c, const plan::Prediction& p, std::ostream& out) {
   fmt::print(out, "# plumb plan · {} on {} × {} ({})\n", c.model, c.devices, c.hardware, p.precision);
   fmt::print(out, "# cluster  {}\n", c.cluster);
   fmt::print(out, "# network  {}\n", c.network);
   for (const std::string& m : c.measured) fmt::print(out, "#   measured: {}\n", m);
+  if (c.fit) print_fit(*c.fit, c.fit_sources, out);
   for (const std::string& n : c.notes) fmt::print(out, "# note: {}\n", n);
 }
 
@@ -100,19 +149,119 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"etp", p.expert_tp()},
           {"schedule", schedule_name(p.pipeline_schedule())},
           {"ep_overlap", p.ep_overlap},
+          {"shared_expert_overlap", p.shared_expert_overlap},
           {"tp_overlap", p.tp_overlap},
           {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
           {"capacity_factor", p.capacity_factor},
           {"einsum_dispatch", p.einsum_dispatch}};
 }
 
+nlohmann::json input_json(const PlanInput& i) {
+  return {{"name", i.name}, {"path", i.path}, {"yaml", i.yaml}};
+}
+
+nlohmann::json fit_json(const plan::StepFit& fit, const std::vector<std::string>& sources) {
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const plan::ParameterChange& c : fit.changes) {
+    parameters.push_back({{"name", c.name}, {"informed_by", c.informs}, {"before", c.before},
+                          {"after", c.after}, {"measured", c.measured}, {"at_bound", c.at_bound}});
+  }
+  nlohmann::json residuals = nlohmann::json::array();
+  for (const plan::StepResidual& r : fit.residuals) {
+    residuals.push_back({{"source", r.source}, {"part", plan::step_part_name(r.part)},
+                         {"measured_s", r.measured}, {"before_s", r.before}, {"after_s", r.after}});
+  }
+  return {{"sources", sources}, {"parameters", parameters}, {"residuals", residuals}};
+}
+
 nlohmann::json context_json(const PlanContext& c) {
-  return {{"model", c.model},     {"hardware", c.hardware}, {"devices", c.devices}, {"seq_len", c.seq_len},
+  const PlanInputs& in = c.inputs;
+  return {{"efficiencies", c.fit ? fit_json(*c.fit, c.fit_sources) : nlohmann::json()},
+          {"model", c.model},     {"hardware", c.hardware}, {"devices", c.devices}, {"seq_len", c.seq_len},
           {"cluster", c.cluster}, {"network", c.network},   {"measured", c.measured},
-          {"notes", c.notes}};
+          {"notes", c.notes},
+          {"inputs",
+           {{"model", input_json(in.model)},
+            {"hardware", input_json(in.hardware)},
+            {"cluster", in.cluster ? input_json(*in.cluster) : nlohmann::json()}}}};
 }
 
 }  // namespace
+
+namespace {
+
+const nlohmann::json& layout_field(const nlohmann::json& j, const std::string& source,
+                                   const char* key) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(fmt::format("{}: layout.{}: missing (expected plumb plan --json output)", source, key));
+  }
+  return j[key];
+}
+
+template <class T>
+T layout_value(const nlohmann::json& j, const std::string& source, const char* key) {
+  const nlohmann::json& v = layout_field(j, source, key);
+  const bool ok = std::is_same_v<T, bool> ? v.is_boolean()
+                  : std::is_same_v<T, std::string> ? v.is_string()
+                  : std::is_integral_v<T> ? v.is_number_integer()
+                                          : v.is_number();
+  if (!ok) throw Error(fmt::format("{}: layout.{}: expected {}", source, key,
+                                   std::is_same_v<T, bool> ? "true or false"
+                                   : std::is_same_v<T, std::string> ? "a string"
+                                   : std::is_integral_v<T> ? "a whole number" : "a number"));
+  return v.get<T>();
+}
+
+// The names a layout's text fields take, and their values.
+template <class T>
+T layout_choice(const nlohmann::json& j, const std::string& source, const char* key,
+                const std::vector<std::pair<const char*, T>>& names) {
+  const std::string word = layout_value<std::string>(j, source, key);
+  for (const auto& [name, value] : names) {
+    if (word == name) return value;
+  }
+  std::vector<std::string> known;
+  for (const auto& [name, value] : names) known.emplace_back(name);
+  throw Error(fmt::format("{}: layout.{}: '{}' is none of {}", source, key, word, join(known, ", ")));
+}
+
+}  // namespace
+
+plan::Layout layout_from_json(const nlohmann::json& j, const std::string& source) {
+  plan::Layout p;
+  p.tp = layout_value<int>(j, source, "tp");
+  p.cp = layout_value<int>(j, source, "cp");
+  p.pp = layout_value<int>(j, source, "pp");
+  p.vpp = layout_value<int>(j, source, "vpp");
+  p.dp = layout_value<int>(j, source, "dp");
+  p.ep = layout_value<int>(j, source, "ep");
+  p.etp = layout_value<int>(j, source, "etp");
+  p.micro_batch = layout_value<int64_t>(j, source, "micro_batch");
+  p.global_batch = layout_value<int64_t>(j, source, "global_batch");
+  p.zero = layout_value<int>(j, source, "zero");
+  p.flash_attention = layout_value<bool>(j, source, "flash_attention");
+  p.ep_overlap = layout_value<bool>(j, source, "ep_overlap");
+  p.tp_overlap = layout_value<bool>(j, source, "tp_overlap");
+  if (j.contains("shared_expert_overlap")) {
+    p.shared_expert_overlap = layout_value<bool>(j, source, "shared_expert_overlap");
+  }
+  p.capacity_factor = layout_value<double>(j, source, "capacity_factor");
+  p.einsum_dispatch = layout_value<bool>(j, source, "einsum_dispatch");
+  using plan::Recompute;
+  using plan::Schedule;
+  p.recompute = layout_choice<Recompute>(
+      j, source, "recompute",
+      {{"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}});
+  p.schedule = layout_choice<Schedule>(j, source, "schedule",
+                                       {{"1f1b", Schedule::kOneFOneB},
+                                        {"interleaved", Schedule::kInterleaved},
+                                        {"zero-bubble", Schedule::kZeroBubble},
+                                        {"dualpipe", Schedule::kDualPipe}});
+  p.dispatch = layout_choice<plan::DispatchPrecision>(
+      j, source, "dispatch_precision",
+      {{"bf16", plan::DispatchPrecision::kBf16}, {"fp8", plan::DispatchPrecision::kFp8}});
+  return p;
+}
 
 const char* recompute_name(plan::Recompute r) {
   switch (r) {
@@ -152,6 +301,50 @@ std::string layout_text(const plan::Layout& p) {
   return text;
 }
 
+double overhead_share(const plan::Prediction& p) {
+  const plan::Breakdown& b = p.breakdown;
+  return p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
+}
+
+BandedFigures banded(const plan::BandModel& m, const plan::Prediction& p) {
+  const plan::Band b = plan::band_for(m, overhead_share(p));
+  return {p.step_time_s / b.high, p.step_time_s / b.low, p.tokens_per_s * b.low,
+          p.tokens_per_s * b.high, p.mfu * b.low, p.mfu * b.high};
+}
+
+double pessimistic_tokens_per_s(const std::optional<plan::BandModel>& m, const plan::Prediction& p) {
+  return m && !m->empty() ? banded(*m, p).tokens_low : p.tokens_per_s;
+}
+
+namespace {
+
+void print_band(const std::optional<plan::BandModel>& m, const plan::Prediction& p,
+                std::ostream& out) {
+  if (!m) return;
+  if (m->empty()) {
+    fmt::print(out, "band     none: {}\n", m->basis);
+    return;
+  }
+  const BandedFigures f = banded(*m, p);
+  fmt::print(out, "band     {:.0f}%: {:.3f}–{:.3f} s · {:.0f}–{:.0f} tokens/s · MFU {:.1f}–{:.1f}% · {}\n",
+             100 * m->level, f.step_low, f.step_high, f.tokens_low, f.tokens_high, 100 * f.mfu_low,
+             100 * f.mfu_high, m->basis);
+}
+
+}  // namespace
+
+nlohmann::json band_json(const std::optional<plan::BandModel>& m, const plan::Prediction& p) {
+  if (!m || m->empty()) return nullptr;
+  const BandedFigures f = banded(*m, p);
+  return {{"level", m->level},
+          {"step_time_s", {f.step_low, f.step_high}},
+          {"tokens_per_s", {f.tokens_low, f.tokens_high}},
+          {"mfu", {f.mfu_low, f.mfu_high}},
+          {"runs", m->rows},
+          {"calibrated", m->calibrated},
+          {"basis", m->basis}};
+}
+
 void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o,
                 std::ostream& out) {
   print_header(c, p, out);
@@ -163,6 +356,7 @@ void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Out
              "recompute) · MFU {:.1f}% · HFU {:.1f}%\n",
              p.step_time_s, p.tokens_per_s, p.tflops_per_device, p.hardware_tflops_per_device,
              100 * p.mfu, 100 * p.hfu);
+  print_band(c.band, p, out);
   print_breakdown(p, out);
   print_memory(p.memory, out);
   print_outlook(o, out);
@@ -210,6 +404,7 @@ nlohmann::json plan_json(const PlanContext& c, const plan::Prediction& p, const 
   nlohmann::json j = prediction_json(p);
   j["schema"] = "plumb.plan/1";
   j["context"] = context_json(c);
+  j["band"] = band_json(c.band, p);
   const plan::Reliability& r = o.at_daly;
   j["reliability"] = {{"failures_per_device_hour", o.inputs.failures_per_device_hour},
                       {"job_mtbf_h", o.job_mtbf_h},

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,11 +15,26 @@
 #include "plan/outlook.h"
 #include "plan/search.h"
 #include "plan/step.h"
+#include "plan/step_fit.h"
+#include "plan/band.h"
 #include "plan/validation.h"
 
 namespace plumb::report {
 
 inline constexpr double kGB = 1e9;  // memory in the plan's tables: decimal GB
+
+// A file a plan was read from, kept whole in plumb.plan/1 (context.inputs) so that what ran can
+// be rebuilt later: plumb step --plan keeps it beside the measured step, and plumb plan
+// --calibrate reads it back from the step record (plan/step_fit.h).
+struct PlanInput {
+  std::string name;  // the catalog name, or empty for a file given by path
+  std::string path;
+  std::string yaml;  // the file's text
+};
+struct PlanInputs {
+  PlanInput model, hardware;
+  std::optional<PlanInput> cluster;  // none: the hardware's default cluster
+};
 
 // What a plan was predicted on, for the header and the JSON.
 struct PlanContext {
@@ -30,7 +46,26 @@ struct PlanContext {
   std::string network;   // "analytic" or the calibration's source
   std::vector<std::string> measured;  // curves that replaced the analytic model
   std::vector<std::string> notes;     // assumptions worth saying (efficiency assumed, ...)
+  PlanInputs inputs;
+  // plumb plan --calibrate with measured steps: the fit, and the steps it was fitted to.
+  std::optional<plan::StepFit> fit;
+  std::vector<std::string> fit_sources;
+  // The band every prediction carries (plan/band.h); none when no validation set was found.
+  std::optional<plan::BandModel> band;
 };
+
+// A prediction's band: step time, throughput and MFU at the band's two ends.
+struct BandedFigures {
+  double step_low = 0, step_high = 0;
+  double tokens_low = 0, tokens_high = 0;
+  double mfu_low = 0, mfu_high = 0;
+};
+BandedFigures banded(const plan::BandModel& m, const plan::Prediction& p);
+// The pessimistic end of a prediction's throughput: its band's low end, or the point without one.
+double pessimistic_tokens_per_s(const std::optional<plan::BandModel>& m, const plan::Prediction& p);
+// {"level", "step_time_s": [low, high], "tokens_per_s", "mfu", "runs", "calibrated", "basis"}, or
+// null without a band.
+nlohmann::json band_json(const std::optional<plan::BandModel>& m, const plan::Prediction& p);
 
 void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o,
                 std::ostream& out);
@@ -75,6 +110,11 @@ std::string count_short(double n);
 std::string layout_short(const plan::Layout& p);
 // "h100-sxm: buy $30k (2025-01) · rent $4.92/h (2025-06) · data/hardware/h100-sxm.yaml".
 std::string prices_text(const plan::ChipComparison& c);
+
+// A layout as plumb.plan/1 writes it (`layout`), read back; plumb::Error naming `source` and the
+// field when one is missing or of the wrong type. Fields added after the first plans were
+// written (shared_expert_overlap) are optional.
+plan::Layout layout_from_json(const nlohmann::json& j, const std::string& source);
 
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).
 nlohmann::json prediction_json(const plan::Prediction& p);

@@ -294,6 +294,8 @@ step::StepResult StepReader::read(const json& doc) const {
   field([&] { r.notes = texts(doc, "notes"); });
   field([&] { r.baseline = text(doc, "", "baseline"); });
   field([&] { r.plan_source = text(doc, "", "plan_source"); });
+  // Added with plumb plan --calibrate STEP_RECORD: optional, an object or null.
+  if (doc.contains("plan_run") && doc["plan_run"].is_object()) r.plan_run = doc["plan_run"].dump();
   field([&] { swimlane(doc, r); });
   // Added after the first records were stored: optional.
   if (doc.contains("matching")) field([&] { r.matching = matching(doc); });
@@ -351,6 +353,7 @@ nlohmann::json step_to_json(const step::StepResult& r) {
               {"notes", r.notes},
               {"baseline", r.baseline},
               {"plan_source", r.plan_source},
+              {"plan_run", r.plan_run.empty() ? json() : json::parse(r.plan_run)},
               {"swimlane", swimlane_json(r)}};
 }
 

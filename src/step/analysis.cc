@@ -115,6 +115,7 @@ StepResult analyze(std::vector<RankTrace> traces, const AnalysisOptions& options
   if (options.plan) {
     result.plan_source = options.plan_source;
     result.plan = compare_with_plan(result, *options.plan, options.plan_source);
+    result.plan_run = plan_run_of(*options.plan);
   }
   draw_swimlane(traces, sets, result);
   return result;

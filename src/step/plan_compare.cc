@@ -80,6 +80,17 @@ std::string group_dimension(const std::vector<int>& group_ranks, CollectiveKind 
   return found;
 }
 
+std::string plan_run_of(const nlohmann::json& plan) {
+  if (!plan.is_object() || !plan.contains("context") || !plan["context"].is_object() ||
+      !plan["context"].contains("inputs") || !plan.contains("layout")) {
+    return "";
+  }
+  return nlohmann::json{{"inputs", plan["context"]["inputs"]},
+                        {"layout", plan["layout"]},
+                        {"precision", plan.value("precision", "bf16")}}
+      .dump();
+}
+
 std::vector<PlanRow> compare_with_plan(const StepResult& result, const nlohmann::json& plan,
                                        const std::string& source) {
   if (!plan.is_object() || plan.value("schema", "") != "plumb.plan/1") {

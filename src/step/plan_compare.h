@@ -22,6 +22,9 @@ std::string group_dimension(const std::vector<int>& group_ranks, CollectiveKind 
 // dimension), bubble (measured: idle), optimizer (not separable in a trace: measured NaN), step.
 // Measured values are means over the ranks and steps of `result`. `plan` is plumb.plan/1; a
 // wrong schema or a missing field throws plumb::Error naming `source` and the field.
+// The plan's run as StepResult::plan_run keeps it; empty when `plan` has no context.inputs.
+std::string plan_run_of(const nlohmann::json& plan);
+
 std::vector<PlanRow> compare_with_plan(const StepResult& result, const nlohmann::json& plan,
                                        const std::string& source);
 

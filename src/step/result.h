@@ -113,6 +113,10 @@ struct StepResult {
   std::vector<Straggler> stragglers;    // per step, biggest first; then step −1 (whole trace)
   std::vector<PlanRow> plan;            // empty without --plan
   std::string plan_source;
+  // What the plan was of, so that plumb plan --calibrate can rebuild the run this step measured:
+  // JSON text {"inputs": plumb.plan/1's context.inputs, "layout", "precision"}; empty without
+  // --plan, or when the plan file predates context.inputs.
+  std::string plan_run;
   std::string baseline;                 // describe_record() of --baseline; empty without
   int64_t swimlane_step = -1;           // the step drawn (the slowest)
   std::vector<Lane> swimlane;

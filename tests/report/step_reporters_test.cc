@@ -170,7 +170,7 @@ TEST(StepJson, FieldNamesAsTheIssueNamesThem) {
   const json doc = step_to_json(sample());
   EXPECT_EQ(keys(doc),
             (std::set<std::string>{"schema", "world_size", "ranks", "collectives", "matching",
-                                   "stragglers", "plan", "notes", "baseline", "plan_source",
+                                   "stragglers", "plan", "notes", "baseline", "plan_source", "plan_run",
                                    "swimlane"}));
   EXPECT_EQ(doc["schema"], "plumb.step/1");
   EXPECT_EQ(doc["world_size"], 4);
