@@ -20,12 +20,14 @@
 #include "common/strings.h"
 #include "common/yaml_strict.h"
 #include "cli/plan_calibrate.h"
+#include "k8s/job_spec.h"
 #include "plan/band.h"
 #include "plan/calibration.h"
 #include "plan/step_fit.h"
 #include "plan/catalog.h"
 #include "plan/compare.h"
 #include "plan/outlook.h"
+#include "plan/plausible.h"
 #include "plan/search.h"
 #include "plan/step.h"
 #include "plan/validation.h"
@@ -111,6 +113,13 @@ void add_model_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--json", o.json, "Write JSON here (- for standard output)");
 }
 
+// Search, scale and compare leave out layouts practitioners would not run (plan/plausible.h).
+void add_allow_unusual_option(CLI::App& app, PlanOptions& o) {
+  app.add_flag("--allow-unusual", o.allow_unusual,
+               "Include layouts practitioners would not run: fewer than two layers per pipeline "
+               "stage, pp × vpp not dividing the layers (docs/plan.md section 8)");
+}
+
 // What plan search and plan scale explore beyond tp, cp, pp, ep, mbs, recompute and ZeRO.
 void add_space_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--schedules", o.schedules, "Pipeline schedules to explore (default: all)")
@@ -119,6 +128,7 @@ void add_space_options(CLI::App& app, PlanOptions& o) {
                "Explore only layouts without EP all-to-all or TP overlap (a framework without them)");
   app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
       ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
+  add_allow_unusual_option(app, o);
 }
 
 void add_outlook_options(CLI::App& app, PlanOptions& o) {
@@ -429,6 +439,7 @@ int run_predict(const PlanOptions& o) {
   const plan::Prediction pred = predictor(p);
   const plan::Outlook outlook = plan::outlook(pred, in.model, in.hardware, outlook_inputs(o));
   note_batch_overshoot(o, p, in.model, in.context);
+  for (const std::string& w : plan::unusual_reasons(in.model, p)) warn(w, in.context);
   if (auto w = stall_warning(outlook, p.devices())) warn(*w, in.context);
   note_measured_use(in);
   if (!o.json.empty()) write_json(report::plan_json(in.context, pred, outlook), o.json);
@@ -446,6 +457,7 @@ plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
   s.max_cp = o.max_cp;
   s.flash_attention = !o.no_flash_attention;
   s.dispatch = kDispatch.at(o.dispatch_precision);
+  s.allow_unusual = o.allow_unusual;
   if (o.no_overlap) s.ep_overlaps = s.tp_overlaps = {false};
   if (!o.schedules.empty()) {
     auto asked = [&](const char* name) {
@@ -472,6 +484,14 @@ plan::SearchResult run_search_with_progress(const plan::Predictor& predictor, co
   return r;
 }
 
+// "; 96 unusual layouts were left out (...): --allow-unusual would include them", or nothing.
+std::string unusual_left_out(const plan::SearchResult& r) {
+  if (r.unusual == 0) return "";
+  return fmt::format("; {} unusual layouts were left out (fewer than two layers per pipeline "
+                     "stage, or pp × vpp not dividing the layers): --allow-unusual would include "
+                     "them", r.unusual);
+}
+
 // Why a search found nothing, and what would help.
 std::string nothing_fits(const plan::SearchResult& r, const plan::Predictor& predictor, int64_t devices) {
   const plan::ModelSpec& m = predictor.model();
@@ -479,18 +499,77 @@ std::string nothing_fits(const plan::SearchResult& r, const plan::Predictor& pre
                                        devices, predictor.hardware().name, r.candidates);
   if (r.valid > 0) {
     return fmt::format("{}, {} valid, none fits in its {:g} GB of memory; more devices, a larger "
-                       "--max-tp or --max-cp, or a device with more memory would help",
-                       head, r.valid, predictor.hardware().hbm_gb);
+                       "--max-tp or --max-cp, or a device with more memory would help{}",
+                       head, r.valid, predictor.hardware().hbm_gb, unusual_left_out(r));
   }
   if (r.oversized > 0) {
     return fmt::format("{}; the {} valid ones all need a batch more than {:g}× --batch-tokens; "
-                       "more tokens per step (--batch-tokens, --gbs) or fewer devices would help",
-                       head, r.oversized, plan::kMaxBatchOvershoot);
+                       "more tokens per step (--batch-tokens, --gbs) or fewer devices would help{}",
+                       head, r.oversized, plan::kMaxBatchOvershoot, unusual_left_out(r));
+  }
+  if (r.unusual > 0) {
+    return fmt::format("{}, none valid and usual{}", head, unusual_left_out(r));
   }
   return fmt::format("{}, none valid: {} devices do not split into tp × cp × pp × dp with tp "
                      "dividing the {} heads and pp × vpp at most the {} layers; a device count "
                      "with more small factors (a multiple of 8) would help",
                      head, devices, m.heads, m.layers);
+}
+
+// The plumb plan command that predicts `p` as the search did: the same inputs and every layout
+// option, the batch as --gbs (the search may have chosen it), so that it prints the same step time.
+std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
+  std::vector<std::string> w = {"plumb", "plan"};
+  auto add = [&w](const std::string& option, const std::string& value) {
+    w.push_back(option);
+    w.push_back(k8s::shell_quote(value));
+  };
+  if (!o.model.empty()) add("--model", o.model);
+  if (!o.model_file.empty()) add("--model-file", o.model_file);
+  if (!o.hardware.empty()) add("--hardware", o.hardware);
+  if (!o.hardware_file.empty()) add("--hardware-file", o.hardware_file);
+  if (!o.cluster.empty()) add("--cluster", o.cluster);
+  for (const std::string& c : o.calibrate) add("--calibrate", c);
+  if (!o.db.empty()) add("--db", o.db);
+  add("--precision", o.precision);
+  if (o.algorithm != "auto") add("--algorithm", o.algorithm);
+  const std::pair<const char*, int> sizes[] = {{"--tp", p.tp}, {"--cp", p.cp}, {"--pp", p.pp},
+                                               {"--vpp", p.vpp}, {"--dp", p.dp}, {"--ep", p.ep}};
+  for (const auto& [option, value] : sizes) add(option, std::to_string(value));
+  if (p.expert_tp() != p.tp) add("--etp", std::to_string(p.expert_tp()));
+  add("--mbs", std::to_string(p.micro_batch));
+  add("--gbs", std::to_string(p.global_batch));
+  add("--zero", std::to_string(p.zero));
+  add("--recompute", report::recompute_name(p.recompute));
+  add("--schedule", report::schedule_name(p.pipeline_schedule()));
+  if (p.ep_overlap) w.push_back("--ep-overlap");
+  if (p.shared_expert_overlap) w.push_back("--shared-expert-overlap");
+  if (p.tp_overlap) w.push_back("--tp-overlap");
+  if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
+  if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
+  if (p.einsum_dispatch) w.push_back("--einsum-dispatch");
+  if (!p.flash_attention) w.push_back("--no-flash-attention");
+  if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
+  if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));
+  if (o.mtbf_hours) add("--mtbf", fmt::format("{}", *o.mtbf_hours));
+  if (o.storage_gbps != plan::kDefaultStorageGbps) add("--storage-gbps", fmt::format("{}", o.storage_gbps));
+  if (o.restart_minutes != plan::kDefaultRestartS / 60) {
+    add("--restart-minutes", fmt::format("{}", o.restart_minutes));
+  }
+  if (o.tokens) add("--tokens", fmt::format("{}", *o.tokens));
+  if (o.pue != plan::kDefaultPue) add("--pue", fmt::format("{}", o.pue));
+  return join(w, " ");
+}
+
+// What search says under `best:`: the command and which overlap hides communication.
+report::SearchBest search_best(const PlanOptions& o, const plan::SearchResult& r,
+                               const plan::Predictor& predictor) {
+  report::SearchBest best;
+  if (r.top.empty()) return best;
+  best.command = plan_command_for(o, r.top.front().layout);
+  const std::string hidden = plan::hidden_communication(r.top.front(), predictor.compute().overlap_dp);
+  if (!hidden.empty()) best.notes.push_back(hidden);
+  return best;
 }
 
 int run_search_command(const PlanOptions& o) {
@@ -502,8 +581,9 @@ int run_search_command(const PlanOptions& o) {
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, o.devices), o.top);
   note_measured_use(in);
-  if (!o.json.empty()) write_json(report::search_json(in.context, r), o.json);
-  if (o.json != "-") report::print_search(in.context, r, std::cout);
+  const report::SearchBest best = search_best(o, r, predictor);
+  if (!o.json.empty()) write_json(report::search_json(in.context, r, best), o.json);
+  if (o.json != "-") report::print_search(in.context, r, best, std::cout);
   // Nothing to recommend is a failed check, as a layout that does not fit is for plumb plan.
   if (r.top.empty()) throw Error(nothing_fits(r, predictor, o.devices), ExitCode::kCheckFailed);
   return 0;
@@ -593,6 +673,7 @@ void add_compare_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str()->transform(number_option(kBatchTokens));
   app.add_flag("--no-flash-attention", o.no_flash_attention,
                "Attention keeps its s×s scores (as before FlashAttention)");
+  add_allow_unusual_option(app, o);
   app.add_option("--json", o.json, "Write plumb.plan-compare/1 here (- for standard output)");
   app.add_option("--html", o.html, "Write the HTML page here (- for standard output)");
 }
@@ -665,6 +746,7 @@ plan::CompareSpec compare_spec(const PlanOptions& o) {
   s.precision = o.precision;
   s.space.batch_tokens = o.batch_tokens;
   s.space.flash_attention = !o.no_flash_attention;
+  s.space.allow_unusual = o.allow_unusual;
   s.outlook = outlook_inputs(o);
   return s;
 }

@@ -51,6 +51,9 @@ std::string nothing_fits(const SearchResult& r, const HardwareSpec& hw) {
     return fmt::format("every valid layout needs a batch over {:g}× --batch-tokens",
                        kMaxBatchOvershoot);
   }
+  if (r.unusual > 0) {
+    return fmt::format("only unusual layouts ({}; --allow-unusual includes them)", r.unusual);
+  }
   return "no valid layout (tp · cp · pp · dp, heads, layers)";
 }
 

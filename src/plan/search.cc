@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "plan/plausible.h"
+
 namespace plumb::plan {
 namespace {
 
@@ -89,6 +91,8 @@ class Enumerator {
       for (const Pipeline& pipe : pipelines(s_, p.pp)) {
         p.schedule = pipe.schedule;
         p.vpp = pipe.vpp;
+        // The rules read only the pipeline (pp, vpp, schedule): once per pipeline, not per layout.
+        unusual_ = !s_.allow_unusual && !plausible(m_, p);
         known_.assign(s_.micro_batches.size() * 3 * s_.zeros.size(), Known{});
         // Most overlap first: its predictions bound the others'.
         const std::vector<bool> eps = choices(s_.ep_overlaps, m_.moe && p.ep > 1);
@@ -141,10 +145,14 @@ class Enumerator {
 
   // Counts the layout; predicts it unless a bound shows it cannot enter the top. Returns an upper
   // bound on its tokens/s (the prediction itself when predicted), or −1 when it is not a
-  // candidate (invalid, oversized, does not fit).
+  // candidate (invalid, unusual, oversized, does not fit).
   double consider(const Layout& p, bool too_big, Known& known, double bound, bool most_overlap) {
     ++r_.candidates;
     if (!layout_valid(m_, p, s_.devices)) return -1;
+    if (unusual_) {
+      ++r_.unusual;
+      return -1;
+    }
     if (too_big) {
       ++r_.oversized;
       return -1;
@@ -178,6 +186,7 @@ class Enumerator {
   SearchResult& r_;
   std::vector<Known> known_;  // per (mbs, recompute, ZeRO) of the current grid and pipeline
   double threshold_ = 0;      // the k-th best tokens/s found so far (0 until the top is full)
+  bool unusual_ = false;      // the current pipeline breaks a plausible rule: left out
 };
 
 }  // namespace

@@ -31,6 +31,8 @@ struct SearchSpace {
   int max_cp = 16;
   int max_ep = 64;
   bool flash_attention = true;
+  // Include the layouts plausible() calls unusual (plan/plausible.h): thin or uneven stages.
+  bool allow_unusual = false;
 };
 
 // A layout whose smallest batch (dp × micro-batch sequences, × pp when interleaved) is more than
@@ -40,7 +42,10 @@ inline constexpr double kMaxBatchOvershoot = 2;
 struct SearchResult {
   std::vector<Prediction> top;  // best first
   int64_t candidates = 0;       // layouts enumerated
-  int64_t valid = 0;            // that pass layout_problems, with the batch asked for
+  int64_t valid = 0;            // that pass layout_problems and plausible, with the batch
+                                // asked for
+  int64_t unusual = 0;          // that pass layout_problems but not plausible: left out unless
+                                // allow_unusual
   int64_t oversized = 0;        // that pass layout_problems but need a batch over
                                 // kMaxBatchOvershoot × batch_tokens: left out
   int64_t fitting = 0;          // that also fit in memory

@@ -71,8 +71,15 @@ void print_plan(const PlanContext& c, const plan::Prediction& p, const plan::Out
                 std::ostream& out);
 nlohmann::json plan_json(const PlanContext& c, const plan::Prediction& p, const plan::Outlook& o);
 
-void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostream& out);
-nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r);
+// What plan search says of its best layout under `best:`: the plumb plan command that reproduces
+// it (the CLI knows the options) and notes (plan::hidden_communication).
+struct SearchBest {
+  std::string command;
+  std::vector<std::string> notes;
+};
+void print_search(const PlanContext& c, const plan::SearchResult& r, const SearchBest& best,
+                  std::ostream& out);
+nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r, const SearchBest& best);
 
 // One row of `plumb plan scale`: the best layout at a device count and what failures leave of it.
 struct ScaleRow {

@@ -303,11 +303,22 @@ nlohmann::json compare_json(const plan::Comparison& c) {
           {"chips", chips}};
 }
 
-void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostream& out) {
+namespace {
+
+// " · 1234 unusual left out; --allow-unusual to include them" when the search left some out.
+std::string unusual_text(const plan::SearchResult& r) {
+  if (r.unusual == 0) return "";
+  return fmt::format(" · {} unusual left out; --allow-unusual to include them", r.unusual);
+}
+
+}  // namespace
+
+void print_search(const PlanContext& c, const plan::SearchResult& r, const SearchBest& best,
+                  std::ostream& out) {
   print_context(c, out);
   fmt::print(out,
-             "# {} layouts enumerated, {} valid, {} fit in memory · {:.2f} s ({:.0f} layouts/s)\n",
-             r.candidates, r.valid, r.fitting, r.seconds,
+             "# {} layouts enumerated, {} valid, {} fit in memory{} · {:.2f} s ({:.0f} layouts/s)\n",
+             r.candidates, r.valid, r.fitting, unusual_text(r), r.seconds,
              r.seconds > 0 ? static_cast<double>(r.candidates) / r.seconds : 0.0);
   if (r.top.empty()) {
     fmt::print(out, "no layout fits: every valid layout needs more memory than the device has\n");
@@ -318,11 +329,13 @@ void print_search(const PlanContext& c, const plan::SearchResult& r, std::ostrea
   const plan::Breakdown& b = r.top.front().breakdown;
   fmt::print(out,
              "best: compute {:.3f} s, TP {:.3f}, CP {:.3f}, EP {:.3f}, PP {:.3f}, bubble {:.3f}, "
-             "DP {:.3f}, optimizer {:.3f} (plumb plan with its options shows the whole report)\n",
+             "DP {:.3f}, optimizer {:.3f}; its whole report:\n",
              b.compute, b.tp, b.cp, b.ep, b.pp, b.bubble, b.dp, b.optimizer);
+  fmt::print(out, "  {}\n", best.command);
+  for (const std::string& n : best.notes) fmt::print(out, "  note: {}\n", n);
 }
 
-nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r) {
+nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r, const SearchBest& best) {
   nlohmann::json top = nlohmann::json::array();
   for (const plan::Prediction& p : r.top) top.push_back(prediction_json(p));
   return {{"schema", "plumb.plan-search/1"},
@@ -331,9 +344,13 @@ nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r) {
                        {"notes", c.notes}}},
           {"candidates", r.candidates},
           {"valid", r.valid},
+          {"unusual", r.unusual},
+          {"oversized", r.oversized},
           {"fitting", r.fitting},
           {"seconds", r.seconds},
-          {"top", top}};
+          {"top", top},
+          {"command", r.top.empty() ? nlohmann::json() : nlohmann::json(best.command)},
+          {"best_notes", best.notes}};
 }
 
 void print_scale(const PlanContext& c, const std::vector<ScaleRow>& rows, std::ostream& out) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "baseline/store.h"
 #include "support/step_record.h"
@@ -273,31 +274,128 @@ TEST(PlanCli, SearchListsTheTopLayouts) {
   EXPECT_NE(table.out.find("  1 "), std::string::npos) << table.out;
 }
 
+// The line under `best:` is the plumb plan command of the best layout: run as printed, it predicts
+// the same step time (every input and layout option is in it, the batch as --gbs). A dense model
+// with its defaults; a MoE model with fp8 dispatch, a cluster file, outlook options and
+// --no-dp-overlap.
+TEST(PlanCli, SearchPrintsTheCommandOfItsBestLayout) {
+  const std::string cluster = temp_dir("plan-best command") + "/roce 2to1.yaml";
+  std::ofstream(cluster) << "devices_per_node: 8\nnodes_per_rack: 16\noversubscription: 2\n";
+  const std::string cases[] = {
+      "--model llama3-70b --hardware h100-sxm --devices 512",
+      "--model mixtral-8x7b --hardware h100-sxm --devices 256 --dispatch-precision fp8 "
+      "--no-dp-overlap --precision fp8 --tokens 1e12 --pue 1.3 --cluster '" + cluster + "'",
+  };
+  for (const std::string& args : cases) {
+    const test::Run search = plan("search " + args + " --top 2 --json -");
+    ASSERT_EQ(search.exit_code, 0) << args << "\n" << search.err;
+    const nlohmann::json j = nlohmann::json::parse(search.out);
+    const std::string command = j["command"].get<std::string>();
+    ASSERT_EQ(command.rfind("plumb plan --model", 0), 0u) << command;
+    const test::Run table = plan("search " + args + " --top 2");
+    EXPECT_NE(table.out.find("; its whole report:\n  " + command + "\n"), std::string::npos)
+        << table.out;
+    const test::Run best = run_command(kPlumb + command.substr(5) + " --json -");
+    ASSERT_EQ(best.exit_code, 0) << command << "\n" << best.err;
+    const nlohmann::json b = nlohmann::json::parse(best.out);
+    EXPECT_EQ(b["step_time_s"].get<double>(), j["top"][0]["step_time_s"].get<double>()) << command;
+    EXPECT_EQ(b["layout"], j["top"][0]["layout"]) << command;
+  }
+}
+
+// Thin or uneven pipeline stages (docs/plan.md section 8) are left out of a search and counted;
+// --allow-unusual includes them. Llama 3 70B's 80 layers on 512 devices: pp 32 and 64 leave under
+// two layers per stage, interleaved pp × vpp of 32 or more do not divide 80.
+TEST(PlanCli, SearchLeavesOutUnusualLayoutsUnlessAllowed) {
+  const std::string args = "search --model llama3-70b --hardware h100-sxm --devices 512 --top 1000";
+  const test::Run usual = plan(args + " --json -");
+  ASSERT_EQ(usual.exit_code, 0) << usual.err;
+  const nlohmann::json u = nlohmann::json::parse(usual.out);
+  EXPECT_GT(u["unusual"].get<int64_t>(), 0);
+  for (const auto& p : u["top"]) {
+    const int stages = p["layout"]["pp"].get<int>() * p["layout"]["vpp"].get<int>();
+    EXPECT_EQ(80 % stages, 0) << p["layout"];
+    EXPECT_LE(p["layout"]["pp"].get<int>(), 40) << p["layout"];
+  }
+  const test::Run table = plan(args);
+  EXPECT_NE(table.out.find(fmt::format(" fit in memory · {} unusual left out; --allow-unusual to "
+                                       "include them · ", u["unusual"].get<int64_t>())),
+            std::string::npos) << table.out;
+  const test::Run all = plan(args + " --allow-unusual --json -");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const nlohmann::json a = nlohmann::json::parse(all.out);
+  EXPECT_EQ(a["unusual"], 0);
+  EXPECT_EQ(a["valid"].get<int64_t>() + a["oversized"].get<int64_t>(),
+            u["valid"].get<int64_t>() + u["oversized"].get<int64_t>() + u["unusual"].get<int64_t>());
+  bool any_unusual = false;
+  for (const auto& p : a["top"]) {
+    any_unusual |= 80 % (p["layout"]["pp"].get<int>() * p["layout"]["vpp"].get<int>()) != 0;
+  }
+  EXPECT_TRUE(any_unusual);
+  EXPECT_EQ(plan(args + " --allow-unusual").out.find("unusual left out"), std::string::npos);
+}
+
+// Asked for explicitly, an unusual layout is predicted, with a warning naming each rule it breaks.
+TEST(PlanCli, AnExplicitUnusualLayoutRunsWithAWarning) {
+  const std::string args = "--model llama3-70b --hardware h100-sxm --tp 8 --pp 50 --dp 2 --gbs 200";
+  const test::Run r = plan(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string thin =
+      "unusual layout (thin-stages): pp 50 leaves 1.6 of the 80 layers per stage, fewer than 2; "
+      "published pipelines keep at least 2 per stage (a smaller --pp)";
+  const std::string uneven =
+      "unusual layout (uneven-stages): pp 50 stages do not divide the 80 layers; plumb would give "
+      "the middle stages the extra layers, a split no framework documents: the documented uneven "
+      "splits give the first and last stages fewer (Megatron-LM's "
+      "--decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers; Llama 3 405B's "
+      "126 layers on 16 stages)";
+  EXPECT_EQ(r.err, "plumb: warning: " + thin + "\nplumb: warning: " + uneven + "\n");
+  EXPECT_NE(r.out.find("# note: " + thin + "\n# note: " + uneven + "\n"), std::string::npos) << r.out;
+  const test::Run j = plan(args + " --json -");
+  EXPECT_EQ(nlohmann::json::parse(j.out)["context"]["notes"],
+            (nlohmann::json{thin, uneven}));
+}
+
 // A search that finds nothing is a failed check (exit 1) saying what was tried and what would help.
 // 405B on 2 devices: shapes (tp, cp, pp) (1,1,1), (2,1,1), (1,2,1), (1,1,2), each with 4 mbs × 3
 // recompute × 4 ZeRO = 48; tp 2 twice (TP overlap off and on); pp 2 five schedules (1F1B,
-// interleaved vpp 2 and 4, zero-bubble, DualPipe): 48 + 96 + 48 + 240 = 432.
+// interleaved vpp 2 and 4, zero-bubble, DualPipe): 48 + 96 + 48 + 240 = 432. Of those the
+// interleaved ones are unusual: 4 and 8 stages do not divide the 126 layers (2 × 48 = 96).
 TEST(PlanCli, SearchWithNothingThatFitsExitsOne) {
   const test::Run r = plan("search --model llama3-405b --hardware h100-sxm --devices 2");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
             "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 432 layouts "
+            "tried, 336 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
+            "or --max-cp, or a device with more memory would help; 96 unusual layouts were left "
+            "out (fewer than two layers per pipeline stage, or pp × vpp not dividing the layers): "
+            "--allow-unusual would include them\n");
+  EXPECT_NE(r.out.find("# 432 layouts enumerated, 336 valid, 0 fit in memory · 96 unusual left "
+                       "out; --allow-unusual to include them · "),
+            std::string::npos) << r.out;
+  const test::Run all = plan("search --model llama3-405b --hardware h100-sxm --devices 2 --allow-unusual");
+  EXPECT_EQ(all.exit_code, 1);
+  EXPECT_EQ(all.err,
+            "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 432 layouts "
             "tried, 432 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
             "or --max-cp, or a device with more memory would help\n");
-  EXPECT_NE(r.out.find("# 432 layouts enumerated, 432 valid, 0 fit in memory"), std::string::npos);
   const test::Run oversized =
       plan("search --model llama3-8b --hardware h100-sxm --devices 4096 --batch-tokens 1");
   EXPECT_EQ(oversized.exit_code, 1);
   EXPECT_EQ(oversized.err,
             "plumb: error: no layout of llama3-8b fits on 4096 × NVIDIA H100 SXM: 43680 layouts "
-            "tried; the 38640 valid ones all need a batch more than 2× --batch-tokens; more "
-            "tokens per step (--batch-tokens, --gbs) or fewer devices would help\n");
+            "tried; the 33600 valid ones all need a batch more than 2× --batch-tokens; more "
+            "tokens per step (--batch-tokens, --gbs) or fewer devices would help; 5040 unusual "
+            "layouts were left out (fewer than two layers per pipeline stage, or pp × vpp not "
+            "dividing the layers): --allow-unusual would include them\n");
 }
 
 // plan scale prints every row, warns where failures take all the wall time, and exits 1 naming
-// each device count where nothing fits.
+// each device count where nothing fits. On 1,000,000 devices only unusual layouts (pp 5 or 25 of
+// the 126 layers) keep the batch near 16M tokens: --allow-unusual lets scale take them.
 TEST(PlanCli, ScaleWithACountWhereNothingFitsExitsOne) {
-  const test::Run r = plan("scale --model llama3-405b --hardware h100-sxm --devices 2,1000000");
+  const test::Run r =
+      plan("scale --model llama3-405b --hardware h100-sxm --devices 2,1000000 --allow-unusual");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("       2 no layout fits\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" 1000000 tp "), std::string::npos) << r.out;
@@ -310,6 +408,15 @@ TEST(PlanCli, ScaleWithACountWhereNothingFitsExitsOne) {
             "plumb: error: no layout of llama3-405b fits on 2 × NVIDIA H100 SXM: 432 layouts "
             "tried, 432 valid, none fits in its 80 GB of memory; more devices, a larger --max-tp "
             "or --max-cp, or a device with more memory would help\n");
+  const test::Run usual = plan("scale --model llama3-405b --hardware h100-sxm --devices 1000000");
+  EXPECT_EQ(usual.exit_code, 1);
+  EXPECT_NE(usual.out.find(" 1000000 no layout fits\n"), std::string::npos) << usual.out;
+  EXPECT_EQ(usual.err,
+            "plumb: error: no layout of llama3-405b fits on 1000000 × NVIDIA H100 SXM: 117696 "
+            "layouts tried; the 13248 valid ones all need a batch more than 2× --batch-tokens; "
+            "more tokens per step (--batch-tokens, --gbs) or fewer devices would help; 49296 "
+            "unusual layouts were left out (fewer than two layers per pipeline stage, or pp × vpp "
+            "not dividing the layers): --allow-unusual would include them\n");
 }
 
 // On a terminal (script(1)'s pseudo-terminal) the search draws its progress line.

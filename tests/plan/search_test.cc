@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/models.h"
+#include "plan/plausible.h"
 
 namespace plumb::plan {
 namespace {
@@ -109,6 +110,35 @@ TEST(Search, OversizedBatchesAreCountedApart) {
   const SearchResult r = search(predictor, s, 3);
   EXPECT_GT(r.oversized, 0);
   for (const Prediction& p : r.top) EXPECT_LE(p.layout.global_batch * 2048, 2 * 2048);
+}
+
+
+// Layouts practitioners would not run (thin or uneven pipeline stages, plan/plausible.h) are
+// counted apart and left out; allow_unusual puts them back among the valid ones.
+TEST(Search, UnusualLayoutsAreLeftOutUnlessAllowed) {
+  ModelSpec m = test_models::llama3_8b();
+  m.layers = 30;  // no interleaved pp × vpp divides it; pp 16 leaves fewer than 2 per stage
+  const HardwareSpec hw = h100();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predictor(m, hw, net, "bf16", compute_model(hw));
+  SearchSpace s;
+  s.devices = 64;
+  s.recomputes = {Recompute::kSelective};
+  s.zeros = {1};
+  const SearchResult usual = search(predictor, s, 1000000);
+  EXPECT_GT(usual.unusual, 0);
+  for (const Prediction& p : usual.top) {
+    EXPECT_TRUE(plausible(m, p.layout)) << p.layout.pp << " " << p.layout.vpp;
+  }
+  s.allow_unusual = true;
+  const SearchResult all = search(predictor, s, 1000000);
+  EXPECT_EQ(all.unusual, 0);
+  EXPECT_EQ(all.candidates, usual.candidates);
+  EXPECT_EQ(all.valid + all.oversized, usual.valid + usual.oversized + usual.unusual);
+  int unusual = 0;
+  for (const Prediction& p : all.top) unusual += plausible(m, p.layout) ? 0 : 1;
+  EXPECT_GT(unusual, 0);
+  EXPECT_EQ(static_cast<int64_t>(all.top.size()) - unusual, usual.fitting);
 }
 
 }  // namespace
