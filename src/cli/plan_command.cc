@@ -129,6 +129,10 @@ void add_space_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
       ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
   add_allow_unusual_option(app, o);
+  app.add_option("--rank", o.rank,
+                 "Rank layouts by the point estimate of tokens/s, or by the pessimistic end of its "
+                 "80% band (docs/plan.md section 14)")
+      ->capture_default_str()->check(CLI::IsMember({"point", "pessimistic"}));
 }
 
 void add_outlook_options(CLI::App& app, PlanOptions& o) {
@@ -577,9 +581,12 @@ int run_search_command(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
   in.context.devices = o.devices;
+  set_band(in, o.devices);
   warn_calibration_mismatch(in, o.devices);
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
-  const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, o.devices), o.top);
+  plan::SearchSpace space = space_from(o, o.devices);
+  if (o.rank == "pessimistic") space.pessimistic = in.context.band;
+  const plan::SearchResult r = run_search_with_progress(predictor, space, o.top);
   note_measured_use(in);
   const report::SearchBest best = search_best(o, r, predictor);
   if (!o.json.empty()) write_json(report::search_json(in.context, r, best), o.json);
@@ -597,9 +604,13 @@ int run_scale_command(const PlanOptions& o) {
   std::vector<report::ScaleRow> rows;
   std::vector<std::string> missing;  // device counts where nothing fits, and why
   for (int64_t devices : o.scale_devices) {
-    const plan::SearchResult r = run_search_with_progress(predictor, space_from(o, devices), 1);
+    set_band(in, devices);
+    plan::SearchSpace space = space_from(o, devices);
+    if (o.rank == "pessimistic") space.pessimistic = in.context.band;
+    const plan::SearchResult r = run_search_with_progress(predictor, space, 1);
     report::ScaleRow row;
     row.devices = devices;
+    row.band = in.context.band;
     row.found = !r.top.empty();
     if (row.found) {
       row.best = r.top.front();
@@ -639,15 +650,22 @@ int run_validate_command(const PlanOptions& o) {
   for (const std::string& file : o.sets.empty() ? plan::run_set_files(dir) : o.sets) {
     try {
       const plan::RunSet r = plan::load_run_set(file);
-      sets.push_back(r.set);
-      targets.push_back({r.targets.mape, r.targets.max_error, 0});
+      for (const plan::ValidationSet& part : plan::by_split(r.set)) {
+        sets.push_back(part);
+        targets.push_back({r.targets.mape, r.targets.max_error, 0});
+      }
     } catch (const Error& e) {
       problems.push_back(e.what());
     }
   }
   if (!problems.empty()) throw Error(join(problems, "\n"));
-  if (!o.json.empty()) write_json(report::validation_json(sets, targets), o.json);
-  if (o.json != "-") report::print_validation(sets, targets, o.rows, std::cout);
+  const plan::Coverage coverage =
+      plan::leave_one_out_coverage(plan::residuals_of(sets), plan::kBandLevel);
+  if (!o.json.empty()) write_json(report::validation_json(sets, targets, coverage), o.json);
+  if (o.json != "-") {
+    report::print_validation(sets, targets, o.rows, std::cout);
+    report::print_band_coverage(coverage, plan::kBandLevel, std::cout);
+  }
   for (size_t i = 0; i < sets.size(); ++i) {
     if (!report::meets(sets[i], targets[i])) return static_cast<int>(ExitCode::kCheckFailed);
   }

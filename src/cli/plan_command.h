@@ -45,6 +45,7 @@ struct PlanOptions {
   int max_cp = 16;
   std::vector<std::string> schedules;  // empty: every schedule
   bool no_overlap = false;             // search only layouts without EP/TP overlap
+  std::string rank = "point";          // or "pessimistic": by the band's low end
   bool allow_unusual = false;          // search, scale, compare: include unusual layouts
   std::vector<int64_t> scale_devices = {1000, 10000, 100000};
   // Compare: chips (catalog names, then files), the same counts for all or a purchase budget.

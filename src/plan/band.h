@@ -70,6 +70,12 @@ struct Band {
 };
 Band band_for(const BandModel& m, double overhead_share);
 
+struct Prediction;
+// (exposed communication + bubble + optimizer) / step: what the band's spread grows with.
+double overhead_share(const Prediction& p);
+// The pessimistic end of a prediction's tokens/s: its band's low end (the point without a band).
+double pessimistic_tokens_per_s(const BandModel& m, const Prediction& p);
+
 // Student's t quantile for a two-sided `level` interval with `dof` degrees of freedom.
 double student_t(double level, size_t dof);
 

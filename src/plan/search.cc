@@ -75,14 +75,29 @@ std::vector<bool> choices(const std::vector<bool>& asked, bool applies) {
   return applies ? asked : std::vector<bool>{false};
 }
 
-bool faster(const Prediction& a, const Prediction& b) { return a.tokens_per_s > b.tokens_per_s; }
+// What the search ranks by: tokens/s, or their pessimistic bound (SearchSpace::pessimistic).
+// `ceiling` is the most a score can be per token/s: the band's low end at no overhead (its
+// narrowest), so that a bound on tokens/s times it bounds the score.
+struct Ranking {
+  const std::optional<BandModel>& band;
+  double ceiling = 1;
+  explicit Ranking(const std::optional<BandModel>& b)
+      : band(b), ceiling(b && !b->empty() ? band_for(*b, 0).low : 1) {}
+  double score(const Prediction& p) const {
+    return band && !band->empty() ? pessimistic_tokens_per_s(*band, p) : p.tokens_per_s;
+  }
+  auto better() const {
+    return [this](const Prediction& a, const Prediction& b) { return score(a) > score(b); };
+  }
+};
 
 // Every layout of one pipeline shape with its ep, etp, schedule and overlaps: micro-batch,
 // recomputation and ZeRO stage.
 class Enumerator {
  public:
   Enumerator(const Predictor& predictor, const SearchSpace& s, int top_k, SearchResult& r)
-      : predictor_(predictor), s_(s), m_(predictor.model()), top_k_(top_k), r_(r) {}
+      : predictor_(predictor), s_(s), m_(predictor.model()), top_k_(top_k), r_(r),
+        rank_(s.pessimistic) {}
 
   void shape(Layout p) {
     for (const ExpertGrid& grid : expert_grids(m_, p, s_)) {
@@ -164,7 +179,8 @@ class Enumerator {
     if (known.tokens_per_s >= 0 && (bound < 0 || known.tokens_per_s < bound)) {
       bound = known.tokens_per_s;
     }
-    if (bound >= 0 && bound < threshold_) {  // below the k-th best found: cannot enter the top
+    // Below the k-th best found: cannot enter the top.
+    if (bound >= 0 && bound * rank_.ceiling < threshold_) {
       if (most_overlap) known.tokens_per_s = bound;
       return bound;
     }
@@ -172,9 +188,9 @@ class Enumerator {
     const double tokens_per_s = r_.top.back().tokens_per_s;
     if (most_overlap) known.tokens_per_s = tokens_per_s;
     if (r_.top.size() > static_cast<size_t>(4 * top_k_)) {
-      std::partial_sort(r_.top.begin(), r_.top.begin() + top_k_, r_.top.end(), faster);
+      std::partial_sort(r_.top.begin(), r_.top.begin() + top_k_, r_.top.end(), rank_.better());
       r_.top.resize(top_k_);
-      threshold_ = r_.top.back().tokens_per_s;
+      threshold_ = rank_.score(r_.top.back());
     }
     return tokens_per_s;
   }
@@ -185,7 +201,8 @@ class Enumerator {
   int top_k_;
   SearchResult& r_;
   std::vector<Known> known_;  // per (mbs, recompute, ZeRO) of the current grid and pipeline
-  double threshold_ = 0;      // the k-th best tokens/s found so far (0 until the top is full)
+  Ranking rank_;
+  double threshold_ = 0;      // the k-th best score found so far (0 until the top is full)
   bool unusual_ = false;      // the current pipeline breaks a plausible rule: left out
 };
 
@@ -211,8 +228,10 @@ SearchResult search(const Predictor& predictor, const SearchSpace& s, int top_k,
     enumerate.shape(p);
     if (progress) progress(++done, static_cast<int64_t>(all.size()));
   }
-  std::sort(r.top.begin(), r.top.end(), faster);
+  const Ranking rank(s.pessimistic);
+  std::sort(r.top.begin(), r.top.end(), rank.better());
   if (r.top.size() > static_cast<size_t>(top_k)) r.top.resize(top_k);
+  r.pessimistic = s.pessimistic && !s.pessimistic->empty();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

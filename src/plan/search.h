@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "plan/band.h"
 #include "plan/step.h"
 
 namespace plumb::plan {
@@ -33,6 +35,10 @@ struct SearchSpace {
   bool flash_attention = true;
   // Include the layouts plausible() calls unusual (plan/plausible.h): thin or uneven stages.
   bool allow_unusual = false;
+  // Rank by the band's low end (plan/band.h: the pessimistic bound) instead of the point
+  // estimate: layouts whose step is more communication and bubble, the parts the model is least
+  // sure of, fall behind those with the same point and more compute.
+  std::optional<BandModel> pessimistic;
 };
 
 // A layout whose smallest batch (dp × micro-batch sequences, × pp when interleaved) is more than
@@ -49,6 +55,7 @@ struct SearchResult {
   int64_t oversized = 0;        // that pass layout_problems but need a batch over
                                 // kMaxBatchOvershoot × batch_tokens: left out
   int64_t fitting = 0;          // that also fit in memory
+  bool pessimistic = false;     // ranked by the band's low end (SearchSpace::pessimistic)
   double seconds = 0;
 };
 

@@ -119,6 +119,25 @@ void describe_run(ValidationRow& row, const ModelSpec& m, const HardwareSpec& hw
   row.overhead_share = p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
 }
 
+std::vector<ValidationSet> by_split(const ValidationSet& set) {
+  const bool any_check = std::any_of(set.rows.begin(), set.rows.end(),
+                                     [](const ValidationRow& r) { return r.split == "check"; });
+  if (!any_check) return {set};
+  std::vector<ValidationSet> out;
+  for (const char* split : {"build", "check"}) {
+    ValidationSet part = set;
+    part.name = fmt::format("{} · {}", set.name, split);
+    part.rows.clear();
+    for (const ValidationRow& r : set.rows) {
+      if (r.split == split) part.rows.push_back(r);
+    }
+    if (part.rows.empty()) continue;
+    summarize(part);
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 void summarize(ValidationSet& set) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
   double sum = 0;

@@ -74,6 +74,10 @@ double spearman(std::span<const double> a, std::span<const double> b);
 // Fills mape, max_abs_error and spearman (of each named group) from the rows.
 void summarize(ValidationSet& set);
 
+// A set whose rows are all of the build split as it is; else its build rows and its check rows
+// as two sets, "NAME · build" and "NAME · check", each summarized: a set is judged on each.
+std::vector<ValidationSet> by_split(const ValidationSet& set);
+
 // Reads and predicts each set; errors name the file and line.
 ValidationSet validate_megatron_sc21(const std::string& csv, const HardwareSpec& a100);
 ValidationSet validate_vtrain(const std::string& csv, const HardwareSpec& a100);

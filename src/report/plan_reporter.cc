@@ -301,19 +301,14 @@ std::string layout_text(const plan::Layout& p) {
   return text;
 }
 
-double overhead_share(const plan::Prediction& p) {
-  const plan::Breakdown& b = p.breakdown;
-  return p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
-}
-
 BandedFigures banded(const plan::BandModel& m, const plan::Prediction& p) {
-  const plan::Band b = plan::band_for(m, overhead_share(p));
+  const plan::Band b = plan::band_for(m, plan::overhead_share(p));
   return {p.step_time_s / b.high, p.step_time_s / b.low, p.tokens_per_s * b.low,
           p.tokens_per_s * b.high, p.mfu * b.low, p.mfu * b.high};
 }
 
 double pessimistic_tokens_per_s(const std::optional<plan::BandModel>& m, const plan::Prediction& p) {
-  return m && !m->empty() ? banded(*m, p).tokens_low : p.tokens_per_s;
+  return m && !m->empty() ? plan::pessimistic_tokens_per_s(*m, p) : p.tokens_per_s;
 }
 
 namespace {

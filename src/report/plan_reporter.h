@@ -87,6 +87,7 @@ struct ScaleRow {
   bool found = false;  // a layout fits at this count
   plan::Prediction best;
   plan::Outlook outlook;
+  std::optional<plan::BandModel> band;  // of runs like this count's
 };
 void print_scale(const PlanContext& c, const std::vector<ScaleRow>& rows, std::ostream& out);
 nlohmann::json scale_json(const PlanContext& c, const std::vector<ScaleRow>& rows);
@@ -101,7 +102,11 @@ bool meets(const plan::ValidationSet& set, const ValidationTarget& t);
 void print_validation(const std::vector<plan::ValidationSet>& sets,
                       const std::vector<ValidationTarget>& targets, bool rows, std::ostream& out);
 nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
-                               const std::vector<ValidationTarget>& targets);
+                               const std::vector<ValidationTarget>& targets,
+                               const plan::Coverage& coverage);
+// "bands: the 80% band of each run, drawn from the others, holds 121 of 150 (80.7%); check
+// split: 10 of 12 (83.3%)".
+void print_band_coverage(const plan::Coverage& c, double level, std::ostream& out);
 
 // plumb plan compare: one table of every chip at every count, then each chip's prices with their
 // dates and file, then the notes.

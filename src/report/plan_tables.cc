@@ -34,19 +34,20 @@ std::string schedule_column(const plan::Layout& l) {
   return text;
 }
 
-void print_layout_row(int rank, const plan::Prediction& p, std::ostream& out) {
+void print_layout_row(int rank, const plan::Prediction& p, double low_tokens_per_s,
+                      std::ostream& out) {
   const plan::Layout& l = p.layout;
-  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9.3f} {:>11.0f} {:>6.1f}% {:>8.1f} {:>6.1f}%  {}\n",
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9.3f} {:>11.0f} {:>11.0f} {:>6.1f}% {:>8.1f} {:>6.1f}%  {}\n",
              rank, l.tp, l.cp, l.pp, l.vpp, l.dp, l.ep, l.micro_batch, l.global_batch, l.zero,
-             recompute_name(l.recompute), p.step_time_s, p.tokens_per_s, 100 * p.mfu,
+             recompute_name(l.recompute), p.step_time_s, p.tokens_per_s, low_tokens_per_s, 100 * p.mfu,
              (p.memory.total() + p.memory.reserved) / kGB, 100 * p.comm_wait_share,
              schedule_column(l));
 }
 
 void print_layout_header(std::ostream& out) {
-  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9} {:>11} {:>7} {:>8} {:>7}  {}\n",
+  fmt::print(out, "{:>3} {:>3} {:>3} {:>4} {:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<9} {:>9} {:>11} {:>11} {:>7} {:>8} {:>7}  {}\n",
              "#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "gbs", "zero", "recompute", "step s",
-             "tokens/s", "MFU", "mem GB", "comm", "schedule");
+             "tokens/s", "low tok/s", "MFU", "mem GB", "comm", "schedule");
 }
 
 // A run-set row (validation_set.h) also names its run, quantity, source, the fields its file
@@ -61,6 +62,7 @@ nlohmann::json row_json(const plan::ValidationRow& r) {
   nlohmann::json assumed = nlohmann::json::object();
   for (const auto& [field, why] : r.assumed) assumed[field] = why;
   row["name"] = r.name;
+  row["split"] = r.split;
   row["quantity"] = r.quantity;
   row["source"] = r.source;
   row["assumed"] = assumed;
@@ -305,6 +307,19 @@ nlohmann::json compare_json(const plan::Comparison& c) {
 
 namespace {
 
+// What `low tok/s` is and what the table is ranked by.
+void print_band_basis(const PlanContext& c, const plan::SearchResult& r, std::ostream& out) {
+  const char* ranked = r.pessimistic ? "ranked by the band's low end (--rank pessimistic)"
+                                     : "ranked by tokens/s (--rank pessimistic: by the band's low end)";
+  if (!c.band || c.band->empty()) {
+    fmt::print(out, "# no band ({}): low tok/s is the point; {}\n",
+               c.band ? c.band->basis : "no validation set was read", ranked);
+    return;
+  }
+  fmt::print(out, "# low tok/s: the {:.0f}% band's low end, from {}; {}\n", 100 * c.band->level,
+             c.band->basis, ranked);
+}
+
 // " · 1234 unusual left out; --allow-unusual to include them" when the search left some out.
 std::string unusual_text(const plan::SearchResult& r) {
   if (r.unusual == 0) return "";
@@ -324,8 +339,11 @@ void print_search(const PlanContext& c, const plan::SearchResult& r, const Searc
     fmt::print(out, "no layout fits: every valid layout needs more memory than the device has\n");
     return;
   }
+  print_band_basis(c, r, out);
   print_layout_header(out);
-  for (size_t i = 0; i < r.top.size(); ++i) print_layout_row(static_cast<int>(i + 1), r.top[i], out);
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    print_layout_row(static_cast<int>(i + 1), r.top[i], pessimistic_tokens_per_s(c.band, r.top[i]), out);
+  }
   const plan::Breakdown& b = r.top.front().breakdown;
   fmt::print(out,
              "best: compute {:.3f} s, TP {:.3f}, CP {:.3f}, EP {:.3f}, PP {:.3f}, bubble {:.3f}, "
@@ -337,8 +355,12 @@ void print_search(const PlanContext& c, const plan::SearchResult& r, const Searc
 
 nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r, const SearchBest& best) {
   nlohmann::json top = nlohmann::json::array();
-  for (const plan::Prediction& p : r.top) top.push_back(prediction_json(p));
+  for (const plan::Prediction& p : r.top) {
+    top.push_back(prediction_json(p));
+    top.back()["band"] = band_json(c.band, p);
+  }
   return {{"schema", "plumb.plan-search/1"},
+          {"ranked_by", r.pessimistic ? "pessimistic" : "tokens_per_s"},
           {"context", {{"model", c.model}, {"hardware", c.hardware}, {"devices", c.devices},
                        {"cluster", c.cluster}, {"network", c.network}, {"measured", c.measured},
                        {"notes", c.notes}}},
@@ -355,17 +377,24 @@ nlohmann::json search_json(const PlanContext& c, const plan::SearchResult& r, co
 
 void print_scale(const PlanContext& c, const std::vector<ScaleRow>& rows, std::ostream& out) {
   print_context(c, out);
-  fmt::print(out, "{:>8} {:<60} {:>11} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "devices", "best layout",
-             "tokens/s", "MFU", "MTBF h", "Daly s", "goodput", "days");
+  fmt::print(out, "{:>8} {:<60} {:>11} {:>11} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "devices",
+             "best layout", "tokens/s", "low tok/s", "MFU", "MTBF h", "Daly s", "goodput", "days");
   for (const ScaleRow& r : rows) {
     if (!r.found) {
       fmt::print(out, "{:>8} {}\n", r.devices, "no layout fits");
       continue;
     }
     const std::string days = r.outlook.cost ? fmt::format("{:.1f}", r.outlook.cost->days) : "-";
-    fmt::print(out, "{:>8} {:<60} {:>11.0f} {:>5.1f}% {:>8.2f} {:>8.0f} {:>7.1f}% {:>9}\n", r.devices,
-               layout_text(r.best.layout), r.best.tokens_per_s, 100 * r.best.mfu, r.outlook.job_mtbf_h,
+    fmt::print(out, "{:>8} {:<60} {:>11.0f} {:>11.0f} {:>5.1f}% {:>8.2f} {:>8.0f} {:>7.1f}% {:>9}\n",
+               r.devices, layout_text(r.best.layout), r.best.tokens_per_s,
+               pessimistic_tokens_per_s(r.band, r.best), 100 * r.best.mfu, r.outlook.job_mtbf_h,
                r.outlook.daly_s, 100 * r.outlook.at_daly.goodput, days);
+  }
+  for (const ScaleRow& r : rows) {
+    if (r.found && r.band) {
+      fmt::print(out, "# low tok/s at {}: the {:.0f}% band's low end, from {}\n", r.devices,
+                 100 * r.band->level, r.band->basis);
+    }
   }
 }
 
@@ -375,6 +404,7 @@ nlohmann::json scale_json(const PlanContext& c, const std::vector<ScaleRow>& row
     nlohmann::json row = {{"devices", r.devices}, {"found", r.found}};
     if (r.found) {
       row["best"] = prediction_json(r.best);
+      row["best"]["band"] = band_json(r.band, r.best);
       row["job_mtbf_h"] = r.outlook.job_mtbf_h;
       row["daly_interval_s"] = r.outlook.daly_s;
       row["goodput"] = r.outlook.at_daly.goodput;
@@ -419,10 +449,32 @@ void print_validation(const std::vector<plan::ValidationSet>& sets,
 }
 
 nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
-                               const std::vector<ValidationTarget>& targets) {
+                               const std::vector<ValidationTarget>& targets,
+                               const plan::Coverage& coverage) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < sets.size(); ++i) out.push_back(set_json(sets[i], targets[i]));
-  return {{"schema", "plumb.plan-validate/1"}, {"sets", out}};
+  return {{"schema", "plumb.plan-validate/1"},
+          {"sets", out},
+          {"band_coverage",
+           {{"level", plan::kBandLevel},
+            {"rows", coverage.rows},
+            {"covered", coverage.covered},
+            {"check_rows", coverage.check_rows},
+            {"check_covered", coverage.check_covered}}}};
+}
+
+void print_band_coverage(const plan::Coverage& c, double level, std::ostream& out) {
+  auto share = [](size_t part, size_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  fmt::print(out, "bands: the {:.0f}% band of each run, drawn from the other runs, holds its "
+                  "measured speed for {} of {} ({:.1f}%)",
+             100 * level, c.covered, c.rows, share(c.covered, c.rows));
+  if (c.check_rows > 0) {
+    fmt::print(out, "; check split: {} of {} ({:.1f}%)", c.check_covered, c.check_rows,
+               share(c.check_covered, c.check_rows));
+  }
+  fmt::print(out, "\n");
 }
 
 }  // namespace plumb::report

@@ -57,9 +57,10 @@ TEST(PlanValidationReporter, RunSetFiguresReadable) {
 }
 
 TEST(PlanValidationReporter, RunSetRowJsonNamesTheRun) {
-  const nlohmann::json j = validation_json({run_set()}, {{0.12, 0.25, 0}});
+  const nlohmann::json j = validation_json({run_set()}, {{0.12, 0.25, 0}}, {});
   const nlohmann::json& row = j["sets"][0]["rows"][0];
   EXPECT_EQ(row["name"], "gpt on 16");
+  EXPECT_EQ(row["split"], "build");
   EXPECT_EQ(row["quantity"], "tokens/s per device");
   EXPECT_EQ(row["source"], "a paper, Table 2");
   EXPECT_EQ(row["assumed"], (nlohmann::json{{"mbs", "not published"}}));
@@ -82,7 +83,7 @@ TEST(PlanValidationReporter, BuiltInRowsKeepTheirTableAndKeys) {
                            "   +0.3%\n"),
             std::string::npos)
       << out.str();
-  const nlohmann::json row = validation_json({s}, {{0.10, 0.20, 0}})["sets"][0]["rows"][0];
+  const nlohmann::json row = validation_json({s}, {{0.10, 0.20, 0}}, {})["sets"][0]["rows"][0];
   EXPECT_EQ(row.size(), 5u);  // group, layout, predicted, published, error
   EXPECT_FALSE(row.contains("name"));
 }
