@@ -647,12 +647,24 @@ int run_validate_command(const PlanOptions& o) {
   }
   // Every file is read before one is reported: all their problems in one message.
   std::vector<std::string> problems;
+  // --calibrated: each run set again, each row calibrated from the other rows of its group. Shown,
+  // not judged: the targets are the model's own.
+  std::vector<plan::ValidationSet> calibrated;
+  std::vector<report::ValidationTarget> calibrated_targets;
+  std::vector<plan::RunSet> run_sets;
   for (const std::string& file : o.sets.empty() ? plan::run_set_files(dir) : o.sets) {
     try {
       const plan::RunSet r = plan::load_run_set(file);
       for (const plan::ValidationSet& part : plan::by_split(r.set)) {
         sets.push_back(part);
         targets.push_back({r.targets.mape, r.targets.max_error, 0});
+      }
+      if (o.calibrated) {
+        for (const plan::ValidationSet& part : plan::by_split(plan::calibrated_leave_one_out(r))) {
+          calibrated.push_back(part);
+          calibrated_targets.push_back({r.targets.mape, r.targets.max_error, 0});
+        }
+        run_sets.push_back(r);
       }
     } catch (const Error& e) {
       problems.push_back(e.what());
@@ -664,6 +676,15 @@ int run_validate_command(const PlanOptions& o) {
   if (!o.json.empty()) write_json(report::validation_json(sets, targets, coverage), o.json);
   if (o.json != "-") {
     report::print_validation(sets, targets, o.rows, std::cout);
+    if (!calibrated.empty()) {
+      fmt::print(std::cout, "# after calibration, leave-one-out: each row predicted with the "
+                            "efficiencies fitted to the other runs of its group on its device "
+                            "(plumb plan --calibrate); shown, not judged\n\n");
+      report::print_validation(calibrated, calibrated_targets, o.rows, std::cout);
+      std::vector<const plan::RunSet*> pointers;
+      for (const plan::RunSet& r : run_sets) pointers.push_back(&r);
+      report::print_scale_pairs(plan::scale_pairs(pointers), std::cout);
+    }
     report::print_band_coverage(coverage, plan::kBandLevel, std::cout);
   }
   for (size_t i = 0; i < sets.size(); ++i) {
@@ -832,6 +853,9 @@ void setup_plan(CLI::App& app, PlanOptions& o) {
   CLI::App* validate = app.add_subcommand("validate", "The predictor against published runs");
   validate->add_option("--json", o.json, "Write plumb.plan-validate/1 here (- for standard output)");
   validate->add_flag("--rows", o.rows, "List every row, not only the summary");
+  validate->add_flag("--calibrated", o.calibrated,
+                     "Also each run set after calibration, leave-one-out: every row predicted with "
+                     "the efficiencies fitted to the other runs of its group");
   validate->add_option("--set", o.sets,
                        "A run-set file (repeatable; docs/plan.md section 10): check these files "
                        "instead of the shipped sets");

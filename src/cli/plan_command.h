@@ -55,6 +55,7 @@ struct PlanOptions {
   std::string html;  // the HTML page ("-": standard output)
   // Validate.
   bool rows = false;
+  bool calibrated = false;  // also each run set calibrated leave-one-out
   std::vector<std::string> sets;  // --set: run-set files checked instead of the shipped sets
   std::string json;  // plumb.plan*/1 to this file ("-": standard output)
 };

@@ -575,6 +575,22 @@ ValidationRow predict(const Run& r) {
   return row;
 }
 
+// The run as a step whose time was measured: the predicted step time scaled by how much faster
+// or slower the published figure is than the predicted one (every quantity is a speed or a time).
+MeasuredStep measured_step(const Run& r, const ValidationRow& row) {
+  MeasuredStep s;
+  s.source = r.name;
+  s.model = r.model;
+  s.hardware = r.hardware;
+  s.cluster = r.cluster;
+  s.precision = r.precision;
+  s.layout = r.layout;
+  const Network net(r.cluster, Algorithm::kAuto);
+  const double predicted = Predictor(r.model, r.hardware, net, r.precision, compute_model(r.hardware))(r.layout).step_time_s;
+  s.measured[static_cast<size_t>(StepPart::kStep)] = predicted / row.speed_ratio();
+  return s;
+}
+
 // The set's header keys; every problem is added to `problems`.
 void read_header(const YAML::Node& root, const std::string& path, RunSet& out,
                  Problems& problems) {
@@ -645,7 +661,10 @@ RunSet read_set(const YAML::Node& root, const std::string& path) {
     }
   }
   if (!problems.empty()) throw Error(join(problems, "\n"));
-  for (const Run& r : read) out.set.rows.push_back(predict(r));
+  for (const Run& r : read) {
+    out.set.rows.push_back(predict(r));
+    out.steps.push_back(measured_step(r, out.set.rows.back()));
+  }
   out.set.quantity = set_quantity(out.set.rows);
   summarize(out.set);
   return out;
@@ -662,6 +681,62 @@ RunSet run_set_from_text(const std::string& text, const std::string& path) {
     // safety net that keeps any such input a message with its line.
     throw Error(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
   }
+}
+
+ValidationSet calibrated_leave_one_out(const RunSet& r) {
+  ValidationSet out = r.set;
+  out.name = r.set.name + " · calibrated";
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    ValidationRow& row = out.rows[i];
+    std::vector<MeasuredStep> others;
+    for (size_t j = 0; j < r.steps.size(); ++j) {
+      const bool same_cluster = r.set.rows[j].group == row.group && !row.group.empty() &&
+                                r.steps[j].hardware.name == r.steps[i].hardware.name;
+      if (j != i && same_cluster) others.push_back(r.steps[j]);
+    }
+    if (others.empty()) {
+      row.notes.push_back("not calibrated: no other run of its group on its device");
+      continue;
+    }
+    const StepFit fit = fit_efficiencies(others);
+    const double before = predict_measured(r.steps[i], {}).step_time_s;
+    const double after = predict_measured(r.steps[i], fit.after).step_time_s;
+    // Every quantity is a speed or a time: it scales with the step time.
+    row.predicted *= row.time_quantity ? after / before : before / after;
+    row.notes.push_back(fmt::format("calibrated from {} other run{} of its group", others.size(),
+                                    others.size() == 1 ? "" : "s"));
+  }
+  summarize(out);
+  return out;
+}
+
+std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets) {
+  struct Entry {
+    const MeasuredStep* step;
+    const ValidationRow* row;
+  };
+  std::vector<Entry> all;
+  for (const RunSet* r : sets) {
+    for (size_t i = 0; i < r->steps.size(); ++i) all.push_back({&r->steps[i], &r->set.rows[i]});
+  }
+  std::vector<ScalePair> pairs;
+  for (const Entry& small : all) {
+    for (const Entry& large : all) {
+      const int64_t s = small.step->layout.devices(), l = large.step->layout.devices();
+      if (s >= l || small.step->model.name != large.step->model.name ||
+          small.step->hardware.name != large.step->hardware.name) {
+        continue;
+      }
+      const StepFit fit = fit_efficiencies({*small.step});
+      const double before = predict_measured(*large.step, {}).step_time_s;
+      const double after = predict_measured(*large.step, fit.after).step_time_s;
+      const double measured = large.step->measured[static_cast<size_t>(StepPart::kStep)];
+      // Speed errors: a step predicted too short is a speed predicted too high.
+      pairs.push_back({small.row->name, large.row->name, s, l, measured / before - 1,
+                       measured / after - 1});
+    }
+  }
+  return pairs;
 }
 
 RunSet load_run_set(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/step_fit.h"
 #include "plan/validation.h"
 
 namespace plumb::plan {
@@ -24,7 +25,27 @@ struct RunSetTargets {
 struct RunSet {
   ValidationSet set;  // name: the file's `set`; source: its title and path
   RunSetTargets targets;
+  // Each row's run as a measured step (plan/step_fit.h): its step time is the predicted one
+  // scaled by published over predicted speed, so that plan --calibrate can be tried on the set.
+  std::vector<MeasuredStep> steps;
 };
+
+// The set predicted again, each row after calibrating from the OTHER rows of its group (the same
+// source and cluster) and device: leave-one-out, a row is never fitted with itself. A row with no
+// such other row keeps its prediction and a note says so. Named "NAME · calibrated".
+ValidationSet calibrated_leave_one_out(const RunSet& r);
+
+// A run calibrated on one measured step of the same model on the same device at fewer devices
+// (issue 34: "calibrated on one measured step of a run, the prediction of the same model at 8×
+// the devices").
+struct ScalePair {
+  std::string small, large;  // run names
+  int64_t small_devices = 0, large_devices = 0;
+  double error_before = 0;   // of the large run's speed, predicted from the catalog
+  double error_after = 0;    // predicted after calibrating on the small run alone
+};
+// Every pair of runs of one model on one device at two device counts, across the sets.
+std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets);
 
 // Reads a run-set file, checks it and predicts every run. Every problem in the file at once, in
 // one plumb::Error naming file:line and the field: duplicate and unknown keys (with "did you

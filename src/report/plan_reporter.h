@@ -18,6 +18,7 @@
 #include "plan/step_fit.h"
 #include "plan/band.h"
 #include "plan/validation.h"
+#include "plan/validation_set.h"
 
 namespace plumb::report {
 
@@ -107,6 +108,8 @@ nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
 // "bands: the 80% band of each run, drawn from the others, holds 121 of 150 (80.7%); check
 // split: 10 of 12 (83.3%)".
 void print_band_coverage(const plan::Coverage& c, double level, std::ostream& out);
+// One line per pair: the larger run's error before and after calibrating on the smaller alone.
+void print_scale_pairs(const std::vector<plan::ScalePair>& pairs, std::ostream& out);
 
 // plumb plan compare: one table of every chip at every count, then each chip's prices with their
 // dates and file, then the notes.

@@ -463,6 +463,19 @@ nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
             {"check_covered", coverage.check_covered}}}};
 }
 
+void print_scale_pairs(const std::vector<plan::ScalePair>& pairs, std::ostream& out) {
+  fmt::print(out, "# two scales: calibrated on one run alone, the same model on the same device at "
+                  "more devices (error of its speed)\n");
+  if (pairs.empty()) fmt::print(out, "no two runs of one model on one device at two scales\n");
+  for (const plan::ScalePair& p : pairs) {
+    fmt::print(out, "{} ({}) → {} ({}, {:.1f}×): {:+.1f}% before, {:+.1f}% after\n", p.small,
+               p.small_devices, p.large, p.large_devices,
+               static_cast<double>(p.large_devices) / static_cast<double>(p.small_devices),
+               100 * p.error_before, 100 * p.error_after);
+  }
+  fmt::print(out, "\n");
+}
+
 void print_band_coverage(const plan::Coverage& c, double level, std::ostream& out) {
   auto share = [](size_t part, size_t whole) {
     return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
