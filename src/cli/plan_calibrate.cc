@@ -72,22 +72,43 @@ void fill_run(plan::MeasuredStep& s, const nlohmann::json& run, const std::strin
 }
 
 // A file named on the command line: a plumb.step/1 file (plumb step --json), else a record file.
-std::optional<step::StepResult> step_file(const std::string& what) {
+std::optional<nlohmann::json> step_file(const std::string& what) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(what, ec)) return std::nullopt;
   std::string problem;
   const nlohmann::json doc = parse_json_or_discarded(read_text_file(what, "--calibrate"), problem);
   if (doc.is_discarded()) throw Error(fmt::format("--calibrate {}: {}", what, problem));
   if (!doc.is_object() || doc.value("schema", "") != step::kStepSchema) return std::nullopt;
-  return report::step_from_json(doc, what);
+  return doc;
+}
+
+}  // namespace
+
+namespace {
+
+constexpr const char* kRerun =
+    "plumb plan ... --json PLAN.json, then plumb step TRACES --plan PLAN.json --save (or --json), "
+    "so that the layout it ran is known";
+
+// Before the whole document is read: a step without its plan cannot calibrate, whatever else.
+void require_plan(const nlohmann::json& doc, const std::string& name) {
+  const bool has_plan = doc.is_object() && doc.contains("plan") && doc["plan"].is_array() &&
+                        !doc["plan"].empty();
+  if (!has_plan) {
+    throw Error(fmt::format("{} was not compared with a plan, so the layout it measured is "
+                            "unknown: {}", name, kRerun));
+  }
+}
+
+plan::MeasuredStep measured_step_of(const nlohmann::json& doc, const std::string& name) {
+  require_plan(doc, name);
+  return measured_step(report::step_from_json(doc, name), name);
 }
 
 }  // namespace
 
 plan::MeasuredStep measured_step(const step::StepResult& r, const std::string& name) {
-  const std::string rerun =
-      "plumb plan ... --json PLAN.json, then plumb step TRACES --plan PLAN.json --save (or "
-      "--json), so that the layout it ran is known";
+  const std::string rerun = kRerun;
   if (r.plan.empty()) {
     throw Error(fmt::format("{} was not compared with a plan, so the layout it measured is "
                             "unknown: {}", name, rerun));
@@ -113,14 +134,14 @@ CalibrationSources load_calibration_sources(const std::vector<std::string>& what
                                             const std::string& db_path) {
   CalibrationSources out;
   for (const std::string& what : whats) {
-    if (std::optional<step::StepResult> r = step_file(what)) {
-      out.steps.push_back(measured_step(*r, "--calibrate " + what));
+    const std::string name = "--calibrate " + what;
+    if (std::optional<nlohmann::json> doc = step_file(what)) {
+      out.steps.push_back(measured_step_of(*doc, name));
       continue;
     }
     baseline::Record record = load_record(what, db_path);
-    const std::string name = "--calibrate " + what;
     if (!record.step.is_null()) {
-      out.steps.push_back(measured_step(report::step_from_json(record.step, name), name));
+      out.steps.push_back(measured_step_of(record.step, name));
       continue;
     }
     record = load_comm_record(

@@ -507,17 +507,18 @@ TEST(PlanCli, CalibrationFromAnUnknownIdNamesIt) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
-// A step record (plumb step --save) measured no busbw to calibrate with: one line, exit 2.
-TEST(PlanCli, CalibrationFromAStepRecordIsRefused) {
+// A step record (plumb step --save) saved without --plan does not say what layout it measured:
+// one line, exit 2, naming what to run instead.
+TEST(PlanCli, CalibrationFromAStepRecordWithoutAPlanIsRefused) {
   const std::string dir = temp_dir("plan-calibrate-step");
   const std::string db = calibration_store(dir, 50);
   EXPECT_EQ(baseline::Store(db).save(step_only_record()), 2);
   const test::Run r = plan("--model llama3-8b --hardware h100-sxm --devices 8 --tp 8 --calibrate "
                            "latest --db " + db);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "plumb: error: baseline 2 holds a step record (plumb step), not comm "
-                   "measurements: plumb plan --calibrate prices links from measured busbw (plumb "
-                   "baseline, plumb comm --json, plumb import)\n");
+  EXPECT_EQ(r.err, "plumb: error: --calibrate latest was not compared with a plan, so the layout "
+                   "it measured is unknown: plumb plan ... --json PLAN.json, then plumb step TRACES "
+                   "--plan PLAN.json --save (or --json), so that the layout it ran is known\n");
   EXPECT_EQ(r.out, "");
 }
 
@@ -543,6 +544,70 @@ TEST(PlanCli, ValidateMeetsItsTargets) {
   const test::Run table = plan("validate --rows");
   EXPECT_NE(table.out.find("megatron-sc21: meets its target"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("1008B    tp 8 pp 64 dp 6"), std::string::npos) << table.out;
+}
+
+// Two comm baselines are two sets of links for one plan: refused, naming both.
+TEST(PlanCli, CalibrationFromTwoCommBaselinesIsRefused) {
+  const std::string dir = temp_dir("plan-calibrate-two");
+  const std::string db = calibration_store(dir, 50);
+  const test::Run r = plan("--model llama3-8b --hardware h100-sxm --devices 8 --tp 8 --calibrate 1 "
+                           "--calibrate latest --db " + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "plumb: error: --calibrate 1 and --calibrate latest: both are comm "
+                   "measurements; give one (the links of one cluster)\n");
+}
+
+// Every prediction prints its band; the JSON has it; search lists each layout's low end and
+// --rank pessimistic ranks by it.
+TEST(PlanCli, PredictionsCarryTheirBand) {
+  const std::string layout = "--model llama3-8b --hardware h100-sxm --tp 2 --dp 4 --gbs 32";
+  const test::Run console = plan(layout);
+  ASSERT_EQ(console.exit_code, 0) << console.err;
+  EXPECT_NE(console.out.find("\nband     80%: "), std::string::npos) << console.out;
+  EXPECT_NE(console.out.find(" published runs: dense on nvidia devices"), std::string::npos)
+      << console.out;
+  const nlohmann::json j = nlohmann::json::parse(plan(layout + " --json -").out);
+  const nlohmann::json& band = j["band"];
+  EXPECT_EQ(band["level"], 0.8);
+  EXPECT_FALSE(band["calibrated"].get<bool>());
+  EXPECT_LT(band["step_time_s"][0].get<double>(), band["step_time_s"][1].get<double>());
+  EXPECT_LT(band["tokens_per_s"][0].get<double>(), band["tokens_per_s"][1].get<double>());
+  // The tokens/s band is the step band inverted: tokens/s = tokens per step / step time.
+  EXPECT_NEAR(band["tokens_per_s"][0].get<double>() * band["step_time_s"][1].get<double>(),
+              j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1e-6 * 32 * 8192);
+  const test::Run search = plan("search --model llama3-8b --hardware h100-sxm --devices 64 --top 3");
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_NE(search.out.find("# low tok/s: the 80% band's low end, from "), std::string::npos)
+      << search.out;
+  EXPECT_NE(search.out.find("ranked by tokens/s (--rank pessimistic: by the band's low end)"),
+            std::string::npos) << search.out;
+  const nlohmann::json pessimistic = nlohmann::json::parse(
+      plan("search --model llama3-8b --hardware h100-sxm --devices 64 --top 5 --rank pessimistic "
+           "--json -").out);
+  EXPECT_EQ(pessimistic["ranked_by"], "pessimistic");
+  const auto& top = pessimistic["top"];
+  ASSERT_EQ(top.size(), 5u);
+  for (size_t i = 1; i < top.size(); ++i) {
+    EXPECT_GE(top[i - 1]["band"]["tokens_per_s"][0].get<double>(),
+              top[i]["band"]["tokens_per_s"][0].get<double>());
+  }
+}
+
+// --calibrated: each run set again after leave-one-out calibration, and the pairs at two scales.
+TEST(PlanCli, ValidateCalibratedLeaveOneOut) {
+  const test::Run r = plan("validate --calibrated");
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("# after calibration, leave-one-out: each row predicted with the efficiencies "
+                       "fitted to the other runs of its group on its device"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("moe-ascend · calibrated: 20 rows · MAPE "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# two scales: calibrated on one run alone"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bands: the 80% band of each run, drawn from the other runs, holds its "
+                       "measured speed for "),
+            std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(plan("validate --json -").out);
+  EXPECT_EQ(j["band_coverage"]["level"], 0.8);
+  EXPECT_GT(j["band_coverage"]["rows"].get<int>(), 100);
 }
 
 // A run set of one dense GPT run in a fresh folder; `measured` is its measured: line.

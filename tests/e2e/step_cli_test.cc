@@ -285,6 +285,70 @@ TEST(StepCli, MeasuredBesideThePlan) {
                          "--json FILE)\n");
 }
 
+// plumb plan --calibrate STEP: a step measured beside its plan (plumb step --plan), whose compute
+// took 25% longer than predicted, calibrates the plan of the same layout: the fitted model gives
+// the measured compute and step (within 1%), says what it changed, and its band is centred on it.
+// The same from a stored step record; a step record without a plan is refused with what to do.
+TEST(StepCli, CalibratesThePlanFromAMeasuredStep) {
+  const std::string dir = write_synthetic_set("step-calibrate");
+  const std::string out = temp_dir("step-calibrate-out");
+  const std::string layout = " plan --model megatron-1.7b --hardware h100-sxm --tp 1 --dp 2 --gbs 2";
+  ASSERT_EQ(run_command(kPlumb + layout + " --json " + out + "/plan.json").exit_code, 0);
+  nlohmann::json step = step_json(dir + " --plan " + out + "/plan.json");
+  ASSERT_TRUE(step["plan_run"].is_object()) << step;
+  double compute = 0, predicted_step = 0;
+  for (auto& row : step["plan"]) {
+    if (row["component"] == "compute") compute = row["predicted_us"].get<double>() * 1.25;
+    if (row["component"] == "step") predicted_step = row["predicted_us"];
+  }
+  const double measured_step = predicted_step + compute / 1.25 * 0.25;
+  for (auto& row : step["plan"]) {
+    row["measured_us"] = row["component"] == "compute" ? nlohmann::json(compute)
+                         : row["component"] == "step" ? nlohmann::json(measured_step)
+                                                      : nlohmann::json();
+  }
+  write_file(out + "/step.json", step.dump());
+  const test::Run calibrated = run_command(kPlumb + layout + " --calibrate " + out +
+                                           "/step.json --json " + out + "/calibrated.json");
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out + "/calibrated.json"));
+  EXPECT_NEAR(j["breakdown_s"]["compute"].get<double>() * 1e6, compute, 0.01 * compute);
+  EXPECT_NEAR(j["step_time_s"].get<double>() * 1e6, measured_step, 0.01 * measured_step);
+  const nlohmann::json& gemm = j["context"]["efficiencies"]["parameters"][0];
+  EXPECT_EQ(gemm["name"], "GEMM efficiency, dense");
+  EXPECT_TRUE(gemm["measured"].get<bool>());
+  EXPECT_LT(gemm["after"].get<double>(), 0.9);
+  EXPECT_TRUE(j["band"]["calibrated"].get<bool>());
+  const test::Run console =
+      run_command(kPlumb + layout + " --calibrate " + out + "/step.json");
+  EXPECT_NE(console.out.find("# calibrated from 1 measured step (--calibrate " + out +
+                             "/step.json):\n#   GEMM efficiency, dense"),
+            std::string::npos)
+      << console.out;
+  EXPECT_NE(console.out.find("#   EP bandwidth                       1  kept: no step measures it "
+                             "(exposed ep)\n"),
+            std::string::npos)
+      << console.out;
+  EXPECT_NE(console.out.find("\nband     80%: "), std::string::npos) << console.out;
+
+  // Stored: the record of plumb step --plan --save calibrates; one without --plan is refused.
+  const std::string db = out + "/store.db";
+  ASSERT_EQ(run_command(kPlumb + " step " + dir + " --plan " + out + "/plan.json --save --db " + db)
+                .exit_code, 0);
+  ASSERT_EQ(run_command(kPlumb + " step " + dir + " --save --db " + db).exit_code, 0);
+  const test::Run stored = run_command(kPlumb + layout + " --calibrate 1 --db " + db);
+  EXPECT_EQ(stored.exit_code, 0) << stored.err;
+  EXPECT_NE(stored.out.find("# calibrated from 1 measured step (--calibrate 1):"),
+            std::string::npos)
+      << stored.out;
+  const test::Run refused = run_command(kPlumb + layout + " --calibrate 2 --db " + db);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err,
+            "plumb: error: --calibrate 2 was not compared with a plan, so the layout it measured "
+            "is unknown: plumb plan ... --json PLAN.json, then plumb step TRACES --plan PLAN.json "
+            "--save (or --json), so that the layout it ran is known\n");
+}
+
 // Two step baselines in the store: the second run's step takes twice as long, which plumb diff
 // calls a regression (exit 1) whatever the noise.
 TEST(StepCli, SavedStepRecordsCompareWithDiff) {

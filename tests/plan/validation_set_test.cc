@@ -333,5 +333,33 @@ TEST(ValidationSet, UngroupedRowsHaveNoSpearman) {
   EXPECT_NEAR(s.mape, (0.5 + 1 + 0) / 3, 1e-12);
 }
 
+// A run's split: build unless it says check; a misspelt split names the two.
+TEST(ValidationSet, SplitIsBuildUnlessTheRunSaysCheck) {
+  const SetFiles plain = write_set("run_set_split_none", kSet);
+  EXPECT_EQ(load_run_set(plain.path).set.rows[0].split, "build");
+  const SetFiles check = write_set("run_set_split", edited("    group: gpt\n", "    group: gpt\n    split: check\n"));
+  const RunSet r = load_run_set(check.path);
+  EXPECT_EQ(r.set.rows[0].split, "check");
+  const std::vector<ValidationSet> parts = by_split(r.set);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].name, "test-set · check");
+  EXPECT_EQ(by_split(load_run_set(plain.path).set)[0].name, "test-set");
+  const SetFiles bad = write_set("run_set_split_bad", edited("    group: gpt\n", "    group: gpt\n    split: held-out\n"));
+  EXPECT_EQ(load_error(bad.path),
+            bad.path + ":6: 'split': unknown split 'held-out'; expected one of build, check");
+}
+
+// Each row as a measured step: the predicted step time scaled by published over predicted speed.
+TEST(ValidationSet, EachRunIsAMeasuredStep) {
+  const SetFiles f = write_set("run_set_steps", kSet);
+  const RunSet r = load_run_set(f.path);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const Prediction p = direct_prediction(f.dir);
+  // 3000 tokens/s per device published against the predicted p.tokens_per_s / 16.
+  EXPECT_NEAR(r.steps[0].measured[static_cast<size_t>(StepPart::kStep)],
+              p.step_time_s * (p.tokens_per_s / 16) / 3000, 1e-9 * p.step_time_s);
+  EXPECT_EQ(r.steps[0].layout.devices(), 16);
+}
+
 }  // namespace
 }  // namespace plumb::plan
