@@ -32,7 +32,7 @@ const std::vector<FitParameter> kParameters = {
     {"attention efficiency", "compute", kGemmFloor, kGemmCeiling, true, &Efficiencies::attention,
      CommDim::kTp},
     {"kernel overhead (µs)", "compute", 1e-6, 1e-4, true, &Efficiencies::kernel_overhead_s,
-     CommDim::kTp},
+     CommDim::kTp, 1e6},
     {"TP bandwidth", "exposed tp", kLinkFloor, kLinkCeiling, true, nullptr, CommDim::kTp},
     {"CP bandwidth", "exposed cp", kLinkFloor, kLinkCeiling, true, nullptr, CommDim::kCp},
     {"EP bandwidth", "exposed ep", kLinkFloor, kLinkCeiling, true, nullptr, CommDim::kEp},
@@ -280,7 +280,8 @@ StepFit fit_efficiencies(const std::vector<MeasuredStep>& steps, const Efficienc
   const auto j = jacobian(problem, x, r, start);
   for (size_t i = 0; i < kParameters.size(); ++i) {
     const FitParameter& p = kParameters[i];
-    ParameterChange c{p.name, p.informs, parameter_value(p, start), parameter_value(p, fit.after)};
+    ParameterChange c{p.name, p.informs, p.shown_scale, parameter_value(p, start),
+                      parameter_value(p, fit.after)};
     c.measured = sensitivity(j[i], kParameters.size()) > kMinSensitivity;
     c.at_bound = c.measured && (x[i] <= lower_x(p) + 1e-9 || x[i] >= upper_x(p) - 1e-9);
     if (!c.measured) field_of(p, fit.after) = c.after = c.before;

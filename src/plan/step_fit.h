@@ -50,6 +50,7 @@ struct FitParameter {
   bool log_scale;       // fitted as a logarithm (a multiplier), else as itself (a share)
   double Efficiencies::*field;  // nullptr: comm[dim]
   CommDim dim;
+  double shown_scale = 1;  // the value as shown: 1e6 for seconds shown in µs
 };
 const std::vector<FitParameter>& fit_parameters();
 double parameter_value(const FitParameter& p, const Efficiencies& e);
@@ -57,6 +58,7 @@ double parameter_value(const FitParameter& p, const Efficiencies& e);
 struct ParameterChange {
   std::string name;
   std::string informs;
+  double shown_scale = 1;  // FitParameter::shown_scale
   double before = 0, after = 0;
   bool measured = false;  // some measurement moves it; else left as it was
   bool at_bound = false;  // the fit pushed it to a physical bound

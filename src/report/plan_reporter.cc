@@ -43,11 +43,12 @@ void print_fit(const plan::StepFit& fit, const std::vector<std::string>& sources
              sources.size() == 1 ? "" : "s", join(sources, ", "));
   for (const plan::ParameterChange& c : fit.changes) {
     if (!c.measured) {
-      fmt::print(out, "#   {:<26} {:>9.4g}  kept: no step measures it ({})\n", c.name, c.before,
-                 c.informs);
+      fmt::print(out, "#   {:<26} {:>9.4g}  kept: no step measures it ({})\n", c.name,
+                 c.before * c.shown_scale, c.informs);
       continue;
     }
-    fmt::print(out, "#   {:<26} {:>9.4g} → {:<9.4g} {:>7}  from {}{}\n", c.name, c.before, c.after,
+    fmt::print(out, "#   {:<26} {:>9.4g} → {:<9.4g} {:>7}  from {}{}\n", c.name,
+               c.before * c.shown_scale, c.after * c.shown_scale,
                change_text(c.before, c.after), c.informs, c.at_bound ? " (at its physical bound)" : "");
   }
   std::vector<std::string> errors;
@@ -163,8 +164,10 @@ nlohmann::json input_json(const PlanInput& i) {
 nlohmann::json fit_json(const plan::StepFit& fit, const std::vector<std::string>& sources) {
   nlohmann::json parameters = nlohmann::json::array();
   for (const plan::ParameterChange& c : fit.changes) {
-    parameters.push_back({{"name", c.name}, {"informed_by", c.informs}, {"before", c.before},
-                          {"after", c.after}, {"measured", c.measured}, {"at_bound", c.at_bound}});
+    // In the unit the name gives, as the console shows them: "kernel overhead (µs)" in µs.
+    parameters.push_back({{"name", c.name}, {"informed_by", c.informs},
+                          {"before", c.before * c.shown_scale}, {"after", c.after * c.shown_scale},
+                          {"measured", c.measured}, {"at_bound", c.at_bound}});
   }
   nlohmann::json residuals = nlohmann::json::array();
   for (const plan::StepResidual& r : fit.residuals) {
