@@ -100,12 +100,12 @@ void require_plan(const nlohmann::json& doc, const std::string& name) {
   }
 }
 
-plan::MeasuredStep measured_step_of(const nlohmann::json& doc, const std::string& name) {
+}  // namespace
+
+plan::MeasuredStep measured_step_from_json(const nlohmann::json& doc, const std::string& name) {
   require_plan(doc, name);
   return measured_step(report::step_from_json(doc, name), name);
 }
-
-}  // namespace
 
 plan::MeasuredStep measured_step(const step::StepResult& r, const std::string& name) {
   const std::string rerun = kRerun;
@@ -136,12 +136,12 @@ CalibrationSources load_calibration_sources(const std::vector<std::string>& what
   for (const std::string& what : whats) {
     const std::string name = "--calibrate " + what;
     if (std::optional<nlohmann::json> doc = step_file(what)) {
-      out.steps.push_back(measured_step_of(*doc, name));
+      out.steps.push_back(measured_step_from_json(*doc, name));
       continue;
     }
     baseline::Record record = load_record(what, db_path);
     if (!record.step.is_null()) {
-      out.steps.push_back(measured_step_of(record.step, name));
+      out.steps.push_back(measured_step_from_json(record.step, name));
       continue;
     }
     record = load_comm_record(

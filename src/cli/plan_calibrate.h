@@ -4,6 +4,8 @@
 // efficiencies (plan/step_fit.h).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,5 +30,9 @@ CalibrationSources load_calibration_sources(const std::vector<std::string>& what
 // The run a step result measured (its plan_run) and the mean seconds of each part (its plan
 // rows). `name` names the source in errors.
 plan::MeasuredStep measured_step(const step::StepResult& r, const std::string& name);
+
+// The same from a plumb.step/1 document (a --json file, or a stored record's step): a step
+// without a plan is refused before the rest of the document is read.
+plan::MeasuredStep measured_step_from_json(const nlohmann::json& doc, const std::string& name);
 
 }  // namespace plumb::cli
