@@ -331,6 +331,21 @@ TEST(StepCli, CalibratesThePlanFromAMeasuredStep) {
       << console.out;
   EXPECT_NE(console.out.find("\nband     80%: "), std::string::npos) << console.out;
 
+  // A damaged plan_run names the field; a model file kept in it that does not read names the file.
+  nlohmann::json damaged = step;
+  damaged["plan_run"].erase("inputs");
+  write_file(out + "/damaged.json", damaged.dump());
+  const test::Run no_inputs = run_command(kPlumb + layout + " --calibrate " + out + "/damaged.json");
+  EXPECT_EQ(no_inputs.exit_code, 2);
+  EXPECT_EQ(no_inputs.err, "plumb: error: --calibrate " + out + "/damaged.json: plan_run.inputs: missing\n");
+  damaged = step;
+  damaged["plan_run"]["inputs"]["model"]["yaml"] = "layers: [";
+  write_file(out + "/damaged.json", damaged.dump());
+  const test::Run bad_model = run_command(kPlumb + layout + " --calibrate " + out + "/damaged.json");
+  EXPECT_EQ(bad_model.exit_code, 2);
+  EXPECT_NE(bad_model.err.find("(the model file kept in --calibrate " + out + "/damaged.json)"),
+            std::string::npos) << bad_model.err;
+
   // Stored: the record of plumb step --plan --save calibrates; one without --plan is refused.
   const std::string db = out + "/store.db";
   ASSERT_EQ(run_command(kPlumb + " step " + dir + " --plan " + out + "/plan.json --save --db " + db)
