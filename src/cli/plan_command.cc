@@ -787,6 +787,11 @@ plan::CompareSpec compare_spec(const PlanOptions& o) {
   s.space.flash_attention = !o.no_flash_attention;
   s.space.allow_unusual = o.allow_unusual;
   s.outlook = outlook_inputs(o);
+  try {
+    s.residuals = plan::shipped_residuals();  // each row's band (plan/band.h)
+  } catch (const Error&) {
+    // No validation set to draw bands from: the rows show none ("-", null).
+  }
   return s;
 }
 

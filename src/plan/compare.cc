@@ -93,6 +93,10 @@ CompareRow plan_row(const Predictor& predictor, const CompareSpec& spec, const B
     return row;
   }
   row.best = r.top.front();
+  if (!spec.residuals.empty()) {
+    row.band = band_model(spec.residuals,
+                          {predictor.model().moe.has_value(), vendor_of(hw), count.devices});
+  }
   OutlookInputs in = spec.outlook;
   in.tokens = spec.tokens;
   row.outlook = outlook(*row.best, predictor.model(), hw, in);

@@ -14,6 +14,7 @@
 #include "plan/hardware.h"
 #include "plan/model.h"
 #include "plan/outlook.h"
+#include "plan/band.h"
 #include "plan/search.h"
 #include "plan/step.h"
 
@@ -44,6 +45,7 @@ struct CompareSpec {
   std::string precision = "bf16";   // each chip that has a peak for it; else bf16 and a note
   SearchSpace space;                // the search at each count (devices filled per row)
   OutlookInputs outlook;            // failures, checkpoints, PUE (tokens is set from `tokens`)
+  std::vector<Residual> residuals;  // the published runs each row's band is drawn from; none: no band
 };
 
 // What a run costs, from its wall time (outlook: failures and checkpoints included).
@@ -65,6 +67,7 @@ struct CompareRow {
   std::string why;                   // why none fits, or why there is no cost
   Outlook outlook;
   std::optional<CompareCosts> costs;  // none: no layout, or goodput 0 (the run would not end)
+  std::optional<BandModel> band;      // of runs like this one (plan/band.h)
 };
 
 struct ChipComparison {

@@ -160,8 +160,8 @@ std::string counts_text(const plan::CompareSpec& s) {
 // The budget column only with a budget: the share of it each row spends.
 void print_compare_header(bool budget, std::ostream& out) {
   fmt::print(out,
-             "{:<13} {:<4} {:>8} {}{:<36} {:>6} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
-             "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "goodput",
+             "{:<13} {:<4} {:>8} {}{:<36} {:>6} {:>9} {:>7} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}\n",
+             "chip", "prec", "devices", budget ? "budget  " : " ", "best layout", "MFU", "MFU 80%", "goodput",
              "days", "device-h", "MWh", "site MW", "buy", "rent", "rent>buy");
 }
 
@@ -174,8 +174,13 @@ void print_compare_row(const plan::ChipComparison& c, const plan::CompareRow& r,
     fmt::print(out, "{}\n", r.why);
     return;
   }
-  fmt::print(out, "{:<36} {:>5.1f}% {:>6.1f}% ", layout_short(r.best->layout), 100 * r.best->mfu,
-             100 * r.outlook.at_daly.goodput);
+  std::string band = "-";
+  if (r.band && !r.band->empty()) {
+    const BandedFigures f = banded(*r.band, *r.best);
+    band = fmt::format("{:.0f}-{:.0f}%", 100 * f.mfu_low, 100 * f.mfu_high);
+  }
+  fmt::print(out, "{:<36} {:>5.1f}% {:>9} {:>6.1f}% ", layout_short(r.best->layout), 100 * r.best->mfu,
+             band, 100 * r.outlook.at_daly.goodput);
   if (!r.costs) {
     fmt::print(out, "{}\n", r.why);
     return;
@@ -197,6 +202,7 @@ nlohmann::json compare_row_json(const plan::CompareRow& r) {
   if (!r.why.empty()) j["why"] = r.why;
   if (!r.best) return j;
   j["best"] = prediction_json(*r.best);
+  j["best"]["band"] = band_json(r.band, *r.best);
   j["job_mtbf_h"] = r.outlook.job_mtbf_h;
   j["goodput"] = r.outlook.at_daly.goodput;
   j["effective_tokens_per_s"] = r.outlook.effective_tokens_per_s;

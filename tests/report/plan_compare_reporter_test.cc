@@ -42,6 +42,13 @@ plan::Comparison comparison() {
   best.layout.dp = 32;
   best.mfu = 0.5;
   row.best = best;
+  // A band of 8 runs, mean 0, variance 0.01: half width t(0.9; 7) · √(0.01 · 9/8) = 0.1501, so
+  // MFU 50% · e^∓0.1501 = 43.0% to 58.1%.
+  plan::BandModel band;
+  band.rows = 8;
+  band.base_var = 0.01;
+  band.t = plan::student_t(0.8, 7);
+  row.band = band;
   row.outlook.at_daly.goodput = 0.9;
   row.costs = plan::compare_costs(10, 1024, a.chip.hardware, 1.2);
   a.rows = {row};
@@ -67,9 +74,9 @@ TEST(PlanCompareReporter, ConsoleGolden) {
             "# plumb plan compare · m · 1e+12 tokens · devices 1024 · PUE 1.2\n"
             "# best layout per count by plan search · 1.97e-05 failures per device-hour · energy "
             "and site power at TDP · 0.50 s\n"
-            "chip          prec  devices  best layout                             MFU goodput    "
+            "chip          prec  devices  best layout                             MFU   MFU 80% goodput    "
             "days device-h     MWh site MW     buy    rent  rent>buy\n"
-            "chip-a        bf16     1024  tp8 pp4 dp32                          50.0%   90.0%    "
+            "chip-a        bf16     1024  tp8 pp4 dp32                          50.0%    43-58%   90.0%    "
             "10.0     246k     206    0.86  $30.7M  $1.23M     250 d\n"
             "chip-b        bf16     1024  no layout fits in 64 GB (12 valid tried)\n"
             "# prices chip-a: buy $30k (2025-01) · rent $5/h (2025-06-01) · /nowhere/chip-a.yaml\n"
