@@ -151,6 +151,13 @@ void append_cost_cells(const plan::Comparison& c, const plan::CompareRow& r,
   }
 }
 
+// "43–58%": the MFU at the two ends of the row's 80% band; "—" without one.
+std::string mfu_band_text(const plan::CompareRow& r) {
+  if (!r.best || !r.band || r.band->empty()) return "—";
+  const BandedFigures f = banded(*r.band, *r.best);
+  return fmt::format("{:.0f}–{:.0f}%", 100 * f.mfu_low, 100 * f.mfu_high);
+}
+
 void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
                 const plan::CompareRow& r, fmt::memory_buffer& out) {
   put(out, "<tr><td class=\"chip\">");
@@ -159,15 +166,15 @@ void append_row(const plan::Comparison& c, const plan::ChipComparison& chip,
   append_escaped(out, chip.precision);
   putf(out, "</td><td class=\"num\">{}</td><td class=\"num\">{}</td>", r.devices, tier_text(r));
   if (!r.best) {
-    putf(out, "<td colspan=\"{}\" class=\"none\">", 3 + cost_columns().size());
+    putf(out, "<td colspan=\"{}\" class=\"none\">", 4 + cost_columns().size());
     append_escaped(out, r.why);
     put(out, "</td></tr>");
     return;
   }
   put(out, "<td class=\"layout\">");
   append_escaped(out, layout_text(r.best->layout));
-  putf(out, "</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{:.1f}%</td>", 100 * r.best->mfu,
-       100 * r.outlook.at_daly.goodput);
+  putf(out, "</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td>",
+       100 * r.best->mfu, mfu_band_text(r), 100 * r.outlook.at_daly.goodput);
   append_cost_cells(c, r, out);
   put(out, "</tr>");
 }
@@ -180,7 +187,7 @@ void append_table(const plan::Comparison& c, fmt::memory_buffer& out) {
       "the devices' price (their share of the servers), not the network, the building or the "
       "power; rent is the run's device-hours at the catalog's hourly rate.</p>"
       "<table><tr><th>chip</th><th>precision</th><th>devices</th><th>budget</th>"
-      "<th>best layout</th><th>MFU</th><th>goodput</th>");
+      "<th>best layout</th><th>MFU</th><th>MFU 80% band</th><th>goodput</th>");
   for (const CompareColumn& col : cost_columns()) putf(out, "<th>{}</th>", col.title);
   put(out, "</tr>");
   for (const plan::ChipComparison& chip : c.chips) {
@@ -193,8 +200,8 @@ std::string point_tip(const plan::ChipComparison& chip, const plan::CompareRow& 
   const plan::CompareCosts& k = *r.costs;
   std::string tip = fmt::format("{} · {} devices", chip.chip.label, r.devices);
   if (r.budget_share > 0) tip += fmt::format(" ({:.0f}% of the budget)", 100 * r.budget_share);
-  tip += fmt::format("\n{}\n{:.1f} days · MFU {:.1f}% · goodput {:.1f}%",
-                     layout_text(r.best->layout), k.days, 100 * r.best->mfu,
+  tip += fmt::format("\n{}\n{:.1f} days · MFU {:.1f}% (80% band {}) · goodput {:.1f}%",
+                     layout_text(r.best->layout), k.days, 100 * r.best->mfu, mfu_band_text(r),
                      100 * r.outlook.at_daly.goodput);
   if (k.buy_usd) tip += "\nbuy " + usd_short(*k.buy_usd);
   if (k.rent_usd) tip += "\nrent " + usd_short(*k.rent_usd);

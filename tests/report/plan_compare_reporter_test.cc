@@ -119,7 +119,10 @@ TEST(PlanCompareReporter, HtmlTableHighlightsAndCharts) {
   }
   EXPECT_EQ(best, 5u);
   EXPECT_NE(page.find("<td class=\"num best\">$30.7M</td>"), std::string::npos);
-  EXPECT_NE(page.find("<td colspan=\"10\" class=\"none\">no layout fits in 64 GB"),
+  EXPECT_NE(page.find("<td colspan=\"11\" class=\"none\">no layout fits in 64 GB"),
+            std::string::npos);
+  EXPECT_NE(page.find("<th>MFU 80% band</th>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"num\">50.0%</td><td class=\"num\">43–58%</td>"),
             std::string::npos);
   // Rent, purchase and energy against days: one line and its points for chip-a in each.
   size_t charts = 0;
