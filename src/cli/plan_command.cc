@@ -677,9 +677,9 @@ int run_validate_command(const PlanOptions& o) {
   if (o.json != "-") {
     report::print_validation(sets, targets, o.rows, std::cout);
     if (!calibrated.empty()) {
-      fmt::print(std::cout, "# after calibration, leave-one-out: each row predicted with the "
-                            "efficiencies fitted to the other runs of its group on its device "
-                            "(plumb plan --calibrate); shown, not judged\n\n");
+      std::cout << "# after calibration, leave-one-out: each row predicted with the efficiencies "
+                   "fitted to the other runs of its group on its device (plumb plan --calibrate); "
+                   "shown, not judged\n\n";
       report::print_validation(calibrated, calibrated_targets, o.rows, std::cout);
       std::vector<const plan::RunSet*> pointers;
       for (const plan::RunSet& r : run_sets) pointers.push_back(&r);
