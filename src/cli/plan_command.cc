@@ -50,6 +50,12 @@ const std::map<std::string, plan::Schedule> kSchedules = {
 const std::map<std::string, plan::DispatchPrecision> kDispatch = {
     {"bf16", plan::DispatchPrecision::kBf16},
     {"fp8", plan::DispatchPrecision::kFp8}};
+const std::map<std::string, plan::CpAlgo> kCpAlgos = {
+    {"ring", plan::CpAlgo::kRing},
+    {"ulysses", plan::CpAlgo::kUlysses}};
+const std::map<std::string, plan::Dispatcher> kDispatchers = {
+    {"alltoall", plan::Dispatcher::kAllToAll},
+    {"allgather", plan::Dispatcher::kAllGather}};
 const std::map<std::string, plan::Algorithm> kAlgorithms = {
     {"auto", plan::Algorithm::kAuto},
     {"ring", plan::Algorithm::kRing},
@@ -190,6 +196,14 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "MoE dispatch and combine as GShard's one-hot einsums (DeepSpeed-MoE, AscendSpeed)");
   app.add_option("--dispatch-precision", o.dispatch_precision, "What MoE dispatch sends")
       ->capture_default_str()->check(CLI::IsMember({"bf16", "fp8"}));
+  app.add_option("--cp-algo", o.cp_algo,
+                 "Context parallelism: ring attention (Megatron-Core, MindSpeed megatron_cp_algo) or "
+                 "DeepSpeed-Ulysses all-to-all (MindSpeed ulysses_cp_algo)")
+      ->capture_default_str()->check(CLI::IsMember({"ring", "ulysses"}));
+  app.add_option("--dispatcher", o.dispatcher,
+                 "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall or "
+                 "allgather (tokens gathered over the ep × etp ranks)")
+      ->capture_default_str()->check(CLI::IsMember({"alltoall", "allgather"}));
 }
 
 plan::ModelSpec load_model_option(const PlanOptions& o) {
@@ -285,6 +299,8 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.dispatch = kDispatch.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
+  p.cp_algo = kCpAlgos.at(o.cp_algo);
+  p.dispatcher = kDispatchers.at(o.dispatcher);
   return p;
 }
 
@@ -552,6 +568,8 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");
+  if (p.cp_algo == plan::CpAlgo::kUlysses) add("--cp-algo", "ulysses");
+  if (p.dispatcher == plan::Dispatcher::kAllGather) add("--dispatcher", "allgather");
   if (!p.flash_attention) w.push_back("--no-flash-attention");
   if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
   if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));

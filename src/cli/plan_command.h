@@ -31,6 +31,8 @@ struct PlanOptions {
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;
   std::string dispatch_precision = "bf16";
+  std::string cp_algo = "ring";
+  std::string dispatcher = "alltoall";
   int64_t mbs = 1, gbs = 0;
   double batch_tokens = 16.0 * 1024 * 1024;  // plan::kDefaultBatchTokens
   std::string recompute = "selective";

@@ -24,6 +24,16 @@ enum class Schedule { kOneFOneB, kInterleaved, kZeroBubble, kDualPipe };
 // What MoE dispatch sends: bf16 tokens, or fp8 with a scale per 128 values (DeepSeek-V3 Section
 // 3.3.2: "quantize the activation before MoE up-projections into FP8, then apply dispatch").
 enum class DispatchPrecision { kBf16, kFp8 };
+// How context parallelism splits attention: ring attention (Liu et al. 2023; Megatron-Core's
+// context parallelism, MindSpeed's megatron_cp_algo), K and V chunks passed round the cp ranks
+// behind attention's computation; or DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv:2309.14509;
+// MindSpeed's ulysses_cp_algo), an all-to-all of Q, K, V before attention and of its output
+// after, which turns the sequence split into a split of the heads.
+enum class CpAlgo { kRing, kUlysses };
+// Megatron-Core's MoE token dispatcher (--moe-token-dispatcher-type): alltoall sends each token's
+// top_k copies to the ranks of their experts; allgather gathers every token of the tp × ep ranks
+// onto each of them and reduce-scatters the experts' outputs back (MoEAllGatherTokenDispatcher).
+enum class Dispatcher { kAllToAll, kAllGather };
 
 struct Layout {
   int tp = 1;     // tensor parallel (with sequence parallelism)
@@ -49,6 +59,8 @@ struct Layout {
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
                             // userbuffers, Ascend MC2)
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
+  CpAlgo cp_algo = CpAlgo::kRing;
+  Dispatcher dispatcher = Dispatcher::kAllToAll;
   // GShard-style capacity (Lepikhin et al. 2021): each expert takes a fixed buffer of
   // ceil(tokens / experts · factor · top_k) slots per device, padded or dropping; 0: dropless
   // (Megatron-Core's default). DeepSpeed-MoE --moe-train-capacity-factor, Megatron-Core

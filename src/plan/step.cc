@@ -314,11 +314,38 @@ double a2a_seconds(const Ctx& c, double value_bytes) {
   return std::max(network, fan_out);
 }
 
+// The allgather token dispatcher (Megatron-Core MoEAllGatherTokenDispatcher, token_dispatcher.py,
+// core_r0.6–r0.8; --moe-token-dispatcher-type allgather): token_permutation all-gathers every
+// token's hidden state (with its top_k expert indices and probabilities) over the ep × etp ranks
+// of the MoE layer ("this allgather spans the communication domain of TP*EP"), each rank picks
+// the rows routed to its own experts; token_unpermutation scatter-adds the experts' outputs into
+// a buffer of all the gathered tokens and reduce-scatters it back. Each token goes once, whatever
+// top_k, to every rank of the group; the backward runs the mirror (a reduce-scatter and an
+// all-gather of the same size). One pass, forward or backward: the all-gather and the
+// reduce-scatter of the ep·etp ranks' tokens, h bf16 values each, plus top_k (int64 index, fp32
+// probability) per token in the forward.
+double allgather_dispatch_seconds(const Ctx& c, bool forward) {
+  const int ranks = c.p.ep * c.p.expert_tp();
+  if (ranks <= 1) return 0;
+  const GroupShape g = group_shape(ranks, 1, c.net.cluster());
+  const double tokens = local_tokens(c) * ranks;
+  const double hidden = tokens * d(c.m.hidden) * kActivationBytes;
+  const double routing = forward ? tokens * c.m.moe->top_k * (8 + 4) : 0;
+  return c.net.time(Collective::kAllGather, hidden + routing, g).seconds +
+         c.net.time(Collective::kReduceScatter, hidden, g).seconds;
+}
+
 // MoE dispatch and combine of one average layer: in each forward pass dispatch at the dispatch
 // precision and combine in bf16, in the backward both in bf16; with etp > 1 the tokens are
-// gathered over the etp group before dispatch and reduce-scattered after combine.
+// gathered over the etp group before dispatch and reduce-scattered after combine. The allgather
+// dispatcher instead gathers over the whole ep × etp group (allgather_dispatch_seconds).
 double layer_ep_seconds(const Ctx& c) {
   if (!c.m.moe || c.moe_layers == 0) return 0;
+  if (c.p.dispatcher == Dispatcher::kAllGather) {
+    const double pass = allgather_dispatch_seconds(c, true);
+    const double backward = allgather_dispatch_seconds(c, false);
+    return moe_share(c) * (pass * forward_passes(c.p) + backward) / c.e.comm_of(CommDim::kEp);
+  }
   double pass = 0, backward = 0;
   if (c.p.ep > 1) {
     const double bf16 = a2a_seconds(c, kActivationBytes);
@@ -344,8 +371,26 @@ double layer_ep_seconds(const Ctx& c) {
 // own time does not hide is exposed. K and V as attention uses them: kv_heads·head_dim each, and
 // for MLA the up-projected heads·(qk_nope + qk_rope) and heads·v_head_dim (Megatron-Core's MLA
 // hands those, not the latent, to the context-parallel core attention).
+// DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv:2309.14509, Section 3.1; MindSpeed's
+// UlyssesContextAttention, ulysses_cp_algo): each rank holds s/cp tokens of every head; an
+// all-to-all over the cp ranks before attention turns Q, K and V into all s tokens of heads/cp
+// heads, and one after attention turns its output back. Four all-to-alls per layer and forward
+// pass, of the rank's Q, K, V and output at their widths (over tp, as the heads are), and four
+// in the backward (their gradients). They sit between the projections and attention, which
+// waits for them: none is hidden.
+double ulysses_seconds(const Ctx& c) {
+  const double tokens = tokens_per_micro_batch(c) / c.p.tp;
+  const GroupShape g = cp_group(c);
+  double pass = 0;
+  for (int64_t width : {q_width(c.m), k_width(c.m), v_width(c.m), o_width(c.m)}) {
+    pass += c.net.time(Collective::kAllToAll, tokens * d(width) * kActivationBytes, g).seconds;
+  }
+  return pass * (forward_passes(c.p) + 1) / c.e.comm_of(CommDim::kCp);
+}
+
 double layer_cp_seconds(const Ctx& c, const LayerCompute& f) {
   if (c.p.cp <= 1) return 0;
+  if (c.p.cp_algo == CpAlgo::kUlysses) return ulysses_seconds(c);
   const double kv = tokens_per_micro_batch(c) * d(k_width(c.m) + v_width(c.m)) / c.p.tp *
                     kActivationBytes;
   const double ring = c.net.time(Collective::kAllGather, kv * c.p.cp, cp_group(c)).seconds /
@@ -527,8 +572,13 @@ int communicators(const Layout& p) {
 }
 
 // The dispatch's receive buffer and the combine's input: top_k copies of the device's tokens.
+// The allgather dispatcher's gathered tokens and the buffer its combine scatter-adds into: two
+// tensors of the ep·etp ranks' tokens.
 double moe_buffer_bytes(const Ctx& c) {
   if (!c.m.moe || c.moe_layers == 0) return 0;
+  if (c.p.dispatcher == Dispatcher::kAllGather) {
+    return 2 * local_tokens(c) * c.p.ep * c.p.expert_tp() * d(c.m.hidden) * kActivationBytes;
+  }
   return 2 * local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * d(c.m.hidden) * kActivationBytes;
 }
 
@@ -660,6 +710,9 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
     if (p.einsum_dispatch) {
       check.fail([] { return std::string("--einsum-dispatch needs a MoE model"); });
     }
+    if (p.dispatcher == Dispatcher::kAllGather) {
+      check.fail([] { return std::string("--dispatcher allgather needs a MoE model"); });
+    }
     return;
   }
   if (p.einsum_dispatch && p.capacity_factor <= 0) {
@@ -729,6 +782,13 @@ bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
   if (m.layers < int64_t{p.pp} * p.vpp) {
     check.fail([&] {
       return fmt::format("{} layers cannot fill pp {} × vpp {} stages", m.layers, p.pp, p.vpp);
+    });
+  }
+  // Ulysses splits the heads over the cp ranks of each tp rank (Jacobs et al. 2023, Section 3.1).
+  if (p.cp > 1 && p.cp_algo == CpAlgo::kUlysses && m.heads % (int64_t{p.tp} * p.cp) != 0) {
+    check.fail([&] {
+      return fmt::format("{} attention heads do not divide by tp {} × cp {} (Ulysses splits the heads "
+                         "over the cp ranks)", m.heads, p.tp, p.cp);
     });
   }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {

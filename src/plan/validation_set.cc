@@ -44,7 +44,8 @@ const std::vector<std::string> kLayoutKeys = {
     "tp",   "pp",  "dp",        "ep",       "etp",        "cp",         "vpp",
     "zero", "mbs", "gbs",       "recompute", "schedule",  "ep_overlap", "shared_expert_overlap",
     "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len",
-    "capacity_factor",          "einsum_dispatch"};
+    "capacity_factor",          "einsum_dispatch",        "cp_algo",
+    "dispatcher"};
 const std::vector<std::string> kMeasuredKeys = {"tokens_per_s_per_device", "step_time_s",
                                                 "tflops_per_device", "mfu", "flops_per_token"};
 
@@ -74,6 +75,9 @@ const std::map<std::string, Schedule> kSchedules = {{"1f1b", Schedule::kOneFOneB
                                                     {"dualpipe", Schedule::kDualPipe}};
 const std::map<std::string, DispatchPrecision> kDispatch = {{"bf16", DispatchPrecision::kBf16},
                                                             {"fp8", DispatchPrecision::kFp8}};
+const std::map<std::string, CpAlgo> kCpAlgos = {{"ring", CpAlgo::kRing}, {"ulysses", CpAlgo::kUlysses}};
+const std::map<std::string, Dispatcher> kDispatchers = {{"alltoall", Dispatcher::kAllToAll},
+                                                        {"allgather", Dispatcher::kAllGather}};
 
 double tokens_per_s_per_device(const Prediction& p) {
   return p.tokens_per_s / static_cast<double>(p.layout.devices());
@@ -381,6 +385,8 @@ class RunReader {
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
     if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;
+    if (auto v = choice(node, "cp_algo", kCpAlgos, "context-parallel algorithm")) p.cp_algo = *v;
+    if (auto v = choice(node, "dispatcher", kDispatchers, "token dispatcher")) p.dispatcher = *v;
     if (problems_.size() > before || !model || !devices) return;
     if (seq_len) r.model.seq_len = static_cast<int64_t>(*seq_len);
     p.schedule = schedule.value_or(p.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);

@@ -154,7 +154,9 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"tp_overlap", p.tp_overlap},
           {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
           {"capacity_factor", p.capacity_factor},
-          {"einsum_dispatch", p.einsum_dispatch}};
+          {"einsum_dispatch", p.einsum_dispatch},
+          {"cp_algo", p.cp_algo == plan::CpAlgo::kUlysses ? "ulysses" : "ring"},
+          {"dispatcher", p.dispatcher == plan::Dispatcher::kAllGather ? "allgather" : "alltoall"}};
 }
 
 nlohmann::json input_json(const PlanInput& i) {
@@ -263,6 +265,16 @@ plan::Layout layout_from_json(const nlohmann::json& j, const std::string& source
   p.dispatch = layout_choice<plan::DispatchPrecision>(
       j, source, "dispatch_precision",
       {{"bf16", plan::DispatchPrecision::kBf16}, {"fp8", plan::DispatchPrecision::kFp8}});
+  // Absent from the JSON of plumb before they were added: ring attention, the all-to-all dispatcher.
+  if (j.contains("cp_algo")) {
+    p.cp_algo = layout_choice<plan::CpAlgo>(
+        j, source, "cp_algo", {{"ring", plan::CpAlgo::kRing}, {"ulysses", plan::CpAlgo::kUlysses}});
+  }
+  if (j.contains("dispatcher")) {
+    p.dispatcher = layout_choice<plan::Dispatcher>(
+        j, source, "dispatcher",
+        {{"alltoall", plan::Dispatcher::kAllToAll}, {"allgather", plan::Dispatcher::kAllGather}});
+  }
   return p;
 }
 
@@ -301,6 +313,8 @@ std::string layout_text(const plan::Layout& p) {
   if (p.dispatch == plan::DispatchPrecision::kFp8) text += " · fp8 dispatch";
   if (p.capacity_factor > 0) text += fmt::format(" · capacity {:g}", p.capacity_factor);
   if (p.einsum_dispatch) text += " · einsum dispatch";
+  if (p.cp_algo == plan::CpAlgo::kUlysses) text += " · ulysses cp";
+  if (p.dispatcher == plan::Dispatcher::kAllGather) text += " · allgather dispatcher";
   return text;
 }
 

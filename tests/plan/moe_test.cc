@@ -329,5 +329,50 @@ TEST(Moe, TheFullestStageIsTheOneHoldingTheMostLayerActivations) {
   EXPECT_NEAR(difference, 0, 1);
 }
 
+// Megatron-Core's allgather dispatcher (MoEAllGatherTokenDispatcher): DeepSeek-V3's shape on
+// 8 devices, ep 8, one micro-batch of 4096 tokens each. Every MoE layer all-gathers the 8 ranks'
+// 32,768 tokens (7168 bf16 values, 470 MB, and top-8 int64 indices and fp32 probabilities,
+// 3.1 MB) and reduce-scatters the combined 470 MB back; the backward mirrors both. 58 MoE layers.
+// The buffer: the gathered tokens and the combine's, 2 × 470 MB. A dense model is refused it.
+TEST(Moe, AllGatherDispatcherGathersEveryTokenOverTheEpTimesEtpRanks) {
+  HardwareSpec hw;
+  hw.name = "h800-like";
+  hw.peak_tflops = {{"bf16", 989}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 3.35;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = 200;
+  hw.scaleout_gbps_per_device = 50;
+  hw.efficiency = 0.8;
+  const ModelSpec m = deepseek_like();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predict(m, hw, net, "bf16", compute_model(hw));
+  Layout p;
+  p.dp = 8;
+  p.ep = 8;
+  p.etp = 1;
+  p.global_batch = 8;
+  p.dispatcher = Dispatcher::kAllGather;
+  const GroupShape g = group_shape(8, 1, net.cluster());
+  const double hidden = 32768.0 * 7168 * 2;
+  const double routing = 32768.0 * 8 * 12;
+  EXPECT_NEAR(hidden / 1e6, 469.8, 0.05);
+  const double forward = net.time(Collective::kAllGather, hidden + routing, g).seconds +
+                         net.time(Collective::kReduceScatter, hidden, g).seconds;
+  const double backward = net.time(Collective::kAllGather, hidden, g).seconds +
+                          net.time(Collective::kReduceScatter, hidden, g).seconds;
+  const Prediction r = predict(p);
+  EXPECT_NEAR(r.breakdown.ep, 58 * (forward + backward), 1e-12);
+  Layout a2a = p;
+  a2a.dispatcher = Dispatcher::kAllToAll;
+  EXPECT_NEAR(r.memory.buffers - predict(a2a).memory.buffers,
+              2 * hidden - 2 * 4096.0 * 8 * 7168 * 2, 1);
+  Layout dense;
+  dense.global_batch = 1;
+  dense.dispatcher = Dispatcher::kAllGather;
+  EXPECT_EQ(layout_problems(test_models::llama3_8b(), dense, 1),
+            std::vector<std::string>{"--dispatcher allgather needs a MoE model"});
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -277,5 +277,40 @@ TEST(Step, UnknownPrecisionNamesWhatTheHardwareGives) {
   }
 }
 
+// DeepSpeed-Ulysses (Jacobs et al. 2023, Section 3.1): Llama 3 8B at 8192 tokens on cp 4 holds
+// 2048 tokens per rank; each layer's forward all-to-alls Q (4096 wide), K and V (1024 each, GQA)
+// and the output (4096): 2048 · 2 B · 10,240 = 41.9 MB over the 4 ranks of one node, and the
+// backward the same, none hidden: 32 layers × 2 passes × the four all-to-alls. Ring attention
+// hides its K, V exchange behind attention. Ulysses splits the 32 heads over tp × cp ranks, so cp
+// 64 is refused.
+TEST(Step, UlyssesAllToAllsQkvAndOutputUnhidden) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.cp = 4;
+  p.global_batch = 1;
+  p.cp_algo = CpAlgo::kUlysses;
+  const GroupShape g = group_shape(4, 1, net.cluster());
+  double pass = 0;
+  for (double width : {4096.0, 1024.0, 1024.0, 4096.0}) {
+    pass += net.time(Collective::kAllToAll, 2048 * width * 2, g).seconds;
+  }
+  EXPECT_NEAR(2048 * 2 * (4096 + 1024 + 1024 + 4096) / 1e6, 41.9, 0.05);
+  const double ulysses = predict(p).breakdown.cp;
+  EXPECT_NEAR(ulysses, 32 * 2 * pass, 1e-12);
+  EXPECT_GT(ulysses, 0);
+  p.cp_algo = CpAlgo::kRing;
+  EXPECT_LT(predict(p).breakdown.cp, ulysses);
+  Layout wide;
+  wide.cp = 64;
+  wide.global_batch = 1;
+  wide.cp_algo = CpAlgo::kUlysses;
+  EXPECT_EQ(layout_problems(m, wide, 64),
+            std::vector<std::string>{"32 attention heads do not divide by tp 1 × cp 64 (Ulysses "
+                                     "splits the heads over the cp ranks)"});
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -176,7 +176,7 @@ TEST(ValidationSet, UnknownKeyWithDidYouMean) {
             f.path + ":15: unknown key 'schedul' in layout (did you mean 'schedule'?); expected "
                      "one of tp, pp, dp, ep, etp, cp, vpp, zero, mbs, gbs, recompute, schedule, "
                      "ep_overlap, shared_expert_overlap, tp_overlap, dispatch_precision, "
-                     "flash_attention, seq_len, capacity_factor, einsum_dispatch");
+                     "flash_attention, seq_len, capacity_factor, einsum_dispatch, cp_algo, dispatcher");
 }
 
 TEST(ValidationSet, BadScheduleName) {
