@@ -43,7 +43,16 @@ struct ScalePair {
   int64_t small_devices = 0, large_devices = 0;
   double error_before = 0;   // of the large run's speed, predicted from the catalog
   double error_after = 0;    // predicted after calibrating on the small run alone
+  std::string split;         // the larger run's
 };
+
+// Of the pairs at least `ratio` apart (of one split, or all when empty): how many, and how many
+// within `tolerance` of the measured speed before and after calibration.
+struct ScaleSummary {
+  size_t pairs = 0, within_before = 0, within_after = 0;
+};
+ScaleSummary summarize_pairs(const std::vector<ScalePair>& pairs, double ratio, double tolerance,
+                             const std::string& split = "");
 // Every pair of runs of one model on one device at two device counts, across the sets.
 std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets);
 

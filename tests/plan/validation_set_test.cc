@@ -361,5 +361,23 @@ TEST(ValidationSet, EachRunIsAMeasuredStep) {
   EXPECT_EQ(r.steps[0].layout.devices(), 16);
 }
 
+
+// Pairs at two scales: counted when at least 8× apart (of a split, or all), and within 10%.
+TEST(ValidationSet, ScalePairSummaryCountsThoseFarEnoughApart) {
+  const std::vector<ScalePair> pairs = {
+      {"a", "b", 8, 64, 0.30, 0.05, "check"},    // 8×: 30% before, 5% after
+      {"a", "c", 8, 32, 0.02, 0.02, "check"},    // 4×: not counted
+      {"d", "e", 16, 256, -0.08, -0.12, "build"},  // 16×: 8% before, 12% after
+  };
+  const ScaleSummary all = summarize_pairs(pairs, 8, 0.10);
+  EXPECT_EQ(all.pairs, 2u);
+  EXPECT_EQ(all.within_before, 1u);
+  EXPECT_EQ(all.within_after, 1u);
+  const ScaleSummary check = summarize_pairs(pairs, 8, 0.10, "check");
+  EXPECT_EQ(check.pairs, 1u);
+  EXPECT_EQ(check.within_before, 0u);
+  EXPECT_EQ(check.within_after, 1u);
+}
+
 }  // namespace
 }  // namespace plumb::plan
