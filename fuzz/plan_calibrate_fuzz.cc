@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/plan_calibrate.h"
+#include "cli/measured_step.h"
 #include "common/error.h"
 #include "plan/step_fit.h"
 
