@@ -58,6 +58,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   mem/timeline.cc
   mem/trace.cc
   mem/validate.cc
+  plan/band.cc
   plan/catalog.cc
   plan/cluster.cc
   plan/collective_cost.cc
@@ -67,12 +68,14 @@ set(PLUMB_FUZZ_LIB_SOURCES
   plan/model.cc
   plan/network.cc
   plan/step.cc
+  plan/step_fit.cc
   plan/validation.cc
   plan/validation_set.cc
   report/comm_summary_text.cc
   report/diff_reporter.cc
   report/mem_reporter.cc
   report/memory_baseline_reporter.cc
+  report/plan_reporter.cc
   precision/dtype.cc
   precision/tensor.cc
   precision/npy_reader.cc
@@ -101,6 +104,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   sysinfo/npu_smi.cc
   supervise/tool_process.cc
   supervise/recovery_json.cc
+  report/step_json_reporter.cc
   baseline/step_diff.cc
   report/step_diff_reporter.cc
   baseline/record_kind.cc
@@ -120,6 +124,7 @@ set(PLUMB_FUZZ_LIB_SOURCES
   topo/slurm_topology.cc
   comm/site_map.cc
   cli/baseline_launch.cc
+  cli/measured_step.cc
   sysinfo/nvidia_smi.cc
   exporter/device_reading.cc
   exporter/value_bounds.cc
