@@ -1,6 +1,7 @@
 // Model shapes the plan tests work their examples on, from their papers.
 #pragma once
 
+#include "plan/hardware.h"
 #include "plan/model.h"
 
 namespace plumb::plan::test_models {
@@ -83,6 +84,22 @@ inline ModelSpec mixtral_8x7b() {
   m.ffn_type = FfnType::kSwiglu;
   m.moe = MoeSpec{8, 2, 0, 14336, 0, 0};
   return m;
+}
+
+// A Hopper-class device for the plan tests: 989 dense bf16 TFLOP/s, 80 GB at 3.35 TB/s, 8 per
+// node, `scaleup` GB/s of NVLink per device (450 on H100 SXM, 200 on H800), 50 GB/s scale-out,
+// GEMM efficiency 0.8.
+inline HardwareSpec hopper(const char* name = "H100", double scaleup = 450) {
+  HardwareSpec hw;
+  hw.name = name;
+  hw.peak_tflops = {{"bf16", 989}};
+  hw.hbm_gb = 80;
+  hw.hbm_tbps = 3.35;
+  hw.devices_per_node = 8;
+  hw.scaleup_gbps_per_device = scaleup;
+  hw.scaleout_gbps_per_device = 50;
+  hw.efficiency = 0.8;
+  return hw;
 }
 
 }  // namespace plumb::plan::test_models

@@ -141,15 +141,7 @@ TEST(Moe, NodeLimitedRoutingSendsATokenOncePerNode) {
 // The limit lowers the EP time of DeepSeek-V3's layout on H800-like nodes; fp8 dispatch lowers it
 // further, an overlap hides what the MoE layers' compute covers.
 TEST(Moe, RoutingPrecisionAndOverlapLowerTheExposedAllToAll) {
-  HardwareSpec hw;
-  hw.name = "h800-like";
-  hw.peak_tflops = {{"bf16", 989}};
-  hw.hbm_gb = 80;
-  hw.hbm_tbps = 3.35;
-  hw.devices_per_node = 8;
-  hw.scaleup_gbps_per_device = 200;
-  hw.scaleout_gbps_per_device = 50;
-  hw.efficiency = 0.8;
+  const HardwareSpec hw = test_models::hopper("h800-like", 200);
   const ModelSpec m = deepseek_like();
   ModelSpec any_node = m;
   any_node.moe->max_nodes_per_token = 0;
@@ -173,15 +165,7 @@ TEST(Moe, RoutingPrecisionAndOverlapLowerTheExposedAllToAll) {
 // 96.1 ms over the 58 MoE layers, which the exposed all-to-all loses. A model without shared
 // experts is refused the option.
 TEST(Moe, SharedExpertOverlapHidesBehindTheSharedExpertsOnly) {
-  HardwareSpec hw;
-  hw.name = "h800-like";
-  hw.peak_tflops = {{"bf16", 989}};
-  hw.hbm_gb = 80;
-  hw.hbm_tbps = 3.35;
-  hw.devices_per_node = 8;
-  hw.scaleup_gbps_per_device = 200;
-  hw.scaleout_gbps_per_device = 50;
-  hw.efficiency = 0.8;
+  const HardwareSpec hw = test_models::hopper("h800-like", 200);
   const ModelSpec m = deepseek_like();
   const Network net(default_cluster(hw), Algorithm::kAuto);
   Layout p;
@@ -335,15 +319,7 @@ TEST(Moe, TheFullestStageIsTheOneHoldingTheMostLayerActivations) {
 // 3.1 MB) and reduce-scatters the combined 470 MB back; the backward mirrors both. 58 MoE layers.
 // The buffer: the gathered tokens and the combine's, 2 × 470 MB. A dense model is refused it.
 TEST(Moe, AllGatherDispatcherGathersEveryTokenOverTheEpTimesEtpRanks) {
-  HardwareSpec hw;
-  hw.name = "h800-like";
-  hw.peak_tflops = {{"bf16", 989}};
-  hw.hbm_gb = 80;
-  hw.hbm_tbps = 3.35;
-  hw.devices_per_node = 8;
-  hw.scaleup_gbps_per_device = 200;
-  hw.scaleout_gbps_per_device = 50;
-  hw.efficiency = 0.8;
+  const HardwareSpec hw = test_models::hopper("h800-like", 200);
   const ModelSpec m = deepseek_like();
   const Network net(default_cluster(hw), Algorithm::kAuto);
   const Predictor predict(m, hw, net, "bf16", compute_model(hw));

@@ -13,18 +13,7 @@
 namespace plumb::plan {
 namespace {
 
-HardwareSpec h100() {
-  HardwareSpec hw;
-  hw.name = "H100";
-  hw.peak_tflops = {{"bf16", 989}};
-  hw.hbm_gb = 80;
-  hw.hbm_tbps = 3.35;
-  hw.devices_per_node = 8;
-  hw.scaleup_gbps_per_device = 450;
-  hw.scaleout_gbps_per_device = 50;
-  hw.efficiency = 0.803;
-  return hw;
-}
+HardwareSpec h100() { return test_models::hopper(); }
 
 Layout layout(int tp, int cp, int pp, int dp, int64_t gbs) {
   Layout p;
