@@ -20,7 +20,8 @@ std::optional<nlohmann::json> step_file(const std::string& what) {
   if (!std::filesystem::is_regular_file(what, ec)) return std::nullopt;
   std::string problem;
   const nlohmann::json doc = parse_json_or_discarded(read_text_file(what, "--calibrate"), problem);
-  if (doc.is_discarded()) throw Error(fmt::format("--calibrate {}: {}", what, problem));
+  // Not JSON: the record reader says why, in the words every command uses for a record file.
+  if (doc.is_discarded()) return std::nullopt;
   if (!doc.is_object() || doc.value("schema", "") != step::kStepSchema) return std::nullopt;
   return doc;
 }
