@@ -26,6 +26,7 @@
 #include "plan/step_fit.h"
 #include "plan/catalog.h"
 #include "plan/compare.h"
+#include "plan/layout_names.h"
 #include "plan/outlook.h"
 #include "plan/plausible.h"
 #include "plan/search.h"
@@ -38,24 +39,6 @@
 namespace plumb::cli {
 namespace {
 
-const std::map<std::string, plan::Recompute> kRecompute = {
-    {"none", plan::Recompute::kNone},
-    {"selective", plan::Recompute::kSelective},
-    {"full", plan::Recompute::kFull}};
-const std::map<std::string, plan::Schedule> kSchedules = {
-    {"1f1b", plan::Schedule::kOneFOneB},
-    {"interleaved", plan::Schedule::kInterleaved},
-    {"zero-bubble", plan::Schedule::kZeroBubble},
-    {"dualpipe", plan::Schedule::kDualPipe}};
-const std::map<std::string, plan::DispatchPrecision> kDispatch = {
-    {"bf16", plan::DispatchPrecision::kBf16},
-    {"fp8", plan::DispatchPrecision::kFp8}};
-const std::map<std::string, plan::CpAlgo> kCpAlgos = {
-    {"ring", plan::CpAlgo::kRing},
-    {"ulysses", plan::CpAlgo::kUlysses}};
-const std::map<std::string, plan::Dispatcher> kDispatchers = {
-    {"alltoall", plan::Dispatcher::kAllToAll},
-    {"allgather", plan::Dispatcher::kAllGather}};
 const std::map<std::string, plan::Algorithm> kAlgorithms = {
     {"auto", plan::Algorithm::kAuto},
     {"ring", plan::Algorithm::kRing},
@@ -284,7 +267,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.vpp = o.vpp;
   p.zero = o.zero;
   p.micro_batch = o.mbs;
-  p.recompute = kRecompute.at(o.recompute);
+  p.recompute = plan::kRecomputeNames.at(o.recompute);
   p.flash_attention = !o.no_flash_attention;
   if (o.schedule == "1f1b" && o.vpp > 1) {
     throw Error(fmt::format("--schedule 1f1b runs one chunk per stage: --vpp {} needs --schedule "
@@ -292,15 +275,15 @@ plan::Layout layout_options(const PlanOptions& o) {
   }
   p.etp = o.etp;
   p.schedule = o.schedule.empty() ? (p.vpp > 1 ? plan::Schedule::kInterleaved : plan::Schedule::kOneFOneB)
-                                  : kSchedules.at(o.schedule);
+                                  : plan::kScheduleNames.at(o.schedule);
   p.ep_overlap = o.ep_overlap;
   p.shared_expert_overlap = o.shared_expert_overlap;
   p.tp_overlap = o.tp_overlap;
-  p.dispatch = kDispatch.at(o.dispatch_precision);
+  p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
-  p.cp_algo = kCpAlgos.at(o.cp_algo);
-  p.dispatcher = kDispatchers.at(o.dispatcher);
+  p.cp_algo = plan::kCpAlgoNames.at(o.cp_algo);
+  p.dispatcher = plan::kDispatcherNames.at(o.dispatcher);
   return p;
 }
 
@@ -424,16 +407,21 @@ void note_measured_use(Inputs& in) {
                                        "; everything else analytic");
 }
 
-// The band of this plan's class of runs (plan/band.h), centred on the calibrated prediction when
-// measured steps calibrated it. None (and a note) when no validation set can be read.
-void set_band(Inputs& in, int64_t devices) {
-  std::vector<plan::Residual> residuals;
+// The published runs the bands are drawn from, read once per command. None (and a note) when no
+// validation set can be read.
+std::vector<plan::Residual> band_residuals(Inputs& in) {
   try {
-    residuals = plan::shipped_residuals();
+    return plan::shipped_residuals();
   } catch (const Error& e) {
     in.context.notes.push_back(fmt::format("no band: the validation sets could not be read: {}", e.what()));
-    return;
+    return {};
   }
+}
+
+// The band of this plan's class of runs (plan/band.h), centred on the calibrated prediction when
+// measured steps calibrated it; none without residuals.
+void set_band(Inputs& in, const std::vector<plan::Residual>& residuals, int64_t devices) {
+  if (residuals.empty()) return;
   plan::BandModel m = plan::band_model(
       residuals, {in.model.moe.has_value(), plan::vendor_of(in.hardware), devices});
   if (in.fit) {
@@ -453,7 +441,7 @@ int run_predict(const PlanOptions& o) {
   Inputs in = load_inputs(o);
   const plan::Layout p = layout_from(o, in.model);
   in.context.devices = p.devices();
-  set_band(in, p.devices());
+  set_band(in, band_residuals(in), p.devices());
   warn_calibration_mismatch(in, p.devices());
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   const plan::Prediction pred = predictor(p);
@@ -476,7 +464,7 @@ plan::SearchSpace space_from(const PlanOptions& o, int64_t devices) {
   s.max_tp = o.max_tp;
   s.max_cp = o.max_cp;
   s.flash_attention = !o.no_flash_attention;
-  s.dispatch = kDispatch.at(o.dispatch_precision);
+  s.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   s.allow_unusual = o.allow_unusual;
   if (o.no_overlap) s.ep_overlaps = s.tp_overlaps = {false};
   if (!o.schedules.empty()) {
@@ -599,7 +587,7 @@ int run_search_command(const PlanOptions& o) {
   check_json_target(o);
   Inputs in = load_inputs(o);
   in.context.devices = o.devices;
-  set_band(in, o.devices);
+  set_band(in, band_residuals(in), o.devices);
   warn_calibration_mismatch(in, o.devices);
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   plan::SearchSpace space = space_from(o, o.devices);
@@ -621,8 +609,9 @@ int run_scale_command(const PlanOptions& o) {
   const plan::Predictor predictor(in.model, in.hardware, *in.network, o.precision, compute_from(o, in));
   std::vector<report::ScaleRow> rows;
   std::vector<std::string> missing;  // device counts where nothing fits, and why
+  const std::vector<plan::Residual> residuals = band_residuals(in);
   for (int64_t devices : o.scale_devices) {
-    set_band(in, devices);
+    set_band(in, residuals, devices);
     plan::SearchSpace space = space_from(o, devices);
     if (o.rank == "pessimistic") space.pessimistic = in.context.band;
     const plan::SearchResult r = run_search_with_progress(predictor, space, 1);

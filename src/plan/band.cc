@@ -192,11 +192,6 @@ Coverage leave_one_out_coverage(const std::vector<Residual>& all, double level) 
   return c;
 }
 
-double overhead_share(const Prediction& p) {
-  const Breakdown& b = p.breakdown;
-  return p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
-}
-
 double pessimistic_tokens_per_s(const BandModel& m, const Prediction& p) {
   return p.tokens_per_s * band_for(m, overhead_share(p)).low;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/step.h"
 #include "plan/validation.h"
 
 namespace plumb::plan {
@@ -70,9 +71,6 @@ struct Band {
 };
 Band band_for(const BandModel& m, double overhead_share);
 
-struct Prediction;
-// (exposed communication + bubble + optimizer) / step: what the band's spread grows with.
-double overhead_share(const Prediction& p);
 // The pessimistic end of a prediction's tokens/s: its band's low end (the point without a band).
 double pessimistic_tokens_per_s(const BandModel& m, const Prediction& p);
 

@@ -652,6 +652,11 @@ double pipeline_bubble(const Layout& p, const StagePass& pass) {
   return 0;
 }
 
+double overhead_share(const Prediction& p) {
+  const Breakdown& b = p.breakdown;
+  return p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
+}
+
 double remote_copies(int top_k, int max_nodes, int nodes) {
   if (nodes <= 1) return 0;
   const int copies = max_nodes > 0 ? std::min(max_nodes, top_k) : top_k;

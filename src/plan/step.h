@@ -63,6 +63,10 @@ struct Prediction {
   MemoryUse memory;
 };
 
+// (exposed communication + bubble + optimizer) / step: the share of a step that is not compute,
+// what a prediction band's spread grows with (plan/band.h).
+double overhead_share(const Prediction& p);
+
 // The fraction of a chip's best-shape GEMM rate (its catalog `efficiency`, measured as MAMF) that
 // a training framework's GEMMs reach with their own shapes, and with the rest of the step around
 // them, times how a GEMM slows as its per-device width h/tp shrinks: w/(w + w½), w½ = 128. Both

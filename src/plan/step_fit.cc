@@ -82,6 +82,12 @@ void clamp_x(std::vector<double>& x) {
 
 bool measured(double v) { return std::isfinite(v) && v >= 0; }
 
+Prediction predict_on(const MeasuredStep& s, const Network& net, const Efficiencies& e) {
+  ComputeModel compute = compute_model(s.hardware);
+  compute.tuned = e;
+  return Predictor(s.model, s.hardware, net, s.precision, compute)(s.layout);
+}
+
 // Each step's network, built once (a Network is what a Predictor reads its links from).
 struct Problem {
   const std::vector<MeasuredStep>& steps;
@@ -95,10 +101,7 @@ struct Problem {
   }
 
   Prediction predict(size_t i, const Efficiencies& e) const {
-    const MeasuredStep& s = steps[i];
-    ComputeModel compute = compute_model(s.hardware);
-    compute.tuned = e;
-    return Predictor(s.model, s.hardware, networks[i], s.precision, compute)(s.layout);
+    return predict_on(steps[i], networks[i], e);
   }
 
   // log(predicted / measured) of every measured part (each floored at kFloorShare of its step),
@@ -250,10 +253,7 @@ double parameter_value(const FitParameter& p, const Efficiencies& e) {
 }
 
 Prediction predict_measured(const MeasuredStep& s, const Efficiencies& e) {
-  const Network net(s.cluster, Algorithm::kAuto);
-  ComputeModel compute = compute_model(s.hardware);
-  compute.tuned = e;
-  return Predictor(s.model, s.hardware, net, s.precision, compute)(s.layout);
+  return predict_on(s, Network(s.cluster, Algorithm::kAuto), e);
 }
 
 StepFit fit_efficiencies(const std::vector<MeasuredStep>& steps, const Efficiencies& start) {

@@ -115,8 +115,7 @@ void describe_run(ValidationRow& row, const ModelSpec& m, const HardwareSpec& hw
   row.moe = m.moe.has_value();
   row.vendor = vendor_of(hw);
   row.devices = p.layout.devices();
-  const Breakdown& b = p.breakdown;
-  row.overhead_share = p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
+  row.overhead_share = overhead_share(p);
 }
 
 std::vector<ValidationSet> by_split(const ValidationSet& set) {

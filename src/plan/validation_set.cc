@@ -17,6 +17,7 @@
 #include "plan/catalog.h"
 #include "plan/cluster.h"
 #include "plan/hardware.h"
+#include "plan/layout_names.h"
 #include "plan/model.h"
 #include "plan/network.h"
 #include "plan/step.h"
@@ -66,18 +67,6 @@ constexpr NumberRange kStepTimeS{0, 1e7, true};       // 116 days
 constexpr NumberRange kTflops{0, 1e6, true};          // 1 EFLOP/s per device
 constexpr NumberRange kMfu{0, 1, true};
 constexpr NumberRange kFlopsPerToken{0, 1e18, true};  // 6 × kMaxParameters, and attention
-
-const std::map<std::string, Recompute> kRecompute = {
-    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
-const std::map<std::string, Schedule> kSchedules = {{"1f1b", Schedule::kOneFOneB},
-                                                    {"interleaved", Schedule::kInterleaved},
-                                                    {"zero-bubble", Schedule::kZeroBubble},
-                                                    {"dualpipe", Schedule::kDualPipe}};
-const std::map<std::string, DispatchPrecision> kDispatch = {{"bf16", DispatchPrecision::kBf16},
-                                                            {"fp8", DispatchPrecision::kFp8}};
-const std::map<std::string, CpAlgo> kCpAlgos = {{"ring", CpAlgo::kRing}, {"ulysses", CpAlgo::kUlysses}};
-const std::map<std::string, Dispatcher> kDispatchers = {{"alltoall", Dispatcher::kAllToAll},
-                                                        {"allgather", Dispatcher::kAllGather}};
 
 double tokens_per_s_per_device(const Prediction& p) {
   return p.tokens_per_s / static_cast<double>(p.layout.devices());
@@ -374,19 +363,19 @@ class RunReader {
     const std::optional<double> gbs = number(node, "gbs", kGlobalBatch);
     const std::optional<double> seq_len = number(node, "seq_len", kSeqLen);
     if (mbs) p.micro_batch = static_cast<int64_t>(*mbs);
-    if (auto v = choice(node, "recompute", kRecompute, "recomputation")) p.recompute = *v;
-    if (auto v = choice(node, "dispatch_precision", kDispatch, "dispatch precision")) {
+    if (auto v = choice(node, "recompute", kRecomputeNames, "recomputation")) p.recompute = *v;
+    if (auto v = choice(node, "dispatch_precision", kDispatchPrecisionNames, "dispatch precision")) {
       p.dispatch = *v;
     }
-    const std::optional<Schedule> schedule = choice(node, "schedule", kSchedules, "schedule");
+    const std::optional<Schedule> schedule = choice(node, "schedule", kScheduleNames, "schedule");
     if (auto v = flag(node, "ep_overlap")) p.ep_overlap = *v;
     if (auto v = flag(node, "shared_expert_overlap")) p.shared_expert_overlap = *v;
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
     if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;
-    if (auto v = choice(node, "cp_algo", kCpAlgos, "context-parallel algorithm")) p.cp_algo = *v;
-    if (auto v = choice(node, "dispatcher", kDispatchers, "token dispatcher")) p.dispatcher = *v;
+    if (auto v = choice(node, "cp_algo", kCpAlgoNames, "context-parallel algorithm")) p.cp_algo = *v;
+    if (auto v = choice(node, "dispatcher", kDispatcherNames, "token dispatcher")) p.dispatcher = *v;
     if (problems_.size() > before || !model || !devices) return;
     if (seq_len) r.model.seq_len = static_cast<int64_t>(*seq_len);
     p.schedule = schedule.value_or(p.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);
@@ -547,11 +536,8 @@ class RunReader {
   std::vector<std::pair<std::string, int>> fields_;  // fields the run gives, and their lines
 };
 
-ValidationRow predict(const Run& r) {
-  const Network net(r.cluster, Algorithm::kAuto);
-  const ComputeModel compute = compute_model(r.hardware);
-  const Predictor predictor(r.model, r.hardware, net, r.precision, compute);
-  const Prediction pred = predictor(r.layout);
+// The run's row from its prediction.
+ValidationRow predict(const Run& r, const Prediction& pred) {
   ValidationRow row(r.group, row_layout(r.layout), r.quantity->predicted(pred), r.measured);
   row.quantity = r.quantity->label;
   if (r.flops_per_token) {
@@ -569,7 +555,7 @@ ValidationRow predict(const Run& r) {
   describe_run(row, r.model, r.hardware, pred);
   row.time_quantity = !r.flops_per_token && std::string(r.quantity->key) == "step_time_s";
   row.assumed = r.assumed;
-  if (compute.efficiency_assumed) {
+  if (compute_model(r.hardware).efficiency_assumed) {
     row.notes.push_back(fmt::format("{} has no measured GEMM efficiency in the catalog: {:.2f} "
                                     "assumed", r.hardware.name, kAssumedMamfEfficiency));
   }
@@ -581,9 +567,8 @@ ValidationRow predict(const Run& r) {
   return row;
 }
 
-// The run as a step whose time was measured: the predicted step time scaled by how much faster
-// or slower the published figure is than the predicted one (every quantity is a speed or a time).
-MeasuredStep measured_step(const Run& r, const ValidationRow& row) {
+// The run as a step; its measured step time is filled once the run is predicted.
+MeasuredStep as_step(const Run& r) {
   MeasuredStep s;
   s.source = r.name;
   s.model = r.model;
@@ -591,9 +576,6 @@ MeasuredStep measured_step(const Run& r, const ValidationRow& row) {
   s.cluster = r.cluster;
   s.precision = r.precision;
   s.layout = r.layout;
-  const Network net(r.cluster, Algorithm::kAuto);
-  const double predicted = Predictor(r.model, r.hardware, net, r.precision, compute_model(r.hardware))(r.layout).step_time_s;
-  s.measured[static_cast<size_t>(StepPart::kStep)] = predicted / row.speed_ratio();
   return s;
 }
 
@@ -668,8 +650,14 @@ RunSet read_set(const YAML::Node& root, const std::string& path) {
   }
   if (!problems.empty()) throw Error(join(problems, "\n"));
   for (const Run& r : read) {
-    out.set.rows.push_back(predict(r));
-    out.steps.push_back(measured_step(r, out.set.rows.back()));
+    MeasuredStep step = as_step(r);
+    const Prediction pred = predict_measured(step, {});
+    out.set.rows.push_back(predict(r, pred));
+    // The predicted step time scaled by how much faster or slower the published figure is than
+    // the predicted one (every quantity is a speed or a time).
+    step.measured[static_cast<size_t>(StepPart::kStep)] =
+        pred.step_time_s / out.set.rows.back().speed_ratio();
+    out.steps.push_back(std::move(step));
   }
   out.set.quantity = set_quantity(out.set.rows);
   summarize(out.set);
@@ -727,15 +715,16 @@ std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets) {
   }
   std::vector<ScalePair> pairs;
   for (const Entry& small : all) {
+    std::optional<StepFit> fit;  // on the smaller run alone, once, when it has a larger one
     for (const Entry& large : all) {
       const int64_t s = small.step->layout.devices(), l = large.step->layout.devices();
       if (s >= l || small.step->model.name != large.step->model.name ||
           small.step->hardware.name != large.step->hardware.name) {
         continue;
       }
-      const StepFit fit = fit_efficiencies({*small.step});
+      if (!fit) fit = fit_efficiencies({*small.step});
       const double before = predict_measured(*large.step, {}).step_time_s;
-      const double after = predict_measured(*large.step, fit.after).step_time_s;
+      const double after = predict_measured(*large.step, fit->after).step_time_s;
       const double measured = large.step->measured[static_cast<size_t>(StepPart::kStep)];
       // Speed errors: a step predicted too short is a speed predicted too high.
       pairs.push_back({small.row->name, large.row->name, s, l, measured / before - 1,

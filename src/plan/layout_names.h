@@ -1,0 +1,26 @@
+// The names a layout's choices go by, as plumb plan's options, run-set files and plumb.plan/1's
+// `layout` spell them: one table each, read by the CLI, the run-set reader and the JSON reader.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "plan/memory.h"
+
+namespace plumb::plan {
+
+inline const std::map<std::string, Recompute> kRecomputeNames = {
+    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+inline const std::map<std::string, Schedule> kScheduleNames = {
+    {"1f1b", Schedule::kOneFOneB},
+    {"interleaved", Schedule::kInterleaved},
+    {"zero-bubble", Schedule::kZeroBubble},
+    {"dualpipe", Schedule::kDualPipe}};
+inline const std::map<std::string, DispatchPrecision> kDispatchPrecisionNames = {
+    {"bf16", DispatchPrecision::kBf16}, {"fp8", DispatchPrecision::kFp8}};
+inline const std::map<std::string, CpAlgo> kCpAlgoNames = {{"ring", CpAlgo::kRing},
+                                                           {"ulysses", CpAlgo::kUlysses}};
+inline const std::map<std::string, Dispatcher> kDispatcherNames = {
+    {"alltoall", Dispatcher::kAllToAll}, {"allgather", Dispatcher::kAllGather}};
+
+}  // namespace plumb::plan
