@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (doc.is_discarded()) return 0;
   try {
     const plumb::plan::MeasuredStep s = plumb::cli::measured_step_from_json(doc, "--calibrate fuzz.json");
-    if (plumb::plan::layout_problems(s.model, s.layout, s.layout.devices()).empty()) {
+    if (!plumb::plan::beyond_max_devices(s.layout) &&
+        plumb::plan::layout_problems(s.model, s.layout, s.layout.devices()).empty()) {
       plumb::plan::predict_measured(s, {});
     }
   } catch (const plumb::Error&) {

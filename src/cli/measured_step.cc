@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <string_view>
 #include <cmath>
 #include <utility>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "plan/cluster.h"
 #include "plan/hardware.h"
 #include "plan/model.h"
@@ -28,43 +30,33 @@ constexpr std::array<std::pair<const char*, plan::StepPart>, 8> kRows = {{
     {"step", plan::StepPart::kStep},
 }};
 
-const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& name,
-                             const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(fmt::format("{}: plan_run.{}{}: missing", name, where, key));
-  }
-  return j[key];
-}
-
-std::string text_member(const nlohmann::json& j, const char* key, const std::string& name,
-                        const std::string& where) {
-  const nlohmann::json& v = member(j, key, name, where);
-  if (!v.is_string()) throw Error(fmt::format("{}: plan_run.{}{}: expected a string", name, where, key));
-  return v.get<std::string>();
-}
-
 // "model file llama3-8b (/usr/share/plumb/models/llama3-8b.yaml, kept in baseline 7)": how the
 // file a plan read is named when its kept text has a problem.
-std::string input_source(const nlohmann::json& input, const char* kind, const std::string& name) {
-  const std::string path = text_member(input, "path", name, std::string("inputs.") + kind + ".");
-  return fmt::format("{} (the {} file kept in {})", path, kind, name);
+std::string input_source(const JsonFields& f, const nlohmann::json& input, const std::string& path,
+                         const char* kind) {
+  return fmt::format("{} (the {} file kept in {})", f.text(input, path, "path"), kind, f.file());
+}
+
+// One kept input file: its text, read by `from_text` under the name input_source gives.
+template <class Read>
+auto kept_input(const JsonFields& f, const nlohmann::json& inputs, const char* kind, Read from_text) {
+  const std::string path = JsonFields::at("plan_run.inputs", kind);
+  const nlohmann::json& input = f.object(inputs, "plan_run.inputs", kind);
+  return from_text(f.text(input, path, "yaml"), input_source(f, input, path, kind));
 }
 
 void fill_run(plan::MeasuredStep& s, const nlohmann::json& run, const std::string& name) {
-  const nlohmann::json& inputs = member(run, "inputs", name, "");
-  const nlohmann::json& model = member(inputs, "model", name, "inputs.");
-  const nlohmann::json& hardware = member(inputs, "hardware", name, "inputs.");
-  s.model = plan::model_from_text(text_member(model, "yaml", name, "inputs.model."),
-                                  input_source(model, "model", name));
-  s.hardware = plan::hardware_from_text(text_member(hardware, "yaml", name, "inputs.hardware."),
-                                        input_source(hardware, "hardware", name));
-  const nlohmann::json& cluster = member(inputs, "cluster", name, "inputs.");
-  s.cluster = cluster.is_null()
+  const JsonFields f(name);
+  const nlohmann::json& inputs = f.object(run, "plan_run", "inputs");
+  s.model = kept_input(f, inputs, "model", plan::model_from_text);
+  s.hardware = kept_input(f, inputs, "hardware", plan::hardware_from_text);
+  s.cluster = f.member(inputs, "plan_run.inputs", "cluster").is_null()
                   ? plan::default_cluster(s.hardware)
-                  : plan::cluster_from_text(text_member(cluster, "yaml", name, "inputs.cluster."),
-                                            input_source(cluster, "cluster", name), s.hardware);
-  s.layout = report::layout_from_json(member(run, "layout", name, ""), name + ": plan_run");
-  s.precision = text_member(run, "precision", name, "");
+                  : kept_input(f, inputs, "cluster", [&](std::string_view text, const std::string& source) {
+                      return plan::cluster_from_text(text, source, s.hardware);
+                    });
+  s.layout = report::layout_from_json(f.object(run, "plan_run", "layout"), f, "plan_run.layout");
+  s.precision = f.text(run, "plan_run", "precision");
 }
 
 constexpr const char* kRerun =

@@ -194,4 +194,10 @@ std::string JsonFields::text(const json& parent, const std::string& path, const 
   return v.get<std::string>();
 }
 
+bool JsonFields::boolean(const json& parent, const std::string& path, const char* key) const {
+  const json& v = member(parent, path, key);
+  if (!v.is_boolean()) fail(at(path, key), "expected true or false, got " + shown(v));
+  return v.get<bool>();
+}
+
 }  // namespace plumb

@@ -72,6 +72,7 @@ class JsonFields {
   int64_t integer(const json& parent, const std::string& path, const char* key, int64_t low,
                   int64_t high) const;
   std::string text(const json& parent, const std::string& path, const char* key) const;
+  bool boolean(const json& parent, const std::string& path, const char* key) const;
   const std::string& file() const { return file_; }
 
  private:

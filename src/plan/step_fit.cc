@@ -259,8 +259,10 @@ Prediction predict_measured(const MeasuredStep& s, const Efficiencies& e) {
 StepFit fit_efficiencies(const std::vector<MeasuredStep>& steps, const Efficiencies& start) {
   size_t parts = 0;
   for (const MeasuredStep& s : steps) {
+    // devices() is tp·cp·pp·dp in int64: a layout beyond kMaxDevices is refused before it is formed.
     const std::vector<std::string> problems =
-        layout_problems(s.model, s.layout, s.layout.devices());
+        beyond_max_devices(s.layout) ? std::vector<std::string>{too_many_devices(s.layout)}
+                                     : layout_problems(s.model, s.layout, s.layout.devices());
     if (!problems.empty()) {
       throw Error(fmt::format("{}: its layout is not one plumb plan runs: {}", s.source,
                               join(problems, "; ")));

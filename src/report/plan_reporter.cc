@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "plan/layout_names.h"
 
 namespace plumb::report {
 namespace {
@@ -195,85 +196,57 @@ nlohmann::json context_json(const PlanContext& c) {
 
 namespace {
 
-const nlohmann::json& layout_field(const nlohmann::json& j, const std::string& source,
-                                   const char* key) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(fmt::format("{}: layout.{}: missing (expected plumb plan --json output)", source, key));
-  }
-  return j[key];
-}
-
+// A layout choice by its name (plan/layout_names.h).
 template <class T>
-T layout_value(const nlohmann::json& j, const std::string& source, const char* key) {
-  const nlohmann::json& v = layout_field(j, source, key);
-  const bool ok = std::is_same_v<T, bool> ? v.is_boolean()
-                  : std::is_same_v<T, std::string> ? v.is_string()
-                  : std::is_integral_v<T> ? v.is_number_integer()
-                                          : v.is_number();
-  if (!ok) throw Error(fmt::format("{}: layout.{}: expected {}", source, key,
-                                   std::is_same_v<T, bool> ? "true or false"
-                                   : std::is_same_v<T, std::string> ? "a string"
-                                   : std::is_integral_v<T> ? "a whole number" : "a number"));
-  return v.get<T>();
-}
-
-// The names a layout's text fields take, and their values.
-template <class T>
-T layout_choice(const nlohmann::json& j, const std::string& source, const char* key,
-                const std::vector<std::pair<const char*, T>>& names) {
-  const std::string word = layout_value<std::string>(j, source, key);
-  for (const auto& [name, value] : names) {
-    if (word == name) return value;
-  }
+T layout_choice(const JsonFields& f, const nlohmann::json& j, const std::string& path,
+                const char* key, const std::map<std::string, T>& names) {
+  const std::string word = f.text(j, path, key);
+  if (const auto it = names.find(word); it != names.end()) return it->second;
   std::vector<std::string> known;
-  for (const auto& [name, value] : names) known.emplace_back(name);
-  throw Error(fmt::format("{}: layout.{}: '{}' is none of {}", source, key, word, join(known, ", ")));
+  for (const auto& [name, value] : names) known.push_back(name);
+  f.fail(JsonFields::at(path, key), fmt::format("'{}' is none of {}", word, join(known, ", ")));
 }
 
 }  // namespace
 
-plan::Layout layout_from_json(const nlohmann::json& j, const std::string& source) {
+plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
+                              const std::string& path) {
+  // The bounds of plumb plan's own options: a size 0 would divide by zero, a size beyond the
+  // most devices plumb plans for would overflow their product.
+  constexpr int64_t kMaxSize = plan::kMaxDevices;
+  const auto size = [&](const char* key) {
+    return static_cast<int>(f.integer(j, path, key, 1, kMaxSize));
+  };
   plan::Layout p;
-  p.tp = layout_value<int>(j, source, "tp");
-  p.cp = layout_value<int>(j, source, "cp");
-  p.pp = layout_value<int>(j, source, "pp");
-  p.vpp = layout_value<int>(j, source, "vpp");
-  p.dp = layout_value<int>(j, source, "dp");
-  p.ep = layout_value<int>(j, source, "ep");
-  p.etp = layout_value<int>(j, source, "etp");
-  p.micro_batch = layout_value<int64_t>(j, source, "micro_batch");
-  p.global_batch = layout_value<int64_t>(j, source, "global_batch");
-  p.zero = layout_value<int>(j, source, "zero");
-  p.flash_attention = layout_value<bool>(j, source, "flash_attention");
-  p.ep_overlap = layout_value<bool>(j, source, "ep_overlap");
-  p.tp_overlap = layout_value<bool>(j, source, "tp_overlap");
+  p.tp = size("tp");
+  p.cp = size("cp");
+  p.pp = size("pp");
+  p.vpp = size("vpp");
+  p.dp = size("dp");
+  p.ep = size("ep");
+  p.etp = size("etp");
+  p.micro_batch = f.integer(j, path, "micro_batch", 1, 1'000'000);
+  p.global_batch = f.integer(j, path, "global_batch", 1, 1'000'000'000);
+  p.zero = static_cast<int>(f.integer(j, path, "zero", 0, 3));
+  p.flash_attention = f.boolean(j, path, "flash_attention");
+  p.ep_overlap = f.boolean(j, path, "ep_overlap");
+  p.tp_overlap = f.boolean(j, path, "tp_overlap");
+  // Added after the first plans were written: optional.
   if (j.contains("shared_expert_overlap")) {
-    p.shared_expert_overlap = layout_value<bool>(j, source, "shared_expert_overlap");
+    p.shared_expert_overlap = f.boolean(j, path, "shared_expert_overlap");
   }
-  p.capacity_factor = layout_value<double>(j, source, "capacity_factor");
-  p.einsum_dispatch = layout_value<bool>(j, source, "einsum_dispatch");
-  using plan::Recompute;
-  using plan::Schedule;
-  p.recompute = layout_choice<Recompute>(
-      j, source, "recompute",
-      {{"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}});
-  p.schedule = layout_choice<Schedule>(j, source, "schedule",
-                                       {{"1f1b", Schedule::kOneFOneB},
-                                        {"interleaved", Schedule::kInterleaved},
-                                        {"zero-bubble", Schedule::kZeroBubble},
-                                        {"dualpipe", Schedule::kDualPipe}});
-  p.dispatch = layout_choice<plan::DispatchPrecision>(
-      j, source, "dispatch_precision",
-      {{"bf16", plan::DispatchPrecision::kBf16}, {"fp8", plan::DispatchPrecision::kFp8}});
-  // Absent from the JSON of plumb before they were added: ring attention, the all-to-all dispatcher.
-  if (j.contains("cp_algo")) {
-    p.cp_algo = layout_choice<plan::CpAlgo>(
-        j, source, "cp_algo", {{"ring", plan::CpAlgo::kRing}, {"ulysses", plan::CpAlgo::kUlysses}});
+  p.capacity_factor = f.number(j, path, "capacity_factor");
+  if (p.capacity_factor < 0 || p.capacity_factor > 100) {
+    f.fail(JsonFields::at(path, "capacity_factor"),
+           fmt::format("expected a number from 0 to 100, got {:g}", p.capacity_factor));
   }
+  p.einsum_dispatch = f.boolean(j, path, "einsum_dispatch");
+  p.recompute = layout_choice(f, j, path, "recompute", plan::kRecomputeNames);
+  p.schedule = layout_choice(f, j, path, "schedule", plan::kScheduleNames);
+  p.dispatch = layout_choice(f, j, path, "dispatch_precision", plan::kDispatchPrecisionNames);
+  if (j.contains("cp_algo")) p.cp_algo = layout_choice(f, j, path, "cp_algo", plan::kCpAlgoNames);
   if (j.contains("dispatcher")) {
-    p.dispatcher = layout_choice<plan::Dispatcher>(
-        j, source, "dispatcher",
-        {{"alltoall", plan::Dispatcher::kAllToAll}, {"allgather", plan::Dispatcher::kAllGather}});
+    p.dispatcher = layout_choice(f, j, path, "dispatcher", plan::kDispatcherNames);
   }
   return p;
 }

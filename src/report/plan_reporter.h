@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 #include <optional>
 #include <ostream>
 #include <string>
@@ -126,10 +128,12 @@ std::string layout_short(const plan::Layout& p);
 // "h100-sxm: buy $30k (2025-01) · rent $4.92/h (2025-06) · data/hardware/h100-sxm.yaml".
 std::string prices_text(const plan::ChipComparison& c);
 
-// A layout as plumb.plan/1 writes it (`layout`), read back; plumb::Error naming `source` and the
-// field when one is missing or of the wrong type. Fields added after the first plans were
-// written (shared_expert_overlap) are optional.
-plan::Layout layout_from_json(const nlohmann::json& j, const std::string& source);
+// A layout as plumb.plan/1 writes it (`layout`), read back through `f` (the file and `path`, the
+// JSON path of `j`, name it in errors): each size a whole number from 1 to kMaxDevices, each
+// choice one of its names (plan/layout_names.h), as plumb plan's own options take them. Fields
+// added after the first plans were written (shared_expert_overlap, cp_algo, dispatcher) are
+// optional.
+plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f, const std::string& path);
 
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).
 nlohmann::json prediction_json(const plan::Prediction& p);

@@ -346,6 +346,15 @@ TEST(StepCli, CalibratesThePlanFromAMeasuredStep) {
   EXPECT_NE(bad_model.err.find("(the model file kept in --calibrate " + out + "/damaged.json)"),
             std::string::npos) << bad_model.err;
 
+  // A layout size of 0 (it would divide by zero) or beyond plumb's devices is refused by name.
+  damaged = step;
+  damaged["plan_run"]["layout"]["tp"] = 0;
+  write_file(out + "/damaged.json", damaged.dump());
+  const test::Run zero_tp = run_command(kPlumb + layout + " --calibrate " + out + "/damaged.json");
+  EXPECT_EQ(zero_tp.exit_code, 2);
+  EXPECT_EQ(zero_tp.err, "plumb: error: --calibrate " + out + "/damaged.json: plan_run.layout.tp: "
+                         "expected a whole number from 1 to 16777216, got 0\n");
+
   // Stored: the record of plumb step --plan --save calibrates; one without --plan is refused.
   const std::string db = out + "/store.db";
   ASSERT_EQ(run_command(kPlumb + " step " + dir + " --plan " + out + "/plan.json --save --db " + db)
