@@ -680,7 +680,14 @@ int run_validate_command(const PlanOptions& o) {
   if (!problems.empty()) throw Error(join(problems, "\n"));
   const plan::Coverage coverage =
       plan::leave_one_out_coverage(plan::residuals_of(sets), plan::kBandLevel);
-  if (!o.json.empty()) write_json(report::validation_json(sets, targets, coverage), o.json);
+  std::vector<const plan::RunSet*> pointers;
+  for (const plan::RunSet& r : run_sets) pointers.push_back(&r);
+  const std::vector<plan::ScalePair> pairs = plan::scale_pairs(pointers);
+  if (!o.json.empty()) {
+    nlohmann::json j = report::validation_json(sets, targets, coverage);
+    if (o.calibrated) j["scale_pairs"] = report::scale_pairs_json(pairs);
+    write_json(j, o.json);
+  }
   if (o.json != "-") {
     report::print_validation(sets, targets, o.rows, std::cout);
     if (!calibrated.empty()) {
@@ -688,9 +695,7 @@ int run_validate_command(const PlanOptions& o) {
                    "fitted to the other runs of its group on its device (plumb plan --calibrate); "
                    "shown, not judged\n\n";
       report::print_validation(calibrated, calibrated_targets, o.rows, std::cout);
-      std::vector<const plan::RunSet*> pointers;
-      for (const plan::RunSet& r : run_sets) pointers.push_back(&r);
-      report::print_scale_pairs(plan::scale_pairs(pointers), std::cout);
+      report::print_scale_pairs(pairs, std::cout);
     }
     report::print_band_coverage(coverage, plan::kBandLevel, std::cout);
   }

@@ -728,18 +728,20 @@ std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets) {
       const double measured = large.step->measured[static_cast<size_t>(StepPart::kStep)];
       // Speed errors: a step predicted too short is a speed predicted too high.
       pairs.push_back({small.row->name, large.row->name, s, l, measured / before - 1,
-                       measured / after - 1, large.row->split});
+                       measured / after - 1, large.row->split,
+                       small.row->group == large.row->group});
     }
   }
   return pairs;
 }
 
 ScaleSummary summarize_pairs(const std::vector<ScalePair>& pairs, double ratio, double tolerance,
-                             const std::string& split) {
+                             const std::string& split, PairScope scope) {
   ScaleSummary s;
   for (const ScalePair& p : pairs) {
     const double apart = static_cast<double>(p.large_devices) / static_cast<double>(p.small_devices);
     if (apart < ratio || (!split.empty() && p.split != split)) continue;
+    if (scope == PairScope::kSameSource && !p.same_source) continue;
     ++s.pairs;
     s.within_before += std::fabs(p.error_before) <= tolerance ? 1 : 0;
     s.within_after += std::fabs(p.error_after) <= tolerance ? 1 : 0;

@@ -44,15 +44,21 @@ struct ScalePair {
   double error_before = 0;   // of the large run's speed, predicted from the catalog
   double error_after = 0;    // predicted after calibrating on the small run alone
   std::string split;         // the larger run's
+  // Both runs of one group (one source table and cluster): one job at two scales. A pair across
+  // groups changes the software, the cluster or the recipe with the scale.
+  bool same_source = true;
 };
 
-// Of the pairs at least `ratio` apart (of one split, or all when empty): how many, and how many
-// within `tolerance` of the measured speed before and after calibration.
+// Of the pairs at least `ratio` apart (of one split, or all when empty; of one source only, or
+// across sources too): how many, and how many within `tolerance` of the measured speed before
+// and after calibration.
 struct ScaleSummary {
   size_t pairs = 0, within_before = 0, within_after = 0;
 };
+enum class PairScope { kSameSource, kAll };
 ScaleSummary summarize_pairs(const std::vector<ScalePair>& pairs, double ratio, double tolerance,
-                             const std::string& split = "");
+                             const std::string& split = "",
+                             PairScope scope = PairScope::kSameSource);
 // Every pair of runs of one model on one device at two device counts, across the sets.
 std::vector<ScalePair> scale_pairs(const std::vector<const RunSet*>& sets);
 

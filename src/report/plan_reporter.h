@@ -112,6 +112,9 @@ nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
 void print_band_coverage(const plan::Coverage& c, double level, std::ostream& out);
 // One line per pair: the larger run's error before and after calibrating on the smaller alone.
 void print_scale_pairs(const std::vector<plan::ScalePair>& pairs, std::ostream& out);
+// The same pairs and their 8×-or-more summaries (of one source; across sources too), as
+// plan validate --calibrated --json writes them under "scale_pairs".
+nlohmann::json scale_pairs_json(const std::vector<plan::ScalePair>& pairs);
 
 // plumb plan compare: one table of every chip at every count, then each chip's prices with their
 // dates and file, then the notes.

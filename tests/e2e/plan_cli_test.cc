@@ -602,12 +602,28 @@ TEST(PlanCli, ValidateCalibratedLeaveOneOut) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("moe-ascend · calibrated: 20 rows · MAPE "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# two scales: calibrated on one run alone"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\npairs at 8× or more: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\npairs at 8× or more (across sources too): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" (across sources)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bands: the 80% band of each run, drawn from the other runs, holds its "
                        "measured speed for "),
             std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(plan("validate --json -").out);
   EXPECT_EQ(j["band_coverage"]["level"], 0.8);
   EXPECT_GT(j["band_coverage"]["rows"].get<int>(), 100);
+  EXPECT_FALSE(j.contains("scale_pairs"));
+  // --calibrated --json: the pairs and their summaries, the console's numbers.
+  const nlohmann::json c = nlohmann::json::parse(plan("validate --calibrated --json -").out);
+  ASSERT_TRUE(c.contains("scale_pairs")) << c.dump();
+  const nlohmann::json& first = c["scale_pairs"]["summaries"][0];
+  EXPECT_EQ(first["scope"], "same_source");
+  EXPECT_EQ(first["split"], "all");
+  EXPECT_NE(r.out.find(fmt::format("\npairs at 8× or more: {} · within 10% after calibration {} ",
+                                   first["pairs"].get<int>(), first["within_after"].get<int>())),
+            std::string::npos) << r.out;
+  size_t across = 0;
+  for (const nlohmann::json& p : c["scale_pairs"]["pairs"]) across += p["same_source"] ? 0 : 1;
+  EXPECT_GT(across, 0u);
 }
 
 // A run set of one dense GPT run in a fresh folder; `measured` is its measured: line.

@@ -379,5 +379,40 @@ TEST(ValidationSet, ScalePairSummaryCountsThoseFarEnoughApart) {
   EXPECT_EQ(check.within_after, 1u);
 }
 
+// A pair of two source tables or clusters is not one job at two scales: the figure leaves it
+// out unless asked for every pair.
+TEST(ValidationSet, ScalePairSummaryKeepsPairsAcrossSourcesApart) {
+  std::vector<ScalePair> pairs = {
+      {"a", "b", 8, 64, 0.30, 0.05, "check"},
+      {"a", "f", 8, 128, 0.40, 0.25, "check"},
+  };
+  pairs[1].same_source = false;
+  const ScaleSummary one_job = summarize_pairs(pairs, 8, 0.10, "check");
+  EXPECT_EQ(one_job.pairs, 1u);
+  EXPECT_EQ(one_job.within_after, 1u);
+  const ScaleSummary every = summarize_pairs(pairs, 8, 0.10, "check", PairScope::kAll);
+  EXPECT_EQ(every.pairs, 2u);
+  EXPECT_EQ(every.within_after, 1u);
+}
+
+// Pairs are found across the sets by model and device; a pair is of one source when both runs
+// are of one group.
+TEST(ValidationSet, ScalePairsMarkWhetherBothRunsAreOfOneGroup) {
+  const SetFiles f = write_set("run_set_pairs", kSet);
+  RunSet small = load_run_set(f.path);
+  RunSet large = small;
+  large.steps[0].layout.dp *= 8;
+  large.set.rows[0].name = "bigger";
+  std::vector<ScalePair> pairs = scale_pairs({&small, &large});
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].large, "bigger");
+  EXPECT_EQ(pairs[0].large_devices, 8 * pairs[0].small_devices);
+  EXPECT_TRUE(pairs[0].same_source);
+  large.set.rows[0].group = "another-table";
+  pairs = scale_pairs({&small, &large});
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_FALSE(pairs[0].same_source);
+}
+
 }  // namespace
 }  // namespace plumb::plan
