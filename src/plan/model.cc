@@ -28,8 +28,9 @@ const std::vector<std::string> kMoeKeys = {"experts",           "top_k",
                                            "shared_experts",    "expert_ffn_hidden",
                                            "first_dense_layers", "max_nodes_per_token"};
 // DeepSeek-V3 config.json's names for multi-head latent attention.
-const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                           "qk_rope_head_dim", "v_head_dim"};
+const std::vector<std::string> kMlaKeys = {"q_lora_rank",      "kv_lora_rank",
+                                           "qk_nope_head_dim", "qk_rope_head_dim",
+                                           "v_head_dim",       "attention_pad_head_dim"};
 
 using Problems = std::vector<std::string>;
 
@@ -139,6 +140,7 @@ MlaSpec read_mla(const YAML::Node& node, const std::string& path, Problems& prob
   mla.qk_nope_head_dim = r.whole<int64_t>("qk_nope_head_dim", 1, kMaxSize);
   mla.qk_rope_head_dim = r.whole<int64_t>("qk_rope_head_dim", 0, kMaxSize);
   mla.v_head_dim = r.whole<int64_t>("v_head_dim", 1, kMaxSize);
+  mla.attention_pad_head_dim = r.whole<int64_t>("attention_pad_head_dim", 0, kMaxSize, false);
   return mla;
 }
 

@@ -31,6 +31,13 @@ struct MlaSpec {
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
   int64_t v_head_dim = 0;
+  // The head width the framework's fused attention kernel pads Q, K and V up to when their widths
+  // differ (0: none). ModelLink/MindSpeed-LLM's MultiHeadLatentAttention.forward (d4feda79,
+  // modellink/core/transformer/multi_head_latent_attention.py), under --use-flash-attn with
+  // q_head_dim != v_head_dim: --shape-order BNSD pads V to q_head_dim (192 for DeepSeek-V2), any
+  // other order (the default SBH) pads Q, K and V to 256; the output is sliced back after. The
+  // padded columns are computed, not model FLOPs (step.cc, attention_padding).
+  int64_t attention_pad_head_dim = 0;
 };
 
 enum class FfnType { kGelu, kSwiglu };

@@ -217,6 +217,20 @@ double expert_gemm_efficiency(const Ctx& c) {
          gemm_width_factor(std::min(width, tokens_per_expert(c)));
 }
 
+// What attention's score FLOPs grow by when the fused attention kernel runs on padded heads
+// (MlaSpec::attention_pad_head_dim): Q·Kᵀ and scores·V are 2·s FLOPs per token and per column of
+// each head's Q/K and V (flops.h, attention_score_flops), so the padded kernel runs
+// (max(d_qk, pad) + max(d_v, pad)) / (d_qk + d_v) times the model's. ModelLink's MLA
+// (multi_head_latent_attention.py at d4feda79): DeepSeek-V2's d_qk 192, d_v 128 give
+// (192 + 192)/320 = 1.2 under --shape-order BNSD (V to 192), (256 + 256)/320 = 1.6 under SBH.
+double attention_padding(const ModelSpec& m) {
+  if (!m.mla || m.mla->attention_pad_head_dim <= 0) return 1;
+  const double pad = d(m.mla->attention_pad_head_dim);
+  const double qk = d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
+  const double v = d(m.mla->v_head_dim);
+  return (std::max(qk, pad) + std::max(v, pad)) / (qk + v);
+}
+
 LayerCompute layer_forward(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double score_flops = attention_score_flops(c.m) * tokens / c.p.tp;
@@ -233,7 +247,7 @@ LayerCompute layer_forward(const Ctx& c) {
     const double einsum_rate = c.peak * dense_gemm_efficiency(c) * gemm_width_factor(d(c.m.hidden));
     t.gemm += moe_share(c) * einsum_dispatch_flops(c) / einsum_rate;
   }
-  t.scores = score_flops / (c.peak_bf16 * c.gemm_efficiency * c.e.attention);
+  t.scores = score_flops * attention_padding(c.m) / (c.peak_bf16 * c.gemm_efficiency * c.e.attention);
   double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
   double kernels = kKernelsPerLayer;
   if (c.m.moe) {

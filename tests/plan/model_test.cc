@@ -127,7 +127,7 @@ TEST(ModelFile, ReadsHeadDimMlaMtpAndTheNodeLimit) {
                    "name: tiny-mla\nlayers: 4\nhidden: 256\nheads: 8\nkv_heads: 8\n"
                    "ffn_hidden: 1024\nvocab: 1000\nseq_len: 512\nffn_type: swiglu\nmtp_layers: 2\n"
                    "mla: {kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16,\n"
-                   "      v_head_dim: 32}\n"
+                   "      v_head_dim: 32, attention_pad_head_dim: 64}\n"
                    "moe: {experts: 4, top_k: 2, expert_ffn_hidden: 128, max_nodes_per_token: 2}\n");
   const ModelSpec m = load_model(path);
   ASSERT_TRUE(m.mla.has_value());
@@ -136,6 +136,7 @@ TEST(ModelFile, ReadsHeadDimMlaMtpAndTheNodeLimit) {
   EXPECT_EQ(m.mla->qk_nope_head_dim, 32);
   EXPECT_EQ(m.mla->qk_rope_head_dim, 16);
   EXPECT_EQ(m.mla->v_head_dim, 32);
+  EXPECT_EQ(m.mla->attention_pad_head_dim, 64);
   EXPECT_EQ(m.mtp_layers, 2);
   EXPECT_EQ(m.moe->max_nodes_per_token, 2);
   const std::string qwen = test::temp_dir("model-head-dim") + "/m.yaml";
@@ -260,12 +261,13 @@ TEST(ModelFile, BadMlaKeysNameTheirLine) {
                             "mla:\n  q_lora_rank: 64\n  kv_lora_rnk: 32\n  qk_nope_head_dim: 16\n"
                             "  qk_rope_head_dim: -1\n  v_head_dim: 16\n"),
             "m.yaml:12: unknown key 'kv_lora_rnk' in mla (did you mean 'kv_lora_rank'?); expected "
-            "one of q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim\n"
+            "one of q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, "
+            "attention_pad_head_dim\n"
             "m.yaml: mla: missing key 'kv_lora_rank'\n"
             "m.yaml:14: 'qk_rope_head_dim' must be a whole number from 0 to 1000000000, got '-1'");
   EXPECT_EQ(model_error("model-mla-list", std::string(kTinyModel) + "mla: [1, 2]\n"),
             "m.yaml:10: 'mla' must be a map of q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
-            "qk_rope_head_dim, v_head_dim");
+            "qk_rope_head_dim, v_head_dim, attention_pad_head_dim");
 }
 
 // What cannot go together: head_dim with mla (MLA has its own head widths), mla with fewer KV

@@ -277,6 +277,40 @@ TEST(Step, UnknownPrecisionNamesWhatTheHardwareGives) {
   }
 }
 
+// ModelLink's MLA pads the heads before its fused attention (multi_head_latent_attention.py at
+// d4feda79): DeepSeek-V3's layer (d_qk 192, d_v 128), 61 layers, one micro-batch of 4096 tokens on
+// one A100-like device, no recomputation. Score FLOPs per token and layer 2 · 4096 · 128 · (192 +
+// 128) = 335,544,320; × 4096 tokens / (312 TFLOP/s × 0.869 × 0.84) = 6.0347 ms a forward. V padded
+// to 192 (BNSD) runs 384/320 = 1.2 of it: 0.2 × 3 passes × 61 layers × 6.0347 ms = 220.87 ms more;
+// everything padded to 256 (SBH) 512/320 = 1.6: 662.61 ms. Model FLOPs (and so MFU's numerator)
+// do not change.
+TEST(Step, PaddedAttentionHeadsCostTheirColumns) {
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  ModelSpec m = test_models::deepseek_v3();
+  m.mtp_layers = 0;
+  Layout p;
+  p.global_batch = 1;
+  p.recompute = Recompute::kNone;
+  auto run = [&](int64_t pad) {
+    m.mla->attention_pad_head_dim = pad;
+    return Predictor(m, hw, net, "bf16", compute_model(hw))(p);
+  };
+  const Prediction plain = run(0);
+  const Prediction bnsd = run(192);
+  const Prediction sbh = run(256);
+  const double scores = 2.0 * 4096 * 128 * 320 * 4096 / (312e12 * 0.869 * kFrameworkGemmShare);
+  EXPECT_NEAR(scores, 6.0347e-3, 1e-7);
+  EXPECT_NEAR(bnsd.breakdown.compute - plain.breakdown.compute, 0.2 * 3 * 61 * scores, 1e-9);
+  EXPECT_NEAR(bnsd.breakdown.compute - plain.breakdown.compute, 0.22087, 0.00001);
+  EXPECT_NEAR(sbh.breakdown.compute - plain.breakdown.compute, 0.6 * 3 * 61 * scores, 1e-9);
+  EXPECT_NEAR(sbh.breakdown.compute - plain.breakdown.compute, 0.66261, 0.00001);
+  EXPECT_DOUBLE_EQ(bnsd.tokens_per_s * bnsd.step_time_s, plain.tokens_per_s * plain.step_time_s);
+  EXPECT_LT(bnsd.mfu, plain.mfu);
+  // A pad below both widths pads nothing.
+  EXPECT_DOUBLE_EQ(run(64).breakdown.compute, plain.breakdown.compute);
+}
+
 // DeepSpeed-Ulysses (Jacobs et al. 2023, Section 3.1): Llama 3 8B at 8192 tokens on cp 4 holds
 // 2048 tokens per rank; each layer's forward all-to-alls Q (4096 wide), K and V (1024 each, GQA)
 // and the output (4096): 2048 · 2 B · 10,240 = 41.9 MB over the 4 ranks of one node, and the
