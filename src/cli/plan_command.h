@@ -27,6 +27,7 @@ struct PlanOptions {
   int etp = 0;                          // 0: the same as tp
   std::string schedule;                 // empty: interleaved when vpp > 1, else 1f1b
   bool ep_overlap = false, tp_overlap = false;
+  bool fp32_grad_reduce = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

@@ -58,6 +58,11 @@ struct Layout {
                                        // --moe-shared-expert-overlap)
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (Transformer Engine's
                             // userbuffers, Ascend MC2)
+  // Gradients reduced in fp32 (4 B a value) rather than bf16: PyTorch FSDP's
+  // MixedPrecision(reduce_dtype=torch.float32), as Composer's mixed_precision 'DEFAULT' sets it
+  // (composer/trainer/mosaic_fsdp_utils.py, get_mixed_precision, from v0.16.4) and torchtitan's
+  // mixed_precision_reduce default; the parameters are still gathered in bf16.
+  bool fp32_grad_reduce = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

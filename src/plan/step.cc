@@ -536,26 +536,59 @@ DeviceParams held_params(const Ctx& c) {
   return n;
 }
 
+// Compute slows while a collective runs beside it: the communication kernels take SMs and HBM
+// bandwidth from the GEMMs. Lee et al. 2025, "Characterizing Compute-Communication Overlap in
+// GPU-Accelerated Distributed Deep Learning" (arXiv:2507.03114), measure an average compute
+// slowdown of 18.9% (at most 40.0%) while communication overlaps it, against the same compute
+// alone (GPT and LLaMA training on 4 A100, H100, MI250 and MI210).
+constexpr double kOverlapComputeSlowdown = 0.189;
+
+// What an overlap of `comm` with `hiding` seconds of compute costs the step: what it leaves
+// exposed (exposed_behind) and the slowdown of the compute its hidden part ran beside.
+double contended_behind(const Ctx& c, double comm, double hiding) {
+  const double hidden = comm - exposed_behind(c, comm, hiding);
+  return comm - hidden + kOverlapComputeSlowdown * hidden;
+}
+
+// The units ZeRO-3 gathers and reduces one at a time: PyTorch FSDP wraps each transformer block
+// as its own unit (Composer's fsdp_wrap_fn on MPTBlock, torchtitan's fully_shard per
+// TransformerBlock) and issues one all-gather per unit and pass and one reduce-scatter per unit
+// (Zhao et al. 2023, "PyTorch FSDP", VLDB, Section 3.2); DeepSpeed ZeRO-3 fetches each
+// submodule's parameters likewise. The layers of the device's stage.
+double zero3_units(const Ctx& c) { return std::max(1.0, d(c.m.layers) / c.p.pp); }
+
 struct DpTimes {
   double reduce = 0, gather = 0;
 };
 
-// The reduction of `params` bf16 gradients over `g` (allreduce, or with ZeRO reduce-scatter then
-// allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7).
+// The reduction of `params` gradients over `g` (allreduce, or with ZeRO reduce-scatter then
+// allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7), bf16, or
+// fp32 under fp32_grad_reduce (the weights are still gathered in bf16). ZeRO-3 runs one
+// collective per unit (zero3_units), each paying its own latency.
 DpTimes dp_times(const Ctx& c, double params, const GroupShape& g) {
   if (g.ranks <= 1 || params <= 0) return {};
-  const double bytes = params * 2;
+  const double reduce_bytes = params * (c.p.fp32_grad_reduce ? 4 : 2);
+  const double gather_bytes = params * 2;
   const double rate = c.e.comm_of(CommDim::kDp);
-  if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, bytes, g).seconds / rate, 0};
-  return {c.net.time(Collective::kReduceScatter, bytes, g).seconds / rate,
-          c.net.time(Collective::kAllGather, bytes, g).seconds / rate};
+  if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, reduce_bytes, g).seconds / rate, 0};
+  const double units = c.p.zero >= 3 ? zero3_units(c) : 1;
+  return {units * c.net.time(Collective::kReduceScatter, reduce_bytes / units, g).seconds / rate,
+          units * c.net.time(Collective::kAllGather, gather_bytes / units, g).seconds / rate};
 }
 
 // Gradient reduction: the dense weights over their dp·cp replicas, the experts' over the smaller
 // expert-data-parallel group (tp·cp·dp/(ep·etp) ranks, ep·etp apart). Overlapped with the last
 // micro-batch's backward and the first one's forward (Megatron --overlap-grad-reduce /
-// --overlap-param-gather, DeepSpeed overlap_comm); ZeRO-3 gathers weights for each micro-batch's
-// forward and backward.
+// --overlap-param-gather, DeepSpeed overlap_comm). ZeRO-3 gathers weights for each micro-batch's forward and backward
+// and reduce-scatters its gradients after each micro-batch's backward (PyTorch FSDP reduces
+// every micro-batch: Composer calls no no_sync); unit by unit, so that all but one unit's
+// collectives hide behind the compute of another unit: the first unit's all-gather of the
+// forward and of the backward and the last unit's reduce-scatter have nothing to run beside (FSDP
+// prefetches only the next unit: forward_prefetch off by default, backward_prefetch
+// BACKWARD_PRE/POST one unit ahead; Zhao et al. 2023 Section 3.3). The rest runs beside the
+// compute of every layer, which it slows by kOverlapComputeSlowdown (contended_behind); the
+// ZeRO 0-2 overlap above, beside one micro-batch's pass, is left as it was (docs/plan.md,
+// section 7: with the slowdown there megatron-sc21's largest error grew from 5.3% to 5.7%).
 double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
   const DeviceParams n = held_params(c);
   const DpTimes dense = dp_times(c, n.dense, dp_group(c));
@@ -564,7 +597,9 @@ double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
   const double gather = dense.gather + experts.gather;
   if (c.p.zero >= 3) {
     const double per_micro_batch = 2 * gather + reduce;
-    return exposed_behind(c, per_micro_batch, mb.compute) * d(c.p.micro_batches());
+    const double unhidden = per_micro_batch / zero3_units(c);
+    return (unhidden + contended_behind(c, per_micro_batch - unhidden, mb.compute)) *
+           d(c.p.micro_batches());
   }
   if (!overlap) return reduce + gather;
   return exposed_behind(c, reduce, mb.backward) + exposed_behind(c, gather, mb.forward);

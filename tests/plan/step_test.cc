@@ -346,5 +346,65 @@ TEST(Step, UlyssesAllToAllsQkvAndOutputUnhidden) {
                                      "splits the heads over the cp ranks)"});
 }
 
+// ZeRO-3 as PyTorch FSDP runs it (step.cc, dp_seconds): one all-gather per unit (transformer
+// block) and pass and one reduce-scatter per unit, each micro-batch; the first unit's two gathers
+// and the last unit's reduce-scatter (1/L of it) exposed, the rest hidden behind the micro-batch's
+// compute, which it slows by 18.9% of the time it runs beside it (Lee et al. 2025). Llama 3 8B
+// (32 layers) on dp 16 (two nodes of 8): 8.03e9 / 32 parameters per unit.
+TEST(Step, ZeroThreeGathersUnitByUnitAndSlowsTheComputeBeside) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.dp = 16;
+  p.zero = 3;
+  p.micro_batch = 1;
+  p.global_batch = 16;
+  const double params = device_params(m, p).dense;
+  const GroupShape g = group_shape(16, 1, net.cluster());
+  const double units = 32;
+  const double gather = units * net.time(Collective::kAllGather, 2 * params / units, g).seconds;
+  const double reduce = units * net.time(Collective::kReduceScatter, 2 * params / units, g).seconds;
+  // Per unit the latency is paid again: 32 collectives cost more than one of all the bytes.
+  EXPECT_GT(gather, net.time(Collective::kAllGather, 2 * params, g).seconds);
+  const Prediction one = predict(p);
+  const double per_micro_batch = 2 * gather + reduce;
+  const double unhidden = per_micro_batch / units;
+  const double hidden = per_micro_batch - unhidden;
+  ASSERT_LT(hidden, one.breakdown.compute);  // all of it fits behind the compute
+  EXPECT_NEAR(one.breakdown.dp, unhidden + 0.189 * hidden, 1e-12);
+  // Two micro-batches: each gathers and reduces again.
+  p.global_batch = 32;
+  EXPECT_NEAR(predict(p).breakdown.dp, 2 * one.breakdown.dp, 1e-12);
+}
+
+// fp32_grad_reduce (PyTorch FSDP reduce_dtype float32: Composer's mixed_precision DEFAULT,
+// torchtitan's default) sends 4 bytes a gradient instead of 2; the gathers stay bf16. On one node
+// of 8 (ring, 7 steps of the node link's latency) the reduce-scatter's bandwidth term doubles:
+// for ZeRO 1 (one collective) t(4 B) − 7α = 2 · (t(2 B) − 7α).
+TEST(Step, Fp32GradReduceDoublesTheReducedBytes) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kRing};
+  ComputeModel serial = compute_model(hw);
+  serial.overlap_dp = false;
+  const Predictor predict{m, hw, net, "bf16", serial};
+  Layout p;
+  p.dp = 8;
+  p.zero = 1;
+  p.global_batch = 8;
+  const double params = device_params(m, p).dense;
+  const GroupShape g = group_shape(8, 1, net.cluster());
+  const double latency = 7 * net.cluster().node.latency_s;
+  const double gather = net.time(Collective::kAllGather, 2 * params, g).seconds;
+  const double bf16 = net.time(Collective::kReduceScatter, 2 * params, g).seconds;
+  const double fp32 = net.time(Collective::kReduceScatter, 4 * params, g).seconds;
+  EXPECT_NEAR(fp32 - latency, 2 * (bf16 - latency), 1e-12);
+  EXPECT_NEAR(predict(p).breakdown.dp, gather + bf16, 1e-12);
+  p.fp32_grad_reduce = true;
+  EXPECT_NEAR(predict(p).breakdown.dp, gather + fp32, 1e-12);
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -176,7 +176,8 @@ TEST(ValidationSet, UnknownKeyWithDidYouMean) {
             f.path + ":15: unknown key 'schedul' in layout (did you mean 'schedule'?); expected "
                      "one of tp, pp, dp, ep, etp, cp, vpp, zero, mbs, gbs, recompute, schedule, "
                      "ep_overlap, shared_expert_overlap, tp_overlap, dispatch_precision, "
-                     "flash_attention, seq_len, capacity_factor, einsum_dispatch, cp_algo, dispatcher");
+                     "flash_attention, seq_len, capacity_factor, einsum_dispatch, cp_algo, dispatcher, "
+                     "fp32_grad_reduce");
 }
 
 TEST(ValidationSet, BadScheduleName) {
