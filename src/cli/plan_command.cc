@@ -187,9 +187,10 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                  "DeepSpeed-Ulysses all-to-all (MindSpeed ulysses_cp_algo)")
       ->capture_default_str()->check(CLI::IsMember({"ring", "ulysses"}));
   app.add_option("--dispatcher", o.dispatcher,
-                 "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall or "
-                 "allgather (tokens gathered over the ep × etp ranks)")
-      ->capture_default_str()->check(CLI::IsMember({"alltoall", "allgather"}));
+                 "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): alltoall, "
+                 "allgather (tokens gathered over the ep × etp ranks) or deepep (the flex "
+                 "dispatcher with DeepEP: a token crosses the network once per target node)")
+      ->capture_default_str()->check(CLI::IsMember({"alltoall", "allgather", "deepep"}));
 }
 
 plan::ModelSpec load_model_option(const PlanOptions& o) {
@@ -563,6 +564,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");
   if (p.cp_algo == plan::CpAlgo::kUlysses) add("--cp-algo", "ulysses");
   if (p.dispatcher == plan::Dispatcher::kAllGather) add("--dispatcher", "allgather");
+  if (p.dispatcher == plan::Dispatcher::kDeepEP) add("--dispatcher", "deepep");
   if (!p.flash_attention) w.push_back("--no-flash-attention");
   if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
   if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));

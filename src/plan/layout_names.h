@@ -21,6 +21,8 @@ inline const std::map<std::string, DispatchPrecision> kDispatchPrecisionNames = 
 inline const std::map<std::string, CpAlgo> kCpAlgoNames = {{"ring", CpAlgo::kRing},
                                                            {"ulysses", CpAlgo::kUlysses}};
 inline const std::map<std::string, Dispatcher> kDispatcherNames = {
-    {"alltoall", Dispatcher::kAllToAll}, {"allgather", Dispatcher::kAllGather}};
+    {"alltoall", Dispatcher::kAllToAll},
+    {"allgather", Dispatcher::kAllGather},
+    {"deepep", Dispatcher::kDeepEP}};
 
 }  // namespace plumb::plan

@@ -32,8 +32,11 @@ enum class DispatchPrecision { kBf16, kFp8 };
 enum class CpAlgo { kRing, kUlysses };
 // Megatron-Core's MoE token dispatcher (--moe-token-dispatcher-type): alltoall sends each token's
 // top_k copies to the ranks of their experts; allgather gathers every token of the tp × ep ranks
-// onto each of them and reduce-scatters the experts' outputs back (MoEAllGatherTokenDispatcher).
-enum class Dispatcher { kAllToAll, kAllGather };
+// onto each of them and reduce-scatters the experts' outputs back (MoEAllGatherTokenDispatcher);
+// deepep is the flex dispatcher with DeepSeek's DeepEP kernels (--moe-token-dispatcher-type flex
+// --moe-flex-dispatcher-backend deepep), which send a token across the scale-out network once per
+// node its experts are on and forward it inside the node over NVLink (step.cc, a2a_seconds).
+enum class Dispatcher { kAllToAll, kAllGather, kDeepEP };
 
 struct Layout {
   int tp = 1;     // tensor parallel (with sequence parallelism)

@@ -310,8 +310,15 @@ double dispatch_bytes(DispatchPrecision p) { return p == DispatchPrecision::kFp8
 // each (Lepikhin et al. 2021, GShard; Megatron-Core's all-to-all dispatcher). With node-limited
 // routing (DeepSeek-V3 Section 3.2.2) a token crosses the network once per node its experts are
 // on — at most max_nodes_per_token of the group's nodes, (n−1)/n of them remote — and its copies
-// fan out inside the node over the scale-up links; the two overlap, the slower paces. With a
-// capacity factor every expert slot is sent, filled or padded (capacity_padding).
+// fan out inside the node over the scale-up links; the two overlap, the slower paces. The DeepEP
+// dispatcher does the same on any group that spans nodes, limited or not: its normal kernels send
+// a token over RDMA once per target node and forward it over NVLink to the experts' GPUs there
+// (deepseek-ai/DeepEP README: "kernels optimized for asymmetric-domain bandwidth forwarding, such
+// as forwarding data from NVLink domain to RDMA domain"; get_dispatch_layout's
+// num_tokens_per_rdma_rank counts tokens per node; Megatron-Core moe/README.md: the flex
+// dispatcher with DeepEP "removes redundant tokens during cross-node communication"), so at most
+// min(n, top_k, max_nodes_per_token) copies of a token cross the network. With a capacity factor
+// every expert slot is sent, filled or padded (capacity_padding).
 double a2a_seconds(const Ctx& c, double value_bytes) {
   const GroupShape g = ep_group(c);
   const MoeSpec& moe = *c.m.moe;
@@ -319,10 +326,13 @@ double a2a_seconds(const Ctx& c, double value_bytes) {
       local_tokens(c) * d(c.m.hidden) * value_bytes * capacity_padding(c);
   const double bytes = token_bytes * moe.top_k;
   const int limit = moe.max_nodes_per_token;
-  if (limit <= 0 || g.nodes <= limit) return c.net.time(Collective::kAllToAll, bytes, g).seconds;
+  const bool per_node = c.p.dispatcher == Dispatcher::kDeepEP && g.nodes > 1;
+  if (!per_node && (limit <= 0 || g.nodes <= limit)) {
+    return c.net.time(Collective::kAllToAll, bytes, g).seconds;
+  }
   const Link across = layer_link(c.net.cluster(), g.widest);
   const Link inside = c.net.cluster().node;
-  const double remote = remote_copies(moe.top_k, limit, g.nodes);
+  const double remote = remote_copies(moe.top_k, limit, g.nodes, per_node);
   const double network = token_bytes * remote / (across.gbps * 1e9) + across.latency_s * (g.nodes - 1);
   const double fan_out = bytes / (inside.gbps * 1e9) + inside.latency_s * (g.per_node - 1);
   return std::max(network, fan_out);
@@ -496,7 +506,13 @@ double shared_expert_seconds(const Ctx& c) {
 // shared experts' compute alone (DeepSeek-V2, arXiv:2405.04434, Section 3.1.3: "we overlap the
 // computation of shared experts with the expert parallel all-to-all communication"; Megatron-Core
 // --moe-shared-expert-overlap), TP under --tp-overlap (Transformer Engine's userbuffers, Ascend
-// MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk.
+// MC2) behind the GEMMs, PP sends under DualPipe behind the paired chunk. Megatron-Core's 1F1B
+// a2a overlap pairs layer by layer, whole layers on both sides (megatron/core/models/common/
+// model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run: combine_bwd | dispatch_fwd,
+// dispatch_bwd | combine_fwd on the communication stream against pre_dispatch_fwd (attention) |
+// mlp_bwd, mlp_bwd_dw, mlp_fwd | pre_dispatch_bwd on the compute stream), so a MoE layer's
+// attention hides its all-to-all as well as its experts do; dense layers, the embedding and the
+// output layer have no all-to-all to pair with and hide none.
 void hide_overlapped(const Ctx& c, double moe_compute, double shared_compute, double gemm,
                      MicroBatch& mb) {
   if (c.p.ep_overlap) {
@@ -706,9 +722,10 @@ double overhead_share(const Prediction& p) {
   return p.step_time_s > 0 ? (b.total() - b.compute) / p.step_time_s : 0;
 }
 
-double remote_copies(int top_k, int max_nodes, int nodes) {
+double remote_copies(int top_k, int max_nodes, int nodes, bool once_per_node) {
   if (nodes <= 1) return 0;
-  const int copies = max_nodes > 0 ? std::min(max_nodes, top_k) : top_k;
+  int copies = max_nodes > 0 ? std::min(max_nodes, top_k) : top_k;
+  if (once_per_node) copies = std::min(copies, nodes);
   return copies * (nodes - 1.0) / nodes;
 }
 
@@ -766,6 +783,9 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
     }
     if (p.dispatcher == Dispatcher::kAllGather) {
       check.fail([] { return std::string("--dispatcher allgather needs a MoE model"); });
+    }
+    if (p.dispatcher == Dispatcher::kDeepEP) {
+      check.fail([] { return std::string("--dispatcher deepep needs a MoE model"); });
     }
     return;
   }

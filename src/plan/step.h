@@ -157,8 +157,10 @@ double pipeline_bubble(const Layout& p, const StagePass& pass);
 
 // Copies of one token's hidden state a device sends over the scale-out network per dispatch when
 // its EP group spans `nodes` nodes: top_k·(n−1)/n; with node-limited routing (max_nodes > 0) at
-// most one per target node, min(max_nodes, top_k)·(n−1)/n (DeepSeek-V3 Section 3.2.2).
-double remote_copies(int top_k, int max_nodes, int nodes);
+// most one per target node, min(max_nodes, top_k)·(n−1)/n (DeepSeek-V3 Section 3.2.2); sent
+// once per target node (the DeepEP dispatcher), at most one per node of the group as well,
+// min(n, max_nodes, top_k)·(n−1)/n.
+double remote_copies(int top_k, int max_nodes, int nodes, bool once_per_node = false);
 
 // Predicts layouts of one model on one machine. What depends on the model alone (FLOPs per layer,
 // MoE layers) is computed once, so a search pays only for the layout (bench/plan_search).

@@ -140,6 +140,27 @@ TEST(PlanCli, MoeLayoutOptionsReachTheJson) {
   EXPECT_NE(text.out.find("of the fullest stage"), std::string::npos) << text.out;
 }
 
+// --dispatcher deepep prices the all-to-all DeepEP sends (one copy per target node across the
+// network): on DeepSeek-V3's EP 32 over 4 B200 nodes, 3 copies of a token cross where Megatron's
+// alltoall dispatcher sends 6, so the EP time falls by more than a third. A dense model has no
+// dispatcher to choose: one line, exit 2.
+TEST(PlanCli, DeepEpDispatcherSendsATokenOncePerNode) {
+  const std::string layout =
+      "--model deepseek-v3-671b --hardware b200 --precision fp8 --devices 256 --pp 8 --vpp 2 "
+      "--ep 32 --etp 1 --gbs 4096 --json - ";
+  const test::Run plain = plan(layout);
+  const test::Run deepep = plan(layout + "--dispatcher deepep");
+  ASSERT_NE(plain.out, "") << plain.err;
+  ASSERT_NE(deepep.out, "") << deepep.err;
+  const double a2a = nlohmann::json::parse(plain.out)["breakdown_s"]["ep"].get<double>();
+  const double once = nlohmann::json::parse(deepep.out)["breakdown_s"]["ep"].get<double>();
+  EXPECT_GT(once, 0);
+  EXPECT_LT(once, 0.6 * a2a);
+  const test::Run dense = plan("--model llama3-8b --hardware h100-sxm --devices 8 --dispatcher deepep");
+  EXPECT_EQ(dense.exit_code, 2);
+  EXPECT_NE(dense.err.find("--dispatcher deepep needs a MoE model"), std::string::npos) << dense.err;
+}
+
 // Issue 10: every number option refuses non-finite values, values out of its range and values of
 // the wrong kind before anything runs, naming the option and the range it accepts.
 TEST(PlanCli, NumberOptionsNameTheirRange) {

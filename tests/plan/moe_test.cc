@@ -138,6 +138,59 @@ TEST(Moe, NodeLimitedRoutingSendsATokenOncePerNode) {
   EXPECT_DOUBLE_EQ(remote_copies(8, 4, 1), 0);
 }
 
+// DeepEP sends a token over the network once per node its experts are on, and a token has at
+// most as many target nodes as the group has: on 4 nodes, top 8 with the limit 4, min(4, 4, 8)·3/4
+// = 3 copies cross, where the plain all-to-all's top_k·3/4 = 6 do (the limit alone does nothing on
+// a group no wider than it). Without a limit, min(4, 8)·3/4 = 3 as well; 2 experts: 2·3/4.
+TEST(Moe, DeepEpSendsATokenOncePerTargetNode) {
+  EXPECT_DOUBLE_EQ(remote_copies(8, 4, 4), 3);
+  EXPECT_DOUBLE_EQ(remote_copies(8, 4, 4, true), 3);
+  EXPECT_DOUBLE_EQ(remote_copies(8, 0, 4), 6);
+  EXPECT_DOUBLE_EQ(remote_copies(8, 0, 4, true), 3);
+  EXPECT_DOUBLE_EQ(remote_copies(2, 0, 4, true), 1.5);
+  EXPECT_DOUBLE_EQ(remote_copies(8, 4, 8, true), 3.5);  // the limit binds first, as before
+  EXPECT_DOUBLE_EQ(remote_copies(8, 0, 1, true), 0);
+}
+
+// DeepSeek-V3's shape (61 layers, 58 MoE, h 7168, top 8, at most 4 nodes) on H800-like nodes
+// (rail 50 × 0.92 = 46 GB/s, α 6 µs; NVLink 200 × 0.77 = 154 GB/s, α 2 µs), one stage, one
+// micro-batch of 4096 tokens per device, EP 32 over 4 nodes. With DeepEP a dispatch (or combine)
+// sends 4096·7168·2 B = 58,720,256 B × 3 copies across, 176,160,768 B / 46e9 + 3·6 µs =
+// 3.847582 ms, against the NVLink fan-out of 8 copies, 469,762,048 B / 154e9 + 7·2 µs = 3.064403
+// ms: the network paces. Four per MoE layer (dispatch and combine, forward and backward), 58
+// layers: 232 × 3.847582 ms = 0.892639 s. The plain all-to-all sends top_k copies and is slower;
+// on one node (EP 8) the two are the same.
+TEST(Moe, DeepEpAllToAllIsPacedByOneCopyPerRemoteNode) {
+  const HardwareSpec hw = test_models::hopper("h800-like", 200);
+  const ModelSpec m = deepseek_like();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predict(m, hw, net, "bf16", compute_model(hw));
+  Layout p;
+  p.dp = 32;
+  p.ep = 32;
+  p.global_batch = 32;
+  const double plain = predict(p).breakdown.ep;
+  p.dispatcher = Dispatcher::kDeepEP;
+  const double a2a = 4096.0 * 7168 * 2 * 3 / 46e9 + 3 * 6e-6;
+  EXPECT_NEAR(a2a, 3.847582e-3, 1e-9);
+  EXPECT_GT(a2a, 4096.0 * 7168 * 2 * 8 / 154e9 + 7 * 2e-6);
+  EXPECT_NEAR(predict(p).breakdown.ep, 232 * a2a, 1e-9);
+  EXPECT_GT(plain, 1.5 * predict(p).breakdown.ep);
+  Layout node = p;
+  node.dp = 8;
+  node.ep = 8;
+  node.global_batch = 8;
+  const double deepep = predict(node).breakdown.ep;
+  node.dispatcher = Dispatcher::kAllToAll;
+  EXPECT_DOUBLE_EQ(deepep, predict(node).breakdown.ep);
+  Layout dense;
+  dense.dp = 8;
+  dense.global_batch = 8;
+  dense.dispatcher = Dispatcher::kDeepEP;
+  EXPECT_EQ(layout_problems(test_models::llama3_8b(), dense, 8),
+            std::vector<std::string>{"--dispatcher deepep needs a MoE model"});
+}
+
 // The limit lowers the EP time of DeepSeek-V3's layout on H800-like nodes; fp8 dispatch lowers it
 // further, an overlap hides what the MoE layers' compute covers.
 TEST(Moe, RoutingPrecisionAndOverlapLowerTheExposedAllToAll) {
