@@ -25,4 +25,14 @@ inline const std::map<std::string, Dispatcher> kDispatcherNames = {
     {"allgather", Dispatcher::kAllGather},
     {"deepep", Dispatcher::kDeepEP}};
 
+// The name a choice goes by in `names` (the reverse of a lookup; every value has one).
+template <typename Choice>
+const std::string& name_of(const std::map<std::string, Choice>& names, Choice value) {
+  for (const auto& [name, choice] : names) {
+    if (choice == value) return name;
+  }
+  static const std::string kNone;
+  return kNone;
+}
+
 }  // namespace plumb::plan

@@ -135,30 +135,6 @@ void print_outlook(const plan::Outlook& o, std::ostream& out) {
              *o.inputs.tokens, c.days, c.device_hours, energy, o.inputs.pue, money);
 }
 
-nlohmann::json layout_json(const plan::Layout& p) {
-  return {{"tp", p.tp},
-          {"cp", p.cp},
-          {"pp", p.pp},
-          {"vpp", p.vpp},
-          {"dp", p.dp},
-          {"ep", p.ep},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch},
-          {"micro_batches", p.micro_batches()},
-          {"zero", p.zero},
-          {"recompute", recompute_name(p.recompute)},
-          {"flash_attention", p.flash_attention},
-          {"etp", p.expert_tp()},
-          {"schedule", schedule_name(p.pipeline_schedule())},
-          {"ep_overlap", p.ep_overlap},
-          {"shared_expert_overlap", p.shared_expert_overlap},
-          {"tp_overlap", p.tp_overlap},
-          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
-          {"capacity_factor", p.capacity_factor},
-          {"einsum_dispatch", p.einsum_dispatch},
-          {"cp_algo", p.cp_algo == plan::CpAlgo::kUlysses ? "ulysses" : "ring"},
-          {"dispatcher", p.dispatcher == plan::Dispatcher::kAllGather ? "allgather" : "alltoall"}};
-}
 
 nlohmann::json input_json(const PlanInput& i) {
   return {{"name", i.name}, {"path", i.path}, {"yaml", i.yaml}};
@@ -193,6 +169,32 @@ nlohmann::json context_json(const PlanContext& c) {
 }
 
 }  // namespace
+
+nlohmann::json layout_json(const plan::Layout& p) {
+  return {{"tp", p.tp},
+          {"cp", p.cp},
+          {"pp", p.pp},
+          {"vpp", p.vpp},
+          {"dp", p.dp},
+          {"ep", p.ep},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch},
+          {"micro_batches", p.micro_batches()},
+          {"zero", p.zero},
+          {"recompute", recompute_name(p.recompute)},
+          {"flash_attention", p.flash_attention},
+          {"etp", p.expert_tp()},
+          {"schedule", schedule_name(p.pipeline_schedule())},
+          {"ep_overlap", p.ep_overlap},
+          {"shared_expert_overlap", p.shared_expert_overlap},
+          {"tp_overlap", p.tp_overlap},
+          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
+          {"capacity_factor", p.capacity_factor},
+          {"einsum_dispatch", p.einsum_dispatch},
+          {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
+          {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)},
+          {"fp32_grad_reduce", p.fp32_grad_reduce}};
+}
 
 namespace {
 
@@ -248,6 +250,7 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   if (j.contains("dispatcher")) {
     p.dispatcher = layout_choice(f, j, path, "dispatcher", plan::kDispatcherNames);
   }
+  if (j.contains("fp32_grad_reduce")) p.fp32_grad_reduce = f.boolean(j, path, "fp32_grad_reduce");
   return p;
 }
 
@@ -287,7 +290,10 @@ std::string layout_text(const plan::Layout& p) {
   if (p.capacity_factor > 0) text += fmt::format(" · capacity {:g}", p.capacity_factor);
   if (p.einsum_dispatch) text += " · einsum dispatch";
   if (p.cp_algo == plan::CpAlgo::kUlysses) text += " · ulysses cp";
-  if (p.dispatcher == plan::Dispatcher::kAllGather) text += " · allgather dispatcher";
+  if (p.dispatcher != plan::Dispatcher::kAllToAll) {
+    text += fmt::format(" · {} dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
+  }
+  if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
   return text;
 }
 

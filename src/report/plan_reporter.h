@@ -131,11 +131,13 @@ std::string layout_short(const plan::Layout& p);
 // "h100-sxm: buy $30k (2025-01) · rent $4.92/h (2025-06) · data/hardware/h100-sxm.yaml".
 std::string prices_text(const plan::ChipComparison& c);
 
+// A layout as plumb.plan/1 writes it (`layout`): sizes, batches and every choice by its name.
+nlohmann::json layout_json(const plan::Layout& p);
 // A layout as plumb.plan/1 writes it (`layout`), read back through `f` (the file and `path`, the
 // JSON path of `j`, name it in errors): each size a whole number from 1 to kMaxDevices, each
 // choice one of its names (plan/layout_names.h), as plumb plan's own options take them. Fields
-// added after the first plans were written (shared_expert_overlap, cp_algo, dispatcher) are
-// optional.
+// added after the first plans were written (shared_expert_overlap, cp_algo, dispatcher,
+// fp32_grad_reduce) are optional.
 plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f, const std::string& path);
 
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).

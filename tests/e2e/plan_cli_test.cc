@@ -156,6 +156,8 @@ TEST(PlanCli, DeepEpDispatcherSendsATokenOncePerNode) {
   const double once = nlohmann::json::parse(deepep.out)["breakdown_s"]["ep"].get<double>();
   EXPECT_GT(once, 0);
   EXPECT_LT(once, 0.6 * a2a);
+  EXPECT_EQ(nlohmann::json::parse(deepep.out)["layout"]["dispatcher"], "deepep");
+  EXPECT_EQ(nlohmann::json::parse(plain.out)["layout"]["dispatcher"], "alltoall");
   const test::Run dense = plan("--model llama3-8b --hardware h100-sxm --devices 8 --dispatcher deepep");
   EXPECT_EQ(dense.exit_code, 2);
   EXPECT_NE(dense.err.find("--dispatcher deepep needs a MoE model"), std::string::npos) << dense.err;

@@ -1,6 +1,8 @@
 // The layout line of plumb plan's report: what the run sets beyond the grid is named after it.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
+#include "common/json.h"
 #include "plan/memory.h"
 #include "report/plan_reporter.h"
 
@@ -19,6 +21,44 @@ TEST(PlanLayoutText, NamesTheCapacityAndTheEinsumDispatch) {
   p.einsum_dispatch = true;
   EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 8 · vpp 1 · dp 2 · ep 2 · mbs 1 · ZeRO 0 · recompute "
                             "none · capacity 1.1 · einsum dispatch");
+}
+
+// Every dispatcher and the fp32 gradient reduction are named on the layout line, and a layout
+// read back from plumb.plan/1's JSON (plan --calibrate reads a step's kept run so) is the same.
+TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
+  plan::Layout p;
+  p.pp = 8;
+  p.vpp = 2;
+  p.dp = 32;
+  p.ep = 32;
+  p.etp = 1;
+  p.global_batch = 4096;
+  p.dispatcher = plan::Dispatcher::kDeepEP;
+  p.fp32_grad_reduce = true;
+  EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 8 · vpp 2 · dp 32 · ep 32 · mbs 1 · ZeRO 0 · "
+                            "recompute none · deepep dispatcher · fp32 gradient reduction");
+  const nlohmann::json j = layout_json(p);
+  EXPECT_EQ(j["dispatcher"], "deepep");
+  EXPECT_EQ(j["fp32_grad_reduce"], true);
+  const plan::Layout back = layout_from_json(j, JsonFields("step.json"), "plan_run.layout");
+  EXPECT_EQ(back.dispatcher, plan::Dispatcher::kDeepEP);
+  EXPECT_TRUE(back.fp32_grad_reduce);
+  EXPECT_EQ(layout_json(back), j);
+  p.dispatcher = plan::Dispatcher::kAllGather;
+  p.fp32_grad_reduce = false;
+  EXPECT_EQ(layout_json(p)["dispatcher"], "allgather");
+  // Written before the field: the default, bf16 reduction.
+  nlohmann::json old = layout_json(p);
+  old.erase("fp32_grad_reduce");
+  EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").fp32_grad_reduce);
+  old["fp32_grad_reduce"] = "yes";
+  try {
+    layout_from_json(old, JsonFields("step.json"), "plan_run.layout");
+    FAIL() << "a fp32_grad_reduce that is not true or false was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "step.json: plan_run.layout.fp32_grad_reduce: expected true or false, got \"yes\"");
+  }
 }
 
 }  // namespace
