@@ -34,6 +34,7 @@ constexpr double kReservedBytes = 2e9;
 // NCCL_BUFFSIZE (4 MiB) × send and receive × 16 channels per communicator.
 constexpr double kNcclBytesPerCommunicator = 4.0 * (1 << 20) * 2 * 16;
 constexpr double kActivationBytes = 2;  // bf16 activations and gradients
+constexpr double kFp8Bytes = 1;        // an FP8 value
 // HBM bytes per value an FP8 GEMM operand costs to quantise with current (per-tensor) scaling, as
 // Transformer Engine does it: one pass reads the bf16 tensor for its amax (2 B), a second reads it
 // again (2 B) and writes the FP8 copy (1 B) and, for the other GEMM of the backward that needs it
@@ -291,12 +292,20 @@ GroupShape expert_dp_group(const Ctx& c) {
 // Sequence parallelism: an allgather before and a reduce-scatter after attention and the MLP in
 // the forward pass, the mirror in the backward (Korthikanti Section 4.2.2): 2 of each per layer
 // and forward pass count, on the whole micro-batch's activations.
+// Under FP8 (and FP4, priced as FP8) the all-gathers carry the quantised GEMM input, 1 byte a
+// value: Transformer Engine's LayerNormLinear gathers the norm's FP8 output (layernorm_linear.py,
+// gather_along_first_dim(ln_out, tp_group, quantizer=...)), and in the backward a row-parallel
+// Linear gathers its FP8 output gradient ("FP8 with all-gather", base.py grad_output_preprocess);
+// distributed.py's gather_along_first_dim sends only the FP8 data (_all_gather_fp8, the scale is
+// shared; _all_gather_mxfp8 adds one 1-byte scale per 32 values, left out). The reduce-scatters
+// carry a GEMM's bf16 output and stay at 2 bytes.
 double layer_tp_seconds(const Ctx& c) {
   if (c.p.tp <= 1) return 0;
-  const double bytes = tokens_per_micro_batch(c) * d(c.m.hidden) * kActivationBytes;
+  const double values = tokens_per_micro_batch(c) * d(c.m.hidden);
+  const double gather_bytes = values * (c.quantised.forward > 0 ? kFp8Bytes : kActivationBytes);
   const GroupShape g = tp_group(c);
-  const double pair = c.net.time(Collective::kAllGather, bytes, g).seconds +
-                      c.net.time(Collective::kReduceScatter, bytes, g).seconds;
+  const double pair = c.net.time(Collective::kAllGather, gather_bytes, g).seconds +
+                      c.net.time(Collective::kReduceScatter, values * kActivationBytes, g).seconds;
   // Attention's pair always; the MLP's only in dense layers (a MoE layer's tokens are gathered
   // over the etp group by its dispatcher, layer_ep_seconds).
   return (2 - moe_share(c)) * pair * (1 + forward_passes(c.p)) / c.e.comm_of(CommDim::kTp);
