@@ -28,6 +28,7 @@ struct PlanOptions {
   std::string schedule;                 // empty: interleaved when vpp > 1, else 1f1b
   bool ep_overlap = false, tp_overlap = false;
   bool fp32_grad_reduce = false;
+  bool fsdp = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

@@ -66,6 +66,12 @@ struct Layout {
   // (composer/trainer/mosaic_fsdp_utils.py, get_mixed_precision, from v0.16.4) and torchtitan's
   // mixed_precision_reduce default; the parameters are still gathered in bf16.
   bool fp32_grad_reduce = false;
+  // Sharded by PyTorch FSDP (torch.distributed.fsdp: Composer/LLM Foundry's FSDP1, torchtitan's
+  // fully_shard) rather than Megatron's distributed optimizer or its own FSDP: with ZeRO 2 or 3,
+  // every micro-batch's gradients are reduce-scattered unit by unit after passes over each unit's
+  // unsharded gradient in HBM, and ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch
+  // (step.cc, fsdp_grad_pass_seconds and dp_seconds).
+  bool fsdp = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

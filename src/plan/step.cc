@@ -590,15 +590,45 @@ struct DpTimes {
 // allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7), bf16, or
 // fp32 under fp32_grad_reduce (the weights are still gathered in bf16). ZeRO-3 runs one
 // collective per unit (zero3_units), each paying its own latency.
+// ZeRO run unit by unit, each micro-batch: ZeRO-3, and PyTorch FSDP's ZeRO-2 (SHARD_GRAD_OP).
+bool per_unit(const Layout& p) { return p.zero >= 3 || (p.fsdp && p.zero == 2); }
+
 DpTimes dp_times(const Ctx& c, double params, const GroupShape& g) {
   if (g.ranks <= 1 || params <= 0) return {};
   const double reduce_bytes = params * (c.p.fp32_grad_reduce ? 4 : 2);
   const double gather_bytes = params * 2;
   const double rate = c.e.comm_of(CommDim::kDp);
   if (c.p.zero == 0) return {c.net.time(Collective::kAllReduce, reduce_bytes, g).seconds / rate, 0};
-  const double units = c.p.zero >= 3 ? zero3_units(c) : 1;
+  const double units = per_unit(c.p) ? zero3_units(c) : 1;
   return {units * c.net.time(Collective::kReduceScatter, reduce_bytes / units, g).seconds / rate,
           units * c.net.time(Collective::kAllGather, gather_bytes / units, g).seconds / rate};
+}
+
+// HBM bytes per parameter that PyTorch FSDP's post-backward moves over each unit's unsharded
+// gradient, every micro-batch (torch/distributed/fsdp, torch 2.1-2.2): the parameters are views
+// of the unit's flat parameter (FlatParamHandle._get_unflat_views: flat_param.split, then view),
+// so autograd's split backward concatenates their gradients into one flat gradient (a copy: bf16
+// read and written, 4 B); _post_backward_hook casts it to the reduce dtype when that differs
+// (flat_param.grad.to(handle._reduce_dtype): 2 B read, 4 B written under fp32_grad_reduce); and
+// _reduce_grad divides it in place by the gradient pre-divide factor before the reduce-scatter
+// (_div_if_needed(padded_unsharded_grad, _gradient_predivide_factor), a factor > 1 on 2 ranks or
+// more: the reduce dtype's bytes read and written). The all-gather needs no copy: it writes into
+// the padded flat parameter the views point into (_all_gather_flat_param, all_gather_into_tensor).
+double fsdp_grad_pass_bytes(const Layout& p) {
+  const double reduce = p.fp32_grad_reduce ? 4 : 2;
+  const double cast = p.fp32_grad_reduce ? 2 + 4 : 0;
+  return 2 * kActivationBytes + cast + 2 * reduce;
+}
+
+// Those passes for one micro-batch over the parameters the device holds unsharded, at HBM
+// bandwidth; they run on FSDP's post-backward stream beside the next unit's backward and are
+// priced in full (memory-bound kernels beside the backward's own element-wise ones).
+double fsdp_grad_pass_seconds(const Ctx& c) {
+  if (!c.p.fsdp || c.p.zero < 2) return 0;
+  const DeviceParams n = held_params(c);
+  const double params = (dp_group(c).ranks > 1 ? n.dense : 0) +
+                        (expert_dp_group(c).ranks > 1 ? n.experts : 0);
+  return params * fsdp_grad_pass_bytes(c.p) / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
 // Gradient reduction: the dense weights over their dp·cp replicas, the experts' over the smaller
@@ -620,10 +650,16 @@ double dp_seconds(const Ctx& c, const MicroBatch& mb, bool overlap) {
   const DpTimes experts = dp_times(c, n.experts, expert_dp_group(c));
   const double reduce = dense.reduce + experts.reduce;
   const double gather = dense.gather + experts.gather;
-  if (c.p.zero >= 3) {
-    const double per_micro_batch = 2 * gather + reduce;
+  if (per_unit(c.p)) {
+    // ZeRO-3 gathers a unit for its forward and again for its backward; FSDP's SHARD_GRAD_OP
+    // keeps the forward's gathered unit for the backward (reshard_after_forward off) and frees
+    // it in the post-backward, so it gathers once per micro-batch; the first unit's gather(s)
+    // and the last unit's reduce-scatter are unhidden either way.
+    const double gathers = c.p.zero >= 3 ? 2 : 1;
+    const double per_micro_batch = gathers * gather + reduce;
     const double unhidden = per_micro_batch / zero3_units(c);
-    return (unhidden + contended_behind(c, per_micro_batch - unhidden, mb.compute)) *
+    return (unhidden + contended_behind(c, per_micro_batch - unhidden, mb.compute) +
+            fsdp_grad_pass_seconds(c)) *
            d(c.p.micro_batches());
   }
   if (!overlap) return reduce + gather;

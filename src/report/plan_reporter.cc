@@ -193,7 +193,8 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"einsum_dispatch", p.einsum_dispatch},
           {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
           {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)},
-          {"fp32_grad_reduce", p.fp32_grad_reduce}};
+          {"fp32_grad_reduce", p.fp32_grad_reduce},
+          {"fsdp", p.fsdp}};
 }
 
 namespace {
@@ -251,6 +252,7 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
     p.dispatcher = layout_choice(f, j, path, "dispatcher", plan::kDispatcherNames);
   }
   if (j.contains("fp32_grad_reduce")) p.fp32_grad_reduce = f.boolean(j, path, "fp32_grad_reduce");
+  if (j.contains("fsdp")) p.fsdp = f.boolean(j, path, "fsdp");
   return p;
 }
 
@@ -294,6 +296,7 @@ std::string layout_text(const plan::Layout& p) {
     text += fmt::format(" · {} dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
   }
   if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
+  if (p.fsdp) text += " · PyTorch FSDP";
   return text;
 }
 

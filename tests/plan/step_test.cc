@@ -433,5 +433,80 @@ TEST(Step, Fp32GradReduceDoublesTheReducedBytes) {
   EXPECT_NEAR(predict(p).breakdown.dp, gather + fp32, 1e-12);
 }
 
+// PyTorch FSDP (fsdp: true) passes over each unit's unsharded gradient every micro-batch (step.cc,
+// fsdp_grad_pass_bytes): the split backward's concatenation of the views' bf16 gradients (2 B read,
+// 2 written), the cast to fp32 (2 read, 4 written) and the in-place pre-divide (4 read, 4 written):
+// 18 B a parameter, 8 B when the reduce dtype is bf16 (no cast, a bf16 divide). Llama 3 8B's
+// 8.03e9 parameters × 18 B at 0.9 × 2.039 TB/s of A100 HBM: 78.8 ms a micro-batch, added to the
+// exposed DP time; Megatron-style ZeRO-3 (fsdp false) has none of it.
+TEST(Step, FsdpPassesOverTheUnshardedGradientEachMicroBatch) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.dp = 16;
+  p.zero = 3;
+  p.global_batch = 16;
+  p.fp32_grad_reduce = true;
+  const double params = device_params(m, p).dense;
+  EXPECT_NEAR(params / 1e9, 8.03, 0.005);
+  const double megatron = predict(p).breakdown.dp;
+  p.fsdp = true;
+  const double pass = params * 18 / (0.9 * 2.039e12);
+  EXPECT_NEAR(pass, 0.0788, 0.0005);
+  EXPECT_NEAR(predict(p).breakdown.dp - megatron, pass, 1e-12);
+  p.global_batch = 32;  // two micro-batches: twice over
+  p.fsdp = false;
+  const double megatron_two = predict(p).breakdown.dp;
+  p.fsdp = true;
+  EXPECT_NEAR(predict(p).breakdown.dp - megatron_two, 2 * pass, 1e-12);
+  p.global_batch = 16;  // bf16 reduction: 4 B of concatenation and 4 B of divide
+  p.fp32_grad_reduce = false;
+  p.fsdp = false;
+  const double bf16 = predict(p).breakdown.dp;
+  p.fsdp = true;
+  EXPECT_NEAR(predict(p).breakdown.dp - bf16, params * 8 / (0.9 * 2.039e12), 1e-12);
+  p.dp = 1;  // nothing to reduce, no pass
+  p.global_batch = 1;
+  EXPECT_EQ(predict(p).breakdown.dp, 0);
+}
+
+// FSDP's SHARD_GRAD_OP (zero 2 with fsdp) keeps each unit's gathered weights from its forward to
+// its backward and reduce-scatters its gradients after it, unit by unit, every micro-batch: one
+// gather and one reduce-scatter per unit, the first unit's gather and the last unit's
+// reduce-scatter (1/L) exposed, the rest behind the compute it slows by 18.9%, plus the gradient
+// passes. Without fsdp, ZeRO-2 stays Megatron's: one reduce-scatter behind the last backward and
+// one gather behind the first forward, each of all the bytes.
+TEST(Step, FsdpShardGradOpGathersEachUnitOncePerMicroBatch) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.dp = 16;
+  p.zero = 2;
+  p.global_batch = 16;
+  p.fp32_grad_reduce = true;
+  const double params = device_params(m, p).dense;
+  const GroupShape g = group_shape(16, 1, net.cluster());
+  const double units = 32;
+  const double gather = units * net.time(Collective::kAllGather, 2 * params / units, g).seconds;
+  const double reduce = units * net.time(Collective::kReduceScatter, 4 * params / units, g).seconds;
+  const double whole_gather = net.time(Collective::kAllGather, 2 * params, g).seconds;
+  const double whole_reduce = net.time(Collective::kReduceScatter, 4 * params, g).seconds;
+  const Prediction megatron = predict(p);
+  ASSERT_GT(megatron.breakdown.compute, whole_gather + whole_reduce);
+  EXPECT_NEAR(megatron.breakdown.dp, 0, 1e-12);  // all of it hidden, nothing slowed
+  p.fsdp = true;
+  const double per_micro_batch = gather + reduce;
+  const double unhidden = per_micro_batch / units;
+  const double pass = params * 18 / (0.9 * 2.039e12);
+  const Prediction one = predict(p);
+  EXPECT_NEAR(one.breakdown.dp, unhidden + 0.189 * (per_micro_batch - unhidden) + pass, 1e-12);
+  p.global_batch = 48;  // three micro-batches: each gathers and reduces again
+  EXPECT_NEAR(predict(p).breakdown.dp, 3 * one.breakdown.dp, 1e-12);
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -23,8 +23,8 @@ TEST(PlanLayoutText, NamesTheCapacityAndTheEinsumDispatch) {
                             "none · capacity 1.1 · einsum dispatch");
 }
 
-// Every dispatcher and the fp32 gradient reduction are named on the layout line, and a layout
-// read back from plumb.plan/1's JSON (plan --calibrate reads a step's kept run so) is the same.
+// Every dispatcher, the fp32 gradient reduction and PyTorch FSDP are named on the layout line, and
+// a layout read back from plumb.plan/1's JSON (plan --calibrate reads a step's kept run so) is the same.
 TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   plan::Layout p;
   p.pp = 8;
@@ -35,14 +35,18 @@ TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   p.global_batch = 4096;
   p.dispatcher = plan::Dispatcher::kDeepEP;
   p.fp32_grad_reduce = true;
+  p.fsdp = true;
   EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 8 · vpp 2 · dp 32 · ep 32 · mbs 1 · ZeRO 0 · "
-                            "recompute none · deepep dispatcher · fp32 gradient reduction");
+                            "recompute none · deepep dispatcher · fp32 gradient reduction · "
+                            "PyTorch FSDP");
   const nlohmann::json j = layout_json(p);
   EXPECT_EQ(j["dispatcher"], "deepep");
   EXPECT_EQ(j["fp32_grad_reduce"], true);
+  EXPECT_EQ(j["fsdp"], true);
   const plan::Layout back = layout_from_json(j, JsonFields("step.json"), "plan_run.layout");
   EXPECT_EQ(back.dispatcher, plan::Dispatcher::kDeepEP);
   EXPECT_TRUE(back.fp32_grad_reduce);
+  EXPECT_TRUE(back.fsdp);
   EXPECT_EQ(layout_json(back), j);
   p.dispatcher = plan::Dispatcher::kAllGather;
   p.fp32_grad_reduce = false;
@@ -50,7 +54,9 @@ TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   // Written before the field: the default, bf16 reduction.
   nlohmann::json old = layout_json(p);
   old.erase("fp32_grad_reduce");
+  old.erase("fsdp");
   EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").fp32_grad_reduce);
+  EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").fsdp);
   old["fp32_grad_reduce"] = "yes";
   try {
     layout_from_json(old, JsonFields("step.json"), "plan_run.layout");
