@@ -929,6 +929,14 @@ bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
   }
   check_experts(m, p, check);
   check_schedule(p, check);
+  // PyTorch FSDP's sharding strategies that plumb prices: SHARD_GRAD_OP and FULL_SHARD.
+  if (p.fsdp && p.zero < 2) {
+    check.fail([&] {
+      return fmt::format("--fsdp prices PyTorch FSDP's SHARD_GRAD_OP (ZeRO 2) or FULL_SHARD "
+                         "(ZeRO 3); got ZeRO {}",
+                         p.zero);
+    });
+  }
   return check.ok();
 }
 

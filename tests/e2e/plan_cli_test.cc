@@ -181,6 +181,12 @@ TEST(PlanCli, FsdpAddsTheGradientPassesAndIsNamed) {
   EXPECT_EQ(b["layout"]["fsdp"], true);
   const test::Run text = plan(layout + "--fsdp");
   EXPECT_NE(text.out.find("· PyTorch FSDP"), std::string::npos) << text.out;
+  // FSDP's strategies plumb prices are ZeRO 2 and 3; --fsdp with plumb's default ZeRO 1 is refused.
+  const test::Run one = plan("--model llama3-8b --hardware h100-sxm --devices 8 --fsdp");
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("--fsdp prices PyTorch FSDP's SHARD_GRAD_OP (ZeRO 2) or FULL_SHARD (ZeRO "
+                         "3); got ZeRO 1"),
+            std::string::npos) << one.err;
 }
 
 // Issue 10: every number option refuses non-finite values, values out of its range and values of
