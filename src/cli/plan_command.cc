@@ -569,8 +569,9 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");
   if (p.cp_algo == plan::CpAlgo::kUlysses) add("--cp-algo", "ulysses");
-  if (p.dispatcher == plan::Dispatcher::kAllGather) add("--dispatcher", "allgather");
-  if (p.dispatcher == plan::Dispatcher::kDeepEP) add("--dispatcher", "deepep");
+  if (p.dispatcher != plan::Dispatcher::kAllToAll) {
+    add("--dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
+  }
   if (!p.flash_attention) w.push_back("--no-flash-attention");
   if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
   if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));

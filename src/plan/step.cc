@@ -11,6 +11,7 @@
 #include "common/strings.h"
 
 #include "plan/flops.h"
+#include "plan/layout_names.h"
 
 namespace plumb::plan {
 namespace {
@@ -586,13 +587,13 @@ struct DpTimes {
   double reduce = 0, gather = 0;
 };
 
-// The reduction of `params` gradients over `g` (allreduce, or with ZeRO reduce-scatter then
-// allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7), bf16, or
-// fp32 under fp32_grad_reduce (the weights are still gathered in bf16). ZeRO-3 runs one
-// collective per unit (zero3_units), each paying its own latency.
 // ZeRO run unit by unit, each micro-batch: ZeRO-3, and PyTorch FSDP's ZeRO-2 (SHARD_GRAD_OP).
 bool per_unit(const Layout& p) { return p.zero >= 3 || (p.fsdp && p.zero == 2); }
 
+// The reduction of `params` gradients over `g` (allreduce, or with ZeRO reduce-scatter then
+// allgather of the updated weights: the same volume, Rajbhandari et al. 2020 Section 7), bf16, or
+// fp32 under fp32_grad_reduce (the weights are still gathered in bf16). Run unit by unit
+// (per_unit), one collective per unit (zero3_units), each paying its own latency.
 DpTimes dp_times(const Ctx& c, double params, const GroupShape& g) {
   if (g.ranks <= 1 || params <= 0) return {};
   const double reduce_bytes = params * (c.p.fp32_grad_reduce ? 4 : 2);
@@ -826,11 +827,11 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
     if (p.einsum_dispatch) {
       check.fail([] { return std::string("--einsum-dispatch needs a MoE model"); });
     }
-    if (p.dispatcher == Dispatcher::kAllGather) {
-      check.fail([] { return std::string("--dispatcher allgather needs a MoE model"); });
-    }
-    if (p.dispatcher == Dispatcher::kDeepEP) {
-      check.fail([] { return std::string("--dispatcher deepep needs a MoE model"); });
+    if (p.dispatcher != Dispatcher::kAllToAll) {
+      check.fail([&] {
+        return fmt::format("--dispatcher {} needs a MoE model",
+                           name_of(kDispatcherNames, p.dispatcher));
+      });
     }
     return;
   }

@@ -188,7 +188,7 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"ep_overlap", p.ep_overlap},
           {"shared_expert_overlap", p.shared_expert_overlap},
           {"tp_overlap", p.tp_overlap},
-          {"dispatch_precision", p.dispatch == plan::DispatchPrecision::kFp8 ? "fp8" : "bf16"},
+          {"dispatch_precision", plan::name_of(plan::kDispatchPrecisionNames, p.dispatch)},
           {"capacity_factor", p.capacity_factor},
           {"einsum_dispatch", p.einsum_dispatch},
           {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
@@ -257,22 +257,11 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
 }
 
 const char* recompute_name(plan::Recompute r) {
-  switch (r) {
-    case plan::Recompute::kNone: return "none";
-    case plan::Recompute::kSelective: return "selective";
-    case plan::Recompute::kFull: return "full";
-  }
-  return "";
+  return plan::name_of(plan::kRecomputeNames, r).c_str();
 }
 
 const char* schedule_name(plan::Schedule s) {
-  switch (s) {
-    case plan::Schedule::kOneFOneB: return "1f1b";
-    case plan::Schedule::kInterleaved: return "interleaved";
-    case plan::Schedule::kZeroBubble: return "zero-bubble";
-    case plan::Schedule::kDualPipe: return "dualpipe";
-  }
-  return "";
+  return plan::name_of(plan::kScheduleNames, s).c_str();
 }
 
 std::string layout_text(const plan::Layout& p) {

@@ -471,16 +471,31 @@ nlohmann::json validation_json(const std::vector<plan::ValidationSet>& sets,
 
 namespace {
 
-void print_pair_summary(const std::vector<plan::ScalePair>& pairs, const char* split,
-                        plan::PairScope scope, std::ostream& out) {
-  const plan::ScaleSummary s = plan::summarize_pairs(pairs, 8, 0.10, split, scope);
+// Issue 34's figure, of one job at 8× the devices or more, within 10% after calibrating on the
+// smaller run; then every pair, across sources too: each of all, build and check.
+struct PairSummaryKind {
+  plan::PairScope scope;
+  const char* split;  // "": all
+};
+constexpr PairSummaryKind kPairSummaries[] = {
+    {plan::PairScope::kSameSource, ""}, {plan::PairScope::kSameSource, "build"},
+    {plan::PairScope::kSameSource, "check"}, {plan::PairScope::kAll, ""},
+    {plan::PairScope::kAll, "build"}, {plan::PairScope::kAll, "check"}};
+
+plan::ScaleSummary pair_summary(const std::vector<plan::ScalePair>& pairs, PairSummaryKind k) {
+  return plan::summarize_pairs(pairs, 8, 0.10, k.split, k.scope);
+}
+
+void print_pair_summary(const std::vector<plan::ScalePair>& pairs, PairSummaryKind k,
+                        std::ostream& out) {
+  const plan::ScaleSummary s = pair_summary(pairs, k);
   if (s.pairs == 0) return;
-  const std::string what = scope == plan::PairScope::kAll ? ", across sources too" : "";
+  std::vector<std::string> qualifiers;
+  if (*k.split) qualifiers.push_back(fmt::format("{} split", k.split));
+  if (k.scope == plan::PairScope::kAll) qualifiers.push_back("across sources too");
   fmt::print(out, "pairs at 8× or more{}: {} · within 10% after calibration {} ({:.0f}%), before "
                   "{} ({:.0f}%)\n",
-             *split ? fmt::format(" ({} split{})", split, what)
-                    : (what.empty() ? "" : fmt::format(" ({})", what.substr(2))),
-             s.pairs, s.within_after,
+             qualifiers.empty() ? "" : " (" + join(qualifiers, ", ") + ")", s.pairs, s.within_after,
              100.0 * static_cast<double>(s.within_after) / static_cast<double>(s.pairs),
              s.within_before,
              100.0 * static_cast<double>(s.within_before) / static_cast<double>(s.pairs));
@@ -499,11 +514,7 @@ void print_scale_pairs(const std::vector<plan::ScalePair>& pairs, std::ostream& 
                static_cast<double>(p.large_devices) / static_cast<double>(p.small_devices),
                100 * p.error_before, 100 * p.error_after, p.same_source ? "" : " (across sources)");
   }
-  // Issue 34's figure: one job at 8× the devices, within 10% after calibrating on the smaller
-  // run; then every pair, across sources too.
-  for (plan::PairScope scope : {plan::PairScope::kSameSource, plan::PairScope::kAll}) {
-    for (const char* split : {"", "build", "check"}) print_pair_summary(pairs, split, scope, out);
-  }
+  for (const PairSummaryKind& k : kPairSummaries) print_pair_summary(pairs, k, out);
   fmt::print(out, "\n");
 }
 
@@ -520,17 +531,15 @@ nlohmann::json scale_pairs_json(const std::vector<plan::ScalePair>& pairs) {
                     {"same_source", p.same_source}});
   }
   nlohmann::json summaries = nlohmann::json::array();
-  for (plan::PairScope scope : {plan::PairScope::kSameSource, plan::PairScope::kAll}) {
-    for (const char* split : {"", "build", "check"}) {
-      const plan::ScaleSummary s = plan::summarize_pairs(pairs, 8, 0.10, split, scope);
-      summaries.push_back({{"ratio", 8},
-                           {"tolerance", 0.10},
-                           {"split", *split ? split : "all"},
-                           {"scope", scope == plan::PairScope::kAll ? "all" : "same_source"},
-                           {"pairs", s.pairs},
-                           {"within_before", s.within_before},
-                           {"within_after", s.within_after}});
-    }
+  for (const PairSummaryKind& k : kPairSummaries) {
+    const plan::ScaleSummary s = pair_summary(pairs, k);
+    summaries.push_back({{"ratio", 8},
+                         {"tolerance", 0.10},
+                         {"split", *k.split ? k.split : "all"},
+                         {"scope", k.scope == plan::PairScope::kAll ? "all" : "same_source"},
+                         {"pairs", s.pairs},
+                         {"within_before", s.within_before},
+                         {"within_after", s.within_after}});
   }
   return {{"pairs", rows}, {"summaries", summaries}};
 }

@@ -644,7 +644,9 @@ TEST(PlanCli, PredictionsCarryTheirBand) {
 
 // --calibrated: each run set again after leave-one-out calibration, and the pairs at two scales.
 TEST(PlanCli, ValidateCalibratedLeaveOneOut) {
-  const test::Run r = plan("validate --calibrated");
+  // One run (the fits take seconds): the console and the JSON, written beside it.
+  const std::string json = test::temp_dir("plan-validate-calibrated") + "/validate.json";
+  const test::Run r = plan("validate --calibrated --json " + json);
   ASSERT_NE(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find("# after calibration, leave-one-out: each row predicted with the efficiencies "
                        "fitted to the other runs of its group on its device"),
@@ -662,7 +664,7 @@ TEST(PlanCli, ValidateCalibratedLeaveOneOut) {
   EXPECT_GT(j["band_coverage"]["rows"].get<int>(), 100);
   EXPECT_FALSE(j.contains("scale_pairs"));
   // --calibrated --json: the pairs and their summaries, the console's numbers.
-  const nlohmann::json c = nlohmann::json::parse(plan("validate --calibrated --json -").out);
+  const nlohmann::json c = nlohmann::json::parse(test::read_file(json));
   ASSERT_TRUE(c.contains("scale_pairs")) << c.dump();
   const nlohmann::json& first = c["scale_pairs"]["summaries"][0];
   EXPECT_EQ(first["scope"], "same_source");
