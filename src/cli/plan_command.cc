@@ -178,6 +178,10 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "ZeRO 2 or 3 sharded by PyTorch FSDP (Composer/LLM Foundry, torchtitan): every "
                "micro-batch's gradients reduce-scattered per unit after passes over the unsharded "
                "gradient; ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch");
+  app.add_flag("--train-metrics", o.train_metrics,
+               "Composer's training metrics after every micro-batch (LLM Foundry's MPT: "
+               "LanguageCrossEntropy and LanguagePerplexity, two fp32 cross-entropies over the "
+               "logits, no backward)");
   app.add_option("--capacity-factor", o.capacity_factor,
                  "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
                  "padded (GShard, DeepSpeed-MoE); 0: dropless")
@@ -289,6 +293,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.tp_overlap = o.tp_overlap;
   p.fp32_grad_reduce = o.fp32_grad_reduce;
   p.fsdp = o.fsdp;
+  p.train_metrics = o.train_metrics;
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -565,6 +570,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.tp_overlap) w.push_back("--tp-overlap");
   if (p.fp32_grad_reduce) w.push_back("--fp32-grad-reduce");
   if (p.fsdp) w.push_back("--fsdp");
+  if (p.train_metrics) w.push_back("--train-metrics");
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");

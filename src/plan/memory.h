@@ -72,6 +72,12 @@ struct Layout {
   // unsharded gradient in HBM, and ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch
   // (step.cc, fsdp_grad_pass_seconds and dp_seconds).
   bool fsdp = false;
+  // Composer's training metrics, updated after every micro-batch's backward on its logits
+  // (composer/trainer/trainer.py, _train_microbatch: "Use microbatch outputs to update training
+  // metrics", _eval_train_metrics under torch.no_grad() and the run's precision context): LLM
+  // Foundry's MPT lists LanguageCrossEntropy and LanguagePerplexity, each a
+  // torch.nn.CrossEntropyLoss over the [tokens × vocab] logits (step.cc, train_metrics_seconds).
+  bool train_metrics = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

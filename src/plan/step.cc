@@ -445,6 +445,33 @@ double logits_seconds(const Ctx& c) {
          traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
 }
 
+// HBM bytes per logit of one fp32 cross-entropy over bf16 logits, forward only: under autocast
+// cross_entropy runs in float32 (torch.amp docs, "CUDA Ops that can autocast to float32":
+// cross_entropy, log_softmax, nll_loss), so the logits are cast (2 B read, 4 B written) and
+// log_softmax reads the fp32 copy for each row's max, again for the sum of exponentials and again
+// for its output, which it writes (3 · 4 + 4 B): aten/src/ATen/native/cuda/SoftMax.cu,
+// cunn_SoftMaxForward — the shared-memory variant takes a row only below (sharedMemPerBlock −
+// reduction scratch) / 4 B, about 12,280 fp32 values in a 48 KB block, and a vocabulary row of
+// 50,368 is past it. nll_loss then reads one value per token.
+constexpr double kMetricBytesPerLogit = 2 + 4 + 3 * 4 + 4;
+// LLM Foundry's MPT trains with two metrics, each its own torch.nn.CrossEntropyLoss(
+// reduction='sum') over the logits (llmfoundry/models/mpt/modeling_mpt.py at b2a43a147,
+// ComposerMPTCausalLM: train_metrics = [LanguageCrossEntropy(), LanguagePerplexity()];
+// composer/metrics/nlp.py: LanguagePerplexity subclasses LanguageCrossEntropy, whose update calls
+// self.loss_fn(logits, target)); MosaicGPT, its predecessor, listed the same pair.
+constexpr double kTrainMetricPasses = 2;
+
+// Composer's training metrics on the last stage, every micro-batch (Layout::train_metrics):
+// after the backward, under torch.no_grad() and the run's precision context
+// (composer/trainer/trainer.py v0.16.4, _train_microbatch → _eval_train_metrics), each metric runs
+// one fp32 cross-entropy over the micro-batch's [tokens × vocab] logits; no backward.
+double train_metrics_seconds(const Ctx& c) {
+  if (!c.p.train_metrics) return 0;
+  const double logits = tokens_per_micro_batch(c) * d(c.m.vocab) / c.p.tp;
+  return kTrainMetricPasses * kMetricBytesPerLogit * logits /
+         (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+}
+
 // One activation (and one gradient) per virtual stage boundary and micro-batch, scattered over
 // TP (Narayanan et al. Section 4.1, scatter/gather optimisation).
 double pp_seconds_per_micro_batch(const Ctx& c) {
@@ -541,7 +568,8 @@ MicroBatch micro_batch_seconds(const Ctx& c) {
   const StageLoad stage = pacing_stage(c, layer_s, output_s);
   const double layers = stage.layers;
   MicroBatch mb;
-  mb.compute = layers * layer_s + stage.output * (1 + c.m.mtp_layers) * output_s;
+  mb.compute = layers * layer_s + stage.output * ((1 + c.m.mtp_layers) * output_s +
+                                                  train_metrics_seconds(c));
   mb.tp = layers * layer_tp_seconds(c);
   mb.cp = layers * layer_cp_seconds(c, f);
   mb.ep = layers * layer_ep_seconds(c);
