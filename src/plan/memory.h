@@ -72,6 +72,11 @@ struct Layout {
   // unsharded gradient in HBM, and ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch
   // (step.cc, fsdp_grad_pass_seconds and dp_seconds).
   bool fsdp = false;
+  // The allgather dispatcher's combine in fp32: MindSpeed's allgather_token_unpermutation (the
+  // patch ModelLink applies under --moe-permutation-async-comm) scatter-adds the experts' outputs
+  // into an fp32 buffer of the gathered tokens and reduce-scatters that fp32 buffer (step.cc,
+  // allgather_dispatch_seconds). Read only with the allgather dispatcher.
+  bool fp32_combine = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;
