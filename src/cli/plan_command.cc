@@ -199,6 +199,9 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                  "allgather (tokens gathered over the ep × etp ranks) or deepep (the flex "
                  "dispatcher with DeepEP: a token crosses the network once per target node)")
       ->capture_default_str()->check(CLI::IsMember({"alltoall", "allgather", "deepep"}));
+  app.add_flag("--fp32-combine", o.fp32_combine,
+               "The allgather dispatcher's combine scatter-added and reduce-scattered in fp32 "
+               "(MindSpeed's allgather unpermutation, ModelLink --moe-permutation-async-comm)");
 }
 
 plan::ModelSpec load_model_option(const PlanOptions& o) {
@@ -294,6 +297,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.fp32_grad_reduce = o.fp32_grad_reduce;
   p.fsdp = o.fsdp;
   p.train_metrics = o.train_metrics;
+  p.fp32_combine = o.fp32_combine;
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -578,6 +582,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.dispatcher != plan::Dispatcher::kAllToAll) {
     add("--dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
   }
+  if (p.fp32_combine) w.push_back("--fp32-combine");
   if (!p.flash_attention) w.push_back("--no-flash-attention");
   if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
   if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));

@@ -30,6 +30,7 @@ struct PlanOptions {
   bool fp32_grad_reduce = false;
   bool fsdp = false;
   bool train_metrics = false;
+  bool fp32_combine = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

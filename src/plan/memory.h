@@ -78,6 +78,11 @@ struct Layout {
   // Foundry's MPT lists LanguageCrossEntropy and LanguagePerplexity, each a
   // torch.nn.CrossEntropyLoss over the [tokens × vocab] logits (step.cc, train_metrics_seconds).
   bool train_metrics = false;
+  // The allgather dispatcher's combine in fp32: MindSpeed's allgather_token_unpermutation (the
+  // patch ModelLink applies under --moe-permutation-async-comm) scatter-adds the experts' outputs
+  // into an fp32 buffer of the gathered tokens and reduce-scatters that fp32 buffer (step.cc,
+  // allgather_dispatch_seconds). Read only with the allgather dispatcher.
+  bool fp32_combine = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

@@ -358,15 +358,30 @@ double a2a_seconds(const Ctx& c, double value_bytes) {
 // all-gather of the same size). One pass, forward or backward: the all-gather and the
 // reduce-scatter of the ep·etp ranks' tokens, h bf16 values each, plus top_k (int64 index, fp32
 // probability) per token in the forward.
+// With --fp32-combine the combine's buffer is fp32 (4 bytes a value): MindSpeed's
+// allgather_token_unpermutation (mindspeed/core/transformer/moe/token_dispatcher.py at 4ea42a23,
+// the commit ModelLink d4feda79's README pins; ModelLink registers it for
+// MoEAllGatherTokenDispatcher.token_unpermutation when --moe-permutation-async-comm is set,
+// modellink/patchs/megatron_patch.py) allocates it "torch.zeros(global_hidden_shape,
+// dtype=torch.float, ...)", index_puts the experts' outputs into it as float and hands it to
+// reduce_scatter_to_sequence_parallel_region_from_moe: the forward's reduce-scatter and the
+// backward's all-gather of its gradient (autograd keeps the fp32 dtype) carry 4 bytes a value;
+// the dispatch's all-gather and its backward reduce-scatter stay bf16. Megatron-Core's own
+// token_unpermutation allocates the buffer in hidden_states.dtype (bf16).
 double allgather_dispatch_seconds(const Ctx& c, bool forward) {
   const int ranks = c.p.ep * c.p.expert_tp();
   if (ranks <= 1) return 0;
   const GroupShape g = group_shape(ranks, 1, c.net.cluster());
   const double tokens = local_tokens(c) * ranks;
-  const double hidden = tokens * d(c.m.hidden) * kActivationBytes;
-  const double routing = forward ? tokens * c.m.moe->top_k * (8 + 4) : 0;
-  return c.net.time(Collective::kAllGather, hidden + routing, g).seconds +
-         c.net.time(Collective::kReduceScatter, hidden, g).seconds;
+  const double dispatched = tokens * d(c.m.hidden) * kActivationBytes;
+  const double combined = tokens * d(c.m.hidden) * (c.p.fp32_combine ? 4.0 : kActivationBytes);
+  if (!forward) {
+    return c.net.time(Collective::kAllGather, combined, g).seconds +
+           c.net.time(Collective::kReduceScatter, dispatched, g).seconds;
+  }
+  const double routing = tokens * c.m.moe->top_k * (8 + 4);
+  return c.net.time(Collective::kAllGather, dispatched + routing, g).seconds +
+         c.net.time(Collective::kReduceScatter, combined, g).seconds;
 }
 
 // MoE dispatch and combine of one average layer: in each forward pass dispatch at the dispatch
@@ -712,11 +727,13 @@ int communicators(const Layout& p) {
 
 // The dispatch's receive buffer and the combine's input: top_k copies of the device's tokens.
 // The allgather dispatcher's gathered tokens and the buffer its combine scatter-adds into: two
-// tensors of the ep·etp ranks' tokens.
+// tensors of the ep·etp ranks' tokens, the second fp32 under --fp32-combine.
 double moe_buffer_bytes(const Ctx& c) {
   if (!c.m.moe || c.moe_layers == 0) return 0;
   if (c.p.dispatcher == Dispatcher::kAllGather) {
-    return 2 * local_tokens(c) * c.p.ep * c.p.expert_tp() * d(c.m.hidden) * kActivationBytes;
+    const double combine_bytes = c.p.fp32_combine ? 4.0 : kActivationBytes;
+    return local_tokens(c) * c.p.ep * c.p.expert_tp() * d(c.m.hidden) *
+           (kActivationBytes + combine_bytes);
   }
   return 2 * local_tokens(c) * c.p.expert_tp() * c.m.moe->top_k * d(c.m.hidden) * kActivationBytes;
 }
@@ -861,7 +878,16 @@ void check_experts(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
                            name_of(kDispatcherNames, p.dispatcher));
       });
     }
+    if (p.fp32_combine) {
+      check.fail([] { return std::string("--fp32-combine needs a MoE model"); });
+    }
     return;
+  }
+  if (p.fp32_combine && p.dispatcher != Dispatcher::kAllGather) {
+    check.fail([] {
+      return std::string("--fp32-combine is MindSpeed's allgather unpermutation: it needs "
+                         "--dispatcher allgather");
+    });
   }
   if (p.einsum_dispatch && p.capacity_factor <= 0) {
     check.fail([] {

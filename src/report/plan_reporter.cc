@@ -195,7 +195,8 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)},
           {"fp32_grad_reduce", p.fp32_grad_reduce},
           {"fsdp", p.fsdp},
-          {"train_metrics", p.train_metrics}};
+          {"train_metrics", p.train_metrics},
+          {"fp32_combine", p.fp32_combine}};
 }
 
 namespace {
@@ -255,6 +256,7 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   if (j.contains("fp32_grad_reduce")) p.fp32_grad_reduce = f.boolean(j, path, "fp32_grad_reduce");
   if (j.contains("fsdp")) p.fsdp = f.boolean(j, path, "fsdp");
   if (j.contains("train_metrics")) p.train_metrics = f.boolean(j, path, "train_metrics");
+  if (j.contains("fp32_combine")) p.fp32_combine = f.boolean(j, path, "fp32_combine");
   return p;
 }
 
@@ -285,6 +287,7 @@ std::string layout_text(const plan::Layout& p) {
   if (p.cp_algo == plan::CpAlgo::kUlysses) text += " · ulysses cp";
   if (p.dispatcher != plan::Dispatcher::kAllToAll) {
     text += fmt::format(" · {} dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
+    if (p.fp32_combine) text += " · fp32 combine";
   }
   if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
   if (p.fsdp) text += " · PyTorch FSDP";

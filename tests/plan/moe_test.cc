@@ -403,5 +403,45 @@ TEST(Moe, AllGatherDispatcherGathersEveryTokenOverTheEpTimesEtpRanks) {
             std::vector<std::string>{"--dispatcher allgather needs a MoE model"});
 }
 
+// MindSpeed's allgather unpermutation (--fp32-combine; ModelLink --moe-permutation-async-comm)
+// scatter-adds into an fp32 buffer and reduce-scatters it: the same layout as above, the forward's
+// reduce-scatter and the backward's all-gather of the combine carry 32,768 × 7168 × 4 = 939.5 MB
+// instead of 469.8 MB; the dispatch's all-gather (with the routing) and its backward
+// reduce-scatter stay bf16. The buffer: 470 MB of gathered tokens + 940 MB fp32 combine. Without
+// the allgather dispatcher it is refused.
+TEST(Moe, Fp32CombineDoublesTheAllGatherDispatchersCombineBytes) {
+  const HardwareSpec hw = test_models::hopper("h800-like", 200);
+  const ModelSpec m = deepseek_like();
+  const Network net(default_cluster(hw), Algorithm::kAuto);
+  const Predictor predict(m, hw, net, "bf16", compute_model(hw));
+  Layout p;
+  p.dp = 8;
+  p.ep = 8;
+  p.etp = 1;
+  p.global_batch = 8;
+  p.dispatcher = Dispatcher::kAllGather;
+  p.fp32_combine = true;
+  const GroupShape g = group_shape(8, 1, net.cluster());
+  const double hidden = 32768.0 * 7168 * 2;
+  const double combined = 32768.0 * 7168 * 4;
+  const double routing = 32768.0 * 8 * 12;
+  EXPECT_NEAR(combined / 1e6, 939.5, 0.05);
+  const double forward = net.time(Collective::kAllGather, hidden + routing, g).seconds +
+                         net.time(Collective::kReduceScatter, combined, g).seconds;
+  const double backward = net.time(Collective::kAllGather, combined, g).seconds +
+                          net.time(Collective::kReduceScatter, hidden, g).seconds;
+  const Prediction r = predict(p);
+  EXPECT_NEAR(r.breakdown.ep, 58 * (forward + backward), 1e-12);
+  Layout bf16 = p;
+  bf16.fp32_combine = false;
+  EXPECT_GT(r.breakdown.ep, predict(bf16).breakdown.ep);
+  EXPECT_NEAR(r.memory.buffers - predict(bf16).memory.buffers, combined - hidden, 1);
+  Layout a2a = p;
+  a2a.dispatcher = Dispatcher::kAllToAll;
+  EXPECT_EQ(layout_problems(m, a2a, 8),
+            std::vector<std::string>{"--fp32-combine is MindSpeed's allgather unpermutation: it "
+                                     "needs --dispatcher allgather"});
+}
+
 }  // namespace
 }  // namespace plumb::plan

@@ -51,6 +51,13 @@ TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   p.dispatcher = plan::Dispatcher::kAllGather;
   p.fp32_grad_reduce = false;
   EXPECT_EQ(layout_json(p)["dispatcher"], "allgather");
+  // MindSpeed's fp32 combine (--fp32-combine) is named after its dispatcher and read back.
+  p.fp32_combine = true;
+  EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 8 · vpp 2 · dp 32 · ep 32 · mbs 1 · ZeRO 0 · "
+                            "recompute none · allgather dispatcher · fp32 combine · PyTorch FSDP");
+  EXPECT_TRUE(layout_from_json(layout_json(p), JsonFields("step.json"), "plan_run.layout")
+                  .fp32_combine);
+  p.fp32_combine = false;
   // Written before the field: the default, bf16 reduction.
   nlohmann::json old = layout_json(p);
   old.erase("fp32_grad_reduce");
