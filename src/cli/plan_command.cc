@@ -158,8 +158,11 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->transform(number_option(kGlobalBatch));
   app.add_option("--zero", o.zero, "ZeRO stage: 0, 1 (optimizer), 2 (+ gradients), 3 (+ weights)")
       ->capture_default_str()->transform(number_option(kZeroStage));
-  app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+  app.add_option("--recompute", o.recompute,
+                 "Activation recomputation: none, selective (attention's scores, Megatron), full, "
+                 "selective-op (torchtitan's op policy: all but the matmuls and attention, and "
+                 "every second matmul)")
+      ->capture_default_str()->check(CLI::IsMember(plan::kRecomputeNames));
   app.add_option("--etp", o.etp, "Expert tensor parallel of the MoE layers (default: tp); ep × etp "
                  "fold over tp × cp × dp")->transform(number_option(kDeviceCount));
   app.add_option("--schedule", o.schedule, "Pipeline schedule (default: interleaved with --vpp > 1, "
@@ -178,6 +181,9 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "ZeRO 2 or 3 sharded by PyTorch FSDP (Composer/LLM Foundry, torchtitan): every "
                "micro-batch's gradients reduce-scattered per unit after passes over the unsharded "
                "gradient; ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch");
+  app.add_flag("--eager", o.eager,
+               "PyTorch eager mode (no torch.compile): the Llama reference code's element-wise ops "
+               "(RMSNorm, rotary, SwiGLU) one kernel each, as torchtitan runs them uncompiled");
   app.add_option("--capacity-factor", o.capacity_factor,
                  "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
                  "padded (GShard, DeepSpeed-MoE); 0: dropless")
@@ -289,6 +295,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.tp_overlap = o.tp_overlap;
   p.fp32_grad_reduce = o.fp32_grad_reduce;
   p.fsdp = o.fsdp;
+  p.eager = o.eager;
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -565,6 +572,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.tp_overlap) w.push_back("--tp-overlap");
   if (p.fp32_grad_reduce) w.push_back("--fp32-grad-reduce");
   if (p.fsdp) w.push_back("--fsdp");
+  if (p.eager) w.push_back("--eager");
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");

@@ -29,6 +29,7 @@ struct PlanOptions {
   bool ep_overlap = false, tp_overlap = false;
   bool fp32_grad_reduce = false;
   bool fsdp = false;
+  bool eager = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

@@ -46,7 +46,8 @@ const std::vector<std::string> kLayoutKeys = {
     "zero", "mbs", "gbs",       "recompute", "schedule",  "ep_overlap", "shared_expert_overlap",
     "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len",
     "capacity_factor",          "einsum_dispatch",        "cp_algo",
-    "dispatcher",               "fp32_grad_reduce",       "fsdp"};
+    "dispatcher",               "fp32_grad_reduce",       "fsdp",
+    "eager"};
 const std::vector<std::string> kMeasuredKeys = {"tokens_per_s_per_device", "step_time_s",
                                                 "tflops_per_device", "mfu", "flops_per_token"};
 
@@ -373,6 +374,7 @@ class RunReader {
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
     if (auto v = flag(node, "fp32_grad_reduce")) p.fp32_grad_reduce = *v;
     if (auto v = flag(node, "fsdp")) p.fsdp = *v;
+    if (auto v = flag(node, "eager")) p.eager = *v;
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
     if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;

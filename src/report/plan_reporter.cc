@@ -194,7 +194,8 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
           {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)},
           {"fp32_grad_reduce", p.fp32_grad_reduce},
-          {"fsdp", p.fsdp}};
+          {"fsdp", p.fsdp},
+          {"eager", p.eager}};
 }
 
 namespace {
@@ -253,6 +254,7 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   }
   if (j.contains("fp32_grad_reduce")) p.fp32_grad_reduce = f.boolean(j, path, "fp32_grad_reduce");
   if (j.contains("fsdp")) p.fsdp = f.boolean(j, path, "fsdp");
+  if (j.contains("eager")) p.eager = f.boolean(j, path, "eager");
   return p;
 }
 
@@ -286,6 +288,7 @@ std::string layout_text(const plan::Layout& p) {
   }
   if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
   if (p.fsdp) text += " · PyTorch FSDP";
+  if (p.eager) text += " · eager";
   return text;
 }
 
