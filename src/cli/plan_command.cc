@@ -158,8 +158,11 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--gbs", o.gbs, "Global batch size (sequences per step)")->transform(number_option(kGlobalBatch));
   app.add_option("--zero", o.zero, "ZeRO stage: 0, 1 (optimizer), 2 (+ gradients), 3 (+ weights)")
       ->capture_default_str()->transform(number_option(kZeroStage));
-  app.add_option("--recompute", o.recompute, "Activation recomputation")->capture_default_str()
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+  app.add_option("--recompute", o.recompute,
+                 "Activation recomputation: none, selective (attention's scores, Megatron), full, "
+                 "selective-op (torchtitan's op policy: all but the matmuls and attention, and "
+                 "every second matmul)")
+      ->capture_default_str()->check(CLI::IsMember(plan::kRecomputeNames));
   app.add_option("--etp", o.etp, "Expert tensor parallel of the MoE layers (default: tp); ep × etp "
                  "fold over tp × cp × dp")->transform(number_option(kDeviceCount));
   app.add_option("--schedule", o.schedule, "Pipeline schedule (default: interleaved with --vpp > 1, "
@@ -182,6 +185,9 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "Composer's training metrics after every micro-batch (LLM Foundry's MPT: "
                "LanguageCrossEntropy and LanguagePerplexity, two fp32 cross-entropies over the "
                "logits, no backward)");
+  app.add_flag("--eager", o.eager,
+               "PyTorch eager mode (no torch.compile): the Llama reference code's element-wise ops "
+               "(RMSNorm, rotary, SwiGLU) one kernel each, as torchtitan runs them uncompiled");
   app.add_option("--capacity-factor", o.capacity_factor,
                  "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
                  "padded (GShard, DeepSpeed-MoE); 0: dropless")
@@ -298,6 +304,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.fsdp = o.fsdp;
   p.train_metrics = o.train_metrics;
   p.fp32_combine = o.fp32_combine;
+  p.eager = o.eager;
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -575,6 +582,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.fp32_grad_reduce) w.push_back("--fp32-grad-reduce");
   if (p.fsdp) w.push_back("--fsdp");
   if (p.train_metrics) w.push_back("--train-metrics");
+  if (p.eager) w.push_back("--eager");
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");

@@ -31,6 +31,7 @@ struct PlanOptions {
   bool fsdp = false;
   bool train_metrics = false;
   bool fp32_combine = false;
+  bool eager = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

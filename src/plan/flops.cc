@@ -71,4 +71,13 @@ double full_recompute_flops_per_token(const ModelSpec& m) {
   return 4 * body_forward_flops(m) + 3 * heads_forward_flops(m);
 }
 
+double every_second_mm_flops(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  return 2 * (h * d(k_width(m)) + d(o_width(m)) * h + h * d(m.ffn_hidden));
+}
+
+double selective_op_flops_per_token(const ModelSpec& m) {
+  return model_flops_per_token(m) + every_second_mm_flops(m) * m.layers;
+}
+
 }  // namespace plumb::plan

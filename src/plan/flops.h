@@ -55,4 +55,16 @@ double model_flops_per_token(const ModelSpec& m);
 // not recomputed. What HFU counts.
 double full_recompute_flops_per_token(const ModelSpec& m);
 
+// Forward FLOPs per token of the matmuls torchtitan's op-level selective checkpointing recomputes
+// in one dense layer (Recompute::kSelectiveOp): of the layer's mms in call order — wq, wk, wv, wo,
+// then w1, w3, w2 for SwiGLU or w1, w2 for GELU (torchtitan/models/llama/model.py at 9dec370,
+// Attention.forward and FeedForward.forward) — every second one: wk (h·k_width), wo (o_width·h)
+// and the sixth, w3 or w2 (h·f). 2 FLOPs per weight. Llama 3 8B: 2·(4096·1024 + 4096·4096 +
+// 4096·14336) = 159,383,552.
+double every_second_mm_flops(const ModelSpec& m);
+
+// Hardware FLOPs per trained token under Recompute::kSelectiveOp: the model's FLOPs and, in every
+// layer, every_second_mm_flops once more. What HFU counts.
+double selective_op_flops_per_token(const ModelSpec& m);
+
 }  // namespace plumb::plan

@@ -10,7 +10,8 @@
 namespace plumb::plan {
 
 inline const std::map<std::string, Recompute> kRecomputeNames = {
-    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull},
+    {"selective-op", Recompute::kSelectiveOp}};
 inline const std::map<std::string, Schedule> kScheduleNames = {
     {"1f1b", Schedule::kOneFOneB},
     {"interleaved", Schedule::kInterleaved},

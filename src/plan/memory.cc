@@ -119,6 +119,18 @@ double core_mlp_factor(const ModelSpec& m) {
   return 2 + routed + shared;
 }
 
+// Bytes per token and h that torchtitan's op-level policy keeps of one dense layer
+// (Recompute::kSelectiveOp): the layer's input (the checkpoint's, 2), the outputs of the mms it
+// saves — wq, wv and w1, and w2 for SwiGLU (the 1st, 3rd, 5th and 7th; GELU's six mms end on w2,
+// the 6th, recomputed) — and flash attention's output with its fp32 log-sum-exp per head.
+// Llama 3 8B: 2·(4096 + 4096 + 1024 + 4096 + 14336 + 4096)/4096 + 4·32/4096 = 15.53.
+double selective_op_factor(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  const double down = m.ffn_type == FfnType::kSwiglu ? h : 0;
+  const double mm_outputs = d(q_width(m)) + d(v_width(m)) + d(m.ffn_hidden) + down;
+  return (2 * (h + mm_outputs + d(o_width(m))) + 4 * d(m.heads)) / h;
+}
+
 }  // namespace
 
 double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
@@ -137,6 +149,8 @@ double layer_activation_bytes(const ModelSpec& m, const Layout& p) {
       return sbh_t * kept;
     case Recompute::kFull:
       return sbh_t * 2;
+    case Recompute::kSelectiveOp:
+      return sbh_t * selective_op_factor(m);
   }
   return 0;
 }

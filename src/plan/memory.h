@@ -10,7 +10,13 @@
 
 namespace plumb::plan {
 
-enum class Recompute { kNone, kSelective, kFull };
+// What the backward recomputes: nothing; attention's score part (Korthikanti et al. 2022, Section
+// 5, Megatron's --recompute-granularity selective); every layer's forward (full); or torchtitan's
+// op-level selective checkpointing (kSelectiveOp: its selective_ac_option 'op' policy keeps the
+// outputs of the matmuls, flash attention and the max/abs of FP8 scaling, "except every second
+// mm", and recomputes the rest of the layer's forward — torchtitan/parallelisms/
+// parallelize_llama.py at 9dec370, _save_list and _custom_policy; the same at e7c0cae).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 
 // The most devices a plan may span: 2^24 = 16,777,216, far beyond any cluster built (the largest
 // announced hold a few hundred thousand accelerators). It keeps every layout size inside an int
@@ -83,6 +89,12 @@ struct Layout {
   // into an fp32 buffer of the gathered tokens and reduce-scatters that fp32 buffer (step.cc,
   // allgather_dispatch_seconds). Read only with the allgather dispatcher.
   bool fp32_combine = false;
+  // PyTorch eager mode (no torch.compile) running the Llama reference code's element-wise ops one
+  // by one: RMSNorm as eight kernels, partly in fp32, rotary embeddings through complex fp32, SwiGLU as
+  // silu then mul (torchtitan/models/norms.py RMSNorm and models/llama/model.py at 9dec370; Meta's
+  // llama/model.py, which both copy). Their HBM traffic replaces the fused kernels' (step.cc,
+  // eager_traffic_per_token). SwiGLU models only.
+  bool eager = false;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

@@ -233,12 +233,52 @@ double attention_padding(const ModelSpec& m) {
   return (std::max(qk, pad) + std::max(v, pad)) / (qk + v);
 }
 
+// PyTorch eager mode (Layout::eager), the Llama reference code's element-wise ops one kernel each
+// (torchtitan/models/norms.py RMSNorm and models/llama/model.py at 9dec370), HBM bytes per value:
+// RMSNorm x.float() (read 2, write 4), pow(2) (4 + 4), mean (4), x·rsqrt (4 + 4), type_as (4 + 2),
+// ·weight (2 + 2); rotary embeddings on Q and K x.float() (2 + 4), the complex product (4 + 4),
+// type_as (4 + 2); each residual add 2 + 2 + 2; SwiGLU silu (2 + 2) and its product (2 + 2 + 2).
+constexpr double kEagerRmsNormBytes = 6 + 8 + 4 + 8 + 6 + 4;
+constexpr double kEagerRopeBytes = 6 + 8 + 6;
+constexpr double kEagerResidualBytes = 6;
+constexpr double kEagerSwigluBytes = 4 + 6;
+// Their kernels per layer: each RMSNorm 8 (float, pow, mean, add, rsqrt, mul, type_as, mul), rotary
+// 6 (float, mul, type_as for Q and K), the two residual adds, silu and mul; with GQA repeat_kv's
+// two copies.
+constexpr double kEagerKernelsPerLayer = 2 * 8 + 6 + 2 + 2;
+
+// HBM bytes per token of one layer's forward element-wise work in eager mode: two RMSNorms and two
+// residual adds over h, rotary over Q and K, SwiGLU over f, and under GQA repeat_kv copying K and
+// V from kv width to Q's (read 2, write 2 per value). Llama 3 8B: 72·4096 + 20·5120 +
+// 4·(1024 + 4096) + 12·4096 + 10·14336 = 610,304.
+double eager_traffic_per_token(const ModelSpec& m) {
+  const double h = d(m.hidden);
+  const double q = d(q_width(m));
+  const double k = d(k_width(m));
+  const double repeat_kv = k < q ? 2 * 2 * (k + q) : 0;
+  return 2 * kEagerRmsNormBytes * h + kEagerRopeBytes * (q + k) + repeat_kv +
+         2 * kEagerResidualBytes * h + kEagerSwigluBytes * d(m.ffn_hidden);
+}
+
+double eager_kernels(const ModelSpec& m) {
+  return kEagerKernelsPerLayer + (k_width(m) < q_width(m) ? 2 : 0);
+}
+
+// HBM traffic and kernels of one layer's forward element-wise work: the fused kernels' (each kept
+// activation written once and read once) or, in eager mode, the reference code's op by op.
+std::pair<double, double> elementwise_work(const Ctx& c) {
+  if (c.p.eager) {
+    return {eager_traffic_per_token(c.m) * tokens_per_micro_batch(c) / c.p.tp, eager_kernels(c.m)};
+  }
+  Layout no_recompute = c.p;
+  no_recompute.recompute = Recompute::kNone;
+  return {kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute), kKernelsPerLayer};
+}
+
 LayerCompute layer_forward(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double score_flops = attention_score_flops(c.m) * tokens / c.p.tp;
   const double flops = c.layer_flops * tokens / c.p.tp;
-  Layout no_recompute = c.p;
-  no_recompute.recompute = Recompute::kNone;
   LayerCompute t;
   const double efficiency = dense_gemm_efficiency(c) * gemm_width_factor(d(c.m.hidden) / c.p.tp);
   const double routed = c.routed_flops * tokens / c.p.tp;
@@ -250,8 +290,7 @@ LayerCompute layer_forward(const Ctx& c) {
     t.gemm += moe_share(c) * einsum_dispatch_flops(c) / einsum_rate;
   }
   t.scores = score_flops * attention_padding(c.m) / (c.peak_bf16 * c.gemm_efficiency * c.e.attention);
-  double traffic = kTrafficPerActivationByte * layer_activation_bytes(c.m, no_recompute);
-  double kernels = kKernelsPerLayer;
+  auto [traffic, kernels] = elementwise_work(c);
   if (c.m.moe) {
     traffic += moe_share(c) * routing_traffic(c);
     kernels += moe_share(c) * kRoutingKernels;
@@ -265,11 +304,27 @@ LayerCompute layer_forward(const Ctx& c) {
 // Forward + backward (twice the forward) + recomputation: full repeats the forward, selective
 // repeats attention's score part (Korthikanti Section 5). Under FP8 the forward's and the
 // backward's quantisation each once (and the forward's again under full recomputation).
+// torchtitan's op-level policy (kSelectiveOp) keeps the matmuls' outputs but every second one's and
+// flash attention's, so it repeats the forward's element-wise work, its kernels, its quantisation
+// and every_second_mm_flops of its GEMMs.
+double recompute_seconds(const Ctx& c, const LayerCompute& f) {
+  switch (c.p.recompute) {
+    case Recompute::kFull:
+      return f.total() + f.quantise_forward;
+    case Recompute::kSelective:
+      return f.scores;
+    case Recompute::kSelectiveOp: {
+      const double mm_share = every_second_mm_flops(c.m) / (c.layer_flops - attention_score_flops(c.m));
+      return f.gemm * mm_share + f.memory + f.kernels + f.quantise_forward;
+    }
+    case Recompute::kNone:
+      return 0;
+  }
+  return 0;
+}
+
 double layer_compute_seconds(const Ctx& c, const LayerCompute& f) {
-  double recompute = 0;
-  if (c.p.recompute == Recompute::kFull) recompute = f.total() + f.quantise_forward;
-  if (c.p.recompute == Recompute::kSelective) recompute = f.scores;
-  return 3 * f.total() + f.quantise_forward + f.quantise_backward + recompute;
+  return 3 * f.total() + f.quantise_forward + f.quantise_backward + recompute_seconds(c, f);
 }
 
 // The forward passes a layer runs per micro-batch: 1, or 2 under full recomputation.
@@ -765,6 +820,8 @@ double hardware_flops_per_token(const ModelSpec& m, Recompute r) {
       return full_recompute_flops_per_token(m);
     case Recompute::kSelective:
       return model_flops_per_token(m) + attention_score_flops(m) * m.layers;
+    case Recompute::kSelectiveOp:
+      return selective_op_flops_per_token(m);
     case Recompute::kNone:
       return model_flops_per_token(m);
   }
@@ -935,6 +992,24 @@ void check_schedule(const Layout& p, LayoutCheck& check) {
   }
 }
 
+// Eager mode and torchtitan's op-level policy are priced from the code of a dense Llama block:
+// its element-wise ops and the order of its matmuls.
+void check_reference_code(const ModelSpec& m, const Layout& p, LayoutCheck& check) {
+  const bool dense = !m.moe && !m.mla;
+  if (p.eager && (!dense || m.ffn_type != FfnType::kSwiglu)) {
+    check.fail([] {
+      return std::string("--eager prices the Llama reference code's element-wise ops (RMSNorm, "
+                         "rotary, SwiGLU): it needs a dense SwiGLU model without MLA");
+    });
+  }
+  if (p.recompute == Recompute::kSelectiveOp && !dense) {
+    check.fail([] {
+      return std::string("--recompute selective-op prices torchtitan's policy by the matmul order "
+                         "of a dense Llama block: it needs a dense model without MLA");
+    });
+  }
+}
+
 }  // namespace
 
 bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
@@ -984,6 +1059,7 @@ bool layout_valid(const ModelSpec& m, const Layout& p, int64_t devices,
   }
   check_experts(m, p, check);
   check_schedule(p, check);
+  check_reference_code(m, p, check);
   // PyTorch FSDP's sharding strategies that plumb prices: SHARD_GRAD_OP and FULL_SHARD.
   if (p.fsdp && p.zero < 2) {
     check.fail([&] {
@@ -1028,7 +1104,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   moe_layers_ = moe_layer_count(m);
   routed_flops_ = routed_expert_flops(m);
   quantised_ = avg_quantised_values(m, precision_);
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+  for (const auto& [name, r] : kRecomputeNames) {
     hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
   }
 }

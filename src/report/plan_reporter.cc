@@ -196,7 +196,8 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"fp32_grad_reduce", p.fp32_grad_reduce},
           {"fsdp", p.fsdp},
           {"train_metrics", p.train_metrics},
-          {"fp32_combine", p.fp32_combine}};
+          {"fp32_combine", p.fp32_combine},
+          {"eager", p.eager}};
 }
 
 namespace {
@@ -257,6 +258,7 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   if (j.contains("fsdp")) p.fsdp = f.boolean(j, path, "fsdp");
   if (j.contains("train_metrics")) p.train_metrics = f.boolean(j, path, "train_metrics");
   if (j.contains("fp32_combine")) p.fp32_combine = f.boolean(j, path, "fp32_combine");
+  if (j.contains("eager")) p.eager = f.boolean(j, path, "eager");
   return p;
 }
 
@@ -292,6 +294,7 @@ std::string layout_text(const plan::Layout& p) {
   if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
   if (p.fsdp) text += " · PyTorch FSDP";
   if (p.train_metrics) text += " · train metrics";
+  if (p.eager) text += " · eager";
   return text;
 }
 

@@ -109,5 +109,14 @@ TEST(Flops, GemmOperandsQuantisedPerToken) {
   EXPECT_DOUBLE_EQ(qwen.backward, 35840);
 }
 
+// torchtitan's op-level policy recomputes every second mm of a Llama block (wq, wk, wv, wo, w1, w3,
+// w2): wk, wo and w3. Llama 3 8B: 2·(4096·1024 + 4096·4096 + 4096·14336) = 159,383,552 FLOPs per
+// token and layer; HFU counts them once more in each of the 32 layers.
+TEST(Flops, EverySecondMatmulAsTorchtitansOpPolicy) {
+  const ModelSpec m = test_models::llama3_8b();
+  EXPECT_DOUBLE_EQ(every_second_mm_flops(m), 159383552.0);
+  EXPECT_DOUBLE_EQ(selective_op_flops_per_token(m) - model_flops_per_token(m), 32 * 159383552.0);
+}
+
 }  // namespace
 }  // namespace plumb::plan

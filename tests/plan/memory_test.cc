@@ -124,5 +124,19 @@ TEST(Memory, ExpertsShardOverExpertParallel) {
                    experts * 3 / 2 * 3 / 4);
 }
 
+// torchtitan's op-level policy keeps per token of a Llama block its input and the outputs of wq, wv,
+// w1 and w2 (the mms it saves: 1st, 3rd, 5th, 7th) and of flash attention with its fp32
+// log-sum-exp per head. Llama 3 8B: 2·(4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 4·32 = 63,616
+// bytes per token, 15.53125·h; over tp and cp like the rest.
+TEST(Memory, SelectiveOpKeepsTheSavedMatmulsOutputs) {
+  const ModelSpec m = test_models::llama3_8b();
+  Layout p;
+  p.recompute = Recompute::kSelectiveOp;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 8192.0 * 63616);
+  p.tp = 2;
+  p.cp = 2;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p), 8192.0 * 63616 / 4);
+}
+
 }  // namespace
 }  // namespace plumb::plan

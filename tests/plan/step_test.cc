@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "common/error.h"
 #include "plan/flops.h"
 #include "plan/models.h"
@@ -527,6 +531,83 @@ TEST(Step, FsdpShardGradOpGathersEachUnitOncePerMicroBatch) {
   EXPECT_NEAR(one.breakdown.dp, unhidden + 0.189 * (per_micro_batch - unhidden) + pass, 1e-12);
   p.global_batch = 48;  // three micro-batches: each gathers and reduces again
   EXPECT_NEAR(predict(p).breakdown.dp, 3 * one.breakdown.dp, 1e-12);
+}
+
+// torchtitan's op-level policy (selective-op) repeats the forward's element-wise work and every
+// second matmul: against full recomputation it saves the scores (what selective repeats) and the
+// GEMMs of the mms it keeps, L·(layer − scores − every second mm)·tokens at the GEMM rate.
+// Llama 3 8B, one micro-batch of 8192 tokens on the A100 above.
+TEST(Step, SelectiveOpRepeatsTheElementwiseWorkAndEverySecondMatmul) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.global_batch = 1;
+  auto compute = [&](Recompute r) {
+    p.recompute = r;
+    return predict(p).breakdown.compute;
+  };
+  const double none = compute(Recompute::kNone);
+  const double selective = compute(Recompute::kSelective);
+  const double full = compute(Recompute::kFull);
+  const double op = compute(Recompute::kSelectiveOp);
+  const double kept_mm = layer_forward_flops(m, 0) - attention_score_flops(m) - every_second_mm_flops(m);
+  const double rate = 312e12 * 0.869 * kFrameworkGemmShare * gemm_width_factor(4096);
+  EXPECT_NEAR((full - none) - (selective - none) - (op - none), 32 * kept_mm * 8192 / rate, 1e-9);
+  EXPECT_GT(op, selective);
+  EXPECT_LT(op, full);
+  const Prediction r = predict(p);
+  EXPECT_NEAR(r.hfu / r.mfu, selective_op_flops_per_token(m) / model_flops_per_token(m), 1e-12);
+}
+
+// Eager mode prices the Llama reference code's element-wise ops: Llama 3 8B moves 610,304 bytes per
+// token and layer forward (2 RMSNorms 36·h each, rotary 20·(q + k), repeat_kv 4·(k + q), 2
+// residual adds 6·h each, SwiGLU 10·f) in 28 kernels, against the fused kernels' 2 × 139,264 kept
+// bytes in 24: 331,776 bytes and 4 kernels more, three times (forward and backward) per layer, and
+// four times under selective-op, which repeats them.
+TEST(Step, EagerModeMovesTheReferenceCodesElementwiseBytes) {
+  const ModelSpec m = test_models::llama3_8b();
+  const HardwareSpec hw = a100();
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.global_batch = 1;
+  const double fused = predict(p).breakdown.compute;
+  p.eager = true;
+  const double eager = predict(p).breakdown.compute;
+  const double per_layer = 331776.0 * 8192 / (2.039e12 * 0.9) + 4 * kKernelOverheadS;
+  EXPECT_NEAR(eager - fused, 3 * 32 * per_layer, 1e-9);
+  p.recompute = Recompute::kSelectiveOp;
+  const double eager_op = predict(p).breakdown.compute;
+  p.eager = false;
+  EXPECT_NEAR(eager_op - predict(p).breakdown.compute, 4 * 32 * per_layer, 1e-9);
+}
+
+// Both are priced from a dense Llama block's code: refused, with one line each, elsewhere.
+TEST(Step, EagerAndSelectiveOpNeedADenseLlamaBlock) {
+  Layout p;
+  p.eager = true;
+  p.recompute = Recompute::kSelectiveOp;
+  p.ep = 8;
+  p.dp = 8;
+  p.global_batch = 8;
+  const std::vector<std::string> problems = layout_problems(test_models::deepseek_v3(), p, 8);
+  EXPECT_NE(std::find(problems.begin(), problems.end(),
+                      "--eager prices the Llama reference code's element-wise ops (RMSNorm, rotary, "
+                      "SwiGLU): it needs a dense SwiGLU model without MLA"),
+            problems.end());
+  EXPECT_NE(std::find(problems.begin(), problems.end(),
+                      "--recompute selective-op prices torchtitan's policy by the matmul order of a "
+                      "dense Llama block: it needs a dense model without MLA"),
+            problems.end());
+  p.ep = 1;
+  p.recompute = Recompute::kNone;
+  EXPECT_EQ(layout_problems(test_models::gpt3(), p, 8),
+            std::vector<std::string>{"--eager prices the Llama reference code's element-wise ops "
+                                     "(RMSNorm, rotary, SwiGLU): it needs a dense SwiGLU model "
+                                     "without MLA"});
+  EXPECT_TRUE(layout_problems(test_models::llama3_8b(), p, 8).empty());
 }
 
 }  // namespace

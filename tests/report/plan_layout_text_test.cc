@@ -74,5 +74,29 @@ TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   }
 }
 
+// Eager mode and torchtitan's op-level checkpointing are named on the layout line and survive the
+// JSON; a plan written before `eager` reads back as compiled.
+TEST(PlanLayoutText, EagerAndSelectiveOpRoundTripThroughJson) {
+  plan::Layout p;
+  p.dp = 8;
+  p.zero = 3;
+  p.global_batch = 16;
+  p.micro_batch = 2;
+  p.recompute = plan::Recompute::kSelectiveOp;
+  p.fsdp = true;
+  p.eager = true;
+  EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 1 · vpp 1 · dp 8 · ep 1 · mbs 2 · ZeRO 3 · "
+                            "recompute selective-op · PyTorch FSDP · eager");
+  const nlohmann::json j = layout_json(p);
+  EXPECT_EQ(j["recompute"], "selective-op");
+  EXPECT_EQ(j["eager"], true);
+  const plan::Layout back = layout_from_json(j, JsonFields("step.json"), "plan_run.layout");
+  EXPECT_EQ(back.recompute, plan::Recompute::kSelectiveOp);
+  EXPECT_TRUE(back.eager);
+  nlohmann::json old = j;
+  old.erase("eager");
+  EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").eager);
+}
+
 }  // namespace
 }  // namespace plumb::report
