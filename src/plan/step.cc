@@ -43,6 +43,8 @@ constexpr double kFp8Bytes = 1;        // an FP8 value
 // TE docs, "Using FP8 with Transformer Engine" (current scaling: the scale comes from the amax of
 // the tensor being cast, so the cast cannot start before a full read) and its columnwise usage.
 constexpr double kQuantiseBytesPerValue = 2 + 2 + 1 + 1;
+// Of those, the amax pass's read of the bf16 tensor.
+constexpr double kAmaxReadBytesPerValue = 2;
 // Kernels per quantised tensor under current scaling: the amax, the scale from it, the
 // cast(-transpose) (Transformer Engine, pytorch/csrc/quantizer.cpp,
 // Float8CurrentScalingQuantizer::quantize_impl: nvte_compute_amax, nvte_compute_scale_from_amax,
@@ -194,16 +196,37 @@ double quantised_tensors_per_pass(const Ctx& c) {
   return moe_share(c) * moe + (1 - moe_share(c)) * kDense;
 }
 
+// The forward GEMM inputs an average layer quantises straight out of a norm, as tensors (and
+// values per token: each is h wide). Megatron-Core's Transformer Engine layer spec fuses the norm
+// into the GEMM that reads it (megatron/core/models/gpt/gpt_layer_specs.py: linear_qkv and a
+// dense MLP's linear_fc1 are column_parallel_layer_norm_linear, TELayerNormColumnParallelLinear),
+// and TE's LayerNormLinear hands the norm its input quantizer (layernorm_linear.py,
+// with_quantized_norm); for current scaling the norm kernel then computes the amax as it writes
+// its output (pytorch/csrc/extensions/normalization.cpp, Impl::FUSED_NORM_AMAX_FP8, "Compute norm
+// and amax in high precision, then quantize to FP8", since TE 2.8), and quantize_with_amax
+// launches only the scale and the cast. Not fused: MLA's down-projections (a separate TENorm
+// before plain TELinear modules), a MoE layer's experts (TENorm as pre_mlp_layernorm, the tokens
+// quantised after dispatch), the attention output and the activation's output (Megatron-Core's
+// own bias_swiglu_impl unless use_te_activation_func), and every backward gradient.
+double norm_fused_quantised_tensors(const Ctx& c) {
+  const double attention = c.m.mla ? 0 : 1;
+  return attention + (1 - moe_share(c));
+}
+
 // FP8 (current scaling) quantisation of one layer's GEMM operands for one micro-batch on one
 // device: kQuantiseBytesPerValue per value at 90% of HBM bandwidth, and three kernels per
-// quantised tensor.
+// quantised tensor; a norm-fused input (norm_fused_quantised_tensors) skips the amax pass, its
+// bf16 read (2 B a value) and its kernel.
 std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
   if (c.quantised.forward <= 0) return {0, 0};
   const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
   const double kernels =
       quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * c.e.kernel_overhead_s;
+  const double fused = norm_fused_quantised_tensors(c);
+  const double fused_kernels = fused * c.e.kernel_overhead_s;
+  const double fused_bytes = kAmaxReadBytesPerValue * fused * d(c.m.hidden) * tokens;
   const double bytes = kQuantiseBytesPerValue * tokens;
-  return {bytes * c.quantised.forward / rate + kernels,
+  return {(bytes * c.quantised.forward - fused_bytes) / rate + kernels - fused_kernels,
           bytes * c.quantised.backward / rate + kernels};
 }
 
