@@ -188,6 +188,10 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
   app.add_flag("--eager", o.eager,
                "PyTorch eager mode (no torch.compile): the Llama reference code's element-wise ops "
                "(RMSNorm, rotary, SwiGLU) one kernel each, as torchtitan runs them uncompiled");
+  app.add_flag("--no-gradient-accumulation-fusion", o.no_grad_accum_fusion,
+               "Megatron without gradient accumulation fusion (ModelLink always): each "
+               "micro-batch's bf16 weight gradients added into the fp32 main_grad by the DDP "
+               "hook, one element-wise pass over the device's parameters");
   app.add_option("--capacity-factor", o.capacity_factor,
                  "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
                  "padded (GShard, DeepSpeed-MoE); 0: dropless")
@@ -305,6 +309,7 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.train_metrics = o.train_metrics;
   p.fp32_combine = o.fp32_combine;
   p.eager = o.eager;
+  p.grad_accum_fusion = !o.no_grad_accum_fusion;
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -583,6 +588,7 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.fsdp) w.push_back("--fsdp");
   if (p.train_metrics) w.push_back("--train-metrics");
   if (p.eager) w.push_back("--eager");
+  if (!p.grad_accum_fusion) w.push_back("--no-gradient-accumulation-fusion");
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");

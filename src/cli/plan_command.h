@@ -32,6 +32,7 @@ struct PlanOptions {
   bool train_metrics = false;
   bool fp32_combine = false;
   bool eager = false;
+  bool no_grad_accum_fusion = false;
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

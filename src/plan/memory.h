@@ -95,6 +95,14 @@ struct Layout {
   // llama/model.py, which both copy). Their HBM traffic replaces the fused kernels' (step.cc,
   // eager_traffic_per_token). SwiGLU models only.
   bool eager = false;
+  // Megatron's gradient accumulation fusion (--gradient-accumulation-fusion, on by default): the
+  // weight-gradient GEMM of every tensor-parallel linear layer accumulates into the fp32 main_grad
+  // itself (fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32; MindSpeed's
+  // npu_matmul_add_fp32 on Ascend). Without it (--no-gradient-accumulation-fusion, and always in
+  // ModelLink, whose own argument keeps it off) the GEMM returns a bf16 gradient and the DDP
+  // parameter hook adds it into main_grad, one element-wise pass per micro-batch over every
+  // parameter the device holds (step.cc, grad_accum_seconds).
+  bool grad_accum_fusion = true;
   DispatchPrecision dispatch = DispatchPrecision::kBf16;
   CpAlgo cp_algo = CpAlgo::kRing;
   Dispatcher dispatcher = Dispatcher::kAllToAll;

@@ -64,6 +64,7 @@ struct Ctx {
   int moe_layers = 0;
   double routed_flops = 0;  // forward FLOPs per token of the routed experts, averaged over layers
   QuantisedValues quantised;  // per token, averaged over layers; zero unless fp8/fp4
+  bool fp16 = false;          // the run's precision is fp16 (Megatron's gradient buffer in fp16)
 };
 
 double avg_layer_forward_flops(const ModelSpec& m) {
@@ -654,6 +655,43 @@ void hide_overlapped(const Ctx& c, double moe_compute, double shared_compute, do
   if (c.p.pipeline_schedule() == Schedule::kDualPipe) mb.pp = exposed_behind(c, mb.pp, mb.compute);
 }
 
+// Parameters a device holds, averaged over stages; DualPipe holds two stages' worth.
+DeviceParams held_params(const Ctx& c) {
+  DeviceParams n = device_params(c.m, c.p);
+  if (c.p.pipeline_schedule() == Schedule::kDualPipe) n = {2 * n.dense, 2 * n.experts};
+  return n;
+}
+
+// HBM bytes per parameter of Megatron's gradient accumulation without fusion, every micro-batch
+// (Megatron-LM core_r0.6.0, the revision ModelLink's examples/README.md checks out):
+// LinearWithGradAccumulationAndAsyncCommunication.backward computes
+// "grad_weight = grad_output.t().matmul(total_input)" (megatron/core/tensor_parallel/layers.py),
+// a gradient in the parameters' dtype, and the DDP hook on the parameter's grad accumulator then
+// runs "param.main_grad.add_(param.grad.data)" (megatron/core/distributed/
+// distributed_data_parallel.py, _make_param_hook): main_grad read and written, the gradient read.
+// main_grad is fp32 ("grad_dtype = torch.float if accumulate_allreduce_grads_in_fp32 else
+// param.dtype", ibid.; megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32 under
+// --bf16: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"), fp16 under
+// --fp16 without it. With the fusion the GEMM accumulates into main_grad itself
+// (fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32, MindSpeed's npu_matmul_add_fp32 on
+// Ascend), so the add is the whole difference: the fused GEMM's own output (fp32 read and
+// written) is no cheaper than the unfused one's bf16 write, and plumb prices GEMMs by their FLOPs.
+double grad_accum_bytes_per_param(const Ctx& c) {
+  const double main_grad = (c.fp16 && !c.p.fp32_grad_reduce) ? 2 : 4;
+  return 2 * main_grad + kActivationBytes;
+}
+
+// That add for one micro-batch over every parameter the device holds, at HBM bandwidth, on the
+// compute stream inside the backward (the hook runs as each gradient is produced). The experts
+// take it too: Megatron-Core's GroupedMLP (core_r0.6.0 moe/experts.py, gg.ops.gmm; on Ascend
+// MindSpeed's npu_gmm, whose backward returns dw, mindspeed/ops/gmm.py at 4ea42a23) has no fused
+// path and always returns a plain weight gradient to the same hook.
+double grad_accum_seconds(const Ctx& c) {
+  if (c.p.grad_accum_fusion) return 0;
+  return held_params(c).total() * grad_accum_bytes_per_param(c) /
+         (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+}
+
 MicroBatch micro_batch_seconds(const Ctx& c) {
   const LayerCompute f = layer_forward(c);
   const double layer_s = layer_compute_seconds(c, f);
@@ -669,18 +707,14 @@ MicroBatch micro_batch_seconds(const Ctx& c) {
   mb.pp = pp_seconds_per_micro_batch(c);
   mb.forward = layers * f.total();
   mb.backward = layers * 2 * f.total();
+  const double accumulate = grad_accum_seconds(c);
+  mb.compute += accumulate;
+  mb.backward += accumulate;
   mb.weight_grad = layers * f.gemm;
   const double gemm = layers * f.gemm * (2 + forward_passes(c.p));
   hide_overlapped(c, layers * moe_share(c) * layer_s,
                   layers * moe_share(c) * shared_expert_seconds(c), gemm, mb);
   return mb;
-}
-
-// Parameters a device holds, averaged over stages; DualPipe holds two stages' worth.
-DeviceParams held_params(const Ctx& c) {
-  DeviceParams n = device_params(c.m, c.p);
-  if (c.p.pipeline_schedule() == Schedule::kDualPipe) n = {2 * n.dense, 2 * n.experts};
-  return n;
 }
 
 // Compute slows while a collective runs beside it: the communication kernels take SMs and HBM
@@ -1135,13 +1169,14 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 
 MemoryUse Predictor::memory(const Layout& p) const {
   return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
-                        compute_.tuned, layer_forward_flops_, moe_layers_, routed_flops_, quantised_});
+                        compute_.tuned, layer_forward_flops_, moe_layers_, routed_flops_, quantised_,
+                        precision_ == "fp16"});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
   const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, compute_.tuned,
               layer_forward_flops_,
-              moe_layers_, routed_flops_, quantised_};
+              moe_layers_, routed_flops_, quantised_, precision_ == "fp16"};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
   Prediction r;

@@ -47,7 +47,7 @@ const std::vector<std::string> kLayoutKeys = {
     "tp_overlap",               "dispatch_precision",     "flash_attention",       "seq_len",
     "capacity_factor",          "einsum_dispatch",        "cp_algo",
     "dispatcher",               "fp32_grad_reduce",       "fsdp",                  "train_metrics",
-    "fp32_combine",             "eager"};
+    "fp32_combine",             "eager",                  "grad_accum_fusion"};
 const std::vector<std::string> kMeasuredKeys = {"tokens_per_s_per_device", "step_time_s",
                                                 "tflops_per_device", "mfu", "flops_per_token"};
 
@@ -377,6 +377,7 @@ class RunReader {
     if (auto v = flag(node, "train_metrics")) p.train_metrics = *v;
     if (auto v = flag(node, "fp32_combine")) p.fp32_combine = *v;
     if (auto v = flag(node, "eager")) p.eager = *v;
+    if (auto v = flag(node, "grad_accum_fusion")) p.grad_accum_fusion = *v;
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
     if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;

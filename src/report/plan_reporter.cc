@@ -197,7 +197,8 @@ nlohmann::json layout_json(const plan::Layout& p) {
           {"fsdp", p.fsdp},
           {"train_metrics", p.train_metrics},
           {"fp32_combine", p.fp32_combine},
-          {"eager", p.eager}};
+          {"eager", p.eager},
+          {"grad_accum_fusion", p.grad_accum_fusion}};
 }
 
 namespace {
@@ -259,6 +260,9 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   if (j.contains("train_metrics")) p.train_metrics = f.boolean(j, path, "train_metrics");
   if (j.contains("fp32_combine")) p.fp32_combine = f.boolean(j, path, "fp32_combine");
   if (j.contains("eager")) p.eager = f.boolean(j, path, "eager");
+  if (j.contains("grad_accum_fusion")) {
+    p.grad_accum_fusion = f.boolean(j, path, "grad_accum_fusion");
+  }
   return p;
 }
 
@@ -295,6 +299,7 @@ std::string layout_text(const plan::Layout& p) {
   if (p.fsdp) text += " · PyTorch FSDP";
   if (p.train_metrics) text += " · train metrics";
   if (p.eager) text += " · eager";
+  if (!p.grad_accum_fusion) text += " · unfused gradient accumulation";
   return text;
 }
 

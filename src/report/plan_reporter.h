@@ -137,7 +137,7 @@ nlohmann::json layout_json(const plan::Layout& p);
 // JSON path of `j`, name it in errors): each size a whole number from 1 to kMaxDevices, each
 // choice one of its names (plan/layout_names.h), as plumb plan's own options take them. Fields
 // added after the first plans were written (shared_expert_overlap, cp_algo, dispatcher,
-// fp32_grad_reduce, fsdp, train_metrics, fp32_combine, eager) are optional.
+// fp32_grad_reduce, fsdp, train_metrics, fp32_combine, eager, grad_accum_fusion) are optional.
 plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f, const std::string& path);
 
 // One prediction's figures (the body of plumb.plan/1; search and scale rows reuse it).

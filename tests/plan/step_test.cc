@@ -505,6 +505,38 @@ TEST(Step, FsdpPassesOverTheUnshardedGradientEachMicroBatch) {
   EXPECT_EQ(predict(p).breakdown.dp, 0);
 }
 
+// Megatron without gradient accumulation fusion (grad_accum_fusion false; ModelLink always): every
+// micro-batch the DDP hook runs main_grad.add_(grad) over each parameter the device holds: the
+// fp32 main_grad read and written and the bf16 gradient read, 4 + 4 + 2 = 10 B a parameter (6 B
+// under fp16, whose main_grad is fp16 unless fp32_grad_reduce). Llama 3 8B at tp 8: 8.03e9 / 8 =
+// 1.004e9 parameters a device × 10 B at 0.9 × 2.039 TB/s of A100 HBM = 5.47 ms of compute a
+// micro-batch, twice over for two micro-batches; none with the fusion (the default).
+TEST(Step, UnfusedGradientAccumulationAddsIntoMainGradEachMicroBatch) {
+  const ModelSpec m = test_models::llama3_8b();
+  HardwareSpec hw = a100();
+  hw.peak_tflops["fp16"] = 312;
+  const Network net{default_cluster(hw), Algorithm::kAuto};
+  const Predictor predict{m, hw, net, "bf16", compute_model(hw)};
+  Layout p;
+  p.tp = 8;
+  p.global_batch = 2;  // two micro-batches of one sequence
+  const double params = device_params(m, p).total();
+  EXPECT_NEAR(params / 1e9, 1.004, 0.001);
+  const double fused = predict(p).breakdown.compute;
+  p.grad_accum_fusion = false;
+  const double add = params * 10 / (0.9 * 2.039e12);
+  EXPECT_NEAR(add, 5.47e-3, 0.01e-3);
+  EXPECT_NEAR(predict(p).breakdown.compute - fused, 2 * add, 1e-12);
+  // fp16: an fp16 main_grad, 2 + 2 + 2 B; fp32 again under fp32_grad_reduce.
+  const Predictor fp16{m, hw, net, "fp16", compute_model(hw)};
+  p.grad_accum_fusion = true;
+  const double fp16_fused = fp16(p).breakdown.compute;
+  p.grad_accum_fusion = false;
+  EXPECT_NEAR(fp16(p).breakdown.compute - fp16_fused, 2 * params * 6 / (0.9 * 2.039e12), 1e-12);
+  p.fp32_grad_reduce = true;
+  EXPECT_NEAR(fp16(p).breakdown.compute - fp16_fused, 2 * add, 1e-12);
+}
+
 // Composer's training metrics (train_metrics; LLM Foundry's MPT): after each micro-batch's
 // backward, LanguageCrossEntropy and LanguagePerplexity each run one fp32 cross-entropy over the
 // logits, forward only: the autocast cast (2 B read, 4 B written) and log_softmax's three reads of

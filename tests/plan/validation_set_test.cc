@@ -177,7 +177,8 @@ TEST(ValidationSet, UnknownKeyWithDidYouMean) {
                      "one of tp, pp, dp, ep, etp, cp, vpp, zero, mbs, gbs, recompute, schedule, "
                      "ep_overlap, shared_expert_overlap, tp_overlap, dispatch_precision, "
                      "flash_attention, seq_len, capacity_factor, einsum_dispatch, cp_algo, dispatcher, "
-                     "fp32_grad_reduce, fsdp, train_metrics, fp32_combine, eager");
+                     "fp32_grad_reduce, fsdp, train_metrics, fp32_combine, eager, "
+                     "grad_accum_fusion");
 }
 
 TEST(ValidationSet, BadScheduleName) {

@@ -58,10 +58,22 @@ TEST(PlanLayoutText, DispatchersAndGradientReductionRoundTripThroughJson) {
   EXPECT_TRUE(layout_from_json(layout_json(p), JsonFields("step.json"), "plan_run.layout")
                   .fp32_combine);
   p.fp32_combine = false;
+  // Megatron without gradient accumulation fusion (--no-gradient-accumulation-fusion) is named
+  // and read back; a layout written before the field reads as the default, fused.
+  p.grad_accum_fusion = false;
+  EXPECT_EQ(layout_text(p), "tp 1 · cp 1 · pp 8 · vpp 2 · dp 32 · ep 32 · mbs 1 · ZeRO 0 · "
+                            "recompute none · allgather dispatcher · PyTorch FSDP · "
+                            "unfused gradient accumulation");
+  EXPECT_EQ(layout_json(p)["grad_accum_fusion"], false);
+  EXPECT_FALSE(layout_from_json(layout_json(p), JsonFields("step.json"), "plan_run.layout")
+                   .grad_accum_fusion);
+  p.grad_accum_fusion = true;
   // Written before the field: the default, bf16 reduction.
   nlohmann::json old = layout_json(p);
   old.erase("fp32_grad_reduce");
   old.erase("fsdp");
+  old.erase("grad_accum_fusion");
+  EXPECT_TRUE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").grad_accum_fusion);
   EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").fp32_grad_reduce);
   EXPECT_FALSE(layout_from_json(old, JsonFields("step.json"), "plan_run.layout").fsdp);
   old["fp32_grad_reduce"] = "yes";
