@@ -174,24 +174,9 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                "Megatron's --moe-shared-expert-overlap)");
   app.add_flag("--tp-overlap", o.tp_overlap,
                "TP communication overlapped with the GEMMs (Transformer Engine, Ascend MC2)");
-  app.add_flag("--fp32-grad-reduce", o.fp32_grad_reduce,
-               "Gradients reduced in fp32, parameters gathered in bf16 (PyTorch FSDP "
-               "reduce_dtype=float32: Composer's mixed_precision DEFAULT, torchtitan's default)");
-  app.add_flag("--fsdp", o.fsdp,
-               "ZeRO 2 or 3 sharded by PyTorch FSDP (Composer/LLM Foundry, torchtitan): every "
-               "micro-batch's gradients reduce-scattered per unit after passes over the unsharded "
-               "gradient; ZeRO 2 (SHARD_GRAD_OP) gathers each unit once per micro-batch");
-  app.add_flag("--train-metrics", o.train_metrics,
-               "Composer's training metrics after every micro-batch (LLM Foundry's MPT: "
-               "LanguageCrossEntropy and LanguagePerplexity, two fp32 cross-entropies over the "
-               "logits, no backward)");
-  app.add_flag("--eager", o.eager,
-               "PyTorch eager mode (no torch.compile): the Llama reference code's element-wise ops "
-               "(RMSNorm, rotary, SwiGLU) one kernel each, as torchtitan runs them uncompiled");
-  app.add_flag("--no-gradient-accumulation-fusion", o.no_grad_accum_fusion,
-               "Megatron without gradient accumulation fusion (ModelLink always): each "
-               "micro-batch's bf16 weight gradients added into the fp32 main_grad by the DDP "
-               "hook, one element-wise pass over the device's parameters");
+  for (const plan::LayoutFlag& f : plan::kLayoutFlags) {
+    app.add_flag(f.option, o.layout_flags[f.key], f.help);
+  }
   app.add_option("--capacity-factor", o.capacity_factor,
                  "Expert capacity: each expert takes ceil(tokens/experts × factor × top_k) slots, "
                  "padded (GShard, DeepSpeed-MoE); 0: dropless")
@@ -209,9 +194,6 @@ void add_layout_options(CLI::App& app, PlanOptions& o) {
                  "allgather (tokens gathered over the ep × etp ranks) or deepep (the flex "
                  "dispatcher with DeepEP: a token crosses the network once per target node)")
       ->capture_default_str()->check(CLI::IsMember({"alltoall", "allgather", "deepep"}));
-  app.add_flag("--fp32-combine", o.fp32_combine,
-               "The allgather dispatcher's combine scatter-added and reduce-scattered in fp32 "
-               "(MindSpeed's allgather unpermutation, ModelLink --moe-permutation-async-comm)");
 }
 
 plan::ModelSpec load_model_option(const PlanOptions& o) {
@@ -304,12 +286,10 @@ plan::Layout layout_options(const PlanOptions& o) {
   p.ep_overlap = o.ep_overlap;
   p.shared_expert_overlap = o.shared_expert_overlap;
   p.tp_overlap = o.tp_overlap;
-  p.fp32_grad_reduce = o.fp32_grad_reduce;
-  p.fsdp = o.fsdp;
-  p.train_metrics = o.train_metrics;
-  p.fp32_combine = o.fp32_combine;
-  p.eager = o.eager;
-  p.grad_accum_fusion = !o.no_grad_accum_fusion;
+  for (const plan::LayoutFlag& f : plan::kLayoutFlags) {
+    const auto given = o.layout_flags.find(f.key);
+    p.*f.member = given != o.layout_flags.end() && given->second ? f.set : !f.set;
+  }
   p.dispatch = plan::kDispatchPrecisionNames.at(o.dispatch_precision);
   p.capacity_factor = o.capacity_factor;
   p.einsum_dispatch = o.einsum_dispatch;
@@ -584,11 +564,9 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.ep_overlap) w.push_back("--ep-overlap");
   if (p.shared_expert_overlap) w.push_back("--shared-expert-overlap");
   if (p.tp_overlap) w.push_back("--tp-overlap");
-  if (p.fp32_grad_reduce) w.push_back("--fp32-grad-reduce");
-  if (p.fsdp) w.push_back("--fsdp");
-  if (p.train_metrics) w.push_back("--train-metrics");
-  if (p.eager) w.push_back("--eager");
-  if (!p.grad_accum_fusion) w.push_back("--no-gradient-accumulation-fusion");
+  for (const plan::LayoutFlag& f : plan::kLayoutFlags) {
+    if (p.*f.member == f.set) w.push_back(f.option);
+  }
   if (p.dispatch == plan::DispatchPrecision::kFp8) add("--dispatch-precision", "fp8");
   if (p.capacity_factor > 0) add("--capacity-factor", fmt::format("{}", p.capacity_factor));
   if (p.einsum_dispatch) w.push_back("--einsum-dispatch");
@@ -596,7 +574,6 @@ std::string plan_command_for(const PlanOptions& o, const plan::Layout& p) {
   if (p.dispatcher != plan::Dispatcher::kAllToAll) {
     add("--dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
   }
-  if (p.fp32_combine) w.push_back("--fp32-combine");
   if (!p.flash_attention) w.push_back("--no-flash-attention");
   if (o.no_dp_overlap) w.push_back("--no-dp-overlap");
   if (o.failure_rate) add("--failure-rate", fmt::format("{}", *o.failure_rate));

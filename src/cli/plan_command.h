@@ -4,6 +4,7 @@
 // puts chips side by side for one run (days, energy, cost bought and rented).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,12 +28,7 @@ struct PlanOptions {
   int etp = 0;                          // 0: the same as tp
   std::string schedule;                 // empty: interleaved when vpp > 1, else 1f1b
   bool ep_overlap = false, tp_overlap = false;
-  bool fp32_grad_reduce = false;
-  bool fsdp = false;
-  bool train_metrics = false;
-  bool fp32_combine = false;
-  bool eager = false;
-  bool no_grad_accum_fusion = false;
+  std::map<std::string, bool> layout_flags;  // by plan::kLayoutFlags' key: its option given
   double capacity_factor = 0;
   bool einsum_dispatch = false;
   bool shared_expert_overlap = false;

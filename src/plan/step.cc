@@ -67,6 +67,12 @@ struct Ctx {
   bool fp16 = false;          // the run's precision is fp16 (Megatron's gradient buffer in fp16)
 };
 
+// Seconds to move `bytes` through HBM at kHbmEfficiency of its bandwidth: every memory-bound
+// pass the step prices.
+double hbm_seconds(const Ctx& c, double bytes) {
+  return bytes / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+}
+
 double avg_layer_forward_flops(const ModelSpec& m) {
   double total = 0;
   for (int layer = 0; layer < m.layers; ++layer) total += layer_forward_flops(m, layer);
@@ -220,15 +226,14 @@ double norm_fused_quantised_tensors(const Ctx& c) {
 // bf16 read (2 B a value) and its kernel.
 std::pair<double, double> quantise_seconds(const Ctx& c, double tokens) {
   if (c.quantised.forward <= 0) return {0, 0};
-  const double rate = c.hw.hbm_tbps * 1e12 * kHbmEfficiency;
   const double kernels =
       quantised_tensors_per_pass(c) * kQuantiseKernelsPerTensor * c.e.kernel_overhead_s;
   const double fused = norm_fused_quantised_tensors(c);
   const double fused_kernels = fused * c.e.kernel_overhead_s;
   const double fused_bytes = kAmaxReadBytesPerValue * fused * d(c.m.hidden) * tokens;
   const double bytes = kQuantiseBytesPerValue * tokens;
-  return {(bytes * c.quantised.forward - fused_bytes) / rate + kernels - fused_kernels,
-          bytes * c.quantised.backward / rate + kernels};
+  return {hbm_seconds(c, bytes * c.quantised.forward - fused_bytes) + kernels - fused_kernels,
+          hbm_seconds(c, bytes * c.quantised.backward) + kernels};
 }
 
 // The fraction of peak the dense GEMMs (and the output layer's) reach before their width.
@@ -319,7 +324,7 @@ LayerCompute layer_forward(const Ctx& c) {
     traffic += moe_share(c) * routing_traffic(c);
     kernels += moe_share(c) * kRoutingKernels;
   }
-  t.memory = traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  t.memory = hbm_seconds(c, traffic);
   t.kernels = kernels * c.e.kernel_overhead_s;
   std::tie(t.quantise_forward, t.quantise_backward) = quantise_seconds(c, tokens / c.p.tp);
   return t;
@@ -535,8 +540,7 @@ double logits_seconds(const Ctx& c) {
   const double tokens = tokens_per_micro_batch(c);
   const double flops = 3 * 2 * d(c.m.hidden) * d(c.m.vocab) * tokens / c.p.tp;
   const double traffic = 3 * 4 * d(c.m.vocab) * tokens / c.p.tp;
-  return flops / (c.peak_bf16 * dense_gemm_efficiency(c)) +
-         traffic / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return flops / (c.peak_bf16 * dense_gemm_efficiency(c)) + hbm_seconds(c, traffic);
 }
 
 // HBM bytes per logit of one fp32 cross-entropy over bf16 logits, forward only: under autocast
@@ -562,8 +566,7 @@ constexpr double kTrainMetricPasses = 2;
 double train_metrics_seconds(const Ctx& c) {
   if (!c.p.train_metrics) return 0;
   const double logits = tokens_per_micro_batch(c) * d(c.m.vocab) / c.p.tp;
-  return kTrainMetricPasses * kMetricBytesPerLogit * logits /
-         (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return hbm_seconds(c, kTrainMetricPasses * kMetricBytesPerLogit * logits);
 }
 
 // One activation (and one gradient) per virtual stage boundary and micro-batch, scattered over
@@ -688,8 +691,7 @@ double grad_accum_bytes_per_param(const Ctx& c) {
 // path and always returns a plain weight gradient to the same hook.
 double grad_accum_seconds(const Ctx& c) {
   if (c.p.grad_accum_fusion) return 0;
-  return held_params(c).total() * grad_accum_bytes_per_param(c) /
-         (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return hbm_seconds(c, held_params(c).total() * grad_accum_bytes_per_param(c));
 }
 
 MicroBatch micro_batch_seconds(const Ctx& c) {
@@ -784,7 +786,7 @@ double fsdp_grad_pass_seconds(const Ctx& c) {
   const DeviceParams n = held_params(c);
   const double params = (dp_group(c).ranks > 1 ? n.dense : 0) +
                         (expert_dp_group(c).ranks > 1 ? n.experts : 0);
-  return params * fsdp_grad_pass_bytes(c.p) / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return hbm_seconds(c, params * fsdp_grad_pass_bytes(c.p));
 }
 
 // Gradient reduction: the dense weights over their dp·cp replicas, the experts' over the smaller
@@ -828,7 +830,7 @@ double optimizer_seconds(const Ctx& c) {
   const bool sharded = c.p.zero >= 1;
   const double params = n.dense / (sharded ? dense_replicas(c.p) : 1) +
                         n.experts / (sharded ? expert_replicas(c.p) : 1);
-  return params * kAdamBytesPerParam / (c.hw.hbm_tbps * 1e12 * kHbmEfficiency);
+  return hbm_seconds(c, params * kAdamBytesPerParam);
 }
 
 int communicators(const Layout& p) {
@@ -1161,6 +1163,7 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
   moe_layers_ = moe_layer_count(m);
   routed_flops_ = routed_expert_flops(m);
   quantised_ = avg_quantised_values(m, precision_);
+  fp16_ = precision_ == "fp16";
   for (const auto& [name, r] : kRecomputeNames) {
     hardware_flops_[static_cast<size_t>(r)] = hardware_flops_per_token(m, r);
   }
@@ -1170,13 +1173,13 @@ Predictor::Predictor(const ModelSpec& m, const HardwareSpec& hw, const Network& 
 MemoryUse Predictor::memory(const Layout& p) const {
   return memory_use(Ctx{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency,
                         compute_.tuned, layer_forward_flops_, moe_layers_, routed_flops_, quantised_,
-                        precision_ == "fp16"});
+                        fp16_});
 }
 
 Prediction Predictor::operator()(const Layout& p) const {
   const Ctx c{m_, hw_, net_, p, peak_, peak_bf16_, compute_.gemm_efficiency, compute_.tuned,
               layer_forward_flops_,
-              moe_layers_, routed_flops_, quantised_, precision_ == "fp16"};
+              moe_layers_, routed_flops_, quantised_, fp16_};
   const MicroBatch mb = micro_batch_seconds(c);
   const double micro_batches = d(p.micro_batches());
   Prediction r;

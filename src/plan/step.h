@@ -200,6 +200,7 @@ class Predictor {
   int moe_layers_ = 0;
   double routed_flops_ = 0;          // per token, the routed experts' share of layer_forward_flops_
   QuantisedValues quantised_;        // per token, what fp8/fp4 casts for an average layer's GEMMs
+  bool fp16_ = false;                // the run is fp16 (Megatron's gradient buffer then fp16)
   std::array<double, 4> hardware_flops_{};  // per token, by Recompute
 };
 

@@ -372,12 +372,9 @@ class RunReader {
     if (auto v = flag(node, "ep_overlap")) p.ep_overlap = *v;
     if (auto v = flag(node, "shared_expert_overlap")) p.shared_expert_overlap = *v;
     if (auto v = flag(node, "tp_overlap")) p.tp_overlap = *v;
-    if (auto v = flag(node, "fp32_grad_reduce")) p.fp32_grad_reduce = *v;
-    if (auto v = flag(node, "fsdp")) p.fsdp = *v;
-    if (auto v = flag(node, "train_metrics")) p.train_metrics = *v;
-    if (auto v = flag(node, "fp32_combine")) p.fp32_combine = *v;
-    if (auto v = flag(node, "eager")) p.eager = *v;
-    if (auto v = flag(node, "grad_accum_fusion")) p.grad_accum_fusion = *v;
+    for (const LayoutFlag& f : kLayoutFlags) {
+      if (auto v = flag(node, f.key)) p.*f.member = *v;
+    }
     if (auto v = flag(node, "flash_attention")) p.flash_attention = *v;
     if (auto v = number(node, "capacity_factor", kCapacityFactor)) p.capacity_factor = *v;
     if (auto v = flag(node, "einsum_dispatch")) p.einsum_dispatch = *v;

@@ -171,34 +171,31 @@ nlohmann::json context_json(const PlanContext& c) {
 }  // namespace
 
 nlohmann::json layout_json(const plan::Layout& p) {
-  return {{"tp", p.tp},
-          {"cp", p.cp},
-          {"pp", p.pp},
-          {"vpp", p.vpp},
-          {"dp", p.dp},
-          {"ep", p.ep},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch},
-          {"micro_batches", p.micro_batches()},
-          {"zero", p.zero},
-          {"recompute", recompute_name(p.recompute)},
-          {"flash_attention", p.flash_attention},
-          {"etp", p.expert_tp()},
-          {"schedule", schedule_name(p.pipeline_schedule())},
-          {"ep_overlap", p.ep_overlap},
-          {"shared_expert_overlap", p.shared_expert_overlap},
-          {"tp_overlap", p.tp_overlap},
-          {"dispatch_precision", plan::name_of(plan::kDispatchPrecisionNames, p.dispatch)},
-          {"capacity_factor", p.capacity_factor},
-          {"einsum_dispatch", p.einsum_dispatch},
-          {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
-          {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)},
-          {"fp32_grad_reduce", p.fp32_grad_reduce},
-          {"fsdp", p.fsdp},
-          {"train_metrics", p.train_metrics},
-          {"fp32_combine", p.fp32_combine},
-          {"eager", p.eager},
-          {"grad_accum_fusion", p.grad_accum_fusion}};
+  nlohmann::json j = {
+      {"tp", p.tp},
+      {"cp", p.cp},
+      {"pp", p.pp},
+      {"vpp", p.vpp},
+      {"dp", p.dp},
+      {"ep", p.ep},
+      {"micro_batch", p.micro_batch},
+      {"global_batch", p.global_batch},
+      {"micro_batches", p.micro_batches()},
+      {"zero", p.zero},
+      {"recompute", recompute_name(p.recompute)},
+      {"flash_attention", p.flash_attention},
+      {"etp", p.expert_tp()},
+      {"schedule", schedule_name(p.pipeline_schedule())},
+      {"ep_overlap", p.ep_overlap},
+      {"shared_expert_overlap", p.shared_expert_overlap},
+      {"tp_overlap", p.tp_overlap},
+      {"dispatch_precision", plan::name_of(plan::kDispatchPrecisionNames, p.dispatch)},
+      {"capacity_factor", p.capacity_factor},
+      {"einsum_dispatch", p.einsum_dispatch},
+      {"cp_algo", plan::name_of(plan::kCpAlgoNames, p.cp_algo)},
+      {"dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher)}};
+  for (const plan::LayoutFlag& f : plan::kLayoutFlags) j[f.key] = p.*f.member;
+  return j;
 }
 
 namespace {
@@ -255,13 +252,8 @@ plan::Layout layout_from_json(const nlohmann::json& j, const JsonFields& f,
   if (j.contains("dispatcher")) {
     p.dispatcher = layout_choice(f, j, path, "dispatcher", plan::kDispatcherNames);
   }
-  if (j.contains("fp32_grad_reduce")) p.fp32_grad_reduce = f.boolean(j, path, "fp32_grad_reduce");
-  if (j.contains("fsdp")) p.fsdp = f.boolean(j, path, "fsdp");
-  if (j.contains("train_metrics")) p.train_metrics = f.boolean(j, path, "train_metrics");
-  if (j.contains("fp32_combine")) p.fp32_combine = f.boolean(j, path, "fp32_combine");
-  if (j.contains("eager")) p.eager = f.boolean(j, path, "eager");
-  if (j.contains("grad_accum_fusion")) {
-    p.grad_accum_fusion = f.boolean(j, path, "grad_accum_fusion");
+  for (const plan::LayoutFlag& flag : plan::kLayoutFlags) {
+    if (j.contains(flag.key)) p.*flag.member = f.boolean(j, path, flag.key);
   }
   return p;
 }
@@ -293,13 +285,10 @@ std::string layout_text(const plan::Layout& p) {
   if (p.cp_algo == plan::CpAlgo::kUlysses) text += " · ulysses cp";
   if (p.dispatcher != plan::Dispatcher::kAllToAll) {
     text += fmt::format(" · {} dispatcher", plan::name_of(plan::kDispatcherNames, p.dispatcher));
-    if (p.fp32_combine) text += " · fp32 combine";
   }
-  if (p.fp32_grad_reduce) text += " · fp32 gradient reduction";
-  if (p.fsdp) text += " · PyTorch FSDP";
-  if (p.train_metrics) text += " · train metrics";
-  if (p.eager) text += " · eager";
-  if (!p.grad_accum_fusion) text += " · unfused gradient accumulation";
+  for (const plan::LayoutFlag& f : plan::kLayoutFlags) {
+    if (p.*f.member == f.set) text += fmt::format(" · {}", f.text);
+  }
   return text;
 }
 
